@@ -1,0 +1,287 @@
+// WarpDrive: static open addressing with coalesced-group probing (warpdrive.txt §IV-A, Fig. 3).
+// Host side: src/table/warpdrive.rs. Assembled after kernels/common/*.cuh (src/kernels.rs).
+//
+// A coalesced group (CG) of G = WM_GROUP_SIZE consecutive lanes handles one key. The table is
+// `windows` windows of G consecutive slots; `windows` is prime. The CG loads a whole window in
+// one coalesced access (each lane one slot), ballots for a matching key and for free slots,
+// claims the leftmost free slot with one CAS, and otherwise moves to the next window by double
+// hashing: w <- (w + step) mod windows, step in [1, windows-1], so all windows are visited.
+// Probing stops after max_probes windows (the paper's p_max) with a per-key status.
+//
+// Slots: when key and value are both 4 bytes, a slot is one 64-bit word (key in the low half),
+// claimed by one 64-bit CAS (the paper's packed layout). Otherwise keys and values live in two
+// arrays: the key is claimed by CAS, then the value is stored (fine for our phase-separated
+// batches; issue #3 brings 128-bit CAS for 8+8-byte pairs on sm_90).
+//
+// Beyond the paper: (1) erase writes tombstones; an insert that passed a tombstone keeps probing
+// to the end of the chain (a window with an empty slot) so that a key is never stored twice,
+// then claims the first free slot it saw. (2) User keys equal to the sentinels go to `side`,
+// two (occupied, value) pairs, so every key value is insertable.
+
+#ifndef WM_GROUP_SIZE
+#error "WM_GROUP_SIZE must be defined (1, 2, 4, 8, 16 or 32)"
+#endif
+#if (WM_GROUP_SIZE & (WM_GROUP_SIZE - 1)) != 0 || WM_GROUP_SIZE > 32
+#error "WM_GROUP_SIZE must be a power of two <= 32"
+#endif
+
+#define WD_G WM_GROUP_SIZE
+#define WD_NO_SLOT 0xffffffffffffffffull
+
+#if WM_KEY_BYTES == 4 && WM_VALUE_BYTES == 4
+#define WD_PACKED 1
+typedef u64 wd_slot;
+#define WD_EMPTY_SLOT 0xffffffffffffffffull
+#define WD_TOMBSTONE_SLOT 0xfffffffffffffffeull  // key = WM_KEY_TOMBSTONE, value = all ones
+__device__ __forceinline__ wm_key wd_key_of(wd_slot s) { return (u32)s; }
+__device__ __forceinline__ wd_slot wd_make(wm_key k, wm_value v) { return (u64)k | ((u64)v << 32); }
+#else
+#define WD_PACKED 0
+typedef wm_key wd_slot;
+#define WD_EMPTY_SLOT WM_KEY_EMPTY
+#define WD_TOMBSTONE_SLOT WM_KEY_TOMBSTONE
+__device__ __forceinline__ wm_key wd_key_of(wd_slot s) { return s; }
+#endif
+
+// Reads a slot from L2 (not L1, which is not coherent across SMs): inserts and erases re-read
+// slots that other SMs change during the same launch.
+__device__ __forceinline__ wd_slot wd_load_cg(const wd_slot* p) { return __ldcg(p); }
+
+// Replaces the value of slot i, whose key is already k.
+__device__ __forceinline__ void wd_store_value(wd_slot* slots, wm_value* values, u64 i, wm_key k, wm_value v) {
+#if WD_PACKED
+  atomicExch(slots + i, wd_make(k, v));
+#else
+  values[i] = v;
+#endif
+}
+
+// Tries to claim free slot i (holding `expected`, EMPTY or TOMBSTONE) for (k, v).
+// Returns 1 when claimed, 2 when the slot meanwhile holds k (value replaced), 0 when lost.
+__device__ __forceinline__ int wd_claim(wd_slot* slots, wm_value* values, u64 i, wd_slot expected, wm_key k, wm_value v) {
+#if WD_PACKED
+  wd_slot old = atomicCAS(slots + i, expected, wd_make(k, v));
+  if (old == expected) return 1;
+  if (wd_key_of(old) == k) { atomicExch(slots + i, wd_make(k, v)); return 2; }
+  return 0;
+#else
+  wd_slot old = atomicCAS(slots + i, expected, k);
+  if (old == expected || old == k) {
+    values[i] = v;
+    return old == expected ? 1 : 2;
+  }
+  return 0;
+#endif
+}
+
+struct wd_probe {
+  u32 window;
+  u32 step;
+  __device__ __forceinline__ wd_probe(wm_key k, u32 windows, u64 seed) {
+    u64 h = wm_hash_key((u64)k, seed);
+    window = wm_map_to_range((u32)h, windows);
+    step = 1u + wm_map_to_range((u32)(h >> 32), windows - 1u);
+  }
+  __device__ __forceinline__ void next(u32 windows) {
+    window += step;
+    if (window >= windows) window -= windows;
+  }
+};
+
+// Sums a per-thread count over the warp and adds it to *counter once per warp.
+// Must be reached by all 32 lanes (it is: at the end of each kernel, block sizes are multiples of 32).
+__device__ __forceinline__ void wd_add_count(u64* counter, long long delta) {
+  for (int off = 16; off > 0; off >>= 1) delta += __shfl_down_sync(0xffffffffu, delta, off);
+  if ((threadIdx.x & 31u) == 0 && delta != 0) atomicAdd(counter, (u64)delta);
+}
+
+// meta[0]: number of stored keys; meta[1]: keys that could not be placed since last reset.
+extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u64* side, u64* meta,
+                                            const wm_key* keys, const wm_value* vals, u32* status,
+                                            u64 n, u32 windows, u32 max_probes, u64 seed) {
+  const wm_group<WD_G> g;
+  const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
+  long long inserted = 0, failed = 0;
+  for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
+    const wm_key k = keys[idx];
+    const wm_value v = vals[idx];
+    u32 st = WM_STATUS_OK;
+    const int side_slot = wm_side_slot(k);
+    if (side_slot >= 0) {
+      if (g.rank == 0) {
+        side[2 * side_slot + 1] = (u64)v;
+        __threadfence();
+        if (atomicExch(side + 2 * side_slot, 1ull) == 0ull) inserted++; else st |= WM_STATUS_UPDATED;
+        st |= WM_STATUS_SENTINEL_KEY;
+      }
+    } else {
+      wd_probe p(k, windows, seed);
+      u32 probe = 0;
+      u64 free_slot = WD_NO_SLOT;  // first free slot seen on the chain
+      wd_slot free_expected = WD_EMPTY_SLOT;
+      u32 free_window = 0, free_probe = 0;
+      while (true) {
+        bool claim;
+        if (probe >= max_probes) {
+          if (free_slot == WD_NO_SLOT) {
+            st = (probe >= windows) ? WM_STATUS_TABLE_FULL : WM_STATUS_PROBE_LIMIT;
+            if (g.rank == 0) failed++;
+            break;
+          }
+          claim = true;  // k is not within the probed chain; take the tombstone we passed
+        } else {
+          const u64 i = (u64)p.window * WD_G + g.rank;
+          const wm_key sk = wd_key_of(wd_load_cg(slots + i));
+          const u32 match = g.ballot(sk == k);
+          if (match) {
+            const u32 r = __ffs(match) - 1;
+            if (g.rank == r) wd_store_value(slots, values, i, k, v);
+            st = WM_STATUS_UPDATED;
+            break;
+          }
+          const u32 empty = g.ballot(sk == WM_KEY_EMPTY);
+          const u32 tomb = g.ballot(sk == WM_KEY_TOMBSTONE);
+          if (free_slot == WD_NO_SLOT && (empty | tomb)) {
+            const u32 r = __ffs(empty | tomb) - 1;
+            free_slot = (u64)p.window * WD_G + r;
+            free_expected = ((empty >> r) & 1u) ? WD_EMPTY_SLOT : WD_TOMBSTONE_SLOT;
+            free_window = p.window;
+            free_probe = probe;
+          }
+          claim = empty != 0u;  // an empty slot ends the chain: k is not further on
+          if (!claim) {
+            p.next(windows);
+            probe++;
+            continue;
+          }
+        }
+        int got = 0;
+        if (g.rank == 0) got = wd_claim(slots, values, free_slot, free_expected, k, v);
+        got = g.shfl(got, 0);
+        if (got == 1) {
+          if (g.rank == 0) inserted++;
+          break;
+        }
+        if (got == 2) {
+          st = WM_STATUS_UPDATED;
+          break;
+        }
+        // Another key took the slot: rescan from its window (slots before it stay occupied).
+        p.window = free_window;
+        probe = free_probe;
+        free_slot = WD_NO_SLOT;
+      }
+    }
+    if (status != nullptr && g.rank == 0) status[idx] = st;
+  }
+  wd_add_count(meta, inserted);
+  wd_add_count(meta + 1, failed);
+}
+
+// found[i] = 1 and out[i] = value where keys[i] is present; found[i] = 0 otherwise.
+// `out` may be null (contains).
+extern "C" __global__ void warpdrive_find(const wd_slot* slots, const wm_value* values, const u64* side,
+                                          const wm_key* keys, wm_value* out, u8* found,
+                                          u64 n, u32 windows, u32 max_probes, u64 seed) {
+  const wm_group<WD_G> g;
+  const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
+  for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
+    const wm_key k = keys[idx];
+    const int side_slot = wm_side_slot(k);
+    bool hit = false;
+    wm_value v = 0;
+    if (side_slot >= 0) {
+      hit = side[2 * side_slot] != 0ull;
+      if (hit) v = (wm_value)side[2 * side_slot + 1];
+    } else {
+      wd_probe p(k, windows, seed);
+      for (u32 probe = 0; probe < max_probes; probe++) {
+        const u64 i = (u64)p.window * WD_G + g.rank;
+        const wd_slot s = slots[i];
+        const u32 match = g.ballot(wd_key_of(s) == k);
+        if (match) {
+          const u32 r = __ffs(match) - 1;
+#if WD_PACKED
+          v = (wm_value)g.shfl((u64)(s >> 32), r);
+#else
+          v = values[(u64)p.window * WD_G + r];
+#endif
+          hit = true;
+          break;
+        }
+        if (g.any(wd_key_of(s) == WM_KEY_EMPTY)) break;
+        p.next(windows);
+      }
+    }
+    if (g.rank == 0) {
+      found[idx] = hit ? 1 : 0;
+      if (hit && out != nullptr) out[idx] = v;
+    }
+  }
+}
+
+// Erases every present key (writes a tombstone); meta[0] decreases by the number erased.
+// Phase-separated from inserts (the paper's rule): never run concurrently with an insert.
+extern "C" __global__ void warpdrive_erase(wd_slot* slots, u64* side, u64* meta, const wm_key* keys,
+                                           u64 n, u32 windows, u32 max_probes, u64 seed) {
+  const wm_group<WD_G> g;
+  const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
+  long long erased = 0;
+  for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
+    const wm_key k = keys[idx];
+    const int side_slot = wm_side_slot(k);
+    if (side_slot >= 0) {
+      if (g.rank == 0 && atomicExch(side + 2 * side_slot, 0ull) != 0ull) erased++;
+      continue;
+    }
+    wd_probe p(k, windows, seed);
+    for (u32 probe = 0; probe < max_probes; probe++) {
+      const u64 i = (u64)p.window * WD_G + g.rank;
+      const wd_slot s = wd_load_cg(slots + i);
+      const u32 match = g.ballot(wd_key_of(s) == k);
+      if (match) {
+        const u32 r = __ffs(match) - 1;
+        // A concurrent erase of the same key may win; only the winner counts.
+        if (g.rank == r && atomicCAS(slots + i, s, (wd_slot)WD_TOMBSTONE_SLOT) == s) erased++;
+        break;
+      }
+      if (g.any(wd_key_of(s) == WM_KEY_EMPTY)) break;
+      p.next(windows);
+    }
+  }
+  wd_add_count(meta, -erased);
+}
+
+// Writes every stored pair to out_keys/out_values at positions from *counter (which the host
+// zeroes first), at most out_capacity of them. The pairs come out in no particular order.
+extern "C" __global__ void warpdrive_retrieve(const wd_slot* slots, const wm_value* values, const u64* side,
+                                              wm_key* out_keys, wm_value* out_values, u64* counter,
+                                              u64 out_capacity, u64 num_slots) {
+  const u64 threads = (u64)gridDim.x * blockDim.x;
+  const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid < 2 && side[2 * tid] != 0ull) {
+    const u64 pos = atomicAdd(counter, 1ull);
+    if (pos < out_capacity) {
+      out_keys[pos] = tid == 0 ? WM_KEY_EMPTY : WM_KEY_TOMBSTONE;
+      out_values[pos] = (wm_value)side[2 * tid + 1];
+    }
+  }
+  // Every lane runs the same number of iterations so the warp-aggregated counter sees all 32.
+  const u64 rounds = (num_slots + threads - 1) / threads;
+  for (u64 r = 0; r < rounds; r++) {
+    const u64 i = r * threads + tid;
+    wd_slot s = WD_EMPTY_SLOT;
+    if (i < num_slots) s = slots[i];
+    const wm_key k = wd_key_of(s);
+    const bool occupied = i < num_slots && k != WM_KEY_EMPTY && k != WM_KEY_TOMBSTONE;
+    const u64 pos = wm_aggregated_inc(counter, occupied);
+    if (occupied && pos < out_capacity) {  // the host checks *counter <= out_capacity
+      out_keys[pos] = k;
+#if WD_PACKED
+      out_values[pos] = (wm_value)(s >> 32);
+#else
+      out_values[pos] = values[i];
+#endif
+    }
+  }
+}

@@ -1,0 +1,532 @@
+//! The device layer: the only module that uses cudarc.
+//!
+//! - [`Gpu`]: one CUDA device with its context and stream, discovered without panicking
+//!   ([`Error::NoDevice`] when there is no driver or GPU);
+//! - [`nvrtc`]: NVRTC discovery and compilation to CUBIN for the device's own `sm_XY`;
+//! - module cache: in memory per [`Gpu`], and on disk ([`cache`]);
+//! - [`DeviceBuffer`] and [`PinnedBuffer`], and [`Kernel`] launches.
+//!
+//! Every operation of one [`Gpu`] is issued on its one stream, in order, so buffers need no
+//! cross-stream event tracking (we turn cudarc's off: it costs two events per buffer).
+
+pub mod cache;
+pub mod nvrtc;
+
+use crate::kernels::KernelSource;
+use crate::{Error, Result};
+use cudarc::driver::{
+    result as drv_result, sys as drv_sys, CudaContext, CudaEvent, CudaFunction, CudaModule,
+    CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError, LaunchArgs, LaunchConfig,
+    PinnedHostSlice, PushKernelArg,
+};
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+pub use nvrtc::{compile_cubin, nvrtc, Nvrtc, NVRTC_REMEDY};
+
+fn driver_err(context: &str, e: DriverError) -> Error {
+    if e.0 == drv_sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
+        return Error::OutOfMemory { requested_bytes: 0, free_bytes: 0 };
+    }
+    let message = e
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", e.0));
+    Error::Driver { context: context.to_string(), message: format!("{:?}: {message}", e.0) }
+}
+
+/// How one kernel module was obtained, for logs and the bench JSON.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CompileRecord {
+    /// Module and defines.
+    pub module: String,
+    /// `sm_XY`.
+    pub arch: String,
+    /// "nvrtc" (compiled now), "disk" (disk cache) or "memory" (already loaded).
+    pub source: &'static str,
+    /// Milliseconds spent (compile or cache read, plus module load).
+    pub ms: f64,
+}
+
+fn compile_records() -> &'static Mutex<Vec<CompileRecord>> {
+    static RECORDS: OnceLock<Mutex<Vec<CompileRecord>>> = OnceLock::new();
+    RECORDS.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Every module compile or cache load of this process so far.
+pub fn compile_log() -> Vec<CompileRecord> {
+    compile_records().lock().map(|r| r.clone()).unwrap_or_default()
+}
+
+/// Whether a CUDA driver library can be loaded (cheap; does not touch a GPU).
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen the driver library by its usual names; no CUDA call is made.
+    unsafe { drv_sys::is_culib_present() }
+}
+
+/// One CUDA GPU: context, stream, properties and loaded modules.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    ordinal: usize,
+    name: String,
+    arch: (u32, u32),
+    sm_count: u32,
+    l2_bytes: u64,
+    total_memory: u64,
+    modules: Mutex<HashMap<String, Arc<CudaModule>>>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("ordinal", &self.ordinal)
+            .field("name", &self.name)
+            .field("arch", &self.arch)
+            .finish()
+    }
+}
+
+impl Gpu {
+    /// Opens GPU `ordinal`. [`Error::NoDevice`] when there is no driver, no GPU, or no such
+    /// ordinal; never panics.
+    pub fn new(ordinal: usize) -> Result<Arc<Gpu>> {
+        if !driver_present() {
+            return Err(Error::NoDevice {
+                reason: "no CUDA driver library (libcuda.so) on this machine".into(),
+            });
+        }
+        let count = CudaContext::device_count().map_err(|e| Error::NoDevice {
+            reason: format!("the CUDA driver did not initialise: {e:?}"),
+        })?;
+        if count <= 0 || ordinal >= count as usize {
+            return Err(Error::NoDevice {
+                reason: format!("GPU {ordinal} asked for, {count} present"),
+            });
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| driver_err("creating the context", e))?;
+        // SAFETY: all work of this Gpu goes through its single stream (below), in order, so the
+        // per-buffer events that cudarc records for cross-stream safety are not needed.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().map_err(|e| driver_err("creating a stream", e))?;
+        let attr = |a| ctx.attribute(a).map_err(|e| driver_err("reading attributes", e));
+        use drv_sys::CUdevice_attribute_enum as A;
+        let major = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? as u32;
+        let minor = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)? as u32;
+        let sm_count = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let l2_bytes = attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64;
+        let name = ctx.name().map_err(|e| driver_err("reading the name", e))?;
+        let total_memory = ctx.total_mem().map_err(|e| driver_err("reading memory size", e))? as u64;
+        Ok(Arc::new(Gpu {
+            ctx,
+            stream,
+            ordinal,
+            name,
+            arch: (major, minor),
+            sm_count,
+            l2_bytes,
+            total_memory,
+            modules: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// GPU 0, shared by every caller in the process.
+    pub fn default_gpu() -> Result<Arc<Gpu>> {
+        static DEFAULT: OnceLock<std::result::Result<Arc<Gpu>, String>> = OnceLock::new();
+        match DEFAULT.get_or_init(|| Gpu::new(0).map_err(|e| e.to_string())) {
+            Ok(g) => Ok(g.clone()),
+            Err(reason) => Err(Error::NoDevice { reason: reason.clone() }),
+        }
+    }
+
+    /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Compute capability `(major, minor)`.
+    pub fn arch(&self) -> (u32, u32) {
+        self.arch
+    }
+    /// `10 * major + minor`, the `XY` of `sm_XY`.
+    pub fn sm(&self) -> u32 {
+        self.arch.0 * 10 + self.arch.1
+    }
+    /// Number of multiprocessors.
+    pub fn sm_count(&self) -> u32 {
+        self.sm_count
+    }
+    /// L2 cache size in bytes.
+    pub fn l2_bytes(&self) -> u64 {
+        self.l2_bytes
+    }
+    /// Device memory in bytes.
+    pub fn total_memory(&self) -> u64 {
+        self.total_memory
+    }
+    /// Free device memory in bytes, now.
+    pub fn free_memory(&self) -> Result<u64> {
+        self.ctx
+            .mem_get_info()
+            .map(|(free, _)| free as u64)
+            .map_err(|e| driver_err("reading free memory", e))
+    }
+
+    /// Waits for all work issued on this GPU's stream; surfaces a kernel fault as an error.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(|e| driver_err("synchronising the stream", e))
+    }
+
+    /// Allocates `len` elements, uninitialised (filled with 0xff bytes in debug builds would
+    /// cost a pass; callers that read before writing must fill).
+    pub fn alloc<T: bytemuck::Pod>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::invalid(format!("allocation of {len} elements overflows")))?;
+        if bytes as u64 > self.total_memory {
+            return Err(Error::OutOfMemory {
+                requested_bytes: bytes as u64,
+                free_bytes: self.free_memory().unwrap_or(0),
+            });
+        }
+        // SAFETY: the memory is uninitialised; DeviceBuffer<T: Pod> accepts any bit pattern,
+        // and every reader in warpmap writes (or fills) before it reads.
+        let slice = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(|e| {
+            match driver_err("allocating device memory", e) {
+                Error::OutOfMemory { .. } => Error::OutOfMemory {
+                    requested_bytes: bytes as u64,
+                    free_bytes: self.free_memory().unwrap_or(0),
+                },
+                other => other,
+            }
+        })?;
+        Ok(DeviceBuffer { bytes: slice, len, _t: PhantomData })
+    }
+
+    /// Allocates `len` elements with every byte set to `byte`.
+    pub fn alloc_filled<T: bytemuck::Pod>(&self, len: usize, byte: u8) -> Result<DeviceBuffer<T>> {
+        let mut b = self.alloc::<T>(len)?;
+        self.fill_bytes(&mut b, byte)?;
+        Ok(b)
+    }
+
+    /// Sets every byte of `buf` to `byte` (asynchronous).
+    pub fn fill_bytes<T: bytemuck::Pod>(&self, buf: &mut DeviceBuffer<T>, byte: u8) -> Result<()> {
+        let n = buf.len * std::mem::size_of::<T>();
+        if n == 0 {
+            return Ok(());
+        }
+        let (ptr, _record) = buf.bytes.device_ptr_mut(&self.stream);
+        // SAFETY: `ptr` addresses `n <= allocation size` bytes owned by `buf`, which outlives
+        // the enqueued memset because later frees are ordered after it on the same stream.
+        unsafe { drv_result::memset_d8_async(ptr, byte, n, self.stream.cu_stream()) }
+            .map_err(|e| driver_err("memset", e))
+    }
+
+    /// Copies a host slice into a new device buffer.
+    pub fn upload<T: bytemuck::Pod>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
+        let mut b = self.alloc::<T>(data.len())?;
+        self.copy_to_device(data, &mut b)?;
+        Ok(b)
+    }
+
+    /// Copies a host slice into the front of `dst` (lengths checked).
+    pub fn copy_to_device<T: bytemuck::Pod>(&self, src: &[T], dst: &mut DeviceBuffer<T>) -> Result<()> {
+        if src.len() > dst.len {
+            return Err(Error::invalid(format!(
+                "copy of {} elements into a device buffer of {}",
+                src.len(),
+                dst.len
+            )));
+        }
+        if src.is_empty() {
+            return Ok(());
+        }
+        let bytes: &[u8] = bytemuck::cast_slice(src);
+        let mut view = dst.bytes.slice_mut(0..bytes.len());
+        self.stream.memcpy_htod(bytes, &mut view).map_err(|e| driver_err("copy to device", e))
+    }
+
+    /// Copies the front of a device buffer into a host slice and waits for it.
+    pub fn copy_to_host<T: bytemuck::Pod>(&self, src: &DeviceBuffer<T>, dst: &mut [T]) -> Result<()> {
+        if dst.len() > src.len {
+            return Err(Error::invalid(format!(
+                "copy of {} elements out of a device buffer of {}",
+                dst.len(),
+                src.len
+            )));
+        }
+        if dst.is_empty() {
+            return Ok(());
+        }
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
+        let view = src.bytes.slice(0..bytes.len());
+        self.stream.memcpy_dtoh(&view, bytes).map_err(|e| driver_err("copy to host", e))?;
+        self.synchronize()
+    }
+
+    /// Copies a whole device buffer into a new vector.
+    pub fn download<T: bytemuck::Pod>(&self, src: &DeviceBuffer<T>) -> Result<Vec<T>> {
+        let mut v = vec![T::zeroed(); src.len];
+        self.copy_to_host(src, &mut v)?;
+        Ok(v)
+    }
+
+    /// Copies `src` into the front of `dst` on the device.
+    pub fn copy_device<T: bytemuck::Pod>(&self, src: &DeviceBuffer<T>, dst: &mut DeviceBuffer<T>) -> Result<()> {
+        if src.len > dst.len {
+            return Err(Error::invalid("device copy into a smaller buffer"));
+        }
+        if src.len == 0 {
+            return Ok(());
+        }
+        let n = src.len * std::mem::size_of::<T>();
+        let mut view = dst.bytes.slice_mut(0..n);
+        self.stream
+            .memcpy_dtod(&src.bytes.slice(0..n), &mut view)
+            .map_err(|e| driver_err("device copy", e))
+    }
+
+    /// Allocates `len` elements of page-locked host memory (for fast and asynchronous copies).
+    pub fn alloc_pinned<T: bytemuck::Pod>(&self, len: usize) -> Result<PinnedBuffer<T>> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::invalid("pinned allocation overflows"))?;
+        // SAFETY: plain (not write-combined) page-locked memory, zeroed below before any read.
+        let mut slice = unsafe { self.ctx.alloc_pinned_with_flags::<u8>(bytes.max(1), 0) }
+            .map_err(|e| driver_err("allocating pinned host memory", e))?;
+        slice
+            .as_mut_slice()
+            .map_err(|e| driver_err("pinned memory", e))?
+            .fill(0);
+        Ok(PinnedBuffer { bytes: slice, len, _t: PhantomData })
+    }
+
+    /// Loads (compiling or reading the caches as needed) a kernel module specialisation.
+    pub fn module(&self, source: &KernelSource) -> Result<Module> {
+        let start = Instant::now();
+        let text = source.text();
+        let options = source.options();
+        let label = source.label();
+        let nv = nvrtc()?;
+        let key = cache::key(&text, &options, self.sm(), nv.version);
+        let arch = format!("sm_{}", self.sm());
+        if let Some(m) = self.modules.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(Module { inner: m, stream: self.stream.clone(), label });
+        }
+        let (cubin, from) = match cache::load(&key) {
+            Some(c) => (c, "disk"),
+            None => {
+                let c = compile_cubin(&text, source.module, self.sm(), &options)?;
+                cache::store(&key, &c);
+                (c, "nvrtc")
+            }
+        };
+        let inner = self
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
+            .map_err(|e| driver_err(&format!("loading module {label}"), e))?;
+        if let Ok(mut m) = self.modules.lock() {
+            m.insert(key, inner.clone());
+        }
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        if std::env::var_os("WARPMAP_LOG").is_some() {
+            eprintln!("warpmap: module {label} for {arch} from {from} in {ms:.1} ms");
+        }
+        if let Ok(mut r) = compile_records().lock() {
+            r.push(CompileRecord { module: label.clone(), arch, source: from, ms });
+        }
+        Ok(Module { inner, stream: self.stream.clone(), label })
+    }
+
+    /// A pair of timing events on this GPU's stream.
+    pub fn timer(&self) -> Result<Timer> {
+        let ev = || {
+            self.ctx
+                .new_event(Some(drv_sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(|e| driver_err("creating an event", e))
+        };
+        Ok(Timer { start: ev()?, stop: ev()?, stream: self.stream.clone() })
+    }
+}
+
+/// A loaded kernel module.
+pub struct Module {
+    inner: Arc<CudaModule>,
+    stream: Arc<CudaStream>,
+    label: String,
+}
+
+impl Module {
+    /// The `extern "C"` kernel `name` of this module.
+    pub fn kernel(&self, name: &str) -> Result<Kernel> {
+        let func = self
+            .inner
+            .load_function(name)
+            .map_err(|e| driver_err(&format!("finding kernel {name} in {}", self.label), e))?;
+        Ok(Kernel { func, stream: self.stream.clone(), name: name.to_string() })
+    }
+}
+
+/// One kernel, bound to its GPU's stream.
+#[derive(Clone)]
+pub struct Kernel {
+    func: CudaFunction,
+    stream: Arc<CudaStream>,
+    name: String,
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kernel({})", self.name)
+    }
+}
+
+impl Kernel {
+    /// Starts a launch; push the arguments in the kernel's parameter order, then [`Launch::run`].
+    pub fn launch(&self) -> Launch<'_> {
+        Launch { args: self.stream.launch_builder(&self.func), name: &self.name }
+    }
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A scalar kernel argument type.
+pub trait Scalar: cudarc::driver::DeviceRepr + sealed::Sealed {}
+macro_rules! scalars { ($($t:ty),*) => {$( impl sealed::Sealed for $t {} impl Scalar for $t {} )*}; }
+scalars!(u8, u32, i32, u64, i64, f32, f64);
+
+/// The arguments of one kernel launch.
+pub struct Launch<'a> {
+    args: LaunchArgs<'a>,
+    name: &'a str,
+}
+
+impl<'a> Launch<'a> {
+    /// Pushes a device buffer (the kernel sees a pointer to its first element).
+    pub fn buf<T: bytemuck::Pod>(&mut self, b: &'a DeviceBuffer<T>) -> &mut Self {
+        self.args.arg(&b.bytes);
+        self
+    }
+    /// Pushes a device buffer the kernel writes.
+    pub fn buf_mut<T: bytemuck::Pod>(&mut self, b: &'a mut DeviceBuffer<T>) -> &mut Self {
+        self.args.arg(&mut b.bytes);
+        self
+    }
+    /// Pushes a scalar by value.
+    pub fn arg<T: Scalar>(&mut self, v: &'a T) -> &mut Self {
+        self.args.arg(v);
+        self
+    }
+    /// Launches `grid × block` threads (asynchronous).
+    ///
+    /// # Safety
+    /// The pushed arguments must match the kernel's parameters in number, order and type, and
+    /// the kernel must stay within the buffers it is given.
+    pub unsafe fn run(&mut self, grid: u32, block: u32, shared_bytes: u32) -> Result<()> {
+        if grid == 0 {
+            return Ok(());
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: shared_bytes,
+        };
+        // SAFETY: forwarded to the caller (see # Safety).
+        unsafe { self.args.launch(cfg) }
+            .map(|_| ())
+            .map_err(|e| driver_err(&format!("launching {}", self.name), e))
+    }
+}
+
+/// A typed buffer in device memory (bytes underneath, so any `Pod` type fits).
+pub struct DeviceBuffer<T> {
+    bytes: CudaSlice<u8>,
+    len: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T> std::fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceBuffer<{}>[{}]", std::any::type_name::<T>(), self.len)
+    }
+}
+
+impl<T: bytemuck::Pod> DeviceBuffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether it holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Size in bytes.
+    pub fn num_bytes(&self) -> usize {
+        self.len * std::mem::size_of::<T>()
+    }
+    /// The device address (for diagnostics).
+    pub fn device_address(&self) -> u64 {
+        let (p, _sync) = self.bytes.device_ptr(self.bytes.stream());
+        p
+    }
+}
+
+/// Page-locked host memory.
+pub struct PinnedBuffer<T> {
+    bytes: PinnedHostSlice<u8>,
+    len: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T: bytemuck::Pod> PinnedBuffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether it holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The contents (waits for pending copies into it).
+    pub fn as_slice(&self) -> Result<&[T]> {
+        let b = self.bytes.as_slice().map_err(|e| driver_err("pinned memory", e))?;
+        Ok(bytemuck::cast_slice(&b[..self.len * std::mem::size_of::<T>()]))
+    }
+    /// The contents, writable (waits for pending copies).
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
+        let n = self.len * std::mem::size_of::<T>();
+        let b = self.bytes.as_mut_slice().map_err(|e| driver_err("pinned memory", e))?;
+        Ok(bytemuck::cast_slice_mut(&mut b[..n]))
+    }
+}
+
+/// Two CUDA events for timing work on a stream.
+pub struct Timer {
+    start: CudaEvent,
+    stop: CudaEvent,
+    stream: Arc<CudaStream>,
+}
+
+impl Timer {
+    /// Records the start.
+    pub fn start(&self) -> Result<()> {
+        self.start.record(&self.stream).map_err(|e| driver_err("recording an event", e))
+    }
+    /// Records the stop, waits for it, and returns the milliseconds between the two.
+    pub fn stop_ms(&self) -> Result<f64> {
+        self.stop.record(&self.stream).map_err(|e| driver_err("recording an event", e))?;
+        self.stop.synchronize().map_err(|e| driver_err("waiting for an event", e))?;
+        self.start
+            .elapsed_ms(&self.stop)
+            .map(|ms| ms as f64)
+            .map_err(|e| driver_err("reading an event", e))
+    }
+}

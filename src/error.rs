@@ -1,0 +1,106 @@
+//! The one error type of warpmap.
+
+use std::fmt;
+
+/// Everything that can go wrong in warpmap. Bad input, a full table, a missing GPU or NVRTC:
+/// each is a variant here, never a panic.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No CUDA driver or no GPU. `reason` says which; the CPU backend works without either.
+    #[error("no CUDA device: {reason}")]
+    NoDevice {
+        /// What was missing (the driver library, a GPU, ...).
+        reason: String,
+    },
+    /// A CUDA driver call failed.
+    #[error("CUDA driver error in {context}: {message}")]
+    Driver {
+        /// What warpmap was doing.
+        context: String,
+        /// The driver's own words.
+        message: String,
+    },
+    /// NVRTC (the CUDA run-time compiler) could not be found or loaded.
+    #[error("NVRTC not found: {searched}.\n  remedy: {remedy}")]
+    NvrtcMissing {
+        /// The places that were searched.
+        searched: String,
+        /// What to install.
+        remedy: String,
+    },
+    /// NVRTC rejected a kernel. `log` is NVRTC's log; its file:line names point at `kernels/`.
+    #[error("kernel compile failed ({module}, options {options}):\n{log}")]
+    Compile {
+        /// Which kernel module.
+        module: String,
+        /// The NVRTC options used.
+        options: String,
+        /// NVRTC's log.
+        log: String,
+    },
+    /// Device memory is exhausted (or the request is larger than the device).
+    #[error("out of device memory: asked for {requested_bytes} bytes, {free_bytes} free")]
+    OutOfMemory {
+        /// Bytes requested.
+        requested_bytes: u64,
+        /// Bytes free on the device when asked (0 when unknown).
+        free_bytes: u64,
+    },
+    /// Some keys of an insert batch could not be placed (probe limit reached or table full).
+    /// They are not in the table; every other key of the batch is. Use
+    /// [`HashTable::insert_with_status`](crate::HashTable::insert_with_status) to learn which.
+    #[error("table full: {failed} of {batch} keys could not be placed (capacity {capacity})")]
+    TableFull {
+        /// How many keys of the batch failed.
+        failed: usize,
+        /// The batch size.
+        batch: usize,
+        /// The table's capacity in slots.
+        capacity: usize,
+    },
+    /// A kernel reported a status it should never report (a bug or a corrupted table).
+    #[error("kernel status error in {kernel}: status bits {bits:#x} ({names})")]
+    KernelStatus {
+        /// The kernel.
+        kernel: String,
+        /// The status bits (see [`crate::status`]).
+        bits: u32,
+        /// The bits' names.
+        names: String,
+    },
+    /// The caller's input is not acceptable (mismatched lengths, capacity 0, ...).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// The key/value type or table parameter is not supported by this scheme.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// A file operation failed (kernel cache, bench output).
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// `Result<T, warpmap::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Shorthand for [`Error::InvalidInput`].
+    pub fn invalid(msg: impl fmt::Display) -> Self {
+        Error::InvalidInput(msg.to_string())
+    }
+}
+
+/// Checks that two batch slices have equal lengths.
+pub(crate) fn check_same_len(what: &str, a: usize, b: usize) -> Result<()> {
+    if a != b {
+        return Err(Error::invalid(format!(
+            "{what}: {a} keys but {b} values/outputs (lengths must match)"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,80 @@
+//! Kernel sources, embedded in the crate, and their assembly into one NVRTC translation unit.
+//!
+//! A module is the shared headers of `kernels/common/` followed by one scheme file, joined with
+//! `#line` markers so NVRTC's messages name the real `kernels/<file>:<line>`. Kernels include
+//! nothing else (no CUDA headers), which keeps a compile at tens of milliseconds.
+//! Specialisation is by `-D` defines (key/value width, group size, ...).
+
+/// One embedded source file.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelFile {
+    /// Path relative to the repository root, as NVRTC messages will show it.
+    pub path: &'static str,
+    /// The file's text.
+    pub text: &'static str,
+}
+
+macro_rules! kernel_file {
+    ($p:literal) => {
+        KernelFile { path: concat!("kernels/", $p), text: include_str!(concat!("../kernels/", $p)) }
+    };
+}
+
+/// The shared device code, in include order.
+pub const COMMON: &[KernelFile] = &[
+    kernel_file!("common/status.cuh"),
+    kernel_file!("common/types.cuh"),
+    kernel_file!("common/hash.cuh"),
+    kernel_file!("common/warp.cuh"),
+];
+
+/// The WarpDrive scheme's kernels.
+pub const WARPDRIVE: KernelFile = kernel_file!("warpdrive.cu");
+/// Measurement kernels (the in-run roofline of `warpmap bench`).
+pub const ROOFLINE: KernelFile = kernel_file!("roofline.cu");
+
+/// One specialisation of one module: what NVRTC compiles.
+#[derive(Clone, Debug)]
+pub struct KernelSource {
+    /// The module's name (the scheme's).
+    pub module: &'static str,
+    /// The scheme file (after [`COMMON`]).
+    pub file: KernelFile,
+    /// `-D` defines, in order.
+    pub defines: Vec<(String, String)>,
+}
+
+impl KernelSource {
+    /// A module of `file` with no defines yet.
+    pub fn new(module: &'static str, file: KernelFile) -> Self {
+        KernelSource { module, file, defines: Vec::new() }
+    }
+
+    /// Adds a `-Dname=value`.
+    pub fn define(mut self, name: &str, value: impl ToString) -> Self {
+        self.defines.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// The assembled translation unit.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        for f in COMMON.iter().chain(std::iter::once(&self.file)) {
+            s.push_str(&format!("#line 1 \"{}\"\n", f.path));
+            s.push_str(f.text);
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The NVRTC options for the defines.
+    pub fn options(&self) -> Vec<String> {
+        self.defines.iter().map(|(n, v)| format!("-D{n}={v}")).collect()
+    }
+
+    /// A readable name: module plus defines.
+    pub fn label(&self) -> String {
+        let d: Vec<String> = self.defines.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        format!("{}[{}]", self.module, d.join(","))
+    }
+}

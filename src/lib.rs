@@ -1,0 +1,19 @@
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
+
+pub mod cpu;
+pub mod device;
+mod error;
+pub mod hash;
+pub mod kernels;
+pub mod key;
+pub mod status;
+pub mod table;
+
+pub use cpu::CpuTable;
+pub use device::{DeviceBuffer, Gpu, PinnedBuffer};
+pub use error::{Error, Result};
+pub use key::{Key, Value};
+pub use status::InsertStatus;
+pub use table::warpdrive::{WarpDrive, WarpDriveConfig};
+pub use table::{Backend, DeviceHashTable, HashTable};

@@ -1,0 +1,180 @@
+//! The [`HashTable`] trait that every scheme implements, and [`DeviceHashTable`], its extension
+//! with device-buffer and asynchronous variants for tables that live on a GPU.
+//!
+//! Semantics shared by every backend (the contract tests check them against a `HashMap`):
+//! - `insert` of a key already present replaces its value. If one batch holds a key several
+//!   times, exactly one of its values is kept; which one is unspecified (threads race).
+//! - An insert that cannot be placed is reported: per key by [`HashTable::insert_with_status`],
+//!   and as [`Error::TableFull`](crate::Error::TableFull) by [`HashTable::insert`]. The keys that
+//!   fail are not in the table; every other key of the batch is. Nothing hangs: probing is bounded.
+//! - Every key value is insertable, including the bit patterns the table uses internally.
+//! - Erase and insert are phase-separated: a batch call completes before the next begins.
+
+pub mod warpdrive;
+
+use crate::device::{DeviceBuffer, Gpu};
+use crate::key::{Key, Value};
+use crate::status::InsertStatus;
+use crate::Result;
+use std::sync::Arc;
+
+/// Where a table lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// On a CUDA GPU.
+    Gpu,
+    /// On host threads (rayon).
+    Cpu,
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Gpu => "gpu",
+            Backend::Cpu => "cpu",
+        })
+    }
+}
+
+/// A hash table of fixed-size keys and values with bulk operations on host slices.
+///
+/// All schemes and backends implement it, so code written against `dyn HashTable<K, V>` runs
+/// anywhere. See the [module docs](self) for the shared semantics.
+pub trait HashTable<K: Key, V: Value>: Send + Sync {
+    /// The scheme's name ("warpdrive", "cpu", ...).
+    fn scheme(&self) -> &'static str;
+
+    /// Where the table lives.
+    fn backend(&self) -> Backend;
+
+    /// Inserts (or updates) every pair. Returns [`Error::TableFull`](crate::Error::TableFull) if
+    /// some keys could not be placed; all others are in the table.
+    fn insert(&mut self, keys: &[K], values: &[V]) -> Result<()> {
+        let mut status = vec![InsertStatus::default(); keys.len()];
+        let failed = self.insert_with_status(keys, values, &mut status)?;
+        if failed > 0 {
+            return Err(crate::Error::TableFull {
+                failed,
+                batch: keys.len(),
+                capacity: self.capacity(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Inserts (or updates) every pair and writes one status per key into `status`. Returns the
+    /// number of keys that could not be placed (their status says why); that is not an error.
+    fn insert_with_status(
+        &mut self,
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+    ) -> Result<usize>;
+
+    /// Looks up every key: writes its value into `values` and whether it was found into `found`
+    /// (`values` is left untouched where not found). Returns the number found.
+    fn find_into(&self, keys: &[K], values: &mut [V], found: &mut [bool]) -> Result<usize>;
+
+    /// Looks up every key; `None` where absent.
+    fn find(&self, keys: &[K]) -> Result<Vec<Option<V>>> {
+        let mut values = vec![V::zeroed(); keys.len()];
+        let mut found = vec![false; keys.len()];
+        self.find_into(keys, &mut values, &mut found)?;
+        Ok(values
+            .into_iter()
+            .zip(found)
+            .map(|(v, f)| f.then_some(v))
+            .collect())
+    }
+
+    /// Whether each key is present.
+    fn contains(&self, keys: &[K]) -> Result<Vec<bool>>;
+
+    /// Erases every key present; absent keys are ignored. Returns the number erased.
+    fn erase(&mut self, keys: &[K]) -> Result<usize>;
+
+    /// The number of keys stored.
+    fn len(&self) -> Result<usize>;
+
+    /// Whether the table holds no key.
+    fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// How many keys the table can hold (its number of slots).
+    fn capacity(&self) -> usize;
+
+    /// `len / capacity`.
+    fn load_factor(&self) -> Result<f64> {
+        Ok(self.len()? as f64 / self.capacity().max(1) as f64)
+    }
+
+    /// Removes every key; the capacity stays.
+    fn clear(&mut self) -> Result<()>;
+
+    /// Every stored pair, in no particular order.
+    fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)>;
+
+    /// Bytes of memory the table holds (device memory for GPU tables).
+    fn memory_bytes(&self) -> usize;
+}
+
+/// The extension of [`HashTable`] for tables on a GPU: every bulk operation on device buffers,
+/// synchronous and `_async` (enqueued on the table's stream, returning before it completes).
+///
+/// An `_async` insert counts the keys it could not place on the device; [`synchronize`]
+/// waits for the stream and returns [`Error::TableFull`](crate::Error::TableFull) if any
+/// insert since the last `synchronize` left keys unplaced. Pass a status buffer to learn which.
+///
+/// [`synchronize`]: DeviceHashTable::synchronize
+pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
+    /// The GPU the table lives on.
+    fn gpu(&self) -> &Arc<Gpu>;
+
+    /// Enqueues an insert of device-resident pairs. `status`, if given, receives one
+    /// [`InsertStatus`] word per key.
+    fn insert_device_async(
+        &mut self,
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        status: Option<&mut DeviceBuffer<u32>>,
+    ) -> Result<()>;
+
+    /// Enqueues a lookup: `values[i]` receives the value of `keys[i]` where found, `found[i]`
+    /// 1 or 0.
+    fn find_device_async(
+        &self,
+        keys: &DeviceBuffer<K>,
+        values: &mut DeviceBuffer<V>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()>;
+
+    /// Enqueues a membership test: `found[i]` receives 1 or 0.
+    fn contains_device_async(&self, keys: &DeviceBuffer<K>, found: &mut DeviceBuffer<u8>)
+        -> Result<()>;
+
+    /// Enqueues an erase.
+    fn erase_device_async(&mut self, keys: &DeviceBuffer<K>) -> Result<()>;
+
+    /// Waits for every enqueued operation. Returns `Error::TableFull` if inserts since the last
+    /// call left keys unplaced, or the error of a failed kernel.
+    fn synchronize(&self) -> Result<()>;
+
+    /// Synchronous insert of device-resident pairs.
+    fn insert_device(&mut self, keys: &DeviceBuffer<K>, values: &DeviceBuffer<V>) -> Result<()> {
+        self.insert_device_async(keys, values, None)?;
+        self.synchronize()
+    }
+
+    /// Synchronous lookup of device-resident keys.
+    fn find_device(
+        &self,
+        keys: &DeviceBuffer<K>,
+        values: &mut DeviceBuffer<V>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        self.find_device_async(keys, values, found)?;
+        self.synchronize()
+    }
+}

@@ -1,0 +1,468 @@
+//! WarpDrive: static open addressing with coalesced-group probing (warpdrive.txt §IV-A).
+//! Device code: `kernels/warpdrive.cu`.
+//!
+//! A coalesced group of |g| ∈ {1, 2, 4, 8, 16, 32} threads handles one key: it loads a window of
+//! |g| consecutive slots in one coalesced access, ballots for the key and for free slots, claims
+//! the leftmost free slot with one CAS, and otherwise moves to the next window by double hashing.
+//! Probing is bounded by `max_probes` windows (the paper's `p_max`): a key that finds no slot is
+//! reported, never dropped silently.
+//!
+//! ```no_run
+//! use warpmap::{Gpu, HashTable, WarpDrive, WarpDriveConfig};
+//! # fn main() -> warpmap::Result<()> {
+//! let gpu = Gpu::default_gpu()?;
+//! let mut table = WarpDrive::<u32, u32>::new(gpu, WarpDriveConfig::new(1 << 20))?;
+//! table.insert(&[1, 2, u32::MAX], &[10, 20, 30])?; // u32::MAX is a key like any other
+//! assert_eq!(table.find(&[2, 3])?, vec![Some(20), None]);
+//! # Ok(()) }
+//! ```
+
+use crate::device::{DeviceBuffer, Gpu, Kernel};
+use crate::error::check_same_len;
+use crate::hash::next_prime;
+use crate::kernels::{KernelSource, WARPDRIVE};
+use crate::key::{Key, Value};
+use crate::status::InsertStatus;
+use crate::table::{Backend, DeviceHashTable, HashTable};
+use crate::{Error, Result};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The group sizes the paper allows.
+pub const GROUP_SIZES: [u32; 6] = [1, 2, 4, 8, 16, 32];
+/// The default group size. The paper finds |g| ∈ {2, 4, 8} best on a P100; issue #3 measures
+/// the H100's best and may change this.
+pub const DEFAULT_GROUP_SIZE: u32 = 4;
+/// The default probe budget in slots: `max_probes = ceil(budget / |g|)` windows (or all windows
+/// if fewer). At load 0.99 a key fails to find a slot within 8192 probed slots with probability
+/// about 0.99^8192 ≈ 1e-36 under uniform hashing.
+pub const DEFAULT_PROBE_BUDGET_SLOTS: u32 = 8192;
+/// The default hash seed.
+pub const DEFAULT_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+
+const BLOCK: u32 = 256;
+
+/// The parameters of a [`WarpDrive`] table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WarpDriveConfig {
+    /// The number of keys the table must hold (slots; rounded up to a prime number of windows).
+    pub capacity: usize,
+    /// Threads per coalesced group, |g| ∈ {1, 2, 4, 8, 16, 32}.
+    pub group_size: u32,
+    /// Windows probed before a key is reported unplaceable (`p_max`); `None`: the default budget.
+    pub max_probes: Option<u32>,
+    /// The hash seed.
+    pub seed: u64,
+}
+
+impl WarpDriveConfig {
+    /// A table of at least `capacity` slots with default parameters.
+    pub fn new(capacity: usize) -> Self {
+        WarpDriveConfig { capacity, group_size: DEFAULT_GROUP_SIZE, max_probes: None, seed: DEFAULT_SEED }
+    }
+    /// Sets the group size.
+    pub fn group_size(mut self, g: u32) -> Self {
+        self.group_size = g;
+        self
+    }
+    /// Sets `p_max`.
+    pub fn max_probes(mut self, p: u32) -> Self {
+        self.max_probes = Some(p);
+        self
+    }
+}
+
+/// Whether a key/value width pair uses the packed 64-bit slot (one CAS places the pair).
+pub fn is_packed(key_bytes: usize, value_bytes: usize) -> bool {
+    key_bytes == 4 && value_bytes == 4
+}
+
+/// The kernel module specialisation for these widths and group size.
+pub fn kernel_source(key_bytes: usize, value_bytes: usize, group_size: u32) -> KernelSource {
+    KernelSource::new("warpdrive", WARPDRIVE)
+        .define("WM_KEY_BYTES", key_bytes)
+        .define("WM_VALUE_BYTES", value_bytes)
+        .define("WM_GROUP_SIZE", group_size)
+}
+
+/// Every specialisation the library can ask for (the compile test builds them all).
+pub fn all_kernel_sources() -> Vec<KernelSource> {
+    let mut v = Vec::new();
+    for kb in [4, 8] {
+        for vb in [4, 8] {
+            for g in GROUP_SIZES {
+                v.push(kernel_source(kb, vb, g));
+            }
+        }
+    }
+    v
+}
+
+struct Kernels {
+    insert: Kernel,
+    find: Kernel,
+    erase: Kernel,
+    retrieve: Kernel,
+}
+
+/// A WarpDrive table on a GPU. See the [module docs](self).
+pub struct WarpDrive<K: Key, V: Value> {
+    gpu: Arc<Gpu>,
+    config: WarpDriveConfig,
+    windows: u32,
+    max_probes: u32,
+    /// Packed (key, value) words, or keys only (see `is_packed`).
+    slots: DeviceBuffer<u8>,
+    /// Values, for the split layout (one dummy element when packed).
+    values: DeviceBuffer<V>,
+    /// Side path for sentinel-valued keys: [occupied0, value0, occupied1, value1].
+    side: DeviceBuffer<u64>,
+    /// `[stored keys, keys left unplaced by all inserts so far]`.
+    meta: DeviceBuffer<u64>,
+    /// `meta[1]` at the last synchronize: failures since then are `meta[1] - this`.
+    failed_seen: AtomicU64,
+    kernels: Kernels,
+    _kv: PhantomData<(K, V)>,
+}
+
+impl<K: Key, V: Value> WarpDrive<K, V> {
+    /// Creates an empty table on `gpu`.
+    pub fn new(gpu: Arc<Gpu>, config: WarpDriveConfig) -> Result<Self> {
+        if config.capacity == 0 {
+            return Err(Error::invalid("capacity must be at least 1"));
+        }
+        let g = config.group_size;
+        if !GROUP_SIZES.contains(&g) {
+            return Err(Error::invalid(format!("group size {g} is not one of {GROUP_SIZES:?}")));
+        }
+        let wanted_windows = (config.capacity as u64).div_ceil(g as u64).max(2);
+        if wanted_windows > u32::MAX as u64 / 2 {
+            return Err(Error::Unsupported(format!(
+                "capacity {} needs more than 2^31 windows of {g} slots",
+                config.capacity
+            )));
+        }
+        let windows = next_prime(wanted_windows) as u32;
+        let slots_n = windows as usize * g as usize;
+        let max_probes = match config.max_probes {
+            Some(0) => return Err(Error::invalid("max_probes must be at least 1")),
+            Some(p) => p.min(windows),
+            None => DEFAULT_PROBE_BUDGET_SLOTS.div_ceil(g).min(windows),
+        };
+        let packed = is_packed(K::BYTES, V::BYTES);
+        let slot_bytes = if packed { 8 } else { K::BYTES };
+        let value_len = if packed { 1 } else { slots_n };
+        let need = slots_n as u64 * slot_bytes as u64 + value_len as u64 * V::BYTES as u64;
+        if need > gpu.total_memory() {
+            return Err(Error::OutOfMemory {
+                requested_bytes: need,
+                free_bytes: gpu.free_memory().unwrap_or(0),
+            });
+        }
+        let module = gpu.module(&kernel_source(K::BYTES, V::BYTES, g))?;
+        let kernels = Kernels {
+            insert: module.kernel("warpdrive_insert")?,
+            find: module.kernel("warpdrive_find")?,
+            erase: module.kernel("warpdrive_erase")?,
+            retrieve: module.kernel("warpdrive_retrieve")?,
+        };
+        let slots = gpu.alloc::<u8>(slots_n * slot_bytes)?;
+        let values = gpu.alloc::<V>(value_len)?;
+        let side = gpu.alloc::<u64>(4)?;
+        let meta = gpu.alloc_filled::<u64>(2, 0)?;
+        let mut t = WarpDrive {
+            gpu,
+            config,
+            windows,
+            max_probes,
+            slots,
+            values,
+            side,
+            meta,
+            failed_seen: AtomicU64::new(0),
+            kernels,
+            _kv: PhantomData,
+        };
+        t.clear()?;
+        Ok(t)
+    }
+
+    /// A table on the process's default GPU.
+    pub fn with_capacity(capacity: usize) -> Result<Self> {
+        Self::new(Gpu::default_gpu()?, WarpDriveConfig::new(capacity))
+    }
+
+    /// The configuration it was made with.
+    pub fn config(&self) -> &WarpDriveConfig {
+        &self.config
+    }
+    /// The number of windows (prime).
+    pub fn windows(&self) -> u32 {
+        self.windows
+    }
+    /// The probe limit in windows (`p_max`).
+    pub fn max_probes(&self) -> u32 {
+        self.max_probes
+    }
+
+    fn grid(&self, n: usize) -> u32 {
+        let threads = n as u64 * self.config.group_size as u64;
+        let max_blocks = self.gpu.sm_count() as u64 * 2048 / BLOCK as u64 * 4;
+        threads.div_ceil(BLOCK as u64).clamp(1, max_blocks) as u32
+    }
+
+    fn launch_insert(
+        &mut self,
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        status: Option<&mut DeviceBuffer<u32>>,
+    ) -> Result<()> {
+        check_same_len("insert", keys.len(), values.len())?;
+        if let Some(s) = &status {
+            check_same_len("insert status", keys.len(), s.len())?;
+        }
+        let n = keys.len() as u64;
+        if n == 0 {
+            return Ok(());
+        }
+        let grid = self.grid(keys.len());
+        let null = 0u64;
+        let mut l = self.kernels.insert.launch();
+        l.buf_mut(&mut self.slots)
+            .buf_mut(&mut self.values)
+            .buf_mut(&mut self.side)
+            .buf_mut(&mut self.meta);
+        l.buf(keys).buf(values);
+        match status {
+            Some(s) => l.buf_mut(s),
+            None => l.arg(&null),
+        };
+        l.arg(&n).arg(&self.windows).arg(&self.max_probes).arg(&self.config.seed);
+        // SAFETY: arguments match warpdrive_insert's parameters in order and type; the slot,
+        // value and side buffers have the sizes the kernel indexes (windows * G slots), and
+        // keys/values/status hold n elements (checked above).
+        unsafe { l.run(grid, BLOCK, 0) }
+    }
+}
+
+impl<K: Key, V: Value> WarpDrive<K, V> {
+    fn read_meta(&self) -> Result<[u64; 2]> {
+        let mut m = [0u64; 2];
+        self.gpu.copy_to_host(&self.meta, &mut m)?;
+        Ok(m)
+    }
+
+    fn launch_find(
+        &self,
+        keys: &DeviceBuffer<K>,
+        out: Option<&mut DeviceBuffer<V>>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        check_same_len("find", keys.len(), found.len())?;
+        if let Some(o) = &out {
+            check_same_len("find", keys.len(), o.len())?;
+        }
+        let n = keys.len() as u64;
+        if n == 0 {
+            return Ok(());
+        }
+        let null = 0u64;
+        let mut l = self.kernels.find.launch();
+        l.buf(&self.slots).buf(&self.values).buf(&self.side).buf(keys);
+        match out {
+            Some(o) => l.buf_mut(o),
+            None => l.arg(&null),
+        };
+        l.buf_mut(found).arg(&n).arg(&self.windows).arg(&self.max_probes).arg(&self.config.seed);
+        // SAFETY: arguments match warpdrive_find's parameters; keys, out and found hold n
+        // elements (checked above); the table buffers have the sizes the kernel indexes.
+        unsafe { l.run(self.grid(keys.len()), BLOCK, 0) }
+    }
+
+    fn launch_erase(&mut self, keys: &DeviceBuffer<K>) -> Result<()> {
+        let n = keys.len() as u64;
+        if n == 0 {
+            return Ok(());
+        }
+        let grid = self.grid(keys.len());
+        let mut l = self.kernels.erase.launch();
+        l.buf_mut(&mut self.slots).buf_mut(&mut self.side).buf_mut(&mut self.meta).buf(keys);
+        l.arg(&n).arg(&self.windows).arg(&self.max_probes).arg(&self.config.seed);
+        // SAFETY: arguments match warpdrive_erase's parameters; keys holds n elements.
+        unsafe { l.run(grid, BLOCK, 0) }
+    }
+
+    fn slot_count(&self) -> usize {
+        self.windows as usize * self.config.group_size as usize
+    }
+}
+
+impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
+    fn scheme(&self) -> &'static str {
+        "warpdrive"
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Gpu
+    }
+
+    fn insert_with_status(
+        &mut self,
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+    ) -> Result<usize> {
+        check_same_len("insert", keys.len(), values.len())?;
+        check_same_len("insert status", keys.len(), status.len())?;
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        self.synchronize()?;
+        let dk = self.gpu.upload(keys)?;
+        let dv = self.gpu.upload(values)?;
+        let mut ds = self.gpu.alloc::<u32>(keys.len())?;
+        self.launch_insert(&dk, &dv, Some(&mut ds))?;
+        self.gpu.copy_to_host(&ds, bytemuck::cast_slice_mut(status))?;
+        let failed = status.iter().filter(|s| s.is_failure()).count();
+        // The statuses are the report; account for these failures as seen.
+        self.failed_seen.store(self.read_meta()?[1], Ordering::Relaxed);
+        Ok(failed)
+    }
+
+    fn find_into(&self, keys: &[K], values: &mut [V], found: &mut [bool]) -> Result<usize> {
+        check_same_len("find", keys.len(), values.len())?;
+        check_same_len("find", keys.len(), found.len())?;
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        let dk = self.gpu.upload(keys)?;
+        let mut dv = self.gpu.alloc::<V>(keys.len())?;
+        let mut df = self.gpu.alloc::<u8>(keys.len())?;
+        self.launch_find(&dk, Some(&mut dv), &mut df)?;
+        let f = self.gpu.download(&df)?;
+        let v = self.gpu.download(&dv)?;
+        let mut hits = 0;
+        for i in 0..keys.len() {
+            found[i] = f[i] != 0;
+            if found[i] {
+                values[i] = v[i];
+                hits += 1;
+            }
+        }
+        Ok(hits)
+    }
+
+    fn contains(&self, keys: &[K]) -> Result<Vec<bool>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let dk = self.gpu.upload(keys)?;
+        let mut df = self.gpu.alloc::<u8>(keys.len())?;
+        self.launch_find(&dk, None, &mut df)?;
+        Ok(self.gpu.download(&df)?.into_iter().map(|b| b != 0).collect())
+    }
+
+    fn erase(&mut self, keys: &[K]) -> Result<usize> {
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        let before = self.len()?;
+        let dk = self.gpu.upload(keys)?;
+        self.launch_erase(&dk)?;
+        let after = self.len()?;
+        Ok(before.saturating_sub(after))
+    }
+
+    fn len(&self) -> Result<usize> {
+        Ok(self.read_meta()?[0] as usize)
+    }
+
+    fn capacity(&self) -> usize {
+        self.slot_count()
+    }
+
+    fn clear(&mut self) -> Result<()> {
+        self.gpu.fill_bytes(&mut self.slots, 0xff)?;
+        self.gpu.fill_bytes(&mut self.side, 0)?;
+        let failed = self.read_meta()?[1];
+        self.gpu.copy_to_device(&[0u64, failed], &mut self.meta)?;
+        self.gpu.synchronize()
+    }
+
+    fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)> {
+        let n = self.len()?;
+        let cap = n.max(1);
+        let mut ok = self.gpu.alloc::<K>(cap)?;
+        let mut ov = self.gpu.alloc::<V>(cap)?;
+        let mut counter = self.gpu.alloc_filled::<u64>(1, 0)?;
+        let (cap64, slots64) = (n as u64, self.slot_count() as u64);
+        let grid = (self.slot_count() as u64).div_ceil(BLOCK as u64).clamp(1, 65_536) as u32;
+        let mut l = self.kernels.retrieve.launch();
+        l.buf(&self.slots).buf(&self.values).buf(&self.side);
+        l.buf_mut(&mut ok).buf_mut(&mut ov).buf_mut(&mut counter).arg(&cap64).arg(&slots64);
+        // SAFETY: arguments match warpdrive_retrieve's parameters; the kernel writes at most
+        // out_capacity = n <= cap elements of ok/ov.
+        unsafe { l.run(grid, BLOCK, 0) }?;
+        let got = self.gpu.download(&counter)?[0] as usize;
+        if got != n {
+            return Err(Error::KernelStatus {
+                kernel: "warpdrive_retrieve".into(),
+                bits: 0,
+                names: format!("found {got} stored pairs but the count says {n}"),
+            });
+        }
+        let mut keys = self.gpu.download(&ok)?;
+        let mut vals = self.gpu.download(&ov)?;
+        keys.truncate(n);
+        vals.truncate(n);
+        Ok((keys, vals))
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.slots.num_bytes() + self.values.num_bytes() + self.side.num_bytes() + self.meta.num_bytes()
+    }
+}
+
+impl<K: Key, V: Value> DeviceHashTable<K, V> for WarpDrive<K, V> {
+    fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    fn insert_device_async(
+        &mut self,
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        status: Option<&mut DeviceBuffer<u32>>,
+    ) -> Result<()> {
+        self.launch_insert(keys, values, status)
+    }
+
+    fn find_device_async(
+        &self,
+        keys: &DeviceBuffer<K>,
+        values: &mut DeviceBuffer<V>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        self.launch_find(keys, Some(values), found)
+    }
+
+    fn contains_device_async(&self, keys: &DeviceBuffer<K>, found: &mut DeviceBuffer<u8>) -> Result<()> {
+        self.launch_find(keys, None, found)
+    }
+
+    fn erase_device_async(&mut self, keys: &DeviceBuffer<K>) -> Result<()> {
+        self.launch_erase(keys)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.gpu.synchronize()?;
+        let failed_total = self.read_meta()?[1];
+        let seen = self.failed_seen.swap(failed_total, Ordering::Relaxed);
+        let failed = failed_total.saturating_sub(seen) as usize;
+        if failed > 0 {
+            return Err(Error::TableFull { failed, batch: 0, capacity: self.slot_count() });
+        }
+        Ok(())
+    }
+}
