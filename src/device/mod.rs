@@ -530,3 +530,18 @@ impl Timer {
             .map_err(|e| driver_err("reading an event", e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without a driver, or with an ordinal past the last GPU, opening a GPU is an error, not a
+    /// panic (this runs on every machine).
+    #[test]
+    fn missing_gpu_is_no_device() {
+        match Gpu::new(4096) {
+            Err(Error::NoDevice { reason }) => assert!(!reason.is_empty()),
+            other => panic!("expected NoDevice, got {other:?}"),
+        }
+    }
+}

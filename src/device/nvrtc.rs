@@ -114,12 +114,14 @@ fn find_builtins(dir: &Path) -> Option<PathBuf> {
     found.into_iter().next()
 }
 
-fn load() -> Result<Nvrtc> {
-    let dirs = search_dirs();
+/// Loads NVRTC from the first of `dirs` that holds `libnvrtc.so.13`, else (when
+/// `system_fallback`) from the system loader's path. [`Error::NvrtcMissing`] names every place
+/// searched and the remedy.
+pub fn load_from(dirs: &[PathBuf], system_fallback: bool) -> Result<Nvrtc> {
     let mut libs = Vec::new();
     let mut loaded_dir = None;
     let mut problems = Vec::new();
-    for dir in &dirs {
+    for dir in dirs {
         let lib = dir.join("libnvrtc.so.13");
         if !lib.is_file() {
             continue;
@@ -141,13 +143,20 @@ fn load() -> Result<Nvrtc> {
     }
     if loaded_dir.is_none() {
         // Last resort: the system loader's own path (ldconfig, LD_LIBRARY_PATH).
-        match open_global(Path::new("libnvrtc.so.13")) {
+        let system = if system_fallback {
+            open_global(Path::new("libnvrtc.so.13"))
+        } else {
+            Err("not tried".into())
+        };
+        match system {
             Ok(l) => libs.push(l),
             Err(_) => {
                 let mut searched: Vec<String> =
                     dirs.iter().map(|d| d.display().to_string()).collect();
                 searched.dedup();
-                searched.push("the system loader's path".into());
+                if system_fallback {
+                    searched.push("the system loader's path".into());
+                }
                 let mut s = format!("looked for libnvrtc.so.13 in {}", searched.join(", "));
                 if !problems.is_empty() {
                     s.push_str(&format!("; failed to open: {}", problems.join("; ")));
@@ -172,7 +181,7 @@ fn load() -> Result<Nvrtc> {
 /// Finds and loads NVRTC once per process.
 pub fn nvrtc() -> Result<&'static Nvrtc> {
     static NVRTC: OnceLock<std::result::Result<Nvrtc, String>> = OnceLock::new();
-    match NVRTC.get_or_init(|| load().map_err(|e| e.to_string())) {
+    match NVRTC.get_or_init(|| load_from(&search_dirs(), true).map_err(|e| e.to_string())) {
         Ok(n) => Ok(n),
         Err(msg) => Err(Error::NvrtcMissing { searched: msg.clone(), remedy: NVRTC_REMEDY.into() }),
     }
@@ -227,4 +236,19 @@ pub fn compile_cubin(source: &str, name: &str, arch: u32, options: &[String]) ->
     // SAFETY: see above; `prog` is not used after this.
     let _ = unsafe { nvrtc_result::destroy_program(prog) };
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_nvrtc_names_the_remedy() {
+        let empty = std::env::temp_dir().join("warpmap-no-nvrtc-here");
+        let err = load_from(&[empty.clone()], false).unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, Error::NvrtcMissing { .. }), "{msg}");
+        assert!(msg.contains(&empty.display().to_string()), "{msg}");
+        assert!(msg.contains("pip install nvidia-cuda-nvrtc==13.0.88"), "{msg}");
+    }
 }
