@@ -135,7 +135,12 @@ impl Gpu {
     /// GPU 0, shared by every caller in the process.
     pub fn default_gpu() -> Result<Arc<Gpu>> {
         static DEFAULT: OnceLock<std::result::Result<Arc<Gpu>, String>> = OnceLock::new();
-        match DEFAULT.get_or_init(|| Gpu::new(0).map_err(|e| e.to_string())) {
+        match DEFAULT.get_or_init(|| {
+            Gpu::new(0).map_err(|e| match e {
+                Error::NoDevice { reason } => reason,
+                other => other.to_string(),
+            })
+        }) {
             Ok(g) => Ok(g.clone()),
             Err(reason) => Err(Error::NoDevice { reason: reason.clone() }),
         }
