@@ -181,7 +181,13 @@ pub fn load_from(dirs: &[PathBuf], system_fallback: bool) -> Result<Nvrtc> {
 /// Finds and loads NVRTC once per process.
 pub fn nvrtc() -> Result<&'static Nvrtc> {
     static NVRTC: OnceLock<std::result::Result<Nvrtc, String>> = OnceLock::new();
-    match NVRTC.get_or_init(|| load_from(&search_dirs(), true).map_err(|e| e.to_string())) {
+    let loaded = NVRTC.get_or_init(|| {
+        load_from(&search_dirs(), true).map_err(|e| match e {
+            Error::NvrtcMissing { searched, .. } => searched,
+            other => other.to_string(),
+        })
+    });
+    match loaded {
         Ok(n) => Ok(n),
         Err(msg) => Err(Error::NvrtcMissing { searched: msg.clone(), remedy: NVRTC_REMEDY.into() }),
     }
