@@ -1,0 +1,258 @@
+//! Helpers shared by the integration tests: a seeded RNG, the backends present on this machine,
+//! and checks of a table against a `std::collections::HashMap` oracle.
+//!
+//! GPU cases run when a GPU is present. Without one they are skipped with a note on stderr,
+//! unless `WARPMAP_REQUIRE_GPU` is set (to anything but `0`): then a missing GPU fails the test.
+
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use warpmap::key::Sentinels;
+use warpmap::table::warpdrive::GROUP_SIZES;
+use warpmap::{CpuTable, Gpu, HashTable, Key, Value, WarpDrive, WarpDriveConfig};
+
+/// A table behind the common trait, as the contract tests use it.
+pub type DynTable<K, V> = Box<dyn HashTable<K, V>>;
+
+/// The WarpDrive group sizes every contract test runs on (all that the scheme allows).
+pub const GPU_GROUP_SIZES: [u32; 6] = GROUP_SIZES;
+
+/// splitmix64: a tiny, fast, seeded generator (no dependency; deterministic across platforms).
+#[derive(Clone, Debug)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        mix(self.0)
+    }
+
+    /// A number in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        assert!(n > 0);
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// An index in `0..n` (n > 0).
+    pub fn index(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
+
+    /// True with probability `p`.
+    pub fn chance(&mut self, p: f64) -> bool {
+        ((self.next_u64() >> 11) as f64) / ((1u64 << 53) as f64) < p
+    }
+
+    /// A uniformly random key of type `K`.
+    pub fn key<K: Key>(&mut self) -> K {
+        K::from_bits(self.next_u64())
+    }
+
+    /// A uniformly random value of type `V`.
+    pub fn value<V: Value>(&mut self) -> V {
+        V::from_bits(self.next_u64())
+    }
+}
+
+/// splitmix64's output function (a bijection on u64).
+pub fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A value determined by the key and a round number, so that duplicates of a key within one
+/// batch carry the same value (the oracle then knows the outcome).
+pub fn value_for<K: Key, V: Value>(key: K, round: u64) -> V {
+    V::from_bits(mix(key.to_bits() ^ mix(round.wrapping_add(0x5151))))
+}
+
+/// The two keys of `K`'s width that equal the tables' internal sentinels (all ones, and all ones
+/// minus one): `u32::MAX`, `u32::MAX - 1`; `-1i32`, `-2i32`; and so on.
+pub fn sentinel_keys<K: Key>() -> [K; 2] {
+    let s = Sentinels::for_width(K::BYTES);
+    [K::from_bits(s.empty), K::from_bits(s.tombstone)]
+}
+
+/// `n` distinct keys: with `specials`, first the two sentinel keys, 0 and 1, then random keys;
+/// without, random keys that are not sentinels.
+pub fn unique_keys<K: Key>(rng: &mut SplitMix64, n: usize, specials: bool) -> Vec<K> {
+    let sentinels = sentinel_keys::<K>();
+    let mut seen = HashSet::with_capacity(n);
+    let mut keys = Vec::with_capacity(n);
+    if specials {
+        for k in sentinels
+            .into_iter()
+            .chain([K::from_bits(0), K::from_bits(1)])
+        {
+            if keys.len() < n && seen.insert(k) {
+                keys.push(k);
+            }
+        }
+    } else {
+        seen.extend(sentinels);
+    }
+    while keys.len() < n {
+        let k = rng.key::<K>();
+        if seen.insert(k) {
+            keys.push(k);
+        }
+    }
+    keys
+}
+
+/// Whether GPU tests must run (`WARPMAP_REQUIRE_GPU` set to anything but empty or `0`).
+pub fn gpu_required() -> bool {
+    std::env::var("WARPMAP_REQUIRE_GPU").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The GPU, if present. Without one: `None` and a note on stderr, or a panic when
+/// [`gpu_required`].
+pub fn gpu() -> Option<Arc<Gpu>> {
+    match Gpu::default_gpu() {
+        Ok(g) => Some(g),
+        Err(e) => {
+            if gpu_required() {
+                panic!("WARPMAP_REQUIRE_GPU is set but no GPU is usable: {e}");
+            }
+            eprintln!("skipping the GPU cases (set WARPMAP_REQUIRE_GPU=1 to fail instead): {e}");
+            None
+        }
+    }
+}
+
+/// A WarpDrive table with group size `g`, or a panic that says why (on a machine with a GPU,
+/// creating a small table must work).
+pub fn warpdrive<K: Key, V: Value>(gpu: &Arc<Gpu>, config: WarpDriveConfig) -> WarpDrive<K, V> {
+    let what = format!("WarpDrive<{}, {}> {config:?}", K::NAME, V::NAME);
+    WarpDrive::new(gpu.clone(), config).unwrap_or_else(|e| panic!("creating {what}: {e}"))
+}
+
+/// Every backend present on this machine, each holding at least `capacity` keys:
+/// the CPU table (default shards and a single shard), and on a GPU the WarpDrive table with
+/// every group size. Names say which ("cpu", "cpu/1-shard", "warpdrive/g4", ...).
+pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V>)> {
+    let mut v: Vec<(String, DynTable<K, V>)> = vec![
+        (
+            "cpu".into(),
+            Box::new(CpuTable::<K, V>::new(capacity).expect("CpuTable::new")),
+        ),
+        (
+            "cpu/1-shard".into(),
+            Box::new(CpuTable::<K, V>::with_shards(capacity, 1).expect("CpuTable::with_shards")),
+        ),
+    ];
+    if let Some(gpu) = gpu() {
+        for g in GPU_GROUP_SIZES {
+            let t = warpdrive::<K, V>(&gpu, WarpDriveConfig::new(capacity).group_size(g));
+            v.push((format!("warpdrive/g{g}"), Box::new(t)));
+        }
+    }
+    v
+}
+
+/// The table's content as a map; panics if `retrieve_all` returns a key twice or mismatched
+/// lengths.
+pub fn contents<K: Key, V: Value>(name: &str, table: &dyn HashTable<K, V>) -> HashMap<K, V> {
+    let (keys, values) = table
+        .retrieve_all()
+        .unwrap_or_else(|e| panic!("{name}: retrieve_all: {e}"));
+    assert_eq!(keys.len(), values.len(), "{name}: retrieve_all lengths");
+    let mut map = HashMap::with_capacity(keys.len());
+    for (k, v) in keys.into_iter().zip(values) {
+        if let Some(old) = map.insert(k, v) {
+            panic!("{name}: retrieve_all returned key {k:?} twice (values {old:?}, {v:?})");
+        }
+    }
+    map
+}
+
+/// Checks everything observable against the oracle: `len`, `retrieve_all` (no duplicates, same
+/// pairs), and `find`/`contains` of every oracle key.
+pub fn assert_matches<K: Key, V: Value>(
+    name: &str,
+    table: &dyn HashTable<K, V>,
+    oracle: &HashMap<K, V>,
+) {
+    let len = table.len().unwrap_or_else(|e| panic!("{name}: len: {e}"));
+    assert_eq!(len, oracle.len(), "{name}: len() differs from the oracle");
+    let got = contents(name, table);
+    assert_eq!(
+        got.len(),
+        oracle.len(),
+        "{name}: retrieve_all size differs from the oracle"
+    );
+    for (k, v) in oracle {
+        match got.get(k) {
+            Some(g) => assert_eq!(g, v, "{name}: retrieve_all value of key {k:?}"),
+            None => panic!("{name}: key {k:?} missing from retrieve_all"),
+        }
+    }
+    let keys: Vec<K> = oracle.keys().copied().collect();
+    let found = table
+        .find(&keys)
+        .unwrap_or_else(|e| panic!("{name}: find: {e}"));
+    for (k, f) in keys.iter().zip(&found) {
+        assert_eq!(f.as_ref(), oracle.get(k), "{name}: find({k:?})");
+    }
+    let contained = table
+        .contains(&keys)
+        .unwrap_or_else(|e| panic!("{name}: contains: {e}"));
+    assert!(
+        contained.iter().all(|&c| c),
+        "{name}: contains() misses an oracle key"
+    );
+}
+
+/// Checks the statuses of an insert batch whose outcome the oracle (state *before* the batch)
+/// knows: no failures; a key present before is UPDATED at every occurrence; a new key is new
+/// (not UPDATED) at exactly one occurrence, and on the CPU backend at its first.
+pub fn assert_insert_statuses<K: Key, V: Value>(
+    name: &str,
+    table: &dyn HashTable<K, V>,
+    keys: &[K],
+    status: &[warpmap::InsertStatus],
+    before: &HashMap<K, V>,
+) {
+    let mut new_at: HashMap<K, Vec<usize>> = HashMap::new();
+    for (i, (k, s)) in keys.iter().zip(status).enumerate() {
+        assert!(s.is_ok(), "{name}: key {k:?} (index {i}) failed: {s:?}");
+        if before.contains_key(k) {
+            assert!(
+                s.was_update(),
+                "{name}: present key {k:?} (index {i}) not UPDATED: {s:?}"
+            );
+        } else {
+            let e = new_at.entry(*k).or_default();
+            if !s.was_update() {
+                e.push(i);
+            }
+        }
+    }
+    let first: HashMap<K, usize> = keys
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, k)| (*k, i))
+        .collect();
+    for (k, at) in new_at {
+        assert_eq!(
+            at.len(),
+            1,
+            "{name}: new key {k:?} must be reported new exactly once in its batch, got indices {at:?}"
+        );
+        if table.backend() == warpmap::Backend::Cpu {
+            assert_eq!(
+                at[0], first[&k],
+                "{name}: CPU reports the first occurrence of {k:?} as new"
+            );
+        }
+    }
+}
