@@ -1,12 +1,14 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod cpu;
 pub mod device;
 mod error;
 pub mod hash;
 pub mod kernels;
 pub mod key;
+pub mod keygen;
 pub mod status;
 pub mod table;
 

@@ -251,7 +251,7 @@ mod tests {
     #[test]
     fn missing_nvrtc_names_the_remedy() {
         let empty = std::env::temp_dir().join("warpmap-no-nvrtc-here");
-        let err = load_from(&[empty.clone()], false).unwrap_err();
+        let err = load_from(std::slice::from_ref(&empty), false).unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, Error::NvrtcMissing { .. }), "{msg}");
         assert!(msg.contains(&empty.display().to_string()), "{msg}");

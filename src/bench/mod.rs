@@ -1,0 +1,553 @@
+//! The benchmark runner behind `warpmap bench`: the in-run roofline, then every bulk operation of
+//! each table at several load factors, timed and verified, into one serialisable [`Report`].
+//!
+//! On a GPU ([`Gpu::default_gpu`] succeeds and [`BenchConfig::force_cpu`] is off):
+//! 1. the roofline ([`roofline`]): random 8-byte gathers and CASes and a large copy, on a table
+//!    far beyond L2, timed with CUDA events, warm-up then median;
+//! 2. the [`WarpDrive`](crate::WarpDrive) table with `u32`/`u32` and `u64`/`u64` pairs, at load
+//!    factors 0.5, 0.8, 0.9 and 0.95 of 2^26 slots: insert, find of present keys (`find_hit`),
+//!    find of absent keys (`find_miss`), `contains` and `erase`, each timed alone with CUDA
+//!    events around the kernel (inputs are on the device before timing starts). Every run draws
+//!    fresh keys (a new seed), clears the table, and verifies every operation.
+//!
+//! Without a GPU (or with `force_cpu`) the same operations run on [`CpuTable`](crate::CpuTable),
+//! timed with [`std::time::Instant`] around each bulk call on host slices, at sizes that finish
+//! in well under a minute on two cores; the roofline is `null` and the report says why the CPU
+//! was used.
+//!
+//! ```no_run
+//! use warpmap::bench::{run, BenchConfig};
+//! let cfg = BenchConfig { quick: true, ..BenchConfig::default() };
+//! let report = run(&cfg, &mut |p| eprintln!("{}/{} {}", p.done, p.total, p.message))?;
+//! assert!(report.all_verified());
+//! println!("{}", report.results.len());
+//! # Ok::<(), warpmap::Error>(())
+//! ```
+
+mod cpu;
+mod gpu;
+pub mod roofline;
+
+use crate::device::CompileRecord;
+use crate::table::Backend;
+use crate::{Error, Gpu, Result};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// The load factors measured by default.
+pub const DEFAULT_LOAD_FACTORS: [f64; 4] = [0.5, 0.8, 0.9, 0.95];
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// Tiny sizes and few runs: a smoke test of a few seconds on either backend.
+    pub quick: bool,
+    /// Use the CPU backend even if a GPU is present.
+    pub force_cpu: bool,
+    /// The source revision, recorded in the report (the CLI embeds it at build time).
+    pub commit: String,
+    /// Table slots as a power of two; `None`: 2^26 on a GPU, 2^22 on the CPU (2^18 quick on either).
+    pub slots_log2: Option<u32>,
+    /// Timed runs per (table, load factor); `None`: 5 (3 quick). At least 1.
+    pub runs: Option<usize>,
+    /// Load factors; `None`: [`DEFAULT_LOAD_FACTORS`]. Each in `(0, 1]`.
+    pub load_factors: Option<Vec<f64>>,
+    /// The base seed of every key set (each run derives its own).
+    pub seed: u64,
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        BenchConfig {
+            quick: false,
+            force_cpu: false,
+            commit: "unknown".into(),
+            slots_log2: None,
+            runs: None,
+            load_factors: None,
+            seed: 0x5eed_2024_0bad_cafe,
+        }
+    }
+}
+
+/// A progress report: `done` of `total` steps, and what is running now.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    /// Steps finished.
+    pub done: u64,
+    /// All steps (it does not change during a run).
+    pub total: u64,
+    /// What runs now.
+    pub message: String,
+}
+
+/// A benchmarked operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// Insert `n` new keys into the empty table.
+    Insert,
+    /// Find the `n` inserted keys (values checked).
+    FindHit,
+    /// Find `n` keys that are not in the table.
+    FindMiss,
+    /// Membership test of the `n` inserted keys.
+    Contains,
+    /// Erase the `n` inserted keys.
+    Erase,
+}
+
+impl Op {
+    /// Every operation, in the order they run.
+    pub const ALL: [Op; 5] = [
+        Op::Insert,
+        Op::FindHit,
+        Op::FindMiss,
+        Op::Contains,
+        Op::Erase,
+    ];
+
+    /// The name used in the JSON ("insert", "find_hit", ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Insert => "insert",
+            Op::FindHit => "find_hit",
+            Op::FindMiss => "find_miss",
+            Op::Contains => "contains",
+            Op::Erase => "erase",
+        }
+    }
+
+    /// Whether the operation writes the table (its roofline is the random CAS; finds and
+    /// `contains` compare with the random gather).
+    pub fn writes(self) -> bool {
+        matches!(self, Op::Insert | Op::Erase)
+    }
+}
+
+impl std::fmt::Display for Op {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The in-run random-access roofline (all `null` on the CPU backend).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Roofline {
+    /// Random 8-byte reads, 10^9 per second.
+    pub gather8_gops: Option<f64>,
+    /// Random 8-byte compare-and-swaps, 10^9 per second.
+    pub cas8_gops: Option<f64>,
+    /// Copy bandwidth, 10^9 bytes per second (bytes read plus bytes written).
+    pub copy_gbps: Option<f64>,
+    /// Elements (`u64`) of the table the accesses go to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table_elements: Option<u64>,
+    /// Accesses per timed gather or CAS kernel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ops: Option<u64>,
+    /// Timed runs per kernel (after one warm-up).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<usize>,
+}
+
+/// One (table, key/value type, load factor, operation) measurement.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BenchResult {
+    /// The table scheme ("warpdrive", "cpu", ...).
+    pub scheme: String,
+    /// Where it ran.
+    pub backend: Backend,
+    /// Key width in bytes.
+    pub key_bytes: usize,
+    /// Value width in bytes.
+    pub value_bytes: usize,
+    /// Keys per operation (for inserts: keys inserted into the empty table).
+    pub n: usize,
+    /// The load factor the table is filled to (nominal; `n / capacity` up to rounding).
+    pub load_factor: f64,
+    /// The operation.
+    pub op: Op,
+    /// 10^9 operations (keys) per second, from the median time.
+    pub gops: f64,
+    /// Median time of one batch operation, milliseconds.
+    pub median_ms: f64,
+    /// Timed runs.
+    pub runs: usize,
+    /// `gops` over the roofline's `gather8_gops` (finds, contains) or `cas8_gops` (insert,
+    /// erase); `null` without a roofline.
+    pub roofline_ratio: Option<f64>,
+    /// Whether every run's result was checked and correct.
+    pub verified: bool,
+    /// Key type name.
+    pub key_type: &'static str,
+    /// Value type name.
+    pub value_type: &'static str,
+    /// The table's capacity in slots.
+    pub capacity: usize,
+    /// WarpDrive's coalesced group size (GPU only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_size: Option<u32>,
+    /// Fastest run, milliseconds.
+    pub min_ms: f64,
+    /// Slowest run, milliseconds.
+    pub max_ms: f64,
+    /// What failed verification, per failing run (empty when verified).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
+}
+
+/// The whole benchmark: what `warpmap bench` prints and writes as JSON.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Report {
+    /// The GPU's name and `sm_XY`, or "CPU (N threads)".
+    pub device: String,
+    /// The source revision.
+    pub commit: String,
+    /// When the run started, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+    pub date: String,
+    /// The in-run roofline.
+    pub roofline: Roofline,
+    /// Every measurement.
+    pub results: Vec<BenchResult>,
+    /// The backend measured.
+    pub backend: Backend,
+    /// Why this backend (set when the CPU was used).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend_note: Option<String>,
+    /// How times were taken.
+    pub method: String,
+    /// Whether `--quick` sizes were used.
+    pub quick: bool,
+    /// Table slots asked for (each table rounds up; see `capacity` per result).
+    pub slots: usize,
+    /// Timed runs per measurement.
+    pub runs: usize,
+    /// Host threads (rayon) used for data generation, verification and the CPU backend.
+    pub host_threads: usize,
+    /// Kernel module compiles and cache loads of this process.
+    pub compile: Vec<CompileRecord>,
+    /// Wall-clock seconds of the whole benchmark.
+    pub wall_s: f64,
+}
+
+impl Report {
+    /// Whether every result verified.
+    pub fn all_verified(&self) -> bool {
+        self.results.iter().all(|r| r.verified)
+    }
+}
+
+/// The resolved sizes of one benchmark.
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    pub slots: usize,
+    pub runs: usize,
+    pub load_factors: Vec<f64>,
+    pub seed: u64,
+}
+
+/// Per-operation times and verification of one (table, load factor) over its runs.
+pub(crate) struct OpStats {
+    pub ms: Vec<f64>,
+    pub failures: Vec<String>,
+}
+
+impl OpStats {
+    pub fn new() -> Self {
+        OpStats {
+            ms: Vec::new(),
+            failures: Vec::new(),
+        }
+    }
+}
+
+/// Shared bookkeeping of a run: progress and results.
+pub(crate) struct Sink<'a> {
+    pub progress: &'a mut dyn FnMut(Progress),
+    pub done: u64,
+    pub total: u64,
+    pub results: Vec<BenchResult>,
+}
+
+impl Sink<'_> {
+    pub fn say(&mut self, message: String) {
+        (self.progress)(Progress {
+            done: self.done,
+            total: self.total,
+            message,
+        });
+    }
+    pub fn step(&mut self, message: String) {
+        self.done = (self.done + 1).min(self.total);
+        self.say(message);
+    }
+}
+
+/// What one (table, load factor) measured, ready to become [`BenchResult`]s.
+pub(crate) struct Measured<'a> {
+    pub scheme: &'static str,
+    pub backend: Backend,
+    pub key_bytes: usize,
+    pub value_bytes: usize,
+    pub key_type: &'static str,
+    pub value_type: &'static str,
+    pub capacity: usize,
+    pub group_size: Option<u32>,
+    pub n: usize,
+    pub load_factor: f64,
+    pub roofline: &'a Roofline,
+}
+
+impl Measured<'_> {
+    pub fn push(&self, op: Op, stats: OpStats, out: &mut Vec<BenchResult>) {
+        let runs = stats.ms.len();
+        let median_ms = median(&stats.ms);
+        let gops = if median_ms > 0.0 {
+            self.n as f64 / (median_ms * 1e6)
+        } else {
+            0.0
+        };
+        let peak = if op.writes() {
+            self.roofline.cas8_gops
+        } else {
+            self.roofline.gather8_gops
+        };
+        let roofline_ratio = peak.filter(|p| *p > 0.0).map(|p| gops / p);
+        let min_ms = stats.ms.iter().copied().fold(f64::INFINITY, f64::min);
+        let max_ms = stats.ms.iter().copied().fold(0.0, f64::max);
+        out.push(BenchResult {
+            scheme: self.scheme.to_string(),
+            backend: self.backend,
+            key_bytes: self.key_bytes,
+            value_bytes: self.value_bytes,
+            n: self.n,
+            load_factor: self.load_factor,
+            op,
+            gops,
+            median_ms,
+            runs,
+            roofline_ratio,
+            verified: runs > 0 && stats.failures.is_empty(),
+            key_type: self.key_type,
+            value_type: self.value_type,
+            capacity: self.capacity,
+            group_size: self.group_size,
+            min_ms: if runs > 0 { min_ms } else { 0.0 },
+            max_ms,
+            failures: stats.failures,
+        });
+    }
+}
+
+/// The median (mean of the middle two for an even count; 0 for none).
+pub fn median(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+/// The seed of one run: distinct for every (base, table type, load factor, run).
+pub(crate) fn run_seed(base: u64, type_tag: u64, lf_index: usize, run: usize) -> u64 {
+    use crate::hash::fmix64;
+    fmix64(fmix64(fmix64(base ^ type_tag) ^ lf_index as u64) ^ (run as u64 + 1))
+}
+
+/// `n` for a load factor of a table of `capacity` slots.
+pub(crate) fn keys_for(load_factor: f64, capacity: usize) -> usize {
+    ((load_factor * capacity as f64).round() as usize).clamp(1, capacity)
+}
+
+/// Now, UTC, as `YYYY-MM-DDTHH:MM:SSZ` (from [`SystemTime`]; no calendar crate).
+pub fn utc_now() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format_utc(secs)
+}
+
+/// Seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian).
+pub fn format_utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+fn plan(cfg: &BenchConfig, gpu: bool) -> Result<Plan> {
+    let default_log2 = match (gpu, cfg.quick) {
+        (true, false) => 26,
+        (true, true) => 18,
+        (false, false) => 22,
+        (false, true) => 18,
+    };
+    let log2 = cfg.slots_log2.unwrap_or(default_log2);
+    if !(4..=32).contains(&log2) {
+        return Err(Error::invalid(format!(
+            "table size 2^{log2}: use 2^4 to 2^32 slots"
+        )));
+    }
+    let runs = cfg.runs.unwrap_or(if cfg.quick { 3 } else { 5 });
+    if runs == 0 {
+        return Err(Error::invalid("runs must be at least 1"));
+    }
+    let load_factors = cfg
+        .load_factors
+        .clone()
+        .unwrap_or_else(|| DEFAULT_LOAD_FACTORS.to_vec());
+    if load_factors.is_empty() {
+        return Err(Error::invalid("no load factor to measure"));
+    }
+    if let Some(bad) = load_factors.iter().find(|lf| !(**lf > 0.0 && **lf <= 1.0)) {
+        return Err(Error::invalid(format!(
+            "load factor {bad} is not in (0, 1]"
+        )));
+    }
+    Ok(Plan {
+        slots: 1usize << log2,
+        runs,
+        load_factors,
+        seed: cfg.seed,
+    })
+}
+
+/// Runs the benchmark. `progress` is called as steps start and finish (from this thread).
+///
+/// Errors are returned for what prevents measuring (a driver failure, NVRTC missing, out of
+/// memory, bad configuration). A wrong result is not an error: it makes its result's
+/// `verified` false (see [`Report::all_verified`]).
+pub fn run(cfg: &BenchConfig, progress: &mut dyn FnMut(Progress)) -> Result<Report> {
+    let started = Instant::now();
+    let date = utc_now();
+    let (gpu, backend_note) = if cfg.force_cpu {
+        (
+            None,
+            Some("the CPU backend was forced (--cpu); no GPU was used".to_string()),
+        )
+    } else {
+        match Gpu::default_gpu() {
+            Ok(g) => (Some(g), None),
+            Err(e) => (
+                None,
+                Some(format!(
+                    "no GPU found ({e}): the CPU backend (warpmap::CpuTable) was used"
+                )),
+            ),
+        }
+    };
+    let plan = plan(cfg, gpu.is_some())?;
+    let host_threads = rayon::current_num_threads();
+    let (device, backend, method, roofline, results) = match &gpu {
+        Some(g) => {
+            let (roofline, results) = gpu::run(g, &plan, cfg.quick, progress)?;
+            (
+                format!("{} sm_{}", g.name(), g.sm()),
+                Backend::Gpu,
+                gpu::METHOD.to_string(),
+                roofline,
+                results,
+            )
+        }
+        None => {
+            let results = cpu::run(&plan, progress)?;
+            (
+                format!("CPU ({host_threads} threads)"),
+                Backend::Cpu,
+                cpu::METHOD.to_string(),
+                Roofline::default(),
+                results,
+            )
+        }
+    };
+    Ok(Report {
+        device,
+        commit: cfg.commit.clone(),
+        date,
+        roofline,
+        results,
+        backend,
+        backend_note,
+        method,
+        quick: cfg.quick,
+        slots: plan.slots,
+        runs: plan.runs,
+        host_threads,
+        compile: crate::device::compile_log(),
+        wall_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The method line of a backend, for printing before the run starts.
+pub fn method_for(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Gpu => gpu::METHOD,
+        Backend::Cpu => cpu::METHOD,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(format_utc(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(format_utc(4_107_542_399), "2100-02-28T23:59:59Z");
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+
+    #[test]
+    fn quick_cpu_bench_verifies() {
+        let cfg = BenchConfig {
+            quick: true,
+            force_cpu: true,
+            slots_log2: Some(12),
+            ..Default::default()
+        };
+        let mut steps = 0;
+        let r = run(&cfg, &mut |_| steps += 1).unwrap();
+        assert!(steps > 0);
+        assert_eq!(r.backend, Backend::Cpu);
+        assert!(r.backend_note.is_some());
+        assert_eq!(
+            r.results.len(),
+            2 * DEFAULT_LOAD_FACTORS.len() * Op::ALL.len()
+        );
+        assert!(
+            r.all_verified(),
+            "{:?}",
+            r.results.iter().find(|x| !x.verified)
+        );
+        assert!(r.roofline.gather8_gops.is_none());
+    }
+}
