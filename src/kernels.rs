@@ -16,7 +16,10 @@ pub struct KernelFile {
 
 macro_rules! kernel_file {
     ($p:literal) => {
-        KernelFile { path: concat!("kernels/", $p), text: include_str!(concat!("../kernels/", $p)) }
+        KernelFile {
+            path: concat!("kernels/", $p),
+            text: include_str!(concat!("../kernels/", $p)),
+        }
     };
 }
 
@@ -47,7 +50,11 @@ pub struct KernelSource {
 impl KernelSource {
     /// A module of `file` with no defines yet.
     pub fn new(module: &'static str, file: KernelFile) -> Self {
-        KernelSource { module, file, defines: Vec::new() }
+        KernelSource {
+            module,
+            file,
+            defines: Vec::new(),
+        }
     }
 
     /// Adds a `-Dname=value`.
@@ -69,12 +76,19 @@ impl KernelSource {
 
     /// The NVRTC options for the defines.
     pub fn options(&self) -> Vec<String> {
-        self.defines.iter().map(|(n, v)| format!("-D{n}={v}")).collect()
+        self.defines
+            .iter()
+            .map(|(n, v)| format!("-D{n}={v}"))
+            .collect()
     }
 
     /// A readable name: module plus defines.
     pub fn label(&self) -> String {
-        let d: Vec<String> = self.defines.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        let d: Vec<String> = self
+            .defines
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
         format!("{}[{}]", self.module, d.join(","))
     }
 }

@@ -31,7 +31,9 @@ pub trait Key:
 /// A value type: 4 or 8 bytes of plain old data.
 ///
 /// Implemented for `u32`, `i32`, `f32`, `u64`, `i64` and `f64`.
-pub trait Value: bytemuck::Pod + PartialEq + Debug + Send + Sync + sealed::Sealed + 'static {
+pub trait Value:
+    bytemuck::Pod + PartialEq + Debug + Send + Sync + sealed::Sealed + 'static
+{
     /// Width in bytes (4 or 8).
     const BYTES: usize;
     /// A short name for messages and reports.
@@ -86,8 +88,15 @@ pub struct Sentinels {
 impl Sentinels {
     /// The sentinels for keys of `key_bytes` bytes: all ones, and all ones minus one.
     pub const fn for_width(key_bytes: usize) -> Self {
-        let empty = if key_bytes >= 8 { u64::MAX } else { (1u64 << (8 * key_bytes)) - 1 };
-        Sentinels { empty, tombstone: empty - 1 }
+        let empty = if key_bytes >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * key_bytes)) - 1
+        };
+        Sentinels {
+            empty,
+            tombstone: empty - 1,
+        }
     }
 
     /// Which side-path slot (0: empty pattern, 1: tombstone pattern) a key uses, if any.

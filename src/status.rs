@@ -94,7 +94,11 @@ mod tests {
                 .lines()
                 .find(|l| l.split_whitespace().nth(1) == Some(name))
                 .unwrap_or_else(|| panic!("{name} missing from status.cuh"));
-            let text = line.split_whitespace().nth(2).unwrap().trim_end_matches('u');
+            let text = line
+                .split_whitespace()
+                .nth(2)
+                .unwrap()
+                .trim_end_matches('u');
             let parsed = if let Some(hex) = text.strip_prefix("0x") {
                 u32::from_str_radix(hex, 16).unwrap()
             } else {

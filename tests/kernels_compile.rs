@@ -58,14 +58,19 @@ fn check_cubin(cubin: &[u8], kernels: &[String]) -> Option<String> {
         return Some(format!("CUBIN of {} bytes is too short", cubin.len()));
     }
     if &cubin[..4] != b"\x7fELF" {
-        return Some(format!("CUBIN does not start with the ELF magic: {:02x?}", &cubin[..4]));
+        return Some(format!(
+            "CUBIN does not start with the ELF magic: {:02x?}",
+            &cubin[..4]
+        ));
     }
     if cubin[4] != 2 {
         return Some(format!("CUBIN is not a 64-bit ELF (class {})", cubin[4]));
     }
     let machine = u16::from_le_bytes([cubin[18], cubin[19]]);
     if machine != EM_CUDA {
-        return Some(format!("CUBIN e_machine is {machine}, not EM_CUDA ({EM_CUDA})"));
+        return Some(format!(
+            "CUBIN e_machine is {machine}, not EM_CUDA ({EM_CUDA})"
+        ));
     }
     let missing: Vec<&str> = kernels
         .iter()
@@ -87,7 +92,9 @@ fn compile_all_for(arch: u32) {
     let sources = all_sources();
     assert!(sources.len() > 1, "no kernel specialisations listed");
     // Compile on a few threads (NVRTC is thread-safe across programs); report every failure.
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(4);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let failures = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|s| {
@@ -106,7 +113,10 @@ fn compile_all_for(arch: u32) {
                     Ok(cubin) => check_cubin(&cubin, &kernels),
                 };
                 if let Some(p) = problem {
-                    failures.lock().unwrap().push(format!("{} for sm_{arch}: {p}", src.label()));
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push(format!("{} for sm_{arch}: {p}", src.label()));
                 }
             });
         }
@@ -171,16 +181,26 @@ fn compile_errors_name_the_real_file_and_line() {
     let options = vec!["-DWM_BROKEN=1".to_string()];
     match warpmap::device::compile_cubin(&text, "broken", 90, &options) {
         Ok(cubin) => panic!("a broken kernel compiled ({} bytes)", cubin.len()),
-        Err(Error::Compile { module, options, log }) => {
+        Err(Error::Compile {
+            module,
+            options,
+            log,
+        }) => {
             assert_eq!(module, "broken");
-            assert!(options.contains("-DWM_BROKEN=1"), "options not reported: {options}");
+            assert!(
+                options.contains("-DWM_BROKEN=1"),
+                "options not reported: {options}"
+            );
             assert!(options.contains("sm_90"), "arch not reported: {options}");
             // NVRTC writes `file(line): error: ...`.
             assert!(
                 log.contains("kernels/broken.cu(3)") || log.contains("kernels/broken.cu:3"),
                 "the log does not point at kernels/broken.cu line 3:\n{log}"
             );
-            assert!(log.contains("this_name_does_not_exist"), "the log does not name the error:\n{log}");
+            assert!(
+                log.contains("this_name_does_not_exist"),
+                "the log does not name the error:\n{log}"
+            );
         }
         Err(other) => panic!("expected Error::Compile, got: {other}"),
     }

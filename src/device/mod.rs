@@ -28,13 +28,19 @@ pub use nvrtc::{compile_cubin, nvrtc, Nvrtc, NVRTC_REMEDY};
 
 fn driver_err(context: &str, e: DriverError) -> Error {
     if e.0 == drv_sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
-        return Error::OutOfMemory { requested_bytes: 0, free_bytes: 0 };
+        return Error::OutOfMemory {
+            requested_bytes: 0,
+            free_bytes: 0,
+        };
     }
     let message = e
         .error_string()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|_| format!("{:?}", e.0));
-    Error::Driver { context: context.to_string(), message: format!("{:?}: {message}", e.0) }
+    Error::Driver {
+        context: context.to_string(),
+        message: format!("{:?}: {message}", e.0),
+    }
 }
 
 /// How one kernel module was obtained, for logs and the bench JSON.
@@ -57,7 +63,10 @@ fn compile_records() -> &'static Mutex<Vec<CompileRecord>> {
 
 /// Every module compile or cache load of this process so far.
 pub fn compile_log() -> Vec<CompileRecord> {
-    compile_records().lock().map(|r| r.clone()).unwrap_or_default()
+    compile_records()
+        .lock()
+        .map(|r| r.clone())
+        .unwrap_or_default()
 }
 
 /// Whether a CUDA driver library can be loaded (cheap; does not touch a GPU).
@@ -110,15 +119,22 @@ impl Gpu {
         // SAFETY: all work of this Gpu goes through its single stream (below), in order, so the
         // per-buffer events that cudarc records for cross-stream safety are not needed.
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.new_stream().map_err(|e| driver_err("creating a stream", e))?;
-        let attr = |a| ctx.attribute(a).map_err(|e| driver_err("reading attributes", e));
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| driver_err("creating a stream", e))?;
+        let attr = |a| {
+            ctx.attribute(a)
+                .map_err(|e| driver_err("reading attributes", e))
+        };
         use drv_sys::CUdevice_attribute_enum as A;
         let major = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? as u32;
         let minor = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)? as u32;
         let sm_count = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         let l2_bytes = attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64;
         let name = ctx.name().map_err(|e| driver_err("reading the name", e))?;
-        let total_memory = ctx.total_mem().map_err(|e| driver_err("reading memory size", e))? as u64;
+        let total_memory = ctx
+            .total_mem()
+            .map_err(|e| driver_err("reading memory size", e))? as u64;
         Ok(Arc::new(Gpu {
             ctx,
             stream,
@@ -142,7 +158,9 @@ impl Gpu {
             })
         }) {
             Ok(g) => Ok(g.clone()),
-            Err(reason) => Err(Error::NoDevice { reason: reason.clone() }),
+            Err(reason) => Err(Error::NoDevice {
+                reason: reason.clone(),
+            }),
         }
     }
 
@@ -180,7 +198,9 @@ impl Gpu {
 
     /// Waits for all work issued on this GPU's stream; surfaces a kernel fault as an error.
     pub fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().map_err(|e| driver_err("synchronising the stream", e))
+        self.stream
+            .synchronize()
+            .map_err(|e| driver_err("synchronising the stream", e))
     }
 
     /// Allocates `len` elements, uninitialised (filled with 0xff bytes in debug builds would
@@ -197,16 +217,21 @@ impl Gpu {
         }
         // SAFETY: the memory is uninitialised; DeviceBuffer<T: Pod> accepts any bit pattern,
         // and every reader in warpmap writes (or fills) before it reads.
-        let slice = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(|e| {
-            match driver_err("allocating device memory", e) {
-                Error::OutOfMemory { .. } => Error::OutOfMemory {
-                    requested_bytes: bytes as u64,
-                    free_bytes: self.free_memory().unwrap_or(0),
-                },
-                other => other,
-            }
-        })?;
-        Ok(DeviceBuffer { bytes: slice, len, _t: PhantomData })
+        let slice =
+            unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(|e| {
+                match driver_err("allocating device memory", e) {
+                    Error::OutOfMemory { .. } => Error::OutOfMemory {
+                        requested_bytes: bytes as u64,
+                        free_bytes: self.free_memory().unwrap_or(0),
+                    },
+                    other => other,
+                }
+            })?;
+        Ok(DeviceBuffer {
+            bytes: slice,
+            len,
+            _t: PhantomData,
+        })
     }
 
     /// Allocates `len` elements with every byte set to `byte`.
@@ -237,7 +262,11 @@ impl Gpu {
     }
 
     /// Copies a host slice into the front of `dst` (lengths checked).
-    pub fn copy_to_device<T: bytemuck::Pod>(&self, src: &[T], dst: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn copy_to_device<T: bytemuck::Pod>(
+        &self,
+        src: &[T],
+        dst: &mut DeviceBuffer<T>,
+    ) -> Result<()> {
         if src.len() > dst.len {
             return Err(Error::invalid(format!(
                 "copy of {} elements into a device buffer of {}",
@@ -250,11 +279,17 @@ impl Gpu {
         }
         let bytes: &[u8] = bytemuck::cast_slice(src);
         let mut view = dst.bytes.slice_mut(0..bytes.len());
-        self.stream.memcpy_htod(bytes, &mut view).map_err(|e| driver_err("copy to device", e))
+        self.stream
+            .memcpy_htod(bytes, &mut view)
+            .map_err(|e| driver_err("copy to device", e))
     }
 
     /// Copies the front of a device buffer into a host slice and waits for it.
-    pub fn copy_to_host<T: bytemuck::Pod>(&self, src: &DeviceBuffer<T>, dst: &mut [T]) -> Result<()> {
+    pub fn copy_to_host<T: bytemuck::Pod>(
+        &self,
+        src: &DeviceBuffer<T>,
+        dst: &mut [T],
+    ) -> Result<()> {
         if dst.len() > src.len {
             return Err(Error::invalid(format!(
                 "copy of {} elements out of a device buffer of {}",
@@ -267,7 +302,9 @@ impl Gpu {
         }
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
         let view = src.bytes.slice(0..bytes.len());
-        self.stream.memcpy_dtoh(&view, bytes).map_err(|e| driver_err("copy to host", e))?;
+        self.stream
+            .memcpy_dtoh(&view, bytes)
+            .map_err(|e| driver_err("copy to host", e))?;
         self.synchronize()
     }
 
@@ -279,7 +316,11 @@ impl Gpu {
     }
 
     /// Copies `src` into the front of `dst` on the device.
-    pub fn copy_device<T: bytemuck::Pod>(&self, src: &DeviceBuffer<T>, dst: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn copy_device<T: bytemuck::Pod>(
+        &self,
+        src: &DeviceBuffer<T>,
+        dst: &mut DeviceBuffer<T>,
+    ) -> Result<()> {
         if src.len > dst.len {
             return Err(Error::invalid("device copy into a smaller buffer"));
         }
@@ -305,7 +346,11 @@ impl Gpu {
             .as_mut_slice()
             .map_err(|e| driver_err("pinned memory", e))?
             .fill(0);
-        Ok(PinnedBuffer { bytes: slice, len, _t: PhantomData })
+        Ok(PinnedBuffer {
+            bytes: slice,
+            len,
+            _t: PhantomData,
+        })
     }
 
     /// Loads (compiling or reading the caches as needed) a kernel module specialisation.
@@ -318,7 +363,11 @@ impl Gpu {
         let key = cache::key(&text, &options, self.sm(), nv.version);
         let arch = format!("sm_{}", self.sm());
         if let Some(m) = self.modules.lock().ok().and_then(|m| m.get(&key).cloned()) {
-            return Ok(Module { inner: m, stream: self.stream.clone(), label });
+            return Ok(Module {
+                inner: m,
+                stream: self.stream.clone(),
+                label,
+            });
         }
         let (cubin, from) = match cache::load(&key) {
             Some(c) => (c, "disk"),
@@ -340,9 +389,18 @@ impl Gpu {
             eprintln!("warpmap: module {label} for {arch} from {from} in {ms:.1} ms");
         }
         if let Ok(mut r) = compile_records().lock() {
-            r.push(CompileRecord { module: label.clone(), arch, source: from, ms });
+            r.push(CompileRecord {
+                module: label.clone(),
+                arch,
+                source: from,
+                ms,
+            });
         }
-        Ok(Module { inner, stream: self.stream.clone(), label })
+        Ok(Module {
+            inner,
+            stream: self.stream.clone(),
+            label,
+        })
     }
 
     /// A pair of timing events on this GPU's stream.
@@ -352,7 +410,11 @@ impl Gpu {
                 .new_event(Some(drv_sys::CUevent_flags::CU_EVENT_DEFAULT))
                 .map_err(|e| driver_err("creating an event", e))
         };
-        Ok(Timer { start: ev()?, stop: ev()?, stream: self.stream.clone() })
+        Ok(Timer {
+            start: ev()?,
+            stop: ev()?,
+            stream: self.stream.clone(),
+        })
     }
 }
 
@@ -370,7 +432,11 @@ impl Module {
             .inner
             .load_function(name)
             .map_err(|e| driver_err(&format!("finding kernel {name} in {}", self.label), e))?;
-        Ok(Kernel { func, stream: self.stream.clone(), name: name.to_string() })
+        Ok(Kernel {
+            func,
+            stream: self.stream.clone(),
+            name: name.to_string(),
+        })
     }
 }
 
@@ -391,7 +457,10 @@ impl std::fmt::Debug for Kernel {
 impl Kernel {
     /// Starts a launch; push the arguments in the kernel's parameter order, then [`Launch::run`].
     pub fn launch(&self) -> Launch<'_> {
-        Launch { args: self.stream.launch_builder(&self.func), name: &self.name }
+        Launch {
+            args: self.stream.launch_builder(&self.func),
+            name: &self.name,
+        }
     }
     /// The kernel's name.
     pub fn name(&self) -> &str {
@@ -460,7 +529,12 @@ pub struct DeviceBuffer<T> {
 
 impl<T> std::fmt::Debug for DeviceBuffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DeviceBuffer<{}>[{}]", std::any::type_name::<T>(), self.len)
+        write!(
+            f,
+            "DeviceBuffer<{}>[{}]",
+            std::any::type_name::<T>(),
+            self.len
+        )
     }
 }
 
@@ -502,13 +576,21 @@ impl<T: bytemuck::Pod> PinnedBuffer<T> {
     }
     /// The contents (waits for pending copies into it).
     pub fn as_slice(&self) -> Result<&[T]> {
-        let b = self.bytes.as_slice().map_err(|e| driver_err("pinned memory", e))?;
-        Ok(bytemuck::cast_slice(&b[..self.len * std::mem::size_of::<T>()]))
+        let b = self
+            .bytes
+            .as_slice()
+            .map_err(|e| driver_err("pinned memory", e))?;
+        Ok(bytemuck::cast_slice(
+            &b[..self.len * std::mem::size_of::<T>()],
+        ))
     }
     /// The contents, writable (waits for pending copies).
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         let n = self.len * std::mem::size_of::<T>();
-        let b = self.bytes.as_mut_slice().map_err(|e| driver_err("pinned memory", e))?;
+        let b = self
+            .bytes
+            .as_mut_slice()
+            .map_err(|e| driver_err("pinned memory", e))?;
         Ok(bytemuck::cast_slice_mut(&mut b[..n]))
     }
 }
@@ -523,12 +605,18 @@ pub struct Timer {
 impl Timer {
     /// Records the start.
     pub fn start(&self) -> Result<()> {
-        self.start.record(&self.stream).map_err(|e| driver_err("recording an event", e))
+        self.start
+            .record(&self.stream)
+            .map_err(|e| driver_err("recording an event", e))
     }
     /// Records the stop, waits for it, and returns the milliseconds between the two.
     pub fn stop_ms(&self) -> Result<f64> {
-        self.stop.record(&self.stream).map_err(|e| driver_err("recording an event", e))?;
-        self.stop.synchronize().map_err(|e| driver_err("waiting for an event", e))?;
+        self.stop
+            .record(&self.stream)
+            .map_err(|e| driver_err("recording an event", e))?;
+        self.stop
+            .synchronize()
+            .map_err(|e| driver_err("waiting for an event", e))?;
         self.start
             .elapsed_ms(&self.stop)
             .map(|ms| ms as f64)

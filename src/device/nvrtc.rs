@@ -161,7 +161,10 @@ pub fn load_from(dirs: &[PathBuf], system_fallback: bool) -> Result<Nvrtc> {
                 if !problems.is_empty() {
                     s.push_str(&format!("; failed to open: {}", problems.join("; ")));
                 }
-                return Err(Error::NvrtcMissing { searched: s, remedy: NVRTC_REMEDY.into() });
+                return Err(Error::NvrtcMissing {
+                    searched: s,
+                    remedy: NVRTC_REMEDY.into(),
+                });
             }
         }
     }
@@ -175,7 +178,11 @@ pub fn load_from(dirs: &[PathBuf], system_fallback: bool) -> Result<Nvrtc> {
             remedy: NVRTC_REMEDY.into(),
         });
     }
-    Ok(Nvrtc { dir: loaded_dir, version: (major, minor), _libs: libs })
+    Ok(Nvrtc {
+        dir: loaded_dir,
+        version: (major, minor),
+        _libs: libs,
+    })
 }
 
 /// Finds and loads NVRTC once per process.
@@ -189,7 +196,10 @@ pub fn nvrtc() -> Result<&'static Nvrtc> {
     });
     match loaded {
         Ok(n) => Ok(n),
-        Err(msg) => Err(Error::NvrtcMissing { searched: msg.clone(), remedy: NVRTC_REMEDY.into() }),
+        Err(msg) => Err(Error::NvrtcMissing {
+            searched: msg.clone(),
+            remedy: NVRTC_REMEDY.into(),
+        }),
     }
 }
 
@@ -199,7 +209,10 @@ pub fn compile_cubin(source: &str, name: &str, arch: u32, options: &[String]) ->
     nvrtc()?;
     let src = CString::new(source).map_err(|_| Error::invalid("kernel source contains NUL"))?;
     let cname = CString::new(name).map_err(|_| Error::invalid("kernel name contains NUL"))?;
-    let mut opts = vec![format!("--gpu-architecture=sm_{arch}"), "--std=c++17".to_string()];
+    let mut opts = vec![
+        format!("--gpu-architecture=sm_{arch}"),
+        "--std=c++17".to_string(),
+    ];
     opts.extend(options.iter().cloned());
     let prog = nvrtc_result::create_program(&src, Some(&cname)).map_err(|e| Error::Compile {
         module: name.into(),
@@ -255,6 +268,9 @@ mod tests {
         let msg = err.to_string();
         assert!(matches!(err, Error::NvrtcMissing { .. }), "{msg}");
         assert!(msg.contains(&empty.display().to_string()), "{msg}");
-        assert!(msg.contains("pip install nvidia-cuda-nvrtc==13.0.88"), "{msg}");
+        assert!(
+            msg.contains("pip install nvidia-cuda-nvrtc==13.0.88"),
+            "{msg}"
+        );
     }
 }

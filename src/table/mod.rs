@@ -151,8 +151,11 @@ pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
     ) -> Result<()>;
 
     /// Enqueues a membership test: `found[i]` receives 1 or 0.
-    fn contains_device_async(&self, keys: &DeviceBuffer<K>, found: &mut DeviceBuffer<u8>)
-        -> Result<()>;
+    fn contains_device_async(
+        &self,
+        keys: &DeviceBuffer<K>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()>;
 
     /// Enqueues an erase.
     fn erase_device_async(&mut self, keys: &DeviceBuffer<K>) -> Result<()>;

@@ -59,7 +59,12 @@ pub struct WarpDriveConfig {
 impl WarpDriveConfig {
     /// A table of at least `capacity` slots with default parameters.
     pub fn new(capacity: usize) -> Self {
-        WarpDriveConfig { capacity, group_size: DEFAULT_GROUP_SIZE, max_probes: None, seed: DEFAULT_SEED }
+        WarpDriveConfig {
+            capacity,
+            group_size: DEFAULT_GROUP_SIZE,
+            max_probes: None,
+            seed: DEFAULT_SEED,
+        }
     }
     /// Sets the group size.
     pub fn group_size(mut self, g: u32) -> Self {
@@ -134,7 +139,9 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         }
         let g = config.group_size;
         if !GROUP_SIZES.contains(&g) {
-            return Err(Error::invalid(format!("group size {g} is not one of {GROUP_SIZES:?}")));
+            return Err(Error::invalid(format!(
+                "group size {g} is not one of {GROUP_SIZES:?}"
+            )));
         }
         let wanted_windows = (config.capacity as u64).div_ceil(g as u64).max(2);
         if wanted_windows > u32::MAX as u64 / 2 {
@@ -238,7 +245,10 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             Some(s) => l.buf_mut(s),
             None => l.arg(&null),
         };
-        l.arg(&n).arg(&self.windows).arg(&self.max_probes).arg(&self.config.seed);
+        l.arg(&n)
+            .arg(&self.windows)
+            .arg(&self.max_probes)
+            .arg(&self.config.seed);
         // SAFETY: arguments match warpdrive_insert's parameters in order and type; the slot,
         // value and side buffers have the sizes the kernel indexes (windows * G slots), and
         // keys/values/status hold n elements (checked above).
@@ -269,12 +279,19 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         }
         let null = 0u64;
         let mut l = self.kernels.find.launch();
-        l.buf(&self.slots).buf(&self.values).buf(&self.side).buf(keys);
+        l.buf(&self.slots)
+            .buf(&self.values)
+            .buf(&self.side)
+            .buf(keys);
         match out {
             Some(o) => l.buf_mut(o),
             None => l.arg(&null),
         };
-        l.buf_mut(found).arg(&n).arg(&self.windows).arg(&self.max_probes).arg(&self.config.seed);
+        l.buf_mut(found)
+            .arg(&n)
+            .arg(&self.windows)
+            .arg(&self.max_probes)
+            .arg(&self.config.seed);
         // SAFETY: arguments match warpdrive_find's parameters; keys, out and found hold n
         // elements (checked above); the table buffers have the sizes the kernel indexes.
         unsafe { l.run(self.grid(keys.len()), BLOCK, 0) }
@@ -287,8 +304,14 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         }
         let grid = self.grid(keys.len());
         let mut l = self.kernels.erase.launch();
-        l.buf_mut(&mut self.slots).buf_mut(&mut self.side).buf_mut(&mut self.meta).buf(keys);
-        l.arg(&n).arg(&self.windows).arg(&self.max_probes).arg(&self.config.seed);
+        l.buf_mut(&mut self.slots)
+            .buf_mut(&mut self.side)
+            .buf_mut(&mut self.meta)
+            .buf(keys);
+        l.arg(&n)
+            .arg(&self.windows)
+            .arg(&self.max_probes)
+            .arg(&self.config.seed);
         // SAFETY: arguments match warpdrive_erase's parameters; keys holds n elements.
         unsafe { l.run(grid, BLOCK, 0) }
     }
@@ -323,10 +346,12 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
         let dv = self.gpu.upload(values)?;
         let mut ds = self.gpu.alloc::<u32>(keys.len())?;
         self.launch_insert(&dk, &dv, Some(&mut ds))?;
-        self.gpu.copy_to_host(&ds, bytemuck::cast_slice_mut(status))?;
+        self.gpu
+            .copy_to_host(&ds, bytemuck::cast_slice_mut(status))?;
         let failed = status.iter().filter(|s| s.is_failure()).count();
         // The statuses are the report; account for these failures as seen.
-        self.failed_seen.store(self.read_meta()?[1], Ordering::Relaxed);
+        self.failed_seen
+            .store(self.read_meta()?[1], Ordering::Relaxed);
         Ok(failed)
     }
 
@@ -360,7 +385,12 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
         let dk = self.gpu.upload(keys)?;
         let mut df = self.gpu.alloc::<u8>(keys.len())?;
         self.launch_find(&dk, None, &mut df)?;
-        Ok(self.gpu.download(&df)?.into_iter().map(|b| b != 0).collect())
+        Ok(self
+            .gpu
+            .download(&df)?
+            .into_iter()
+            .map(|b| b != 0)
+            .collect())
     }
 
     fn erase(&mut self, keys: &[K]) -> Result<usize> {
@@ -397,10 +427,16 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
         let mut ov = self.gpu.alloc::<V>(cap)?;
         let mut counter = self.gpu.alloc_filled::<u64>(1, 0)?;
         let (cap64, slots64) = (n as u64, self.slot_count() as u64);
-        let grid = (self.slot_count() as u64).div_ceil(BLOCK as u64).clamp(1, 65_536) as u32;
+        let grid = (self.slot_count() as u64)
+            .div_ceil(BLOCK as u64)
+            .clamp(1, 65_536) as u32;
         let mut l = self.kernels.retrieve.launch();
         l.buf(&self.slots).buf(&self.values).buf(&self.side);
-        l.buf_mut(&mut ok).buf_mut(&mut ov).buf_mut(&mut counter).arg(&cap64).arg(&slots64);
+        l.buf_mut(&mut ok)
+            .buf_mut(&mut ov)
+            .buf_mut(&mut counter)
+            .arg(&cap64)
+            .arg(&slots64);
         // SAFETY: arguments match warpdrive_retrieve's parameters; the kernel writes at most
         // out_capacity = n <= cap elements of ok/ov.
         unsafe { l.run(grid, BLOCK, 0) }?;
@@ -420,7 +456,10 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.slots.num_bytes() + self.values.num_bytes() + self.side.num_bytes() + self.meta.num_bytes()
+        self.slots.num_bytes()
+            + self.values.num_bytes()
+            + self.side.num_bytes()
+            + self.meta.num_bytes()
     }
 }
 
@@ -447,7 +486,11 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for WarpDrive<K, V> {
         self.launch_find(keys, Some(values), found)
     }
 
-    fn contains_device_async(&self, keys: &DeviceBuffer<K>, found: &mut DeviceBuffer<u8>) -> Result<()> {
+    fn contains_device_async(
+        &self,
+        keys: &DeviceBuffer<K>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
         self.launch_find(keys, None, found)
     }
 
@@ -461,7 +504,11 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for WarpDrive<K, V> {
         let seen = self.failed_seen.swap(failed_total, Ordering::Relaxed);
         let failed = failed_total.saturating_sub(seen) as usize;
         if failed > 0 {
-            return Err(Error::TableFull { failed, batch: 0, capacity: self.slot_count() });
+            return Err(Error::TableFull {
+                failed,
+                batch: 0,
+                capacity: self.slot_count(),
+            });
         }
         Ok(())
     }
