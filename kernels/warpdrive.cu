@@ -8,10 +8,15 @@
 // hashing: w <- (w + step) mod windows, step in [1, windows-1], so all windows are visited.
 // Probing stops after max_probes windows (the paper's p_max) with a per-key status.
 //
-// Slots: when key and value are both 4 bytes, a slot is one 64-bit word (key in the low half),
-// claimed by one 64-bit CAS (the paper's packed layout). Otherwise keys and values live in two
-// arrays: the key is claimed by CAS, then the value is stored (fine for our phase-separated
-// batches; issue #3 brings 128-bit CAS for 8+8-byte pairs on sm_90).
+// Slot layouts (src/table/warpdrive.rs `SlotLayout`):
+// - Packed (4-byte key, 4-byte value): one 64-bit word, key in the low half, placed by one
+//   64-bit CAS (the paper's layout);
+// - Pair (8-byte key, 4- or 8-byte value): 16 bytes {key, value}, placed by one 128-bit CAS on
+//   sm_90+ (lock-free, the value lands with the key); before sm_90 the key is claimed by a 64-bit
+//   CAS and the value stored after it (same 32-byte sector, so one memory transaction);
+// - Split (4-byte key, 8-byte value): keys and values in two arrays (structure of arrays); the key
+//   is claimed by CAS, then the value stored.
+// A loaded slot is a `wd_seen`; all layout differences live in the wd_* helpers below.
 //
 // Beyond the paper: (1) erase writes tombstones; an insert that passed a tombstone keeps probing
 // to the end of the chain (a window with an empty slot) so that a key is never stored twice,
@@ -29,48 +34,101 @@
 #define WD_NO_SLOT 0xffffffffffffffffull
 
 #if WM_KEY_BYTES == 4 && WM_VALUE_BYTES == 4
-#define WD_PACKED 1
+#define WD_LAYOUT_PACKED 1
 typedef u64 wd_slot;
-#define WD_EMPTY_SLOT 0xffffffffffffffffull
-#define WD_TOMBSTONE_SLOT 0xfffffffffffffffeull  // key = WM_KEY_TOMBSTONE, value = all ones
-__device__ __forceinline__ wm_key wd_key_of(wd_slot s) { return (u32)s; }
-__device__ __forceinline__ wd_slot wd_make(wm_key k, wm_value v) { return (u64)k | ((u64)v << 32); }
+typedef u64 wd_seen;
+#define WD_TOMBSTONE_WORD 0xfffffffffffffffeull  // key = WM_KEY_TOMBSTONE, value = all ones
+__device__ __forceinline__ wm_key wd_key(wd_seen s) { return (u32)s; }
+__device__ __forceinline__ u64 wd_make(wm_key k, wm_value v) { return (u64)k | ((u64)v << 32); }
+#elif WM_KEY_BYTES == 8
+#define WD_LAYOUT_PAIR 1
+typedef ulonglong2 wd_slot;  // x: key, y: value (zero-extended)
+typedef ulonglong2 wd_seen;
+__device__ __forceinline__ wm_key wd_key(wd_seen s) { return s.x; }
 #else
-#define WD_PACKED 0
+#define WD_LAYOUT_SPLIT 1
 typedef wm_key wd_slot;
-#define WD_EMPTY_SLOT WM_KEY_EMPTY
-#define WD_TOMBSTONE_SLOT WM_KEY_TOMBSTONE
-__device__ __forceinline__ wm_key wd_key_of(wd_slot s) { return s; }
+typedef wm_key wd_seen;
+__device__ __forceinline__ wm_key wd_key(wd_seen s) { return s; }
 #endif
 
-// Reads a slot from L2 (not L1, which is not coherent across SMs): inserts and erases re-read
-// slots that other SMs change during the same launch.
-__device__ __forceinline__ wd_slot wd_load_cg(const wd_slot* p) { return __ldcg(p); }
+// Loads slot i. `coherent`: from L2 (not L1, which is not coherent across SMs), for inserts and
+// erases, which re-read slots that other SMs change during the same launch.
+template <bool coherent>
+__device__ __forceinline__ wd_seen wd_load(const wd_slot* slots, u64 i) {
+  return coherent ? __ldcg(slots + i) : slots[i];
+}
+
+// The value of slot i, whose contents were `s`.
+__device__ __forceinline__ wm_value wd_value(const wm_value* values, u64 i, wd_seen s) {
+#if defined(WD_LAYOUT_PACKED)
+  return (wm_value)(s >> 32);
+#elif defined(WD_LAYOUT_PAIR)
+  return (wm_value)s.y;
+#else
+  return values[i];
+#endif
+}
+
+// Broadcasts a loaded slot from group rank `src` to the group.
+template <int G>
+__device__ __forceinline__ wd_seen wd_shfl(const wm_group<G>& g, wd_seen s, u32 src) {
+#if defined(WD_LAYOUT_PAIR)
+  return make_ulonglong2(g.shfl(s.x, src), g.shfl(s.y, src));
+#else
+  return g.shfl(s, src);
+#endif
+}
 
 // Replaces the value of slot i, whose key is already k.
 __device__ __forceinline__ void wd_store_value(wd_slot* slots, wm_value* values, u64 i, wm_key k, wm_value v) {
-#if WD_PACKED
+#if defined(WD_LAYOUT_PACKED)
   atomicExch(slots + i, wd_make(k, v));
+#elif defined(WD_LAYOUT_PAIR)
+  atomicExch(&slots[i].y, (u64)v);
 #else
   values[i] = v;
 #endif
 }
 
-// Tries to claim free slot i (holding `expected`, EMPTY or TOMBSTONE) for (k, v).
-// Returns 1 when claimed, 2 when the slot meanwhile holds k (value replaced), 0 when lost.
-__device__ __forceinline__ int wd_claim(wd_slot* slots, wm_value* values, u64 i, wd_slot expected, wm_key k, wm_value v) {
-#if WD_PACKED
-  wd_slot old = atomicCAS(slots + i, expected, wd_make(k, v));
-  if (old == expected) return 1;
-  if (wd_key_of(old) == k) { atomicExch(slots + i, wd_make(k, v)); return 2; }
+// Tries to claim free slot i, last seen holding `seen` (an empty or tombstone key), for (k, v).
+// Returns 1 when claimed, 2 when the slot meanwhile holds k (its value replaced), 0 when lost.
+__device__ __forceinline__ int wd_claim(wd_slot* slots, wm_value* values, u64 i, wd_seen seen, wm_key k, wm_value v) {
+#if defined(WD_LAYOUT_PACKED)
+  const u64 old = atomicCAS(slots + i, seen, wd_make(k, v));
+  if (old == seen) return 1;
+  if (wd_key(old) == k) { atomicExch(slots + i, wd_make(k, v)); return 2; }
   return 0;
-#else
-  wd_slot old = atomicCAS(slots + i, expected, k);
-  if (old == expected || old == k) {
-    values[i] = v;
-    return old == expected ? 1 : 2;
+#elif defined(WD_LAYOUT_PAIR) && WM_HAS_CAS128
+  const ulonglong2 old = wm_cas128(slots + i, seen, make_ulonglong2(k, (u64)v));
+  if (old.x == seen.x && old.y == seen.y) return 1;
+  if (old.x == k) { atomicExch(&slots[i].y, (u64)v); return 2; }
+  return 0;
+#elif defined(WD_LAYOUT_PAIR)
+  const u64 old = atomicCAS(&slots[i].x, seen.x, k);
+  if (old == seen.x || old == k) {
+    atomicExch(&slots[i].y, (u64)v);
+    return old == seen.x ? 1 : 2;
   }
   return 0;
+#else
+  const wm_key old = atomicCAS(slots + i, seen, k);
+  if (old == seen || old == k) {
+    values[i] = v;
+    return old == seen ? 1 : 2;
+  }
+  return 0;
+#endif
+}
+
+// Turns slot i, seen holding `seen` (a user key), into a tombstone. False if another erase won.
+__device__ __forceinline__ bool wd_erase_at(wd_slot* slots, u64 i, wd_seen seen) {
+#if defined(WD_LAYOUT_PACKED)
+  return atomicCAS(slots + i, seen, WD_TOMBSTONE_WORD) == seen;
+#elif defined(WD_LAYOUT_PAIR)
+  return atomicCAS(&slots[i].x, seen.x, (u64)WM_KEY_TOMBSTONE) == seen.x;
+#else
+  return atomicCAS(slots + i, seen, WM_KEY_TOMBSTONE) == seen;
 #endif
 }
 
@@ -95,7 +153,7 @@ __device__ __forceinline__ void wd_add_count(u64* counter, long long delta) {
   if ((threadIdx.x & 31u) == 0 && delta != 0) atomicAdd(counter, (u64)delta);
 }
 
-// meta[0]: number of stored keys; meta[1]: keys that could not be placed since last reset.
+// meta[0]: number of stored keys; meta[1]: keys left unplaced by all inserts so far.
 extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u64* side, u64* meta,
                                             const wm_key* keys, const wm_value* vals, u32* status,
                                             u64 n, u32 windows, u32 max_probes, u64 seed) {
@@ -117,46 +175,45 @@ extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u6
     } else {
       wd_probe p(k, windows, seed);
       u32 probe = 0;
-      u64 free_slot = WD_NO_SLOT;  // first free slot seen on the chain
-      wd_slot free_expected = WD_EMPTY_SLOT;
-      u32 free_window = 0, free_probe = 0;
+      u64 free_slot = WD_NO_SLOT;  // the first free slot seen on the chain ...
+      wd_seen free_seen;           // ... what it held ...
+      u32 free_window = 0, free_probe = 0;  // ... and where on the chain it is
       while (true) {
-        bool claim;
         if (probe >= max_probes) {
           if (free_slot == WD_NO_SLOT) {
             st = (probe >= windows) ? WM_STATUS_TABLE_FULL : WM_STATUS_PROBE_LIMIT;
             if (g.rank == 0) failed++;
             break;
           }
-          claim = true;  // k is not within the probed chain; take the tombstone we passed
+          // k is not within the probed chain: take the tombstone we passed.
         } else {
           const u64 i = (u64)p.window * WD_G + g.rank;
-          const wm_key sk = wd_key_of(wd_load_cg(slots + i));
+          const wd_seen s = wd_load<true>(slots, i);
+          const wm_key sk = wd_key(s);
           const u32 match = g.ballot(sk == k);
           if (match) {
-            const u32 r = __ffs(match) - 1;
-            if (g.rank == r) wd_store_value(slots, values, i, k, v);
+            if (g.rank == (u32)(__ffs(match) - 1)) wd_store_value(slots, values, i, k, v);
             st = WM_STATUS_UPDATED;
             break;
           }
           const u32 empty = g.ballot(sk == WM_KEY_EMPTY);
           const u32 tomb = g.ballot(sk == WM_KEY_TOMBSTONE);
           if (free_slot == WD_NO_SLOT && (empty | tomb)) {
-            const u32 r = __ffs(empty | tomb) - 1;
+            const u32 r = __ffs(empty | tomb) - 1;  // the leftmost free slot of the window
             free_slot = (u64)p.window * WD_G + r;
-            free_expected = ((empty >> r) & 1u) ? WD_EMPTY_SLOT : WD_TOMBSTONE_SLOT;
+            free_seen = wd_shfl(g, s, r);
             free_window = p.window;
             free_probe = probe;
           }
-          claim = empty != 0u;  // an empty slot ends the chain: k is not further on
-          if (!claim) {
+          if (empty == 0u) {  // no empty slot: the chain (and maybe k) goes on
             p.next(windows);
             probe++;
             continue;
           }
+          // An empty slot ends the chain: k is not further on. Claim the first free slot.
         }
         int got = 0;
-        if (g.rank == 0) got = wd_claim(slots, values, free_slot, free_expected, k, v);
+        if (g.rank == 0) got = wd_claim(slots, values, free_slot, free_seen, k, v);
         got = g.shfl(got, 0);
         if (got == 1) {
           if (g.rank == 0) inserted++;
@@ -166,7 +223,8 @@ extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u6
           st = WM_STATUS_UPDATED;
           break;
         }
-        // Another key took the slot: rescan from its window (slots before it stay occupied).
+        // Another key took the slot: rescan from its window (the slots before it stay occupied
+        // during an insert phase, so nothing earlier on the chain can change).
         p.window = free_window;
         probe = free_probe;
         free_slot = WD_NO_SLOT;
@@ -197,19 +255,17 @@ extern "C" __global__ void warpdrive_find(const wd_slot* slots, const wm_value* 
       wd_probe p(k, windows, seed);
       for (u32 probe = 0; probe < max_probes; probe++) {
         const u64 i = (u64)p.window * WD_G + g.rank;
-        const wd_slot s = slots[i];
-        const u32 match = g.ballot(wd_key_of(s) == k);
+        const wd_seen s = wd_load<false>(slots, i);
+        const u32 match = g.ballot(wd_key(s) == k);
         if (match) {
           const u32 r = __ffs(match) - 1;
-#if WD_PACKED
-          v = (wm_value)g.shfl((u64)(s >> 32), r);
-#else
-          v = values[(u64)p.window * WD_G + r];
-#endif
+          wm_value mine = 0;
+          if (g.rank == r && out != nullptr) mine = wd_value(values, i, s);
+          v = g.shfl(mine, r);
           hit = true;
           break;
         }
-        if (g.any(wd_key_of(s) == WM_KEY_EMPTY)) break;
+        if (g.any(wd_key(s) == WM_KEY_EMPTY)) break;
         p.next(windows);
       }
     }
@@ -237,15 +293,14 @@ extern "C" __global__ void warpdrive_erase(wd_slot* slots, u64* side, u64* meta,
     wd_probe p(k, windows, seed);
     for (u32 probe = 0; probe < max_probes; probe++) {
       const u64 i = (u64)p.window * WD_G + g.rank;
-      const wd_slot s = wd_load_cg(slots + i);
-      const u32 match = g.ballot(wd_key_of(s) == k);
+      const wd_seen s = wd_load<true>(slots, i);
+      const u32 match = g.ballot(wd_key(s) == k);
       if (match) {
-        const u32 r = __ffs(match) - 1;
         // A concurrent erase of the same key may win; only the winner counts.
-        if (g.rank == r && atomicCAS(slots + i, s, (wd_slot)WD_TOMBSTONE_SLOT) == s) erased++;
+        if (g.rank == (u32)(__ffs(match) - 1) && wd_erase_at(slots, i, s)) erased++;
         break;
       }
-      if (g.any(wd_key_of(s) == WM_KEY_EMPTY)) break;
+      if (g.any(wd_key(s) == WM_KEY_EMPTY)) break;
       p.next(windows);
     }
   }
@@ -270,18 +325,16 @@ extern "C" __global__ void warpdrive_retrieve(const wd_slot* slots, const wm_val
   const u64 rounds = (num_slots + threads - 1) / threads;
   for (u64 r = 0; r < rounds; r++) {
     const u64 i = r * threads + tid;
-    wd_slot s = WD_EMPTY_SLOT;
-    if (i < num_slots) s = slots[i];
-    const wm_key k = wd_key_of(s);
-    const bool occupied = i < num_slots && k != WM_KEY_EMPTY && k != WM_KEY_TOMBSTONE;
+    bool occupied = false;
+    wd_seen s;
+    if (i < num_slots) {
+      s = wd_load<false>(slots, i);
+      occupied = wd_key(s) != WM_KEY_EMPTY && wd_key(s) != WM_KEY_TOMBSTONE;
+    }
     const u64 pos = wm_aggregated_inc(counter, occupied);
     if (occupied && pos < out_capacity) {  // the host checks *counter <= out_capacity
-      out_keys[pos] = k;
-#if WD_PACKED
-      out_values[pos] = (wm_value)(s >> 32);
-#else
-      out_values[pos] = values[i];
-#endif
+      out_keys[pos] = wd_key(s);
+      out_values[pos] = wd_value(values, i, s);
     }
   }
 }

@@ -29,6 +29,7 @@ pub const COMMON: &[KernelFile] = &[
     kernel_file!("common/types.cuh"),
     kernel_file!("common/hash.cuh"),
     kernel_file!("common/warp.cuh"),
+    kernel_file!("common/atomic.cuh"),
 ];
 
 /// The WarpDrive scheme's kernels.

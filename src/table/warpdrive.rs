@@ -78,9 +78,35 @@ impl WarpDriveConfig {
     }
 }
 
-/// Whether a key/value width pair uses the packed 64-bit slot (one CAS places the pair).
-pub fn is_packed(key_bytes: usize, value_bytes: usize) -> bool {
-    key_bytes == 4 && value_bytes == 4
+/// How a table stores its slots (chosen by the key and value widths; see `kernels/warpdrive.cu`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotLayout {
+    /// 4-byte key + 4-byte value in one 8-byte word, placed by one 64-bit CAS (the paper's).
+    Packed8,
+    /// 8-byte key + value (4 or 8 bytes, zero-extended) in 16 bytes, placed by one 128-bit CAS on
+    /// sm_90 and newer (before: the key by a 64-bit CAS, then the value, in the same sector).
+    Pair16,
+    /// 4-byte keys and 8-byte values in two arrays (structure of arrays).
+    Split,
+}
+
+impl SlotLayout {
+    /// The layout for these widths.
+    pub fn for_widths(key_bytes: usize, value_bytes: usize) -> Self {
+        match (key_bytes, value_bytes) {
+            (4, 4) => SlotLayout::Packed8,
+            (8, _) => SlotLayout::Pair16,
+            _ => SlotLayout::Split,
+        }
+    }
+    /// Bytes of the slot array per slot.
+    pub fn slot_bytes(self, key_bytes: usize) -> usize {
+        match self {
+            SlotLayout::Packed8 => 8,
+            SlotLayout::Pair16 => 16,
+            SlotLayout::Split => key_bytes,
+        }
+    }
 }
 
 /// The kernel module specialisation for these widths and group size.
@@ -117,9 +143,9 @@ pub struct WarpDrive<K: Key, V: Value> {
     config: WarpDriveConfig,
     windows: u32,
     max_probes: u32,
-    /// Packed (key, value) words, or keys only (see `is_packed`).
+    /// The slot array (see [`SlotLayout`]).
     slots: DeviceBuffer<u8>,
-    /// Values, for the split layout (one dummy element when packed).
+    /// Values, for the split layout (one unused element otherwise).
     values: DeviceBuffer<V>,
     /// Side path for sentinel-valued keys: [occupied0, value0, occupied1, value1].
     side: DeviceBuffer<u64>,
@@ -157,9 +183,9 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             Some(p) => p.min(windows),
             None => DEFAULT_PROBE_BUDGET_SLOTS.div_ceil(g).min(windows),
         };
-        let packed = is_packed(K::BYTES, V::BYTES);
-        let slot_bytes = if packed { 8 } else { K::BYTES };
-        let value_len = if packed { 1 } else { slots_n };
+        let layout = SlotLayout::for_widths(K::BYTES, V::BYTES);
+        let slot_bytes = layout.slot_bytes(K::BYTES);
+        let value_len = if layout == SlotLayout::Split { slots_n } else { 1 };
         let need = slots_n as u64 * slot_bytes as u64 + value_len as u64 * V::BYTES as u64;
         if need > gpu.total_memory() {
             return Err(Error::OutOfMemory {
