@@ -30,6 +30,9 @@
 #error "WM_GROUP_SIZE must be a power of two <= 32"
 #endif
 
+#ifndef WM_HASH
+#define WM_HASH WM_HASH_MURMUR
+#endif
 #define WD_G WM_GROUP_SIZE
 #define WD_NO_SLOT 0xffffffffffffffffull
 
@@ -136,9 +139,9 @@ struct wd_probe {
   u32 window;
   u32 step;
   __device__ __forceinline__ wd_probe(wm_key k, u32 windows, u64 seed) {
-    u64 h = wm_hash_key((u64)k, seed);
-    window = wm_map_to_range((u32)h, windows);
-    step = 1u + wm_map_to_range((u32)(h >> 32), windows - 1u);
+    const uint2 h = wm_hash_pair<WM_HASH, WM_KEY_BYTES>((u64)k, seed);
+    window = wm_map_to_range(h.x, windows);
+    step = 1u + wm_map_to_range(h.y, windows - 1u);
   }
   __device__ __forceinline__ void next(u32 windows) {
     window += step;

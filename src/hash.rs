@@ -23,6 +23,64 @@ pub fn fmix32(mut h: u32) -> u32 {
     h
 }
 
+/// Thomas Mueller's 32-bit integer hash (`wm_mueller32`), the WarpDrive paper's second function.
+#[inline]
+pub fn mueller32(mut x: u32) -> u32 {
+    x = ((x >> 16) ^ x).wrapping_mul(0x045d_9f3b);
+    x = ((x >> 16) ^ x).wrapping_mul(0x045d_9f3b);
+    (x >> 16) ^ x
+}
+
+/// Mueller's 64-bit variant (`wm_mueller64`; the SplitMix64 finaliser constants).
+#[inline]
+pub fn mueller64(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The hash functions a table can use (the `WM_HASH` define of the kernels).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum HashFunction {
+    /// MurmurHash3's finaliser (`fmix32` / `fmix64`), the default.
+    #[default]
+    Murmur3,
+    /// Mueller's hash (`mueller32` / `mueller64`).
+    Mueller,
+}
+
+impl HashFunction {
+    /// Both functions.
+    pub const ALL: [HashFunction; 2] = [HashFunction::Murmur3, HashFunction::Mueller];
+
+    /// The value of the kernels' `WM_HASH` define.
+    pub fn define(self) -> u32 {
+        match self {
+            HashFunction::Murmur3 => 0,
+            HashFunction::Mueller => 1,
+        }
+    }
+}
+
+/// The two 32-bit hashes the kernels derive from a key (`wm_hash_pair`): the first picks the
+/// first window, the second the double-hashing step. 4-byte keys hash `k + seed_lo` and
+/// `k + seed_hi` with the 32-bit function; 8-byte keys hash `k ^ seed` once with the 64-bit one.
+pub fn hash_pair(bits: u64, key_bytes: usize, seed: u64, f: HashFunction) -> (u32, u32) {
+    if key_bytes == 4 {
+        let (k, s0, s1) = (bits as u32, seed as u32, (seed >> 32) as u32);
+        let h = match f {
+            HashFunction::Murmur3 => fmix32,
+            HashFunction::Mueller => mueller32,
+        };
+        return (h(k.wrapping_add(s0)), h(k.wrapping_add(s1)));
+    }
+    let h = match f {
+        HashFunction::Murmur3 => fmix64(bits ^ seed),
+        HashFunction::Mueller => mueller64(bits ^ seed),
+    };
+    (h as u32, (h >> 32) as u32)
+}
+
 /// The 64-bit hash of a key's bit pattern under a seed, as the kernels compute it.
 #[inline]
 pub fn hash_key(bits: u64, seed: u64) -> u64 {
@@ -71,6 +129,21 @@ mod tests {
         assert_eq!(fmix64(1), 0xb456_bcfc_34c2_cb2c);
         assert_eq!(fmix32(1), 0x514e_28b7);
     }
+
+    #[test]
+    fn mueller_is_a_bijection_sample() {
+        // A bijection maps distinct inputs to distinct outputs: check a dense sample.
+        let mut seen: Vec<u32> = (0..1u32 << 16).map(mueller32).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 1 << 16);
+        assert_eq!(mueller32(0), 0);
+        assert_ne!(mueller64(1), 1);
+        let (a, b) = hash_pair(7, 4, DEFAULT_TEST_SEED, HashFunction::Mueller);
+        assert_ne!(a, b, "the two translated hashes differ");
+    }
+
+    const DEFAULT_TEST_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
 
     #[test]
     fn primes() {

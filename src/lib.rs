@@ -15,6 +15,7 @@ pub mod table;
 pub use cpu::CpuTable;
 pub use device::{DeviceBuffer, Gpu, PinnedBuffer};
 pub use error::{Error, Result};
+pub use hash::HashFunction;
 pub use key::{Key, Value};
 pub use status::InsertStatus;
 pub use table::warpdrive::{WarpDrive, WarpDriveConfig};

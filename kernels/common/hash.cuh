@@ -20,7 +20,38 @@ __device__ __forceinline__ u32 wm_fmix32(u32 h) {
   return h;
 }
 
-__device__ __forceinline__ u64 wm_hash_key(u64 bits, u64 seed) { return wm_fmix64(bits ^ seed); }
+// Thomas Mueller's 32-bit integer hash (the WarpDrive paper's second hash function).
+__device__ __forceinline__ u32 wm_mueller32(u32 x) {
+  x = ((x >> 16) ^ x) * 0x45d9f3bu;
+  x = ((x >> 16) ^ x) * 0x45d9f3bu;
+  return (x >> 16) ^ x;
+}
+
+// Mueller's 64-bit variant (the same answer's: the SplitMix64 finaliser constants).
+__device__ __forceinline__ u64 wm_mueller64(u64 x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// The hash functions a table may choose (WM_HASH; src/hash.rs `HashFunction` mirrors these).
+#define WM_HASH_MURMUR 0
+#define WM_HASH_MUELLER 1
+
+// Two 32-bit hashes of a key: h.x picks the first window, h.y the double-hashing step.
+// 4-byte keys use the paper's 4-byte functions on two translated inputs (k + seed, k + seed');
+// both functions are bijections on u32, so translation keeps their properties (paper §V-A).
+// 8-byte keys use the 64-bit function once and split its result.
+template <int HASH, int KEY_BYTES>
+__device__ __forceinline__ uint2 wm_hash_pair(u64 bits, u64 seed) {
+  if (KEY_BYTES == 4) {
+    const u32 k = (u32)bits, s0 = (u32)seed, s1 = (u32)(seed >> 32);
+    if (HASH == WM_HASH_MUELLER) return make_uint2(wm_mueller32(k + s0), wm_mueller32(k + s1));
+    return make_uint2(wm_fmix32(k + s0), wm_fmix32(k + s1));
+  }
+  const u64 h = (HASH == WM_HASH_MUELLER) ? wm_mueller64(bits ^ seed) : wm_fmix64(bits ^ seed);
+  return make_uint2((u32)h, (u32)(h >> 32));
+}
 
 // Maps a 32-bit hash onto [0, n) without a division: (h * n) >> 32.
 __device__ __forceinline__ u32 wm_map_to_range(u32 h, u32 n) { return __umulhi(h, n); }

@@ -19,7 +19,7 @@
 
 use crate::device::{DeviceBuffer, Gpu, Kernel};
 use crate::error::check_same_len;
-use crate::hash::next_prime;
+use crate::hash::{next_prime, HashFunction};
 use crate::kernels::{KernelSource, WARPDRIVE};
 use crate::key::{Key, Value};
 use crate::status::InsertStatus;
@@ -52,8 +52,11 @@ pub struct WarpDriveConfig {
     pub group_size: u32,
     /// Windows probed before a key is reported unplaceable (`p_max`); `None`: the default budget.
     pub max_probes: Option<u32>,
-    /// The hash seed.
+    /// The hash seed. For 4-byte keys its two halves translate the key for the two hashes, so
+    /// keep them different (the default does).
     pub seed: u64,
+    /// The hash function (the paper's two: MurmurHash3's finaliser, Mueller's hash).
+    pub hash: HashFunction,
 }
 
 impl WarpDriveConfig {
@@ -64,11 +67,22 @@ impl WarpDriveConfig {
             group_size: DEFAULT_GROUP_SIZE,
             max_probes: None,
             seed: DEFAULT_SEED,
+            hash: HashFunction::default(),
         }
     }
     /// Sets the group size.
     pub fn group_size(mut self, g: u32) -> Self {
         self.group_size = g;
+        self
+    }
+    /// Sets the hash function.
+    pub fn hash(mut self, f: HashFunction) -> Self {
+        self.hash = f;
+        self
+    }
+    /// Sets the seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
         self
     }
     /// Sets `p_max`.
@@ -109,12 +123,18 @@ impl SlotLayout {
     }
 }
 
-/// The kernel module specialisation for these widths and group size.
-pub fn kernel_source(key_bytes: usize, value_bytes: usize, group_size: u32) -> KernelSource {
+/// The kernel module specialisation for these widths, group size and hash function.
+pub fn kernel_source(
+    key_bytes: usize,
+    value_bytes: usize,
+    group_size: u32,
+    hash: HashFunction,
+) -> KernelSource {
     KernelSource::new("warpdrive", WARPDRIVE)
         .define("WM_KEY_BYTES", key_bytes)
         .define("WM_VALUE_BYTES", value_bytes)
         .define("WM_GROUP_SIZE", group_size)
+        .define("WM_HASH", hash.define())
 }
 
 /// Every specialisation the library can ask for (the compile test builds them all).
@@ -123,7 +143,9 @@ pub fn all_kernel_sources() -> Vec<KernelSource> {
     for kb in [4, 8] {
         for vb in [4, 8] {
             for g in GROUP_SIZES {
-                v.push(kernel_source(kb, vb, g));
+                for h in HashFunction::ALL {
+                    v.push(kernel_source(kb, vb, g, h));
+                }
             }
         }
     }
@@ -185,7 +207,11 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         };
         let layout = SlotLayout::for_widths(K::BYTES, V::BYTES);
         let slot_bytes = layout.slot_bytes(K::BYTES);
-        let value_len = if layout == SlotLayout::Split { slots_n } else { 1 };
+        let value_len = if layout == SlotLayout::Split {
+            slots_n
+        } else {
+            1
+        };
         let need = slots_n as u64 * slot_bytes as u64 + value_len as u64 * V::BYTES as u64;
         if need > gpu.total_memory() {
             return Err(Error::OutOfMemory {
@@ -193,7 +219,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
                 free_bytes: gpu.free_memory().unwrap_or(0),
             });
         }
-        let module = gpu.module(&kernel_source(K::BYTES, V::BYTES, g))?;
+        let module = gpu.module(&kernel_source(K::BYTES, V::BYTES, g, config.hash))?;
         let kernels = Kernels {
             insert: module.kernel("warpdrive_insert")?,
             find: module.kernel("warpdrive_find")?,

@@ -137,7 +137,8 @@ pub fn warpdrive<K: Key, V: Value>(gpu: &Arc<Gpu>, config: WarpDriveConfig) -> W
 
 /// Every backend present on this machine, each holding at least `capacity` keys:
 /// the CPU table (default shards and a single shard), and on a GPU the WarpDrive table with
-/// every group size. Names say which ("cpu", "cpu/1-shard", "warpdrive/g4", ...).
+/// every group size (and Mueller's hash at two). Names say which ("cpu", "cpu/1-shard",
+/// "warpdrive/g4", "warpdrive/g8/mueller", ...).
 pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V>)> {
     let mut v: Vec<(String, DynTable<K, V>)> = vec![
         (
@@ -153,6 +154,14 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
         for g in GPU_GROUP_SIZES {
             let t = warpdrive::<K, V>(&gpu, WarpDriveConfig::new(capacity).group_size(g));
             v.push((format!("warpdrive/g{g}"), Box::new(t)));
+        }
+        // The paper's second hash function, at two group sizes.
+        for g in [1, 8] {
+            let config = WarpDriveConfig::new(capacity)
+                .group_size(g)
+                .hash(warpmap::HashFunction::Mueller);
+            let t = warpdrive::<K, V>(&gpu, config);
+            v.push((format!("warpdrive/g{g}/mueller"), Box::new(t)));
         }
     }
     v
