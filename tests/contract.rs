@@ -364,6 +364,51 @@ fn erase_then_reinsert<K: Key, V: Value>() {
 
 /// Fill to 0.95 of `capacity()` with unique random keys: every key must be placed, on every
 /// backend; then update all, and erase and re-insert half.
+/// Grow a nearly full table: every pair survives, tombstones are gone, the new room is usable,
+/// and a rehash below `len()` is refused without touching the table.
+fn rehash<K: Key, V: Value>() {
+    const CAP: usize = 1 << 12;
+    for (name, mut t) in backends::<K, V>(CAP) {
+        let mut rng = SplitMix64::new(seed_for::<K, V>(9));
+        let cap = t.capacity();
+        let keys = unique_keys::<K>(&mut rng, cap * 9 / 10 + cap, false);
+        let (first, more) = keys.split_at(cap * 9 / 10);
+        let values: Vec<V> = first.iter().map(|&k| value_for(k, 0)).collect();
+        t.insert(first, &values).unwrap();
+        let erased: Vec<K> = first.iter().copied().step_by(3).collect();
+        assert_eq!(t.erase(&erased).unwrap(), erased.len(), "{name}: erase");
+        let mut oracle: HashMap<K, V> = first.iter().copied().zip(values).collect();
+        for k in &erased {
+            oracle.remove(k);
+        }
+
+        let err = t.rehash(oracle.len() - 1).unwrap_err();
+        assert!(
+            matches!(err, warpmap::Error::InvalidInput(_)),
+            "{name}: {err}"
+        );
+        assert_matches(
+            &format!("{name} after a refused rehash"),
+            t.as_ref(),
+            &oracle,
+        );
+
+        t.rehash(2 * cap).unwrap();
+        assert!(
+            t.capacity() >= 2 * cap,
+            "{name}: capacity {} after rehash",
+            t.capacity()
+        );
+        assert_matches(&format!("{name} after rehash"), t.as_ref(), &oracle);
+
+        let values: Vec<V> = more.iter().map(|&k| value_for(k, 1)).collect();
+        t.insert(more, &values)
+            .unwrap_or_else(|e| panic!("{name}: insert into the grown table: {e}"));
+        oracle.extend(more.iter().copied().zip(values));
+        assert_matches(&format!("{name} filled after rehash"), t.as_ref(), &oracle);
+    }
+}
+
 fn high_load<K: Key, V: Value>() {
     const CAP: usize = 1 << 14;
     for (name, mut t) in backends::<K, V>(CAP) {
@@ -646,6 +691,10 @@ macro_rules! contract {
             #[test]
             fn high_load() {
                 super::high_load::<$k, $v>();
+            }
+            #[test]
+            fn rehash() {
+                super::rehash::<$k, $v>();
             }
             #[test]
             fn full_table() {

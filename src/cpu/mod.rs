@@ -508,6 +508,18 @@ impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
         self.capacity
     }
 
+    /// The CPU table reserves nothing per slot, so a rehash only moves the limit.
+    fn rehash(&mut self, new_capacity: usize) -> Result<()> {
+        let n = self.len()?;
+        if new_capacity < n.max(1) {
+            return Err(Error::invalid(format!(
+                "rehash to capacity {new_capacity} cannot hold the {n} stored keys"
+            )));
+        }
+        self.capacity = new_capacity;
+        Ok(())
+    }
+
     fn clear(&mut self) -> Result<()> {
         // Keeps the shards' allocations, as the GPU tables keep their slots.
         self.shards.par_iter_mut().for_each(|m| {

@@ -113,6 +113,12 @@ pub trait HashTable<K: Key, V: Value>: Send + Sync {
     /// Removes every key; the capacity stays.
     fn clear(&mut self) -> Result<()>;
 
+    /// Changes the capacity to at least `new_capacity` keys, keeping every pair (and dropping
+    /// tombstones, where the scheme has them): to grow a table that is filling up.
+    /// [`Error::InvalidInput`](crate::Error::InvalidInput) if `new_capacity` is below `len()`;
+    /// on any error the table is unchanged.
+    fn rehash(&mut self, new_capacity: usize) -> Result<()>;
+
     /// Every stored pair, in no particular order.
     fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)>;
 

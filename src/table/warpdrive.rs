@@ -373,6 +373,40 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
     }
 }
 
+impl<K: Key, V: Value> WarpDrive<K, V> {
+    /// Every stored pair, into new device buffers (no copy through the host), in no particular
+    /// order.
+    pub fn retrieve_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)> {
+        let n = self.len()?;
+        let mut ok = self.gpu.alloc::<K>(n)?;
+        let mut ov = self.gpu.alloc::<V>(n)?;
+        let mut counter = self.gpu.alloc_filled::<u64>(1, 0)?;
+        let (cap64, slots64) = (n as u64, self.slot_count() as u64);
+        let grid = (self.slot_count() as u64)
+            .div_ceil(BLOCK as u64)
+            .clamp(1, 65_536) as u32;
+        let mut l = self.kernels.retrieve.launch();
+        l.buf(&self.slots).buf(&self.values).buf(&self.side);
+        l.buf_mut(&mut ok)
+            .buf_mut(&mut ov)
+            .buf_mut(&mut counter)
+            .arg(&cap64)
+            .arg(&slots64);
+        // SAFETY: arguments match warpdrive_retrieve's parameters; the kernel writes at most
+        // out_capacity = n elements of ok/ov, which hold n.
+        unsafe { l.run(grid, BLOCK, 0) }?;
+        let got = self.gpu.download(&counter)?[0] as usize;
+        if got != n {
+            return Err(Error::KernelStatus {
+                kernel: "warpdrive_retrieve".into(),
+                bits: 0,
+                names: format!("found {got} stored pairs but the count says {n}"),
+            });
+        }
+        Ok((ok, ov))
+    }
+}
+
 impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
     fn scheme(&self) -> &'static str {
         "warpdrive"
@@ -472,39 +506,39 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
         self.gpu.synchronize()
     }
 
-    fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)> {
+    /// Moves every pair, on the device, into a new table of at least `new_capacity` slots (same
+    /// group size, hash and seed) that then replaces this one. Peak device memory is both tables
+    /// plus the pairs.
+    fn rehash(&mut self, new_capacity: usize) -> Result<()> {
+        self.synchronize()?; // earlier async failures surface here, not after the swap
         let n = self.len()?;
-        let cap = n.max(1);
-        let mut ok = self.gpu.alloc::<K>(cap)?;
-        let mut ov = self.gpu.alloc::<V>(cap)?;
-        let mut counter = self.gpu.alloc_filled::<u64>(1, 0)?;
-        let (cap64, slots64) = (n as u64, self.slot_count() as u64);
-        let grid = (self.slot_count() as u64)
-            .div_ceil(BLOCK as u64)
-            .clamp(1, 65_536) as u32;
-        let mut l = self.kernels.retrieve.launch();
-        l.buf(&self.slots).buf(&self.values).buf(&self.side);
-        l.buf_mut(&mut ok)
-            .buf_mut(&mut ov)
-            .buf_mut(&mut counter)
-            .arg(&cap64)
-            .arg(&slots64);
-        // SAFETY: arguments match warpdrive_retrieve's parameters; the kernel writes at most
-        // out_capacity = n <= cap elements of ok/ov.
-        unsafe { l.run(grid, BLOCK, 0) }?;
-        let got = self.gpu.download(&counter)?[0] as usize;
-        if got != n {
+        if new_capacity < n {
+            return Err(Error::invalid(format!(
+                "rehash to capacity {new_capacity} cannot hold the {n} stored keys"
+            )));
+        }
+        let (keys, values) = self.retrieve_device()?;
+        let config = WarpDriveConfig {
+            capacity: new_capacity,
+            ..self.config.clone()
+        };
+        let mut bigger = WarpDrive::<K, V>::new(self.gpu.clone(), config)?;
+        bigger.insert_device_async(&keys, &values, None)?;
+        bigger.synchronize()?;
+        if bigger.len()? != n {
             return Err(Error::KernelStatus {
-                kernel: "warpdrive_retrieve".into(),
+                kernel: "warpdrive_insert".into(),
                 bits: 0,
-                names: format!("found {got} stored pairs but the count says {n}"),
+                names: format!("rehash placed {} of {n} keys", bigger.len()?),
             });
         }
-        let mut keys = self.gpu.download(&ok)?;
-        let mut vals = self.gpu.download(&ov)?;
-        keys.truncate(n);
-        vals.truncate(n);
-        Ok((keys, vals))
+        *self = bigger;
+        Ok(())
+    }
+
+    fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)> {
+        let (keys, values) = self.retrieve_device()?;
+        Ok((self.gpu.download(&keys)?, self.gpu.download(&values)?))
     }
 
     fn memory_bytes(&self) -> usize {
