@@ -318,17 +318,25 @@ pub fn zipf_ranks(n: usize, universe: u64, s: f64, seed: u64) -> Result<Vec<u64>
 /// of index `r - 1` has probability `∝ r^-s` (so `unique(universe, seed)[0]` is the most
 /// frequent). See [`Zipf`] for the method; `s = `[`DEFAULT_ZIPF_S`] in the benchmarks.
 pub fn zipf<K: Key>(n: usize, universe: u64, s: f64, seed: u64) -> Result<Vec<K>> {
+    let mut v = vec![K::zeroed(); n];
+    zipf_into(&mut v, universe, s, seed)?;
+    Ok(v)
+}
+
+/// Fills `out` with [`zipf`]`(out.len(), universe, s, seed)`, in parallel, into a buffer the
+/// caller reuses (no allocation): element `i` depends only on `(i, universe, s, seed)`.
+pub fn zipf_into<K: Key>(out: &mut [K], universe: u64, s: f64, seed: u64) -> Result<()> {
     check_universe::<K>("zipf", universe)?;
     let z = Zipf::new(universe, s)?;
     let salt = seed ^ 0x3c6e_f372_fe94_f82b;
-    Ok((0..n)
-        .into_par_iter()
+    out.par_iter_mut()
         .with_min_len(1 << 12)
-        .map(|i| {
+        .enumerate()
+        .for_each(|(i, k)| {
             let mut r = Stream::new(salt, i as u64);
-            key_at(z.sample(|| r.next_f64()) - 1, seed)
-        })
-        .collect())
+            *k = key_at(z.sample(|| r.next_f64()) - 1, seed);
+        });
+    Ok(())
 }
 
 #[cfg(test)]
@@ -451,6 +459,20 @@ mod tests {
             .map(|(&k, _)| k)
             .unwrap();
         assert_eq!(top, unique::<u64>(1, 42).unwrap()[0]);
+    }
+
+    #[test]
+    fn zipf_into_matches_zipf() {
+        let a = zipf::<u32>(10_000, 1 << 20, DEFAULT_ZIPF_S, 9).unwrap();
+        let mut b = vec![0u32; 10_000];
+        zipf_into(&mut b, 1 << 20, DEFAULT_ZIPF_S, 9).unwrap();
+        assert_eq!(a, b);
+        // A prefix of a longer draw is the shorter draw.
+        let mut c = vec![0u32; 20_000];
+        zipf_into(&mut c, 1 << 20, DEFAULT_ZIPF_S, 9).unwrap();
+        assert_eq!(&c[..10_000], &a[..]);
+        assert!(zipf_into(&mut b, 0, 1.0, 9).is_err());
+        assert!(zipf_into::<u32>(&mut b, 1 << 33, 1.0, 9).is_err());
     }
 
     #[test]

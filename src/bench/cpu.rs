@@ -1,11 +1,18 @@
 //! The CPU backend's benchmark: the same operations as on the GPU, on [`CpuTable`] through the
 //! [`HashTable`] trait, timed with [`Instant`] around each bulk call.
+//!
+//! Loop order: type, distribution, load factor, run (the CPU table has no group size). Fixed
+//! slots: one table per (type, distribution), cleared between runs. Fixed keys: a new table per
+//! load factor, and the run key sets generated once per (type, distribution).
 
-use super::{
-    keys_for, run_seed, BenchResult, Measured, Op, OpStats, Plan, Progress, Roofline, Sink,
+use super::plan::{Distribution, KvType, Plan};
+use super::workload::{
+    bad_contains, bad_hits, bad_misses, check_len_after_insert, resize_par, Tag, Workload,
+    WorkloadSpec, Workloads,
 };
+use super::{keys_for, BenchResult, Measured, Op, OpStats, Progress, Roofline, Sink};
 use crate::key::{Key, Value};
-use crate::keygen::{self, value_matches};
+use crate::keygen;
 use crate::table::{Backend, HashTable};
 use crate::{CpuTable, Error, Result};
 use rayon::prelude::*;
@@ -23,7 +30,7 @@ fn make_table<K: Key, V: Value>(capacity: usize) -> Result<Box<dyn HashTable<K, 
 }
 
 pub(crate) fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Vec<BenchResult>> {
-    let total = 2 * (plan.load_factors.len() * plan.runs) as u64;
+    let total = (plan.sets() * plan.runs) as u64;
     let mut sink = Sink {
         progress,
         done: 0,
@@ -31,8 +38,14 @@ pub(crate) fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Vec
         results: Vec::new(),
     };
     let roofline = Roofline::default();
-    bench_type::<u32, u32>(plan, &roofline, &mut sink, 0x0404)?;
-    bench_type::<u64, u64>(plan, &roofline, &mut sink, 0x0808)?;
+    for &ty in &plan.types {
+        for &dist in &plan.distributions {
+            match ty {
+                KvType::U32 => bench_set::<u32, u32>(plan, &roofline, &mut sink, 0x0404, dist)?,
+                KvType::U64 => bench_set::<u64, u64>(plan, &roofline, &mut sink, 0x0808, dist)?,
+            }
+        }
+    }
     Ok(sink.results)
 }
 
@@ -48,126 +61,98 @@ fn table_full_is_failure(r: Result<()>, failures: &mut Vec<String>, run: usize) 
     }
 }
 
-fn bench_type<K: Key, V: Value>(
+/// Small batch through every operation: the thread pool and the allocator.
+fn warm_up<K: Key, V: Value>(table: &mut dyn HashTable<K, V>, n: usize, seed: u64) -> Result<()> {
+    let nw = n.min(1 << 12).min(table.capacity()).max(1);
+    let wk = keygen::unique::<K>(nw, seed ^ 0x3a3a)?;
+    let wv = keygen::values_for::<K, V>(&wk);
+    let mut out = vec![V::zeroed(); nw];
+    let mut found = vec![false; nw];
+    table.insert(&wk, &wv)?;
+    table.find_into(&wk, &mut out, &mut found)?;
+    table.contains(&wk)?;
+    table.erase(&wk)?;
+    table.clear()
+}
+
+fn bench_set<K: Key, V: Value>(
     plan: &Plan,
     roofline: &Roofline,
     sink: &mut Sink<'_>,
     type_tag: u64,
+    dist: Distribution,
 ) -> Result<()> {
-    let mut table = make_table::<K, V>(plan.slots)?;
-    let capacity = table.capacity();
-    let n_max = plan
-        .load_factors
-        .iter()
-        .map(|&lf| keys_for(lf, capacity))
-        .max()
-        .unwrap_or(1);
-    let mut keys = vec![K::zeroed(); n_max];
-    let mut vals = vec![V::zeroed(); n_max];
-    let mut miss = vec![K::zeroed(); n_max];
-    let mut out = vec![V::zeroed(); n_max];
-    let mut found = vec![false; n_max];
-
-    // Warm-up: the thread pool and the allocator, on a small batch.
-    {
-        let nw = n_max.min(1 << 12);
-        let wk = keygen::unique::<K>(nw, plan.seed ^ 0x3a3a)?;
-        let wv = keygen::values_for::<K, V>(&wk);
-        table.insert(&wk, &wv)?;
-        table.find_into(&wk, &mut out[..nw], &mut found[..nw])?;
-        table.contains(&wk)?;
-        table.erase(&wk)?;
-        table.clear()?;
+    let what = format!("cpu {}/{} {dist}", K::NAME, V::NAME);
+    let keys_mode = plan.keys();
+    let host_slots = if plan.host_cache_fits(K::BYTES) {
+        plan.runs
+    } else {
+        1
+    };
+    let mut host = Workloads::<K, V>::new(WorkloadSpec::new(plan, dist), host_slots);
+    let mut distinct_max = 0;
+    if let Some(n) = keys_mode {
+        for r in 0..plan.runs {
+            let tag = Tag {
+                seed: plan.seed_for(type_tag, dist, 0, r),
+                n,
+            };
+            if host_slots > 1 || dist == Distribution::Zipf {
+                sink.say(format!(
+                    "{what}: generating key set {}/{} ({n} keys)",
+                    r + 1,
+                    plan.runs
+                ));
+                distinct_max = distinct_max.max(host.get(r, tag)?.distinct);
+            }
+        }
+        if host_slots > 1 {
+            host.release_scratch();
+        }
     }
 
-    let poison = V::from_bits(0xaaaa_aaaa_aaaa_aaaa);
+    let mut out: Vec<V> = Vec::new();
+    let mut found: Vec<bool> = Vec::new();
+    let mut table: Option<Box<dyn HashTable<K, V>>> = None;
     for (li, &lf) in plan.load_factors.iter().enumerate() {
-        let n = keys_for(lf, capacity);
-        let (keys, vals, miss) = (&mut keys[..n], &mut vals[..n], &mut miss[..n]);
-        let (out, found) = (&mut out[..n], &mut found[..n]);
+        if keys_mode.is_some() {
+            drop(table.take());
+        }
+        if table.is_none() {
+            let cap = match keys_mode {
+                Some(n) => plan.capacity_for(n, distinct_max, lf, dist),
+                None => plan.slots,
+            };
+            let mut t = make_table::<K, V>(cap)?;
+            warm_up(t.as_mut(), keys_mode.unwrap_or(cap), plan.seed)?;
+            table = Some(t);
+        }
+        let table = table.as_mut().expect("made above");
+        let capacity = table.capacity();
+        let n = keys_mode.unwrap_or_else(|| keys_for(lf, capacity));
+        resize_par(&mut out, n, V::zeroed());
+        resize_par(&mut found, n, false);
         let mut stats: Vec<OpStats> = Op::ALL.iter().map(|_| OpStats::new()).collect();
+        let mut distinct = Vec::with_capacity(plan.runs);
         for r in 0..plan.runs {
+            let tag = Tag {
+                seed: plan.seed_for(type_tag, dist, li, r),
+                n,
+            };
             sink.say(format!(
-                "cpu {}/{} lf {lf} run {}/{}: generating {n} keys",
-                K::NAME,
-                V::NAME,
+                "{what} lf {lf} run {}/{}: {}{n} keys",
                 r + 1,
-                plan.runs
+                plan.runs,
+                if host.is_ready(r, tag) {
+                    ""
+                } else {
+                    "generating "
+                }
             ));
-            let seed = run_seed(plan.seed, type_tag, li, r);
-            keygen::unique_into(keys, 0, seed)?;
-            keygen::unique_into(miss, n as u64, seed)?;
-            keygen::values_into(keys, vals)?;
-            table.clear()?;
-
-            // insert
-            let t = Instant::now();
-            let res = table.insert(keys, vals);
-            stats[0].ms.push(t.elapsed().as_secs_f64() * 1e3);
-            table_full_is_failure(res, &mut stats[0].failures, r)?;
-            let len = table.len()?;
-            if len != n {
-                stats[0]
-                    .failures
-                    .push(format!("run {r}: len {len} after inserting {n} keys"));
-            }
-
-            // find_hit
-            out.par_iter_mut().for_each(|v| *v = poison);
-            found.par_iter_mut().for_each(|f| *f = false);
-            let t = Instant::now();
-            let hits = table.find_into(keys, out, found)?;
-            stats[1].ms.push(t.elapsed().as_secs_f64() * 1e3);
-            let bad = (0..n)
-                .into_par_iter()
-                .filter(|&i| !found[i] || !value_matches(keys[i], out[i]))
-                .count();
-            if bad > 0 || hits != n {
-                stats[1].failures.push(format!(
-                    "run {r}: {bad} of {n} inserted keys not found or with a wrong value ({hits} reported found)"
-                ));
-            }
-
-            // find_miss
-            found.par_iter_mut().for_each(|f| *f = true);
-            let t = Instant::now();
-            let hits = table.find_into(miss, out, found)?;
-            stats[2].ms.push(t.elapsed().as_secs_f64() * 1e3);
-            let bad = found.par_iter().filter(|&&f| f).count();
-            if bad > 0 || hits != 0 {
-                stats[2]
-                    .failures
-                    .push(format!("run {r}: {bad} of {n} absent keys found"));
-            }
-
-            // contains
-            let t = Instant::now();
-            let present = table.contains(keys)?;
-            stats[3].ms.push(t.elapsed().as_secs_f64() * 1e3);
-            let bad = present.par_iter().filter(|&&p| !p).count() + n.abs_diff(present.len());
-            if bad > 0 {
-                stats[3]
-                    .failures
-                    .push(format!("run {r}: {bad} of {n} inserted keys not contained"));
-            }
-
-            // erase
-            let t = Instant::now();
-            let erased = table.erase(keys)?;
-            stats[4].ms.push(t.elapsed().as_secs_f64() * 1e3);
-            let len = table.len()?;
-            if erased != n || len != 0 {
-                stats[4].failures.push(format!(
-                    "run {r}: erased {erased} of {n}, len {len} after erase"
-                ));
-            }
-            sink.step(format!(
-                "cpu {}/{} lf {lf} run {}/{} done",
-                K::NAME,
-                V::NAME,
-                r + 1,
-                plan.runs
-            ));
+            let w = host.get(r, tag)?;
+            distinct.push(w.distinct);
+            run_once(plan, table.as_mut(), w, &mut out, &mut found, &mut stats, r)?;
+            sink.step(format!("{what} lf {lf} run {}/{} done", r + 1, plan.runs));
         }
         let m = Measured {
             scheme: table.scheme(),
@@ -181,11 +166,99 @@ fn bench_type<K: Key, V: Value>(
             n,
             load_factor: lf,
             roofline,
+            distribution: dist,
+            distinct,
         };
-        for (op, s) in Op::ALL.into_iter().zip(stats) {
-            m.push(op, s, &mut sink.results);
+        m.push_selected(&plan.ops, stats, &mut sink.results);
+    }
+    if let Some(t) = table.as_mut() {
+        t.clear()?;
+    }
+    Ok(())
+}
+
+/// One timed and verified run of every selected operation on the cleared table.
+fn run_once<K: Key, V: Value>(
+    plan: &Plan,
+    table: &mut dyn HashTable<K, V>,
+    w: &Workload<K, V>,
+    out: &mut [V],
+    found: &mut [bool],
+    stats: &mut [OpStats],
+    r: usize,
+) -> Result<()> {
+    let n = w.keys.len();
+    let (keys, vals) = (&w.keys[..], &w.vals[..]);
+    let on = |op: Op| plan.ops.contains(&op);
+    let poison = V::from_bits(0xaaaa_aaaa_aaaa_aaaa);
+    table.clear()?;
+
+    // insert (always: the other operations need the filled table)
+    let s = &mut stats[Op::Insert.index()];
+    let t = Instant::now();
+    let res = table.insert(keys, vals);
+    s.ms.push(t.elapsed().as_secs_f64() * 1e3);
+    table_full_is_failure(res, &mut s.failures, r)?;
+    let len = table.len()?;
+    s.failures
+        .extend(check_len_after_insert(r, len, n, w.distinct));
+
+    // find_hit
+    if on(Op::FindHit) {
+        let s = &mut stats[Op::FindHit.index()];
+        out.par_iter_mut().for_each(|v| *v = poison);
+        found.par_iter_mut().for_each(|f| *f = false);
+        let t = Instant::now();
+        let hits = table.find_into(keys, out, found)?;
+        s.ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let bad = bad_hits(keys, out, found);
+        if bad > 0 || hits != n {
+            s.failures.push(format!(
+                "run {r}: {bad} of {n} inserted keys not found or with a wrong value ({hits} reported found)"
+            ));
         }
     }
-    table.clear()?;
+
+    // find_miss
+    if on(Op::FindMiss) {
+        let s = &mut stats[Op::FindMiss.index()];
+        found.par_iter_mut().for_each(|f| *f = true);
+        let t = Instant::now();
+        let hits = table.find_into(&w.miss, out, found)?;
+        s.ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let bad = bad_misses(found);
+        if bad > 0 || hits != 0 {
+            s.failures
+                .push(format!("run {r}: {bad} of {n} absent keys found"));
+        }
+    }
+
+    // contains
+    if on(Op::Contains) {
+        let s = &mut stats[Op::Contains.index()];
+        let t = Instant::now();
+        let present = table.contains(keys)?;
+        s.ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let bad = bad_contains(&present) + n.abs_diff(present.len());
+        if bad > 0 {
+            s.failures
+                .push(format!("run {r}: {bad} of {n} inserted keys not contained"));
+        }
+    }
+
+    // erase
+    if on(Op::Erase) {
+        let s = &mut stats[Op::Erase.index()];
+        let t = Instant::now();
+        let erased = table.erase(keys)?;
+        s.ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let len = table.len()?;
+        if erased != w.distinct || len != 0 {
+            s.failures.push(format!(
+                "run {r}: erased {erased} of {} distinct, len {len} after erase",
+                w.distinct
+            ));
+        }
+    }
     Ok(())
 }

@@ -1,15 +1,24 @@
 //! The GPU benchmark: the roofline, then WarpDrive through the device-buffer API, every kernel
 //! timed alone with CUDA events.
+//!
+//! Loop order: type, distribution, group size, load factor, run. Fixed slots: a table per
+//! (type, distribution, group size), cleared between runs and load factors. Fixed keys: a table
+//! per load factor too, dropped (its device memory freed) before the next is made; the run key
+//! sets of a (type, distribution) are generated once (host cache) and uploaded once when all of
+//! them fit in device memory beside the largest table (else uploaded per run).
 
+use super::plan::{Distribution, KvType, Plan};
 use super::roofline::{self, RooflineConfig};
-use super::{
-    keys_for, run_seed, BenchResult, Measured, Op, OpStats, Plan, Progress, Roofline, Sink,
+use super::workload::{
+    bad_contains, bad_hits, bad_misses, check_len_after_insert, resize_par, Tag, Workload,
+    WorkloadSpec, Workloads,
 };
+use super::{keys_for, BenchResult, Measured, Op, OpStats, Progress, Roofline, Sink};
+use crate::device::{DeviceBuffer, Timer};
 use crate::key::{Key, Value};
-use crate::keygen::{self, value_matches};
+use crate::keygen;
 use crate::table::{Backend, DeviceHashTable, HashTable};
 use crate::{Error, Gpu, Result, WarpDrive, WarpDriveConfig};
-use rayon::prelude::*;
 use std::sync::Arc;
 
 pub(crate) const METHOD: &str = "GPU: CUDA events around each kernel launch only (keys and values \
@@ -36,11 +45,10 @@ fn table_full_is_failure(r: Result<()>, failures: &mut Vec<String>, run: usize) 
 pub(crate) fn run(
     gpu: &Arc<Gpu>,
     plan: &Plan,
-    quick: bool,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Roofline, Vec<BenchResult>)> {
-    let rcfg = RooflineConfig::new(quick);
-    let total = 3 + 2 * (plan.load_factors.len() * plan.runs) as u64;
+    let rcfg = RooflineConfig::new(plan.quick);
+    let total = 3 + (plan.sets() * plan.runs) as u64;
     let mut sink = Sink {
         progress,
         done: 0,
@@ -54,178 +62,360 @@ pub(crate) fn run(
     let roof = roofline::measure(gpu, rcfg, &mut |what| {
         sink.step(format!("roofline {what} done"))
     })?;
-    bench_type::<u32, u32>(gpu, plan, &roof, &mut sink, 0x0404)?;
-    bench_type::<u64, u64>(gpu, plan, &roof, &mut sink, 0x0808)?;
+    let timer = gpu.timer()?;
+    for &ty in &plan.types {
+        for &dist in &plan.distributions {
+            match ty {
+                KvType::U32 => {
+                    bench_set::<u32, u32>(gpu, plan, &roof, &mut sink, &timer, 0x0404, dist)?
+                }
+                KvType::U64 => {
+                    bench_set::<u64, u64>(gpu, plan, &roof, &mut sink, &timer, 0x0808, dist)?
+                }
+            }
+        }
+    }
     Ok((roof, sink.results))
 }
 
-fn bench_type<K: Key, V: Value>(
+/// One run's key set on the device.
+struct DevSet<K: Key, V: Value> {
+    tag: Option<Tag>,
+    keys: DeviceBuffer<K>,
+    vals: DeviceBuffer<V>,
+    /// Absent keys (a 1-element dummy when find_miss is not measured).
+    miss: DeviceBuffer<K>,
+}
+
+/// The device copies of the run sets: one per run (uploaded once) or one reused (uploaded per
+/// run), all of `n` keys, plus the outputs.
+struct DevSets<K: Key, V: Value> {
+    n: usize,
+    sets: Vec<Option<DevSet<K, V>>>,
+    out: DeviceBuffer<V>,
+    found: DeviceBuffer<u8>,
+}
+
+impl<K: Key, V: Value> DevSets<K, V> {
+    fn new(gpu: &Gpu, n: usize, slots: usize) -> Result<Self> {
+        Ok(DevSets {
+            n,
+            sets: (0..slots.max(1)).map(|_| None).collect(),
+            out: gpu.alloc::<V>(n)?,
+            found: gpu.alloc::<u8>(n)?,
+        })
+    }
+
+    /// Makes run `r`'s slot hold `w` (uploading unless it does already); returns the slot.
+    fn load(&mut self, gpu: &Gpu, r: usize, w: &Workload<K, V>) -> Result<usize> {
+        let i = r % self.sets.len();
+        let have = self.sets[i].as_ref().and_then(|d| d.tag);
+        if have.is_some() && have == w.tag {
+            return Ok(i);
+        }
+        if self.sets[i].is_none() {
+            let set = DevSet {
+                tag: None,
+                keys: gpu.alloc::<K>(self.n)?,
+                vals: gpu.alloc::<V>(self.n)?,
+                miss: gpu.alloc::<K>(if w.miss.is_empty() { 1 } else { self.n })?,
+            };
+            self.sets[i] = Some(set);
+        }
+        let d = self.sets[i].as_mut().expect("allocated above");
+        d.tag = None;
+        gpu.copy_to_device(&w.keys, &mut d.keys)?;
+        gpu.copy_to_device(&w.vals, &mut d.vals)?;
+        if !w.miss.is_empty() {
+            gpu.copy_to_device(&w.miss, &mut d.miss)?;
+        }
+        d.tag = w.tag;
+        Ok(i)
+    }
+}
+
+/// Every kernel once on a small batch (module load, first-launch costs), then cleared.
+fn warm_up<K: Key, V: Value>(
+    gpu: &Arc<Gpu>,
+    table: &mut WarpDrive<K, V>,
+    timer: &Timer,
+    n: usize,
+    seed: u64,
+) -> Result<()> {
+    let nw = n.min(1 << 16).min(table.capacity() / 2).max(1);
+    let wk = keygen::unique::<K>(nw, seed ^ 0x3a3a)?;
+    let wv = keygen::values_for::<K, V>(&wk);
+    let dk = gpu.upload(&wk)?;
+    let dv = gpu.upload(&wv)?;
+    let mut dout = gpu.alloc::<V>(nw)?;
+    let mut dfound = gpu.alloc::<u8>(nw)?;
+    timer.start()?;
+    table.insert_device_async(&dk, &dv, None)?;
+    table.find_device_async(&dk, &mut dout, &mut dfound)?;
+    table.contains_device_async(&dk, &mut dfound)?;
+    table.erase_device_async(&dk)?;
+    timer.stop_ms()?;
+    table.synchronize()?;
+    table.clear()
+}
+
+fn label<K: Key, V: Value>(dist: Distribution) -> String {
+    format!("warpdrive {}/{} {dist}", K::NAME, V::NAME)
+}
+
+/// All sets of one (type, distribution).
+fn bench_set<K: Key, V: Value>(
     gpu: &Arc<Gpu>,
     plan: &Plan,
     roofline: &Roofline,
     sink: &mut Sink<'_>,
+    timer: &Timer,
     type_tag: u64,
+    dist: Distribution,
 ) -> Result<()> {
-    sink.say(format!(
-        "warpdrive {}/{}: building the table and its kernels",
-        K::NAME,
-        V::NAME
-    ));
-    let mut table = WarpDrive::<K, V>::new(gpu.clone(), WarpDriveConfig::new(plan.slots))?;
-    let capacity = table.capacity();
-    let group = table.config().group_size;
-    let timer = gpu.timer()?;
-    let n_max = plan
-        .load_factors
-        .iter()
-        .map(|&lf| keys_for(lf, capacity))
-        .max()
-        .unwrap_or(1);
-    let mut keys = vec![K::zeroed(); n_max];
-    let mut vals = vec![V::zeroed(); n_max];
-    let mut miss = vec![K::zeroed(); n_max];
-    let mut out = vec![V::zeroed(); n_max];
-    let mut found = vec![0u8; n_max];
+    let what = label::<K, V>(dist);
+    let kv = K::BYTES;
+    let keys_mode = plan.keys();
+    let host_slots = if plan.host_cache_fits(kv) {
+        plan.runs
+    } else {
+        1
+    };
+    let mut host = Workloads::<K, V>::new(WorkloadSpec::new(plan, dist), host_slots);
 
-    // Warm-up: every kernel once (module load, first-launch costs), and the events.
-    {
-        let nw = n_max.min(1 << 16);
-        let wk = keygen::unique::<K>(nw, plan.seed ^ 0x3a3a)?;
-        let wv = keygen::values_for::<K, V>(&wk);
-        let dk = gpu.upload(&wk)?;
-        let dv = gpu.upload(&wv)?;
-        let mut dout = gpu.alloc::<V>(nw)?;
-        let mut dfound = gpu.alloc::<u8>(nw)?;
-        timer.start()?;
-        table.insert_device_async(&dk, &dv, None)?;
-        table.find_device_async(&dk, &mut dout, &mut dfound)?;
-        table.contains_device_async(&dk, &mut dfound)?;
-        table.erase_device_async(&dk)?;
-        timer.stop_ms()?;
-        table.synchronize()?;
-        table.clear()?;
+    // Fixed keys: every run's set first (Zipf: their distinct counts size the tables).
+    let mut distinct_max = 0;
+    if let Some(n) = keys_mode {
+        for r in 0..plan.runs {
+            let tag = Tag {
+                seed: plan.seed_for(type_tag, dist, 0, r),
+                n,
+            };
+            if host_slots > 1 || dist == Distribution::Zipf {
+                sink.say(format!(
+                    "{what}: generating key set {}/{} ({n} keys{})",
+                    r + 1,
+                    plan.runs,
+                    if dist == Distribution::Zipf {
+                        ", counting distinct keys"
+                    } else {
+                        ""
+                    }
+                ));
+                distinct_max = distinct_max.max(host.get(r, tag)?.distinct);
+            }
+        }
+        if host_slots > 1 {
+            host.release_scratch();
+        }
     }
 
-    for (li, &lf) in plan.load_factors.iter().enumerate() {
-        let n = keys_for(lf, capacity);
-        let (keys, vals, miss) = (&mut keys[..n], &mut vals[..n], &mut miss[..n]);
-        let (out, found) = (&mut out[..n], &mut found[..n]);
-        let mut d_keys = gpu.alloc::<K>(n)?;
-        let mut d_vals = gpu.alloc::<V>(n)?;
-        let mut d_miss = gpu.alloc::<K>(n)?;
-        let mut d_out = gpu.alloc::<V>(n)?;
-        let mut d_found = gpu.alloc::<u8>(n)?;
-        let mut stats: Vec<OpStats> = Op::ALL.iter().map(|_| OpStats::new()).collect();
-        for r in 0..plan.runs {
-            sink.say(format!(
-                "warpdrive {}/{} lf {lf} run {}/{}: {n} keys",
-                K::NAME,
-                V::NAME,
-                r + 1,
+    // Fixed keys: keep every run's set on the device if they fit beside the largest table.
+    let dev_slots = match keys_mode {
+        Some(n) => {
+            let lf_min = plan.load_factors.iter().copied().fold(1.0, f64::min);
+            let cap = plan.capacity_for(n, distinct_max, lf_min, dist);
+            let table = cap as u64 * (2 * kv).max(8) as u64 * 11 / 10;
+            let sets = plan.runs as u64 * plan.set_bytes(n, kv);
+            let outs = n as u64 * (V::BYTES as u64 + 1);
+            let free = gpu.free_memory().unwrap_or(0);
+            if plan.runs > 1 && sets + table + outs + (1 << 30) <= free / 10 * 8 {
                 plan.runs
-            ));
-            let seed = run_seed(plan.seed, type_tag, li, r);
-            keygen::unique_into(keys, 0, seed)?;
-            keygen::unique_into(miss, n as u64, seed)?;
-            keygen::values_into(keys, vals)?;
-            gpu.copy_to_device(keys, &mut d_keys)?;
-            gpu.copy_to_device(vals, &mut d_vals)?;
-            gpu.copy_to_device(miss, &mut d_miss)?;
-            table.clear()?;
-
-            // insert
-            timer.start()?;
-            table.insert_device_async(&d_keys, &d_vals, None)?;
-            stats[0].ms.push(timer.stop_ms()?);
-            table_full_is_failure(table.synchronize(), &mut stats[0].failures, r)?;
-            let len = table.len()?;
-            if len != n {
-                stats[0]
-                    .failures
-                    .push(format!("run {r}: len {len} after inserting {n} keys"));
+            } else {
+                1
             }
+        }
+        None => 1,
+    };
+    let mut dev: Option<DevSets<K, V>> = None;
+    let mut h_out: Vec<V> = Vec::new();
+    let mut h_found: Vec<u8> = Vec::new();
 
-            // find_hit: outputs poisoned, so an unwritten element fails.
-            gpu.fill_bytes(&mut d_out, 0xaa)?;
-            gpu.fill_bytes(&mut d_found, 0xaa)?;
-            timer.start()?;
-            table.find_device_async(&d_keys, &mut d_out, &mut d_found)?;
-            stats[1].ms.push(timer.stop_ms()?);
-            table_full_is_failure(table.synchronize(), &mut stats[1].failures, r)?;
-            gpu.copy_to_host(&d_found, found)?;
-            gpu.copy_to_host(&d_out, out)?;
-            let bad = (0..n)
-                .into_par_iter()
-                .filter(|&i| found[i] != 1 || !value_matches(keys[i], out[i]))
-                .count();
-            if bad > 0 {
-                stats[1].failures.push(format!(
-                    "run {r}: {bad} of {n} inserted keys not found or with a wrong value"
+    for g in plan.group_sizes.iter().copied() {
+        let mut table: Option<WarpDrive<K, V>> = None;
+        for (li, &lf) in plan.load_factors.iter().enumerate() {
+            if keys_mode.is_some() {
+                // Free the previous load factor's table before making the next.
+                drop(table.take());
+            }
+            let cap_asked = match keys_mode {
+                Some(n) => plan.capacity_for(n, distinct_max, lf, dist),
+                None => plan.slots,
+            };
+            if table.is_none() {
+                sink.say(format!(
+                    "{what} g {g} lf {lf}: making a table of {cap_asked} slots"
+                ));
+                let mut t = WarpDrive::<K, V>::new(
+                    gpu.clone(),
+                    WarpDriveConfig::new(cap_asked).group_size(g),
+                )?;
+                let nw = keys_mode.unwrap_or(t.capacity());
+                warm_up(gpu, &mut t, timer, nw, plan.seed)?;
+                table = Some(t);
+            }
+            let table = table.as_mut().expect("made above");
+            let capacity = table.capacity();
+            let n = keys_mode.unwrap_or_else(|| keys_for(lf, capacity));
+            if dev.as_ref().map(|d| d.n) != Some(n) {
+                drop(dev.take());
+                dev = Some(DevSets::new(gpu, n, dev_slots)?);
+            }
+            let dev = dev.as_mut().expect("made above");
+            resize_par(&mut h_out, n, V::zeroed());
+            resize_par(&mut h_found, n, 0u8);
+
+            let mut stats: Vec<OpStats> = Op::ALL.iter().map(|_| OpStats::new()).collect();
+            let mut distinct = Vec::with_capacity(plan.runs);
+            for r in 0..plan.runs {
+                let tag = Tag {
+                    seed: plan.seed_for(type_tag, dist, li, r),
+                    n,
+                };
+                sink.say(format!(
+                    "{what} g {g} lf {lf} run {}/{}: {}{n} keys",
+                    r + 1,
+                    plan.runs,
+                    if host.is_ready(r, tag) {
+                        ""
+                    } else {
+                        "generating "
+                    }
+                ));
+                let w = host.get(r, tag)?;
+                let slot = dev.load(gpu, r, w)?;
+                let d = dev.sets[slot].as_ref().expect("loaded");
+                distinct.push(w.distinct);
+                run_once(
+                    gpu,
+                    plan,
+                    table,
+                    timer,
+                    w,
+                    d,
+                    (&mut dev.out, &mut dev.found),
+                    (&mut h_out, &mut h_found),
+                    &mut stats,
+                    r,
+                )?;
+                sink.step(format!(
+                    "{what} g {g} lf {lf} run {}/{} done",
+                    r + 1,
+                    plan.runs
                 ));
             }
+            let m = Measured {
+                scheme: table.scheme(),
+                backend: Backend::Gpu,
+                key_bytes: K::BYTES,
+                value_bytes: V::BYTES,
+                key_type: K::NAME,
+                value_type: V::NAME,
+                capacity,
+                group_size: Some(table.config().group_size),
+                n,
+                load_factor: lf,
+                roofline,
+                distribution: dist,
+                distinct,
+            };
+            m.push_selected(&plan.ops, stats, &mut sink.results);
+        }
+    }
+    Ok(())
+}
 
-            // find_miss
-            gpu.fill_bytes(&mut d_found, 0xaa)?;
-            timer.start()?;
-            table.find_device_async(&d_miss, &mut d_out, &mut d_found)?;
-            stats[2].ms.push(timer.stop_ms()?);
-            table_full_is_failure(table.synchronize(), &mut stats[2].failures, r)?;
-            gpu.copy_to_host(&d_found, found)?;
-            let bad = found.par_iter().filter(|&&f| f != 0).count();
-            if bad > 0 {
-                stats[2].failures.push(format!(
-                    "run {r}: {bad} of {n} absent keys found (or unwritten)"
-                ));
-            }
+/// One timed and verified run of every selected operation on the cleared table.
+#[allow(clippy::too_many_arguments)]
+fn run_once<K: Key, V: Value>(
+    gpu: &Arc<Gpu>,
+    plan: &Plan,
+    table: &mut WarpDrive<K, V>,
+    timer: &Timer,
+    w: &Workload<K, V>,
+    d: &DevSet<K, V>,
+    (d_out, d_found): (&mut DeviceBuffer<V>, &mut DeviceBuffer<u8>),
+    (out, found): (&mut [V], &mut [u8]),
+    stats: &mut [OpStats],
+    r: usize,
+) -> Result<()> {
+    let n = w.keys.len();
+    let on = |op: Op| plan.ops.contains(&op);
+    table.clear()?;
 
-            // contains
-            gpu.fill_bytes(&mut d_found, 0xaa)?;
-            timer.start()?;
-            table.contains_device_async(&d_keys, &mut d_found)?;
-            stats[3].ms.push(timer.stop_ms()?);
-            table_full_is_failure(table.synchronize(), &mut stats[3].failures, r)?;
-            gpu.copy_to_host(&d_found, found)?;
-            let bad = found.par_iter().filter(|&&f| f != 1).count();
-            if bad > 0 {
-                stats[3]
-                    .failures
-                    .push(format!("run {r}: {bad} of {n} inserted keys not contained"));
-            }
+    // insert (always: the other operations need the filled table)
+    let s = &mut stats[Op::Insert.index()];
+    timer.start()?;
+    table.insert_device_async(&d.keys, &d.vals, None)?;
+    s.ms.push(timer.stop_ms()?);
+    table_full_is_failure(table.synchronize(), &mut s.failures, r)?;
+    let len = table.len()?;
+    s.failures
+        .extend(check_len_after_insert(r, len, n, w.distinct));
 
-            // erase
-            timer.start()?;
-            table.erase_device_async(&d_keys)?;
-            stats[4].ms.push(timer.stop_ms()?);
-            table_full_is_failure(table.synchronize(), &mut stats[4].failures, r)?;
-            let len = table.len()?;
-            if len != 0 {
-                stats[4]
-                    .failures
-                    .push(format!("run {r}: len {len} after erasing all {n} keys"));
-            }
-            sink.step(format!(
-                "warpdrive {}/{} lf {lf} run {}/{} done",
-                K::NAME,
-                V::NAME,
-                r + 1,
-                plan.runs
+    // find_hit: outputs poisoned, so an unwritten element fails.
+    if on(Op::FindHit) {
+        let s = &mut stats[Op::FindHit.index()];
+        gpu.fill_bytes(d_out, 0xaa)?;
+        gpu.fill_bytes(d_found, 0xaa)?;
+        timer.start()?;
+        table.find_device_async(&d.keys, d_out, d_found)?;
+        s.ms.push(timer.stop_ms()?);
+        table_full_is_failure(table.synchronize(), &mut s.failures, r)?;
+        gpu.copy_to_host(d_found, found)?;
+        gpu.copy_to_host(d_out, out)?;
+        let bad = bad_hits(&w.keys, out, found);
+        if bad > 0 {
+            s.failures.push(format!(
+                "run {r}: {bad} of {n} inserted keys not found or with a wrong value"
             ));
         }
-        let m = Measured {
-            scheme: table.scheme(),
-            backend: Backend::Gpu,
-            key_bytes: K::BYTES,
-            value_bytes: V::BYTES,
-            key_type: K::NAME,
-            value_type: V::NAME,
-            capacity,
-            group_size: Some(group),
-            n,
-            load_factor: lf,
-            roofline,
-        };
-        for (op, s) in Op::ALL.into_iter().zip(stats) {
-            m.push(op, s, &mut sink.results);
+    }
+
+    // find_miss
+    if on(Op::FindMiss) {
+        let s = &mut stats[Op::FindMiss.index()];
+        gpu.fill_bytes(d_found, 0xaa)?;
+        timer.start()?;
+        table.find_device_async(&d.miss, d_out, d_found)?;
+        s.ms.push(timer.stop_ms()?);
+        table_full_is_failure(table.synchronize(), &mut s.failures, r)?;
+        gpu.copy_to_host(d_found, found)?;
+        let bad = bad_misses(found);
+        if bad > 0 {
+            s.failures.push(format!(
+                "run {r}: {bad} of {n} absent keys found (or unwritten)"
+            ));
+        }
+    }
+
+    // contains
+    if on(Op::Contains) {
+        let s = &mut stats[Op::Contains.index()];
+        gpu.fill_bytes(d_found, 0xaa)?;
+        timer.start()?;
+        table.contains_device_async(&d.keys, d_found)?;
+        s.ms.push(timer.stop_ms()?);
+        table_full_is_failure(table.synchronize(), &mut s.failures, r)?;
+        gpu.copy_to_host(d_found, found)?;
+        let bad = bad_contains(found);
+        if bad > 0 {
+            s.failures
+                .push(format!("run {r}: {bad} of {n} inserted keys not contained"));
+        }
+    }
+
+    // erase
+    if on(Op::Erase) {
+        let s = &mut stats[Op::Erase.index()];
+        timer.start()?;
+        table.erase_device_async(&d.keys)?;
+        s.ms.push(timer.stop_ms()?);
+        table_full_is_failure(table.synchronize(), &mut s.failures, r)?;
+        let len = table.len()?;
+        if len != 0 {
+            s.failures
+                .push(format!("run {r}: len {len} after erasing all {n} keys"));
         }
     }
     Ok(())

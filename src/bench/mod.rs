@@ -15,6 +15,13 @@
 //! in well under a minute on two cores; the roofline is `null` and the report says why the CPU
 //! was used.
 //!
+//! Beyond the default: a fixed number of keys per load factor with a table per load factor
+//! ([`BenchConfig::keys_log2`]), several WarpDrive group sizes ([`BenchConfig::group_sizes`]),
+//! Zipf keys ([`Distribution::Zipf`]), a choice of types and operations, and the presets
+//! [`Preset::Fig7`], [`Preset::Fig8`] (the WarpDrive paper's figures) and [`Preset::Compare`].
+//! [`resolve`] turns a configuration into the [`Plan`] that runs, with a size and time
+//! [`Estimate`].
+//!
 //! ```no_run
 //! use warpmap::bench::{run, BenchConfig};
 //! let cfg = BenchConfig { quick: true, ..BenchConfig::default() };
@@ -26,11 +33,19 @@
 
 mod cpu;
 mod gpu;
+mod plan;
 pub mod roofline;
+mod workload;
+
+pub use plan::{
+    resolve, Distribution, Estimate, KvType, Plan, Preset, ZipfInfo, ZipfLoad, CPU_MAX_KEYS_LOG2,
+    DEFAULT_ZIPF_UNIVERSE_LOG2, GPU_MAX_KEYS_LOG2, QUICK_KEYS_LOG2,
+};
+pub use workload::distinct_count;
 
 use crate::device::CompileRecord;
 use crate::table::Backend;
-use crate::{Error, Gpu, Result};
+use crate::{Gpu, Result};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// The load factors measured by default.
@@ -46,6 +61,7 @@ pub struct BenchConfig {
     /// The source revision, recorded in the report (the CLI embeds it at build time).
     pub commit: String,
     /// Table slots as a power of two; `None`: 2^26 on a GPU, 2^22 on the CPU (2^18 quick on either).
+    /// Ignored with `keys_log2`.
     pub slots_log2: Option<u32>,
     /// Timed runs per (table, load factor); `None`: 5 (3 quick). At least 1.
     pub runs: Option<usize>,
@@ -53,6 +69,26 @@ pub struct BenchConfig {
     pub load_factors: Option<Vec<f64>>,
     /// The base seed of every key set (each run derives its own).
     pub seed: u64,
+    /// Fixed keys: `n = 2^keys_log2` keys per load factor and a new table of `ceil(n / lf)`
+    /// slots per load factor (instead of fixed slots). At most [`GPU_MAX_KEYS_LOG2`]; capped at
+    /// [`CPU_MAX_KEYS_LOG2`] on the CPU backend.
+    pub keys_log2: Option<u32>,
+    /// WarpDrive group sizes, a table per group size; `None`: the default group size only.
+    pub group_sizes: Option<Vec<u32>>,
+    /// Key distributions; `None`: unique only.
+    pub distributions: Option<Vec<Distribution>>,
+    /// Key/value types; `None`: `u32`/`u32` and `u64`/`u64`.
+    pub types: Option<Vec<KvType>>,
+    /// Operations with a row; `None`: all of [`Op::ALL`].
+    pub ops: Option<Vec<Op>>,
+    /// A preset: it fills the fields above that are `None`.
+    pub preset: Option<Preset>,
+    /// Zipf exponent `s` (default `1 + 1e-6`).
+    pub zipf_s: f64,
+    /// Zipf universe as log2 of the rank count; `None`: [`DEFAULT_ZIPF_UNIVERSE_LOG2`].
+    pub zipf_universe_log2: Option<u32>,
+    /// What a Zipf set's load factor means with `keys_log2` (default: occupancy).
+    pub zipf_load: ZipfLoad,
 }
 
 impl Default for BenchConfig {
@@ -65,6 +101,15 @@ impl Default for BenchConfig {
             runs: None,
             load_factors: None,
             seed: 0x5eed_2024_0bad_cafe,
+            keys_log2: None,
+            group_sizes: None,
+            distributions: None,
+            types: None,
+            ops: None,
+            preset: None,
+            zipf_s: crate::keygen::DEFAULT_ZIPF_S,
+            zipf_universe_log2: None,
+            zipf_load: ZipfLoad::Distinct,
         }
     }
 }
@@ -115,6 +160,11 @@ impl Op {
             Op::Contains => "contains",
             Op::Erase => "erase",
         }
+    }
+
+    /// The position in [`Op::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
     }
 
     /// Whether the operation writes the table (its roofline is the random CAS; finds and
@@ -194,6 +244,14 @@ pub struct BenchResult {
     /// What failed verification, per failing run (empty when verified).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<String>,
+    /// How the keys were drawn ("unique" or "zipf").
+    pub distribution: Distribution,
+    /// Zipf: distinct keys among the `n` inserted (median over the runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distinct: Option<usize>,
+    /// Zipf: `distinct / capacity`, the table's occupancy after the insert.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub occupancy: Option<f64>,
 }
 
 /// The whole benchmark: what `warpmap bench` prints and writes as JSON.
@@ -218,7 +276,8 @@ pub struct Report {
     pub method: String,
     /// Whether `--quick` sizes were used.
     pub quick: bool,
-    /// Table slots asked for (each table rounds up; see `capacity` per result).
+    /// Table slots asked for (each table rounds up; see `capacity` per result). With
+    /// `keys_log2`: the largest, `ceil(n / smallest load factor)`.
     pub slots: usize,
     /// Timed runs per measurement.
     pub runs: usize,
@@ -228,6 +287,31 @@ pub struct Report {
     pub compile: Vec<CompileRecord>,
     /// Wall-clock seconds of the whole benchmark.
     pub wall_s: f64,
+    /// The preset run, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<Preset>,
+    /// Fixed keys: `n = 2^keys_log2` per set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keys_log2: Option<u32>,
+    /// Load factors measured.
+    pub load_factors: Vec<f64>,
+    /// WarpDrive group sizes measured (empty on the CPU backend).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub group_sizes: Vec<u32>,
+    /// Key distributions measured.
+    pub distributions: Vec<Distribution>,
+    /// Key/value types measured.
+    pub types: Vec<KvType>,
+    /// Operations with rows.
+    pub ops: Vec<Op>,
+    /// Zipf parameters (when Zipf keys were measured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zipf: Option<ZipfInfo>,
+    /// Adjustments to what was asked (caps, ignored flags).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The plan's size and rough time estimate, made before the run.
+    pub estimate: Estimate,
 }
 
 impl Report {
@@ -235,15 +319,6 @@ impl Report {
     pub fn all_verified(&self) -> bool {
         self.results.iter().all(|r| r.verified)
     }
-}
-
-/// The resolved sizes of one benchmark.
-#[derive(Clone, Debug)]
-pub(crate) struct Plan {
-    pub slots: usize,
-    pub runs: usize,
-    pub load_factors: Vec<f64>,
-    pub seed: u64,
 }
 
 /// Per-operation times and verification of one (table, load factor) over its runs.
@@ -296,9 +371,35 @@ pub(crate) struct Measured<'a> {
     pub n: usize,
     pub load_factor: f64,
     pub roofline: &'a Roofline,
+    pub distribution: Distribution,
+    /// Zipf: distinct keys per run.
+    pub distinct: Vec<usize>,
 }
 
 impl Measured<'_> {
+    /// Rows for the selected operations; `stats` is indexed as [`Op::ALL`]. Insert runs in
+    /// every run: when it has no row, its failures go to every row.
+    pub fn push_selected(&self, ops: &[Op], stats: Vec<OpStats>, out: &mut Vec<BenchResult>) {
+        let insert_failures: Vec<String> = if ops.contains(&Op::Insert) {
+            Vec::new()
+        } else {
+            stats[Op::Insert.index()]
+                .failures
+                .iter()
+                .map(|f| format!("insert {f}"))
+                .collect()
+        };
+        for (op, mut s) in Op::ALL.into_iter().zip(stats) {
+            if !ops.contains(&op) {
+                continue;
+            }
+            if op != Op::Insert {
+                s.failures.extend(insert_failures.iter().cloned());
+            }
+            self.push(op, s, out);
+        }
+    }
+
     pub fn push(&self, op: Op, stats: OpStats, out: &mut Vec<BenchResult>) {
         let runs = stats.ms.len();
         let median_ms = median(&stats.ms);
@@ -315,6 +416,12 @@ impl Measured<'_> {
         let roofline_ratio = peak.filter(|p| *p > 0.0).map(|p| gops / p);
         let min_ms = stats.ms.iter().copied().fold(f64::INFINITY, f64::min);
         let max_ms = stats.ms.iter().copied().fold(0.0, f64::max);
+        let distinct =
+            (self.distribution == Distribution::Zipf && !self.distinct.is_empty()).then(|| {
+                let mut d = self.distinct.clone();
+                d.sort_unstable();
+                d[d.len() / 2]
+            });
         out.push(BenchResult {
             scheme: self.scheme.to_string(),
             backend: self.backend,
@@ -335,6 +442,9 @@ impl Measured<'_> {
             min_ms: if runs > 0 { min_ms } else { 0.0 },
             max_ms,
             failures: stats.failures,
+            distribution: self.distribution,
+            distinct,
+            occupancy: distinct.map(|d| d as f64 / self.capacity.max(1) as f64),
         });
     }
 }
@@ -396,43 +506,6 @@ pub fn format_utc(secs: u64) -> String {
     )
 }
 
-fn plan(cfg: &BenchConfig, gpu: bool) -> Result<Plan> {
-    let default_log2 = match (gpu, cfg.quick) {
-        (true, false) => 26,
-        (true, true) => 18,
-        (false, false) => 22,
-        (false, true) => 18,
-    };
-    let log2 = cfg.slots_log2.unwrap_or(default_log2);
-    if !(4..=32).contains(&log2) {
-        return Err(Error::invalid(format!(
-            "table size 2^{log2}: use 2^4 to 2^32 slots"
-        )));
-    }
-    let runs = cfg.runs.unwrap_or(if cfg.quick { 3 } else { 5 });
-    if runs == 0 {
-        return Err(Error::invalid("runs must be at least 1"));
-    }
-    let load_factors = cfg
-        .load_factors
-        .clone()
-        .unwrap_or_else(|| DEFAULT_LOAD_FACTORS.to_vec());
-    if load_factors.is_empty() {
-        return Err(Error::invalid("no load factor to measure"));
-    }
-    if let Some(bad) = load_factors.iter().find(|lf| !(**lf > 0.0 && **lf <= 1.0)) {
-        return Err(Error::invalid(format!(
-            "load factor {bad} is not in (0, 1]"
-        )));
-    }
-    Ok(Plan {
-        slots: 1usize << log2,
-        runs,
-        load_factors,
-        seed: cfg.seed,
-    })
-}
-
 /// Runs the benchmark. `progress` is called as steps start and finish (from this thread).
 ///
 /// Errors are returned for what prevents measuring (a driver failure, NVRTC missing, out of
@@ -457,25 +530,24 @@ pub fn run(cfg: &BenchConfig, progress: &mut dyn FnMut(Progress)) -> Result<Repo
             ),
         }
     };
-    let plan = plan(cfg, gpu.is_some())?;
+    let backend = if gpu.is_some() {
+        Backend::Gpu
+    } else {
+        Backend::Cpu
+    };
+    let plan = resolve(cfg, backend)?;
     let host_threads = rayon::current_num_threads();
-    let (device, backend, method, roofline, results) = match &gpu {
+    let estimate = plan.estimate(host_threads);
+    let method = plan.method();
+    let (device, roofline, results) = match &gpu {
         Some(g) => {
-            let (roofline, results) = gpu::run(g, &plan, cfg.quick, progress)?;
-            (
-                format!("{} sm_{}", g.name(), g.sm()),
-                Backend::Gpu,
-                gpu::METHOD.to_string(),
-                roofline,
-                results,
-            )
+            let (roofline, results) = gpu::run(g, &plan, progress)?;
+            (format!("{} sm_{}", g.name(), g.sm()), roofline, results)
         }
         None => {
             let results = cpu::run(&plan, progress)?;
             (
                 format!("CPU ({host_threads} threads)"),
-                Backend::Cpu,
-                cpu::METHOD.to_string(),
                 Roofline::default(),
                 results,
             )
@@ -496,10 +568,21 @@ pub fn run(cfg: &BenchConfig, progress: &mut dyn FnMut(Progress)) -> Result<Repo
         host_threads,
         compile: crate::device::compile_log(),
         wall_s: started.elapsed().as_secs_f64(),
+        preset: plan.preset,
+        keys_log2: plan.keys_log2,
+        load_factors: plan.load_factors.clone(),
+        group_sizes: plan.group_sizes.clone(),
+        distributions: plan.distributions.clone(),
+        types: plan.types.clone(),
+        ops: plan.ops.clone(),
+        zipf: plan.zipf_info(),
+        notes: plan.notes.clone(),
+        estimate,
     })
 }
 
-/// The method line of a backend, for printing before the run starts.
+/// The method line of a backend, for printing before the run starts (a [`Plan`]'s
+/// [`method`](Plan::method) adds what the plan changes).
 pub fn method_for(backend: Backend) -> &'static str {
     match backend {
         Backend::Gpu => gpu::METHOD,
@@ -549,5 +632,75 @@ mod tests {
             r.results.iter().find(|x| !x.verified)
         );
         assert!(r.roofline.gather8_gops.is_none());
+        assert!(r
+            .results
+            .iter()
+            .all(|x| x.distribution == Distribution::Unique && x.distinct.is_none()));
+    }
+
+    #[test]
+    fn cpu_fixed_keys_both_distributions_verify() {
+        let cfg = BenchConfig {
+            force_cpu: true,
+            keys_log2: Some(12),
+            runs: Some(2),
+            load_factors: Some(vec![0.5, 0.99]),
+            distributions: Some(vec![Distribution::Unique, Distribution::Zipf]),
+            group_sizes: Some(vec![1, 32]),
+            ..Default::default()
+        };
+        let r = run(&cfg, &mut |_| {}).unwrap();
+        assert!(
+            r.all_verified(),
+            "{:?}",
+            r.results.iter().find(|x| !x.verified)
+        );
+        assert_eq!(r.results.len(), 2 * 2 * 2 * Op::ALL.len());
+        assert_eq!(r.keys_log2, Some(12));
+        assert!(r.zipf.is_some());
+        assert!(r.notes.iter().any(|n| n.contains("GPU only")));
+        for x in &r.results {
+            assert_eq!(x.n, 1 << 12);
+            assert!(x.group_size.is_none());
+            match x.distribution {
+                Distribution::Unique => {
+                    assert!(x.distinct.is_none());
+                    assert_eq!(x.capacity, (4096.0 / x.load_factor).ceil() as usize);
+                }
+                Distribution::Zipf => {
+                    let d = x.distinct.unwrap();
+                    assert!(d < x.n && d > x.n / 10, "{d}");
+                    // Occupancy load: the table holds the distinct keys at the load factor.
+                    let occ = x.occupancy.unwrap();
+                    assert!(
+                        (occ - x.load_factor).abs() < 0.01,
+                        "{occ} vs {}",
+                        x.load_factor
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cpu_selected_ops_only() {
+        let cfg = BenchConfig {
+            force_cpu: true,
+            slots_log2: Some(12),
+            runs: Some(1),
+            load_factors: Some(vec![0.9]),
+            types: Some(vec![KvType::U64]),
+            ops: Some(vec![Op::FindMiss, Op::FindHit]),
+            distributions: Some(vec![Distribution::Zipf]),
+            ..Default::default()
+        };
+        let r = run(&cfg, &mut |_| {}).unwrap();
+        let ops: Vec<Op> = r.results.iter().map(|x| x.op).collect();
+        assert_eq!(ops, vec![Op::FindHit, Op::FindMiss]);
+        assert!(r.all_verified());
+        assert!(r.results.iter().all(|x| x.key_type == "u64"));
+        assert!(r
+            .method
+            .contains("Operations measured: find_hit, find_miss"));
     }
 }

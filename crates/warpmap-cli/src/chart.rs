@@ -1,12 +1,23 @@
-//! The SVG chart of a bench report: G ops/s against load factor, one panel per (scheme, key and
-//! value type), one line per operation, the roofline (random gather, random CAS) as dashed
-//! horizontal lines. Points that failed verification are marked with a black cross.
+//! The SVG chart of a bench report.
+//!
+//! - One group size (the default run): G ops/s against load factor, one panel per (scheme, key
+//!   and value type, distribution), one line per operation, the roofline (random gather, random
+//!   CAS) as dashed horizontal lines.
+//! - Several group sizes (`--group-sizes`, the fig7/fig8 presets): the WarpDrive paper's Fig. 7
+//!   layout: a row of panels per (scheme, types, distribution) and a panel per operation, G
+//!   ops/s against load factor with one line per group size and the operation's roofline
+//!   (CAS for insert and erase, gather for the finds) as a dashed line.
+//!
+//! Points that failed verification are marked with a black cross.
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
-use warpmap::bench::{Op, Report};
+use warpmap::bench::{BenchResult, Distribution, Op, Report};
 
 const WIDTH_PER_PANEL: u32 = 620;
 const HEIGHT: u32 = 560;
+const FIG_PANEL_W: u32 = 560;
+const FIG_PANEL_H: u32 = 440;
 
 fn op_color(op: Op) -> RGBColor {
     match op {
@@ -18,62 +29,117 @@ fn op_color(op: Op) -> RGBColor {
     }
 }
 
+fn group_color(g: u32) -> RGBColor {
+    match g {
+        1 => RGBColor(214, 39, 40),
+        2 => RGBColor(255, 127, 14),
+        4 => RGBColor(44, 160, 44),
+        8 => RGBColor(31, 119, 180),
+        16 => RGBColor(148, 103, 189),
+        32 => RGBColor(140, 86, 75),
+        _ => RGBColor(90, 90, 90),
+    }
+}
+
 fn s<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
 
-/// The chart as SVG text.
-pub fn render(report: &Report) -> Result<String, String> {
-    // Panels: distinct (scheme, backend, key type, value type), in order of appearance.
-    let mut groups: Vec<(String, String, &str, &str)> = Vec::new();
+/// A panel group: (scheme, backend, key type, value type, distribution).
+type PanelKey = (String, String, &'static str, &'static str, Distribution);
+
+fn panel_key(r: &BenchResult) -> PanelKey {
+    (
+        r.scheme.clone(),
+        r.backend.to_string(),
+        r.key_type,
+        r.value_type,
+        r.distribution,
+    )
+}
+
+/// Distinct panel keys in order of appearance.
+fn panel_keys(report: &Report) -> Vec<PanelKey> {
+    let mut keys: Vec<PanelKey> = Vec::new();
     for r in &report.results {
-        let g = (
-            r.scheme.clone(),
-            r.backend.to_string(),
-            r.key_type,
-            r.value_type,
-        );
-        if !groups.contains(&g) {
-            groups.push(g);
+        let k = panel_key(r);
+        if !keys.contains(&k) {
+            keys.push(k);
         }
     }
+    keys
+}
+
+fn group_sizes(report: &Report) -> Vec<u32> {
+    let mut g: Vec<u32> = report.results.iter().filter_map(|r| r.group_size).collect();
+    g.sort_unstable();
+    g.dedup();
+    g
+}
+
+fn title(report: &Report) -> String {
+    let mut t = format!(
+        "warpmap bench: {}, commit {}, {}",
+        report.device, report.commit, report.date
+    );
+    if let Some(k) = report.keys_log2 {
+        t += &format!(", n = 2^{k} keys per point");
+    }
+    if let Some(p) = report.preset {
+        t += &format!(" (preset {p})");
+    }
+    t
+}
+
+/// The x range of a set of rows: the load factors, padded.
+fn x_range(rows: &[&BenchResult]) -> (f64, f64) {
+    let lf_min = rows
+        .iter()
+        .map(|r| r.load_factor)
+        .fold(f64::INFINITY, f64::min);
+    let lf_max = rows
+        .iter()
+        .map(|r| r.load_factor)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let pad = ((lf_max - lf_min) * 0.08).max(0.05);
+    (lf_min - pad, (lf_max + pad).min(1.05))
+}
+
+/// The chart as SVG text.
+pub fn render(report: &Report) -> Result<String, String> {
+    if group_sizes(report).len() > 1 {
+        render_by_group_size(report)
+    } else {
+        render_by_op(report)
+    }
+}
+
+/// One panel per (scheme, types, distribution), one line per operation.
+fn render_by_op(report: &Report) -> Result<String, String> {
+    let groups = panel_keys(report);
+    let several_dists = groups
+        .iter()
+        .any(|g| g.4 != groups.first().map(|f| f.4).unwrap_or(g.4));
     let panels = groups.len().max(1) as u32;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH_PER_PANEL * panels, HEIGHT))
             .into_drawing_area();
         root.fill(&WHITE).map_err(s)?;
-        let title = format!(
-            "warpmap bench: {}, commit {}, {}",
-            report.device, report.commit, report.date
-        );
-        let root = root.titled(&title, ("sans-serif", 18)).map_err(s)?;
+        let root = root.titled(&title(report), ("sans-serif", 18)).map_err(s)?;
         if groups.is_empty() {
             root.draw(&Text::new("no results", (20, 40), ("sans-serif", 16)))
                 .map_err(s)?;
         }
         let areas = root.split_evenly((1, groups.len().max(1)));
-        for (area, (scheme, backend, kt, vt)) in areas.iter().zip(&groups) {
-            let rows: Vec<_> = report
+        for (area, key) in areas.iter().zip(&groups) {
+            let (scheme, backend, kt, vt, dist) = key;
+            let rows: Vec<&BenchResult> = report
                 .results
                 .iter()
-                .filter(|r| {
-                    &r.scheme == scheme
-                        && &r.backend.to_string() == backend
-                        && r.key_type == *kt
-                        && r.value_type == *vt
-                })
+                .filter(|r| &panel_key(r) == key)
                 .collect();
-            let lf_min = rows
-                .iter()
-                .map(|r| r.load_factor)
-                .fold(f64::INFINITY, f64::min);
-            let lf_max = rows
-                .iter()
-                .map(|r| r.load_factor)
-                .fold(f64::NEG_INFINITY, f64::max);
-            let pad = ((lf_max - lf_min) * 0.08).max(0.05);
-            let (x0, x1) = (lf_min - pad, (lf_max + pad).min(1.05));
+            let (x0, x1) = x_range(&rows);
             let gather = report.roofline.gather8_gops;
             let cas = report.roofline.cas8_gops;
             let y_top = rows
@@ -85,7 +151,11 @@ pub fn render(report: &Report) -> Result<String, String> {
                 .max(1e-6)
                 * 1.5; // the top third stays free for the legend
 
-            let caption = format!("{scheme} {kt}/{vt} ({backend})");
+            let caption = if several_dists || *dist != Distribution::Unique {
+                format!("{scheme} {kt}/{vt} {dist} ({backend})")
+            } else {
+                format!("{scheme} {kt}/{vt} ({backend})")
+            };
             let mut chart = ChartBuilder::on(area)
                 .caption(caption, ("sans-serif", 16))
                 .margin(12)
@@ -170,43 +240,203 @@ pub fn render(report: &Report) -> Result<String, String> {
     Ok(svg)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use warpmap::bench::{BenchResult, Roofline};
-    use warpmap::table::Backend;
-
-    /// A GPU-like report: rooflines far above the table rates, one unverified point.
-    fn fake_report() -> Report {
-        let mut results = Vec::new();
-        for (kb, kt) in [(4usize, "u32"), (8, "u64")] {
-            for lf in warpmap::bench::DEFAULT_LOAD_FACTORS {
-                for (i, op) in Op::ALL.into_iter().enumerate() {
-                    let gops = (8.0 - 3.0 * lf) * (1.0 + i as f64 * 0.3) / kb as f64 * 4.0;
-                    results.push(BenchResult {
-                        scheme: "warpdrive".into(),
-                        backend: Backend::Gpu,
-                        key_bytes: kb,
-                        value_bytes: kb,
-                        n: 1000,
-                        load_factor: lf,
-                        op,
-                        gops,
-                        median_ms: 1.0,
-                        runs: 5,
-                        roofline_ratio: Some(gops / 30.0),
-                        verified: !(kb == 8 && lf == 0.9 && op == Op::Erase),
-                        key_type: kt,
-                        value_type: kt,
-                        capacity: 2000,
-                        group_size: Some(4),
-                        min_ms: 1.0,
-                        max_ms: 1.0,
-                        failures: Vec::new(),
-                    });
-                }
+/// The paper's Fig. 7 layout: a row per (scheme, types, distribution), a panel per operation,
+/// a line per group size.
+fn render_by_group_size(report: &Report) -> Result<String, String> {
+    let groups = panel_keys(report);
+    let ops: Vec<Op> = Op::ALL
+        .into_iter()
+        .filter(|op| report.results.iter().any(|r| r.op == *op))
+        .collect();
+    let (nrows, ncols) = (groups.len().max(1), ops.len().max(1));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(
+            &mut svg,
+            (FIG_PANEL_W * ncols as u32, FIG_PANEL_H * nrows as u32 + 40),
+        )
+        .into_drawing_area();
+        root.fill(&WHITE).map_err(s)?;
+        let root = root.titled(&title(report), ("sans-serif", 18)).map_err(s)?;
+        let areas = root.split_evenly((nrows, ncols));
+        for (gi, key) in groups.iter().enumerate() {
+            for (oi, &op) in ops.iter().enumerate() {
+                let rows: Vec<&BenchResult> = report
+                    .results
+                    .iter()
+                    .filter(|r| &panel_key(r) == key && r.op == op)
+                    .collect();
+                fig_panel(report, &areas[gi * ncols + oi], key, op, &rows)?;
             }
         }
+        root.present().map_err(s)?;
+    }
+    Ok(svg)
+}
+
+fn fig_panel(
+    report: &Report,
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    key: &PanelKey,
+    op: Op,
+    rows: &[&BenchResult],
+) -> Result<(), String> {
+    let (scheme, backend, kt, vt, dist) = key;
+    let caption = format!("{op}: {scheme} {kt}/{vt}, {dist} keys ({backend})");
+    if rows.is_empty() {
+        let mut chart = ChartBuilder::on(area)
+            .caption(caption, ("sans-serif", 15))
+            .margin(12)
+            .build_cartesian_2d(0f64..1f64, 0f64..1f64)
+            .map_err(s)?;
+        chart.configure_mesh().draw().map_err(s)?;
+        return Ok(());
+    }
+    let (roof_name, roof) = if op.writes() {
+        ("cas8 roofline", report.roofline.cas8_gops)
+    } else {
+        ("gather8 roofline", report.roofline.gather8_gops)
+    };
+    let (x0, x1) = x_range(rows);
+    let y_top = rows
+        .iter()
+        .map(|r| r.gops)
+        .chain(roof)
+        .fold(0.0f64, f64::max)
+        .max(1e-6)
+        * 1.6; // the top stays free for the legend
+    let x_desc = match (dist, report.zipf.as_ref().map(|z| z.load)) {
+        (Distribution::Zipf, Some(warpmap::bench::ZipfLoad::Distinct))
+            if report.keys_log2.is_some() =>
+        {
+            "load factor (occupancy: distinct keys / capacity)"
+        }
+        (Distribution::Zipf, _) => "load factor (inserted keys / capacity)",
+        _ => "load factor",
+    };
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 15))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x0..x1, 0f64..y_top)
+        .map_err(s)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc("G ops/s")
+        .x_label_formatter(&|x| format!("{x:.2}"))
+        .y_label_formatter(&|y| format!("{y:.1}"))
+        .draw()
+        .map_err(s)?;
+    let mut gs: Vec<Option<u32>> = rows.iter().map(|r| r.group_size).collect();
+    gs.sort_unstable();
+    gs.dedup();
+    for g in gs {
+        let mut pts: Vec<(f64, f64, bool)> = rows
+            .iter()
+            .filter(|r| r.group_size == g)
+            .map(|r| (r.load_factor, r.gops, r.verified))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let color = g.map(group_color).unwrap_or(RGBColor(90, 90, 90));
+        let name = g
+            .map(|g| format!("|g| = {g}"))
+            .unwrap_or_else(|| "-".into());
+        chart
+            .draw_series(LineSeries::new(
+                pts.iter().map(|p| (p.0, p.1)),
+                color.stroke_width(2),
+            ))
+            .map_err(s)?
+            .label(name)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(
+                pts.iter()
+                    .map(|p| Circle::new((p.0, p.1), 3, color.filled())),
+            )
+            .map_err(s)?;
+        chart
+            .draw_series(
+                pts.iter()
+                    .filter(|p| !p.2)
+                    .map(|p| Cross::new((p.0, p.1), 6, BLACK.stroke_width(2))),
+            )
+            .map_err(s)?;
+    }
+    if let Some(v) = roof {
+        let color = RGBColor(40, 40, 40);
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(x0, v), (x1, v)],
+                8,
+                5,
+                color.stroke_width(2),
+            ))
+            .map_err(s)?
+            .label(format!("{roof_name} {v:.2}"))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 12))
+        .draw()
+        .map_err(s)?;
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use warpmap::bench::{BenchResult, Estimate, KvType, Roofline, ZipfInfo, ZipfLoad};
+    use warpmap::table::Backend;
+
+    fn row(
+        kb: usize,
+        kt: &'static str,
+        lf: f64,
+        op: Op,
+        g: u32,
+        dist: Distribution,
+    ) -> BenchResult {
+        let i = op.index() as f64;
+        let gops =
+            (8.0 - 3.0 * lf) * (1.0 + i * 0.3) / kb as f64 * 4.0 * (1.0 + (g as f64).log2() * 0.05);
+        BenchResult {
+            scheme: "warpdrive".into(),
+            backend: Backend::Gpu,
+            key_bytes: kb,
+            value_bytes: kb,
+            n: 1000,
+            load_factor: lf,
+            op,
+            gops,
+            median_ms: 1.0,
+            runs: 5,
+            roofline_ratio: Some(gops / 30.0),
+            verified: !(kb == 8 && lf == 0.9 && op == Op::Erase),
+            key_type: kt,
+            value_type: kt,
+            capacity: 2000,
+            group_size: Some(g),
+            min_ms: 1.0,
+            max_ms: 1.0,
+            failures: Vec::new(),
+            distribution: dist,
+            distinct: (dist == Distribution::Zipf).then_some(400),
+            occupancy: (dist == Distribution::Zipf).then_some(0.2),
+        }
+    }
+
+    fn report(results: Vec<BenchResult>) -> Report {
         Report {
             device: "NVIDIA H100 80GB HBM3 sm_90".into(),
             commit: "abc".into(),
@@ -229,6 +459,71 @@ mod tests {
             host_threads: 16,
             compile: Vec::new(),
             wall_s: 1.0,
+            preset: None,
+            keys_log2: None,
+            load_factors: warpmap::bench::DEFAULT_LOAD_FACTORS.to_vec(),
+            group_sizes: vec![4],
+            distributions: vec![Distribution::Unique],
+            types: KvType::ALL.to_vec(),
+            ops: Op::ALL.to_vec(),
+            zipf: None,
+            notes: Vec::new(),
+            estimate: Estimate {
+                sets: 0,
+                rows: 0,
+                timed_runs: 0,
+                tables: 0,
+                seconds: 0.0,
+                host_bytes: 0,
+                device_bytes: 0,
+            },
+        }
+    }
+
+    /// A GPU-like report: rooflines far above the table rates, one unverified point.
+    pub(crate) fn fake_report() -> Report {
+        let mut results = Vec::new();
+        for (kb, kt) in [(4usize, "u32"), (8, "u64")] {
+            for lf in warpmap::bench::DEFAULT_LOAD_FACTORS {
+                for op in Op::ALL {
+                    results.push(row(kb, kt, lf, op, 4, Distribution::Unique));
+                }
+            }
+        }
+        report(results)
+    }
+
+    /// A fig7 + fig8 like report: six group sizes, two distributions, insert and find_hit.
+    pub(crate) fn fake_fig_report() -> Report {
+        let lfs = [0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99];
+        let mut results = Vec::new();
+        for dist in Distribution::ALL {
+            for g in [1, 2, 4, 8, 16, 32] {
+                for lf in lfs {
+                    for op in [Op::Insert, Op::FindHit] {
+                        results.push(row(4, "u32", lf, op, g, dist));
+                    }
+                }
+            }
+        }
+        let mut r = report(results);
+        r.keys_log2 = Some(27);
+        r.load_factors = lfs.to_vec();
+        r.group_sizes = vec![1, 2, 4, 8, 16, 32];
+        r.distributions = Distribution::ALL.to_vec();
+        r.ops = vec![Op::Insert, Op::FindHit];
+        r.types = vec![KvType::U32];
+        r.zipf = Some(ZipfInfo {
+            s: 1.000001,
+            universe_log2: 31,
+            load: ZipfLoad::Distinct,
+        });
+        r
+    }
+
+    fn save(name: &str, svg: &str) {
+        if let Some(dir) = std::env::var_os("WARPMAP_CHART_OUT") {
+            std::fs::write(std::path::Path::new(&dir).join(name), svg).unwrap();
         }
     }
 
@@ -244,9 +539,45 @@ mod tests {
         ] {
             assert!(svg.contains(label), "{label} missing");
         }
-        if let Some(dir) = std::env::var_os("WARPMAP_CHART_OUT") {
-            std::fs::write(std::path::Path::new(&dir).join("fake.svg"), &svg).unwrap();
+        save("fake.svg", &svg);
+    }
+
+    #[test]
+    fn renders_group_sizes_as_fig7() {
+        let svg = render(&fake_fig_report()).unwrap();
+        assert!(svg.starts_with("<svg"));
+        for label in [
+            "|g| = 1",
+            "|g| = 32",
+            "insert: warpdrive u32/u32, unique keys (gpu)",
+            "find_hit: warpdrive u32/u32, zipf keys (gpu)",
+            "cas8 roofline 22.00",
+            "gather8 roofline 30.00",
+            "occupancy",
+            "n = 2^27",
+        ] {
+            assert!(svg.contains(label), "{label} missing");
         }
+        save("fake-fig.svg", &svg);
+    }
+
+    #[test]
+    fn one_group_size_two_distributions_keeps_op_lines() {
+        let mut r = fake_report();
+        let zipf: Vec<BenchResult> = r
+            .results
+            .iter()
+            .filter(|x| x.key_bytes == 4)
+            .map(|x| BenchResult {
+                distribution: Distribution::Zipf,
+                ..x.clone()
+            })
+            .collect();
+        r.results.extend(zipf);
+        let svg = render(&r).unwrap();
+        assert!(svg.contains("warpdrive u32/u32 zipf (gpu)"));
+        assert!(svg.contains("warpdrive u32/u32 unique (gpu)"));
+        assert!(svg.contains("erase"));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //!
 //! - `warpmap bench [--quick] [--cpu] [--json PATH] [--svg PATH]`: the in-run roofline and every
 //!   bulk operation of each table at several load factors, verified; a table on stdout, JSON and
-//!   an SVG chart on disk. Exit code 1 if any result failed verification.
+//!   an SVG chart on disk. Exit code 1 if any result failed verification. More: `--keys-log2 N`
+//!   (n = 2^N keys and a new table per load factor), `--group-sizes`, `--distribution
+//!   unique|zipf|both`, `--types`, `--ops`, `--preset fig7|fig8|compare`, `--dry-run`.
 //! - `warpmap info`: the GPU, NVRTC and the kernel cache, or why each is missing.
 
 mod chart;
@@ -13,7 +15,9 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-use warpmap::bench::{self, BenchConfig, Progress, Report};
+use warpmap::bench::{
+    self, BenchConfig, Distribution, KvType, Op, Preset, Progress, Report, ZipfLoad,
+};
 use warpmap::table::Backend;
 use warpmap::{Error, Gpu, Result};
 
@@ -34,7 +38,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Measure the roofline and every table operation; print a table, write JSON and SVG.
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
     /// Show the GPU, NVRTC and the kernel cache (or why they are missing).
     Info,
 }
@@ -59,15 +63,87 @@ struct BenchArgs {
     /// Timed runs per measurement (default 5; quick 3).
     #[arg(long)]
     runs: Option<usize>,
-    /// Load factors, comma-separated (default 0.5,0.8,0.9,0.95).
+    /// Load factors, comma-separated, each in (0, 1] (default 0.5,0.8,0.9,0.95).
     #[arg(long, value_delimiter = ',', value_name = "LF,...")]
     load_factors: Option<Vec<f64>>,
+    /// Fixed keys: n = 2^N keys per load factor and a new table of ceil(n / lf) slots per load
+    /// factor (instead of --slots-log2's fixed table). At most 31; capped at 22 on the CPU.
+    #[arg(long, value_name = "N")]
+    keys_log2: Option<u32>,
+    /// WarpDrive group sizes, comma-separated, of 1,2,4,8,16,32 (default: the table's default);
+    /// a table per group size.
+    #[arg(long, value_delimiter = ',', value_name = "G,...")]
+    group_sizes: Option<Vec<u32>>,
+    /// Key distribution: unique, zipf (s = 1 + 1e-6, duplicates) or both (default unique).
+    #[arg(long, value_name = "unique|zipf|both", value_parser = parse_distributions)]
+    distribution: Option<DistList>,
+    /// Key/value types, comma-separated: u32 (u32->u32), u64 (u64->u64) (default both).
+    #[arg(long, value_delimiter = ',', value_name = "u32,u64")]
+    types: Option<Vec<KvType>>,
+    /// Operations with rows, comma-separated, of insert,find_hit,find_miss,contains,erase
+    /// (default all; insert always runs, the others need it).
+    #[arg(long, value_delimiter = ',', value_name = "OP,...")]
+    ops: Option<Vec<Op>>,
+    /// A preset: fig7 (paper Fig. 7: group sizes x load factors 0.4-0.99, 2^27 unique u32
+    /// keys), fig8 (the same with Zipf keys) or compare (u32 and u64 at 0.5/0.8/0.9/0.95,
+    /// 2^27 keys, insert/find_hit/find_miss). Other flags override its values.
+    #[arg(long, value_name = "NAME")]
+    preset: Option<Preset>,
+    /// Zipf exponent s (default 1.000001).
+    #[arg(long, value_name = "S")]
+    zipf_s: Option<f64>,
+    /// Zipf universe: 2^N ranks, mapped to keys by keygen's bijection (default 31).
+    #[arg(long, value_name = "N")]
+    zipf_universe_log2: Option<u32>,
+    /// With --keys-log2, a Zipf set's load factor: distinct (occupancy: capacity =
+    /// distinct / lf, as in the paper's Fig. 8) or inserted (capacity = n / lf).
+    #[arg(long, value_name = "distinct|inserted")]
+    zipf_load: Option<ZipfLoad>,
+    /// The base seed of the key sets.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Print the plan and its estimate, then exit without measuring.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// A parsed `--distribution` value.
+#[derive(Clone, Debug)]
+struct DistList(Vec<Distribution>);
+
+fn parse_distributions(s: &str) -> std::result::Result<DistList, String> {
+    Distribution::parse_list(s).map(DistList)
+}
+
+impl BenchArgs {
+    /// The library configuration these flags ask for.
+    fn config(&self) -> BenchConfig {
+        let d = BenchConfig::default();
+        BenchConfig {
+            quick: self.quick,
+            force_cpu: self.cpu,
+            commit: COMMIT.to_string(),
+            slots_log2: self.slots_log2,
+            runs: self.runs,
+            load_factors: self.load_factors.clone(),
+            seed: self.seed.unwrap_or(d.seed),
+            keys_log2: self.keys_log2,
+            group_sizes: self.group_sizes.clone(),
+            distributions: self.distribution.as_ref().map(|l| l.0.clone()),
+            types: self.types.clone(),
+            ops: self.ops.clone(),
+            preset: self.preset,
+            zipf_s: self.zipf_s.unwrap_or(d.zipf_s),
+            zipf_universe_log2: self.zipf_universe_log2,
+            zipf_load: self.zipf_load.unwrap_or(d.zipf_load),
+        }
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Bench(a) => bench_cmd(a),
+        Command::Bench(a) => bench_cmd(*a),
         Command::Info => info_cmd().map(|()| ExitCode::SUCCESS),
     };
     match result {
@@ -105,9 +181,12 @@ fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
         (Backend::Gpu, Ok(g)) => format!("{} sm_{} ({} SMs)", g.name(), g.sm(), g.sm_count()),
         _ => format!("CPU ({} threads)", host_threads()),
     };
+    let cfg = a.config();
+    // Bad flags fail here, before anything runs.
+    let plan = bench::resolve(&cfg, backend)?;
     println!("device:  {device}");
     println!("commit:  {COMMIT}");
-    println!("method:  {}", bench::method_for(backend));
+    println!("method:  {}", plan.method());
     if backend == Backend::Cpu {
         match (a.cpu, Gpu::default_gpu()) {
             (true, _) => println!("backend: cpu (forced by --cpu)"),
@@ -115,16 +194,13 @@ fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
             _ => {}
         }
     }
-
-    let cfg = BenchConfig {
-        quick: a.quick,
-        force_cpu: a.cpu,
-        commit: COMMIT.to_string(),
-        slots_log2: a.slots_log2,
-        runs: a.runs,
-        load_factors: a.load_factors.clone(),
-        ..BenchConfig::default()
-    };
+    for (i, line) in plan.summary().lines().enumerate() {
+        println!("{}{line}", if i == 0 { "plan:    " } else { "         " });
+    }
+    if a.dry_run {
+        println!("dry run: nothing measured");
+        return Ok(ExitCode::SUCCESS);
+    }
 
     // Fail on an unusable output folder now rather than after the run.
     let svg = a
@@ -188,10 +264,12 @@ fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
     } else {
         for r in &bad {
             eprintln!(
-                "FAIL: {} {}/{} lf {} {}: {}",
+                "FAIL: {} {}/{} {}{} lf {} {}: {}",
                 r.scheme,
                 r.key_type,
                 r.value_type,
+                r.distribution,
+                r.group_size.map(|g| format!(" g {g}")).unwrap_or_default(),
                 r.load_factor,
                 r.op,
                 r.failures.join("; ")
@@ -219,28 +297,87 @@ fn display_path(p: &Path) -> String {
     }
 }
 
-fn print_table(report: &Report) {
-    println!(
-        "{:<10} {:<7} {:>7} {:>11} {:>5} {:<10} {:>9} {:>10} {:>9} verified",
-        "scheme", "backend", "k/v B", "n", "lf", "op", "G ops/s", "median ms", "roofline"
-    );
-    let mut prev: Option<(usize, usize, u64)> = None;
+/// Which optional columns a report's table needs: group size and distribution where they vary,
+/// the distinct count where Zipf keys were measured.
+fn optional_columns(report: &Report) -> (bool, bool, bool) {
+    let mut groups: Vec<Option<u32>> = report.results.iter().map(|r| r.group_size).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    let mut dists: Vec<Distribution> = Vec::new();
     for r in &report.results {
-        let group = (r.key_bytes, r.value_bytes, r.load_factor.to_bits());
+        if !dists.contains(&r.distribution) {
+            dists.push(r.distribution);
+        }
+    }
+    let distinct = report.results.iter().any(|r| r.distinct.is_some());
+    (groups.len() > 1, dists.len() > 1, distinct)
+}
+
+fn table_text(report: &Report) -> String {
+    let (show_g, show_dist, show_distinct) = optional_columns(report);
+    let mut out = String::new();
+    let mut head = format!("{:<10} {:<7} {:>7}", "scheme", "backend", "k/v B");
+    if show_dist {
+        head += &format!(" {:<7}", "dist");
+    }
+    if show_g {
+        head += &format!(" {:>3}", "g");
+    }
+    head += &format!(" {:>11}", "n");
+    if show_distinct {
+        head += &format!(" {:>11}", "distinct");
+    }
+    head += &format!(
+        " {:>5} {:<10} {:>9} {:>10} {:>9} verified",
+        "lf", "op", "G ops/s", "median ms", "roofline"
+    );
+    out += &head;
+    out.push('\n');
+    let mut prev = None;
+    for r in &report.results {
+        let group = (
+            r.key_bytes,
+            r.value_bytes,
+            r.distribution,
+            r.group_size,
+            r.load_factor.to_bits(),
+        );
         if prev.is_some() && prev != Some(group) {
-            println!();
+            out.push('\n');
         }
         prev = Some(group);
         let ratio = r
             .roofline_ratio
             .map(|x| format!("{x:.3}"))
             .unwrap_or_else(|| "-".into());
-        println!(
-            "{:<10} {:<7} {:>7} {:>11} {:>5} {:<10} {:>9.3} {:>10.3} {:>9} {}",
+        let mut line = format!(
+            "{:<10} {:<7} {:>7}",
             r.scheme,
             r.backend.to_string(),
-            format!("{}/{}", r.key_bytes, r.value_bytes),
-            r.n,
+            format!("{}/{}", r.key_bytes, r.value_bytes)
+        );
+        if show_dist {
+            line += &format!(" {:<7}", r.distribution.name());
+        }
+        if show_g {
+            line += &format!(
+                " {:>3}",
+                r.group_size
+                    .map(|g| g.to_string())
+                    .unwrap_or_else(|| "-".into())
+            );
+        }
+        line += &format!(" {:>11}", r.n);
+        if show_distinct {
+            line += &format!(
+                " {:>11}",
+                r.distinct
+                    .map(|d| d.to_string())
+                    .unwrap_or_else(|| "-".into())
+            );
+        }
+        line += &format!(
+            " {:>5} {:<10} {:>9.3} {:>10.3} {:>9} {}",
             format!("{:.2}", r.load_factor),
             r.op.name(),
             r.gops,
@@ -248,7 +385,14 @@ fn print_table(report: &Report) {
             ratio,
             if r.verified { "PASS" } else { "FAIL" }
         );
+        out += &line;
+        out.push('\n');
     }
+    out
+}
+
+fn print_table(report: &Report) {
+    print!("{}", table_text(report));
 }
 
 fn print_roofline(report: &Report) {
@@ -333,4 +477,162 @@ fn info_cmd() -> Result<()> {
     }
     println!("host:         {} threads", host_threads());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warpmap::bench::{resolve, GPU_MAX_KEYS_LOG2};
+    use warpmap::table::warpdrive::GROUP_SIZES;
+
+    fn bench_args(args: &[&str]) -> std::result::Result<BenchArgs, clap::Error> {
+        let mut v = vec!["warpmap", "bench"];
+        v.extend_from_slice(args);
+        match Cli::try_parse_from(v)?.command {
+            Command::Bench(a) => Ok(*a),
+            Command::Info => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn default_flags_give_the_default_config() {
+        let c = bench_args(&[]).unwrap().config();
+        let d = BenchConfig::default();
+        assert_eq!(c.keys_log2, None);
+        assert_eq!(c.group_sizes, None);
+        assert_eq!(c.distributions, None);
+        assert_eq!(c.types, None);
+        assert_eq!(c.ops, None);
+        assert_eq!(c.preset, None);
+        assert_eq!(c.seed, d.seed);
+        assert_eq!(c.zipf_s, d.zipf_s);
+        assert_eq!(c.zipf_load, ZipfLoad::Distinct);
+    }
+
+    #[test]
+    fn parses_the_new_flags() {
+        let a = bench_args(&[
+            "--keys-log2",
+            "20",
+            "--group-sizes",
+            "1,4,32",
+            "--distribution",
+            "both",
+            "--types",
+            "u64",
+            "--ops",
+            "insert,find-hit,find_miss",
+            "--load-factors",
+            "0.4,0.99",
+            "--zipf-load",
+            "inserted",
+            "--seed",
+            "7",
+            "--dry-run",
+        ])
+        .unwrap();
+        assert!(a.dry_run);
+        let c = a.config();
+        assert_eq!(c.keys_log2, Some(20));
+        assert_eq!(c.group_sizes, Some(vec![1, 4, 32]));
+        assert_eq!(
+            c.distributions,
+            Some(vec![Distribution::Unique, Distribution::Zipf])
+        );
+        assert_eq!(c.types, Some(vec![KvType::U64]));
+        assert_eq!(c.ops, Some(vec![Op::Insert, Op::FindHit, Op::FindMiss]));
+        assert_eq!(c.load_factors, Some(vec![0.4, 0.99]));
+        assert_eq!(c.zipf_load, ZipfLoad::Inserted);
+        assert_eq!(c.seed, 7);
+        let p = resolve(&c, Backend::Gpu).unwrap();
+        assert_eq!(p.sets(), 3 * 2 * 2);
+        assert_eq!(
+            bench_args(&["--distribution", "zipf"])
+                .unwrap()
+                .config()
+                .distributions,
+            Some(vec![Distribution::Zipf])
+        );
+    }
+
+    #[test]
+    fn rejects_bad_flag_values() {
+        assert!(bench_args(&["--ops", "insert,delete"]).is_err());
+        assert!(bench_args(&["--types", "u16"]).is_err());
+        assert!(bench_args(&["--distribution", "normal"]).is_err());
+        assert!(bench_args(&["--preset", "fig9"]).is_err());
+        assert!(bench_args(&["--zipf-load", "half"]).is_err());
+        // Values clap accepts but the plan refuses.
+        let bad = |args: &[&str]| resolve(&bench_args(args).unwrap().config(), Backend::Gpu);
+        assert!(bad(&["--group-sizes", "3"]).is_err());
+        assert!(bad(&["--load-factors", "0,0.5"]).is_err());
+        let too_many = (GPU_MAX_KEYS_LOG2 + 1).to_string();
+        assert!(bad(&["--keys-log2", &too_many]).is_err());
+    }
+
+    #[test]
+    fn presets_expand_through_the_flags() {
+        let p = resolve(
+            &bench_args(&["--preset", "fig7"]).unwrap().config(),
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(p.keys_log2, Some(27));
+        assert_eq!(p.group_sizes, GROUP_SIZES.to_vec());
+        assert_eq!(p.load_factors.len(), 8);
+        assert_eq!(p.ops, vec![Op::Insert, Op::FindHit]);
+        assert_eq!(p.types, vec![KvType::U32]);
+        let p = resolve(
+            &bench_args(&["--preset", "fig8", "--distribution", "both"])
+                .unwrap()
+                .config(),
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(p.distributions, Distribution::ALL.to_vec());
+        assert_eq!(p.sets(), 96);
+        let p = resolve(
+            &bench_args(&["--preset", "compare", "--group-sizes", "8"])
+                .unwrap()
+                .config(),
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(p.group_sizes.len(), 2);
+        assert!(p.group_sizes.contains(&8));
+        assert_eq!(p.types, KvType::ALL.to_vec());
+        // On the CPU: capped, with a note.
+        let p = resolve(
+            &bench_args(&["--preset", "compare", "--cpu"])
+                .unwrap()
+                .config(),
+            Backend::Cpu,
+        )
+        .unwrap();
+        assert_eq!(p.keys_log2, Some(22));
+        assert!(!p.notes.is_empty());
+        assert!(p.summary().contains("note: keys-log2 27 capped at 22"));
+    }
+
+    #[test]
+    fn table_columns_follow_the_report() {
+        let plain = chart::tests::fake_report();
+        let t = table_text(&plain);
+        let head = t.lines().next().unwrap();
+        assert!(!head.contains("dist") && !head.contains(" g ") && !head.contains("distinct"));
+        let fig = chart::tests::fake_fig_report();
+        let t = table_text(&fig);
+        let head = t.lines().next().unwrap();
+        assert!(head.contains("dist") && head.contains("distinct"), "{head}");
+        assert!(t.lines().any(|l| l.contains("zipf") && l.contains(" 32 ")));
+        // The JSON carries the new fields.
+        let json = serde_json::to_value(&fig).unwrap();
+        let row = &json["results"][json["results"].as_array().unwrap().len() - 1];
+        assert_eq!(row["distribution"], "zipf");
+        assert_eq!(row["group_size"], 32);
+        assert_eq!(row["distinct"], 400);
+        assert_eq!(json["keys_log2"], 27);
+        assert_eq!(json["distributions"][1], "zipf");
+        assert_eq!(json["zipf"]["load"], "distinct");
+    }
 }

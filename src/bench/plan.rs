@@ -1,0 +1,1216 @@
+//! What a benchmark measures: a [`BenchConfig`] (the flags of `warpmap bench`) resolved into a
+//! [`Plan`] (presets expanded, defaults filled in, limits applied), the plan's size and a rough
+//! time estimate, and the method text of the report.
+//!
+//! Two sizing modes:
+//! - fixed slots (the default): one table of `2^slots_log2` slots per (type, distribution, group
+//!   size), cleared between runs and load factors; `n = lf * capacity` keys per load factor;
+//! - fixed keys (`keys_log2`, the presets): `n = 2^keys_log2` keys for every load factor and a
+//!   new table of `ceil(n / lf)` slots per (type, distribution, group size, load factor), freed
+//!   before the next one is made (Zipf: `ceil(distinct / lf)`, see [`ZipfLoad`]).
+
+use super::{run_seed, BenchConfig, Op, DEFAULT_LOAD_FACTORS};
+use crate::table::warpdrive::{DEFAULT_GROUP_SIZE, GROUP_SIZES};
+use crate::table::Backend;
+use crate::{Error, Result};
+use std::fmt;
+use std::str::FromStr;
+
+/// The largest `keys_log2` on a GPU (`u32` keys need `2n` distinct keys: inserted and absent).
+pub const GPU_MAX_KEYS_LOG2: u32 = 31;
+/// The largest `keys_log2` on the CPU backend (larger values are capped, with a note).
+pub const CPU_MAX_KEYS_LOG2: u32 = 22;
+/// `keys_log2` of a preset under `--quick`.
+pub const QUICK_KEYS_LOG2: u32 = 18;
+/// The Zipf universe: `2^31` ranks for both key types (see [`Distribution::Zipf`]).
+pub const DEFAULT_ZIPF_UNIVERSE_LOG2: u32 = 31;
+
+/// How the inserted keys are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Distribution {
+    /// `n` distinct random keys ([`keygen::unique`](crate::keygen::unique)).
+    Unique,
+    /// `n` keys drawn with replacement by [`keygen::zipf`](crate::keygen::zipf) with exponent
+    /// `s` (default `1 + 1e-6`, the WarpDrive paper's Fig. 8) over `2^31` ranks (default),
+    /// mapped to keys through keygen's key bijection (so frequent keys are spread over the key
+    /// space). Many duplicates: at `n = 2^27` and the defaults, 38.3 M (29%) of the draws are
+    /// distinct.
+    Zipf,
+}
+
+impl Distribution {
+    /// Both, in the order they run.
+    pub const ALL: [Distribution; 2] = [Distribution::Unique, Distribution::Zipf];
+
+    /// "unique" or "zipf".
+    pub fn name(self) -> &'static str {
+        match self {
+            Distribution::Unique => "unique",
+            Distribution::Zipf => "zipf",
+        }
+    }
+
+    /// `unique`, `zipf`, `both`, or a comma-separated list of the first two.
+    pub fn parse_list(s: &str) -> std::result::Result<Vec<Distribution>, String> {
+        let mut v = Vec::new();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            if part.eq_ignore_ascii_case("both") || part.eq_ignore_ascii_case("all") {
+                v.extend(Distribution::ALL);
+            } else {
+                v.push(part.parse()?);
+            }
+        }
+        if v.is_empty() {
+            return Err("no distribution given (unique, zipf or both)".into());
+        }
+        dedup_in_place(&mut v);
+        Ok(v)
+    }
+}
+
+impl FromStr for Distribution {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "unique" => Ok(Distribution::Unique),
+            "zipf" => Ok(Distribution::Zipf),
+            other => Err(format!(
+                "unknown distribution '{other}' (unique, zipf or both)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Distribution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A key/value type pair of the benchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KvType {
+    /// `u32` keys and `u32` values.
+    U32,
+    /// `u64` keys and `u64` values.
+    U64,
+}
+
+impl KvType {
+    /// Both, in the order they run.
+    pub const ALL: [KvType; 2] = [KvType::U32, KvType::U64];
+
+    /// "u32" or "u64".
+    pub fn name(self) -> &'static str {
+        match self {
+            KvType::U32 => "u32",
+            KvType::U64 => "u64",
+        }
+    }
+
+    /// Bytes of the key (and of the value).
+    pub fn bytes(self) -> usize {
+        match self {
+            KvType::U32 => 4,
+            KvType::U64 => 8,
+        }
+    }
+}
+
+impl FromStr for KvType {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "u32" | "u32/u32" | "u32->u32" => Ok(KvType::U32),
+            "u64" | "u64/u64" | "u64->u64" => Ok(KvType::U64),
+            other => Err(format!(
+                "unknown type '{other}' (u32 for u32->u32, u64 for u64->u64)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for KvType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Op {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let t = s.trim().to_ascii_lowercase().replace('-', "_");
+        Op::ALL
+            .into_iter()
+            .find(|op| op.name() == t)
+            .ok_or_else(|| {
+                format!("unknown operation '{s}' (insert, find_hit, find_miss, contains, erase)")
+            })
+    }
+}
+
+/// A named benchmark setup (`warpmap bench --preset NAME`). Flags given beside a preset
+/// override its values (except `--group-sizes` with `compare`, which adds to the default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Preset {
+    /// The WarpDrive paper's Fig. 7: rate against group size (1 to 32) and load factor
+    /// (0.4 to 0.99), unique keys, `u32`/`u32`, 2^27 pairs, insert and find_hit.
+    Fig7,
+    /// Fig. 7's setup with Zipf keys (`s = 1 + 1e-6`): the paper's Fig. 8.
+    Fig8,
+    /// The comparison table: load factors 0.5, 0.8, 0.9, 0.95, `u32`/`u32` and `u64`/`u64`,
+    /// 2^27 keys, insert, find_hit and find_miss, the default group size.
+    Compare,
+}
+
+impl Preset {
+    /// Every preset.
+    pub const ALL: [Preset; 3] = [Preset::Fig7, Preset::Fig8, Preset::Compare];
+
+    /// "fig7", "fig8" or "compare".
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Fig7 => "fig7",
+            Preset::Fig8 => "fig8",
+            Preset::Compare => "compare",
+        }
+    }
+
+    /// One line on what it measures.
+    pub fn description(self) -> &'static str {
+        match self {
+            Preset::Fig7 => {
+                "WarpDrive paper Fig. 7: group sizes 1-32 x load factors 0.4-0.99, unique keys, \
+                 u32/u32, 2^27 pairs, insert + find_hit"
+            }
+            Preset::Fig8 => {
+                "WarpDrive paper Fig. 8: group sizes 1-32 x load factors 0.4-0.99, Zipf keys \
+                 (s = 1 + 1e-6), u32/u32, 2^27 pairs, insert + find_hit"
+            }
+            Preset::Compare => {
+                "comparison table: load factors 0.5/0.8/0.9/0.95, u32/u32 and u64/u64, 2^27 \
+                 keys, insert + find_hit + find_miss, default group size"
+            }
+        }
+    }
+
+    fn defaults(self) -> PresetDefaults {
+        let fig_lfs = vec![0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99];
+        match self {
+            Preset::Fig7 | Preset::Fig8 => PresetDefaults {
+                keys_log2: 27,
+                group_sizes: GROUP_SIZES.to_vec(),
+                add_given_group_sizes: false,
+                load_factors: fig_lfs,
+                distributions: vec![if self == Preset::Fig7 {
+                    Distribution::Unique
+                } else {
+                    Distribution::Zipf
+                }],
+                types: vec![KvType::U32],
+                ops: vec![Op::Insert, Op::FindHit],
+                runs: 5,
+            },
+            Preset::Compare => PresetDefaults {
+                keys_log2: 27,
+                group_sizes: vec![DEFAULT_GROUP_SIZE],
+                add_given_group_sizes: true,
+                load_factors: DEFAULT_LOAD_FACTORS.to_vec(),
+                distributions: vec![Distribution::Unique],
+                types: KvType::ALL.to_vec(),
+                ops: vec![Op::Insert, Op::FindHit, Op::FindMiss],
+                runs: 5,
+            },
+        }
+    }
+}
+
+impl FromStr for Preset {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let t = s.trim().to_ascii_lowercase();
+        Preset::ALL
+            .into_iter()
+            .find(|p| p.name() == t)
+            .ok_or_else(|| format!("unknown preset '{s}' (fig7, fig8 or compare)"))
+    }
+}
+
+impl fmt::Display for Preset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What the load factor of a Zipf set means in fixed-keys mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ZipfLoad {
+    /// Occupancy: capacity = `ceil(distinct / lf)`, so the table is `lf` full after the insert
+    /// (the paper: "in this case the specified loads refers to the actual occupancy of table
+    /// slots after inserting all elements").
+    #[default]
+    Distinct,
+    /// Target load: capacity = `ceil(n / lf)` as for unique keys (occupancy about `lf / 3`).
+    Inserted,
+}
+
+impl ZipfLoad {
+    /// "distinct" or "inserted".
+    pub fn name(self) -> &'static str {
+        match self {
+            ZipfLoad::Distinct => "distinct",
+            ZipfLoad::Inserted => "inserted",
+        }
+    }
+}
+
+impl FromStr for ZipfLoad {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "distinct" | "occupancy" => Ok(ZipfLoad::Distinct),
+            "inserted" | "target" => Ok(ZipfLoad::Inserted),
+            other => Err(format!(
+                "unknown zipf load '{other}' (distinct or inserted)"
+            )),
+        }
+    }
+}
+
+struct PresetDefaults {
+    keys_log2: u32,
+    group_sizes: Vec<u32>,
+    /// `--group-sizes` adds to the preset's group sizes instead of replacing them.
+    add_given_group_sizes: bool,
+    load_factors: Vec<f64>,
+    distributions: Vec<Distribution>,
+    types: Vec<KvType>,
+    ops: Vec<Op>,
+    runs: usize,
+}
+
+fn dedup_in_place<T: PartialEq + Copy>(v: &mut Vec<T>) {
+    let mut seen: Vec<T> = Vec::with_capacity(v.len());
+    v.retain(|x| {
+        if seen.contains(x) {
+            false
+        } else {
+            seen.push(*x);
+            true
+        }
+    });
+}
+
+/// The Zipf parameters of a report (present when Zipf keys were measured).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ZipfInfo {
+    /// The exponent `s`.
+    pub s: f64,
+    /// The universe: ranks `1..=2^universe_log2` (keys: indices `0..2^universe_log2` of the
+    /// run's key bijection; absent keys for find_miss: the indices after it).
+    pub universe_log2: u32,
+    /// What a Zipf set's load factor means (fixed-keys mode; fixed slots: always `inserted`).
+    pub load: ZipfLoad,
+}
+
+/// A resolved benchmark: every choice made. See [`resolve`].
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The backend it is for.
+    pub backend: Backend,
+    /// `--quick`.
+    pub quick: bool,
+    /// The preset it came from.
+    pub preset: Option<Preset>,
+    /// Fixed-slots mode: slots asked for per table; fixed-keys mode: `ceil(n / smallest lf)`.
+    pub slots: usize,
+    /// Fixed-keys mode: `n = 2^keys_log2` keys per set.
+    pub keys_log2: Option<u32>,
+    /// Timed runs per set.
+    pub runs: usize,
+    /// Load factors, in order.
+    pub load_factors: Vec<f64>,
+    /// WarpDrive group sizes (empty on the CPU backend, which has none).
+    pub group_sizes: Vec<u32>,
+    /// Key distributions.
+    pub distributions: Vec<Distribution>,
+    /// Key/value types.
+    pub types: Vec<KvType>,
+    /// Operations with a row (insert runs in every run regardless: the others need the keys).
+    pub ops: Vec<Op>,
+    /// The base seed.
+    pub seed: u64,
+    /// Zipf exponent.
+    pub zipf_s: f64,
+    /// Zipf universe, log2 of the rank count.
+    pub zipf_universe_log2: u32,
+    /// What a Zipf set's load factor means.
+    pub zipf_load: ZipfLoad,
+    /// Adjustments made to what was asked (caps, ignored flags), for the report.
+    pub notes: Vec<String>,
+}
+
+/// Resolves a configuration for a backend: the preset's values where the configuration leaves
+/// a field `None`, defaults, validation, and the CPU backend's limits.
+pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
+    let gpu = backend == Backend::Gpu;
+    let mut notes = Vec::new();
+    let pd = cfg.preset.map(Preset::defaults);
+    let pd = pd.as_ref();
+
+    let runs = cfg
+        .runs
+        .or_else(|| pd.filter(|_| !cfg.quick).map(|p| p.runs))
+        .unwrap_or(if cfg.quick { 3 } else { 5 });
+    if runs == 0 {
+        return Err(Error::invalid("runs must be at least 1"));
+    }
+
+    let mut keys_log2 = cfg.keys_log2.or_else(|| {
+        pd.map(|p| {
+            if cfg.quick {
+                p.keys_log2.min(QUICK_KEYS_LOG2)
+            } else {
+                p.keys_log2
+            }
+        })
+    });
+    if let Some(k) = keys_log2 {
+        if !(4..=GPU_MAX_KEYS_LOG2).contains(&k) {
+            return Err(Error::invalid(format!(
+                "keys 2^{k}: use --keys-log2 4 to {GPU_MAX_KEYS_LOG2}"
+            )));
+        }
+        if !gpu && k > CPU_MAX_KEYS_LOG2 {
+            notes.push(format!(
+                "keys-log2 {k} capped at {CPU_MAX_KEYS_LOG2} on the CPU backend \
+                 (2^{k} keys per set would take minutes per operation on host threads)"
+            ));
+            keys_log2 = Some(CPU_MAX_KEYS_LOG2);
+        }
+        if cfg.slots_log2.is_some() {
+            notes.push("--slots-log2 is ignored with --keys-log2 (capacity = ceil(n / lf))".into());
+        }
+    }
+
+    let default_slots_log2 = match (gpu, cfg.quick) {
+        (true, false) => 26,
+        (true, true) => 18,
+        (false, false) => 22,
+        (false, true) => 18,
+    };
+    let slots_log2 = cfg.slots_log2.unwrap_or(default_slots_log2);
+    if keys_log2.is_none() && !(4..=32).contains(&slots_log2) {
+        return Err(Error::invalid(format!(
+            "table size 2^{slots_log2}: use 2^4 to 2^32 slots"
+        )));
+    }
+
+    let load_factors = cfg
+        .load_factors
+        .clone()
+        .or_else(|| pd.map(|p| p.load_factors.clone()))
+        .unwrap_or_else(|| DEFAULT_LOAD_FACTORS.to_vec());
+    if load_factors.is_empty() {
+        return Err(Error::invalid("no load factor to measure"));
+    }
+    if let Some(bad) = load_factors.iter().find(|lf| !(**lf > 0.0 && **lf <= 1.0)) {
+        return Err(Error::invalid(format!(
+            "load factor {bad} is not in (0, 1]"
+        )));
+    }
+
+    let mut group_sizes = match (pd, &cfg.group_sizes) {
+        (Some(p), Some(given)) if p.add_given_group_sizes => {
+            let mut v = p.group_sizes.clone();
+            v.extend(given);
+            v
+        }
+        (_, Some(given)) => given.clone(),
+        (Some(p), None) => p.group_sizes.clone(),
+        (None, None) => vec![DEFAULT_GROUP_SIZE],
+    };
+    if group_sizes.is_empty() {
+        return Err(Error::invalid("no group size to measure"));
+    }
+    if let Some(bad) = group_sizes.iter().find(|g| !GROUP_SIZES.contains(g)) {
+        return Err(Error::invalid(format!(
+            "group size {bad} is not one of {GROUP_SIZES:?}"
+        )));
+    }
+    group_sizes.sort_unstable();
+    group_sizes.dedup();
+    if !gpu {
+        if group_sizes != [DEFAULT_GROUP_SIZE] {
+            notes.push(format!(
+                "group sizes {group_sizes:?} apply to WarpDrive on a GPU only: the CPU backend \
+                 measures one CpuTable per set (rows without group_size)"
+            ));
+        }
+        group_sizes.clear();
+    }
+
+    let mut distributions = cfg
+        .distributions
+        .clone()
+        .or_else(|| pd.map(|p| p.distributions.clone()))
+        .unwrap_or_else(|| vec![Distribution::Unique]);
+    dedup_in_place(&mut distributions);
+    if distributions.is_empty() {
+        return Err(Error::invalid("no key distribution to measure"));
+    }
+    let mut types = cfg
+        .types
+        .clone()
+        .or_else(|| pd.map(|p| p.types.clone()))
+        .unwrap_or_else(|| KvType::ALL.to_vec());
+    dedup_in_place(&mut types);
+    if types.is_empty() {
+        return Err(Error::invalid("no key/value type to measure"));
+    }
+    let asked_ops = cfg
+        .ops
+        .clone()
+        .or_else(|| pd.map(|p| p.ops.clone()))
+        .unwrap_or_else(|| Op::ALL.to_vec());
+    let ops: Vec<Op> = Op::ALL
+        .into_iter()
+        .filter(|op| asked_ops.contains(op))
+        .collect();
+    if ops.is_empty() {
+        return Err(Error::invalid("no operation to measure"));
+    }
+
+    let keys = keys_log2.map(|k| 1usize << k);
+    let slots = match keys {
+        Some(n) => {
+            let lf_min = load_factors.iter().copied().fold(1.0, f64::min);
+            (n as f64 / lf_min).ceil() as usize
+        }
+        None => 1usize << slots_log2,
+    };
+    let zipf_universe_log2 = cfg.zipf_universe_log2.unwrap_or(DEFAULT_ZIPF_UNIVERSE_LOG2);
+    if distributions.contains(&Distribution::Zipf) {
+        if !(cfg.zipf_s.is_finite() && cfg.zipf_s > 0.0) {
+            return Err(Error::invalid(format!(
+                "zipf exponent {} must be finite and > 0",
+                cfg.zipf_s
+            )));
+        }
+        if !(1..=62).contains(&zipf_universe_log2) {
+            return Err(Error::invalid(format!(
+                "zipf universe 2^{zipf_universe_log2}: use 2^1 to 2^62 ranks"
+            )));
+        }
+        // Drawn keys are indices 0..U of the key bijection, absent keys U..U+n: all must be
+        // distinct keys of the type.
+        let n_max = keys.unwrap_or(slots) as u128;
+        let absent = if ops.contains(&Op::FindMiss) {
+            n_max
+        } else {
+            0
+        };
+        for t in &types {
+            let space = 1u128 << (8 * t.bytes());
+            if (1u128 << zipf_universe_log2) + absent > space {
+                return Err(Error::invalid(format!(
+                    "zipf universe 2^{zipf_universe_log2} (+ {absent} absent keys) exceeds the \
+                     {space} distinct {} keys",
+                    t.name()
+                )));
+            }
+        }
+        if keys.is_none() {
+            notes.push(
+                "zipf with fixed slots: load factor = inserted keys / capacity (the paper's \
+                 target load); the rows' occupancy = distinct / capacity"
+                    .into(),
+            );
+        }
+    }
+
+    Ok(Plan {
+        backend,
+        quick: cfg.quick,
+        preset: cfg.preset,
+        slots,
+        keys_log2,
+        runs,
+        load_factors,
+        group_sizes,
+        distributions,
+        types,
+        ops,
+        seed: cfg.seed,
+        zipf_s: cfg.zipf_s,
+        zipf_universe_log2,
+        zipf_load: cfg.zipf_load,
+        notes,
+    })
+}
+
+/// The size of a plan and a rough time estimate.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Estimate {
+    /// Measured sets: (type, distribution, group size, load factor).
+    pub sets: usize,
+    /// Result rows: sets times selected operations.
+    pub rows: usize,
+    /// Timed runs: sets times runs.
+    pub timed_runs: usize,
+    /// Tables made (fixed keys: one per set; fixed slots: one per type, distribution, group).
+    pub tables: usize,
+    /// Rough wall-clock seconds of the whole benchmark (the model is in [`Plan::estimate`]).
+    pub seconds: f64,
+    /// Host memory of the cached key sets, bytes (fixed-keys mode).
+    pub host_bytes: u64,
+    /// Device memory at the peak (largest table, key sets, outputs), bytes (GPU).
+    pub device_bytes: u64,
+}
+
+fn human_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.1} GiB", b / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", b / (1u64 << 20) as f64)
+    }
+}
+
+/// Host memory the cached key sets of one (type, distribution) may take at most.
+pub(crate) fn host_cache_budget() -> u64 {
+    let avail = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(16 << 30);
+    (avail / 2).min(48 << 30)
+}
+
+impl Plan {
+    /// Fixed-keys mode: `n`.
+    pub fn keys(&self) -> Option<usize> {
+        self.keys_log2.map(|k| 1usize << k)
+    }
+
+    /// The group sizes a set loop runs over: `Some(g)` per group size on a GPU, one `None` on
+    /// the CPU.
+    pub fn group_slots(&self) -> Vec<Option<u32>> {
+        if self.group_sizes.is_empty() {
+            vec![None]
+        } else {
+            self.group_sizes.iter().map(|&g| Some(g)).collect()
+        }
+    }
+
+    /// Measured sets: types x distributions x group sizes x load factors.
+    pub fn sets(&self) -> usize {
+        self.types.len()
+            * self.distributions.len()
+            * self.group_slots().len()
+            * self.load_factors.len()
+    }
+
+    /// Whether absent keys are needed (find_miss selected).
+    pub fn needs_misses(&self) -> bool {
+        self.ops.contains(&Op::FindMiss)
+    }
+
+    /// The Zipf universe (ranks).
+    pub fn zipf_universe(&self) -> u64 {
+        1u64 << self.zipf_universe_log2
+    }
+
+    /// The Zipf parameters, when Zipf keys are measured.
+    pub fn zipf_info(&self) -> Option<ZipfInfo> {
+        self.distributions
+            .contains(&Distribution::Zipf)
+            .then(|| ZipfInfo {
+                s: self.zipf_s,
+                universe_log2: self.zipf_universe_log2,
+                load: if self.keys_log2.is_some() {
+                    self.zipf_load
+                } else {
+                    ZipfLoad::Inserted
+                },
+            })
+    }
+
+    /// Fixed-keys mode: the capacity asked for a set of `n` keys (of which `distinct` are
+    /// distinct) at load factor `lf`.
+    pub fn capacity_for(&self, n: usize, distinct: usize, lf: f64, dist: Distribution) -> usize {
+        let m = match (dist, self.zipf_load) {
+            (Distribution::Zipf, ZipfLoad::Distinct) => distinct,
+            _ => n,
+        };
+        ((m as f64 / lf).ceil() as usize).max(1)
+    }
+
+    /// The seed of one run's key set. Fixed slots: distinct per (type, distribution, load
+    /// factor, run), as before (`n` depends on the load factor). Fixed keys: independent of the
+    /// load factor and group size, so every table of a (type, distribution) sees the same
+    /// `runs` key sets and each set is generated once.
+    pub(crate) fn seed_for(&self, type_tag: u64, dist: Distribution, li: usize, r: usize) -> u64 {
+        let d = match dist {
+            Distribution::Unique => 0,
+            Distribution::Zipf => 0x2f1f_0000,
+        };
+        match self.keys_log2 {
+            None => run_seed(self.seed, type_tag ^ d, li, r),
+            Some(_) => run_seed(self.seed, type_tag ^ d ^ (0x6b65_7973 << 32), usize::MAX, r),
+        }
+    }
+
+    /// Whether a (type, distribution)'s `runs` key sets fit the host cache (fixed keys only).
+    pub(crate) fn host_cache_fits(&self, kv_bytes: usize) -> bool {
+        self.keys()
+            .is_some_and(|n| self.runs as u64 * self.set_bytes(n, kv_bytes) <= host_cache_budget())
+    }
+
+    /// Bytes of one key set: keys, values, and absent keys if needed.
+    pub(crate) fn set_bytes(&self, n: usize, kv_bytes: usize) -> u64 {
+        let per = 2 * kv_bytes + if self.needs_misses() { kv_bytes } else { 0 };
+        n as u64 * per as u64
+    }
+
+    /// The size and a rough time estimate, calibrated on an H100 host (16 threads) where the
+    /// fig7, fig8 and compare presets took 30, 35 and 16 s. The model (GPU): key generation at
+    /// 4 ns (unique) or 120 ns (Zipf draw and distinct count) per key and host thread; uploads at
+    /// 10 GB/s (fixed keys: once per run set when all sets fit in 40 GB of device memory beside
+    /// the largest table, else every run), verification downloads at 12 GB/s; kernels at
+    /// conservative H100 rates (insert 6 G/s u32 and 4 G/s u64, finds 12 and 8 G/s, find_miss
+    /// 65 G/s x (1 - lf)); 1 s per kernel module compile; the roofline 3 s. CPU: about 80 ns
+    /// (insert) and 50 ns (others) per key and operation per thread.
+    pub fn estimate(&self, host_threads: usize) -> Estimate {
+        const H2D: f64 = 10e9;
+        const D2H: f64 = 12e9;
+        let threads = host_threads.max(1) as f64;
+        let sets = self.sets();
+        let gpu = self.backend == Backend::Gpu;
+        let groups = self.group_slots().len();
+        let tables = match self.keys() {
+            Some(_) => sets,
+            None => self.types.len() * self.distributions.len() * groups,
+        };
+        let mut s = 0.5f64;
+        let mut host_bytes = 0u64;
+        let mut device_bytes = 0u64;
+        if gpu {
+            s += if self.quick { 1.0 } else { 3.0 };
+            s += 1.0 * (self.types.len() * groups) as f64;
+        }
+        for &t in &self.types {
+            let b = t.bytes();
+            let slot = (2 * b).max(8) as f64;
+            for &d in &self.distributions {
+                let gen_per_key = match d {
+                    Distribution::Unique => 4e-9,
+                    Distribution::Zipf => 120e-9,
+                } / threads;
+                let host_cached = self.host_cache_fits(b);
+                let mut dev_cached = false;
+                if let Some(n) = self.keys() {
+                    let sets_bytes = self.runs as u64 * self.set_bytes(n, b);
+                    if host_cached {
+                        s += self.runs as f64 * n as f64 * gen_per_key;
+                        host_bytes = host_bytes.max(sets_bytes);
+                    }
+                    let lf_min = self.load_factors.iter().copied().fold(1.0, f64::min);
+                    let table = (n as f64 / lf_min).ceil() * slot;
+                    let outs = n as u64 * (b as u64 + 1);
+                    dev_cached = gpu && (sets_bytes as f64 + table) <= 40e9;
+                    let resident = if dev_cached {
+                        sets_bytes
+                    } else {
+                        self.set_bytes(n, b)
+                    };
+                    if gpu {
+                        device_bytes = device_bytes.max(table as u64 + resident + outs);
+                    }
+                    if dev_cached {
+                        s += sets_bytes as f64 / H2D;
+                    }
+                }
+                for &lf in &self.load_factors {
+                    let n = self
+                        .keys()
+                        .unwrap_or_else(|| super::keys_for(lf, self.slots));
+                    let nf = n as f64;
+                    let mut per_run = if host_cached { 0.0 } else { nf * gen_per_key };
+                    if gpu {
+                        let (ins, find, erase) = if b == 4 {
+                            (6e9, 12e9, 8e9)
+                        } else {
+                            (4e9, 8e9, 7e9)
+                        };
+                        let miss = (65e9 * (1.0 - lf)).clamp(0.4e9, 20e9);
+                        let upload = if dev_cached {
+                            0.0
+                        } else {
+                            self.set_bytes(n, b) as f64
+                        };
+                        let mut down = 0.0;
+                        let mut kern = nf / ins;
+                        for op in &self.ops {
+                            match op {
+                                Op::Insert => {}
+                                Op::FindHit => {
+                                    kern += nf / find;
+                                    down += nf * (b + 1) as f64;
+                                }
+                                Op::FindMiss => {
+                                    kern += nf / miss;
+                                    down += nf;
+                                }
+                                Op::Contains => {
+                                    kern += nf / find;
+                                    down += nf;
+                                }
+                                Op::Erase => kern += nf / erase,
+                            }
+                        }
+                        let verify = nf * self.ops.len() as f64 * 2e-9 / threads;
+                        per_run += kern + upload / H2D + down / D2H + verify + 0.003;
+                        let cap = match self.keys() {
+                            Some(n) => (n as f64 / lf).ceil(),
+                            None => self.slots as f64,
+                        };
+                        if self.keys().is_none() {
+                            device_bytes = device_bytes.max(
+                                (cap * slot) as u64
+                                    + self.set_bytes(n, b)
+                                    + n as u64 * (b as u64 + 1),
+                            );
+                        } else {
+                            // A table per set: allocation, clear, warm-up.
+                            s += groups as f64 * (0.01 + cap * slot / 1e12);
+                        }
+                    } else {
+                        let others = self.ops.iter().filter(|o| **o != Op::Insert).count();
+                        per_run += nf * (80e-9 + others as f64 * 50e-9 + 2e-9) / threads;
+                    }
+                    s += groups as f64 * self.runs as f64 * per_run;
+                }
+            }
+        }
+        Estimate {
+            sets,
+            rows: sets * self.ops.len(),
+            timed_runs: sets * self.runs,
+            tables,
+            seconds: s,
+            host_bytes,
+            device_bytes,
+        }
+    }
+
+    /// A few lines on what runs, for printing before the run starts.
+    pub fn summary(&self) -> String {
+        let list = |v: Vec<String>| v.join(",");
+        let mut out = String::new();
+        if let Some(p) = self.preset {
+            out += &format!("preset {p}: {}\n", p.description());
+        }
+        match self.keys_log2 {
+            Some(k) => {
+                out += &format!(
+                    "fixed keys: n = 2^{k} = {} keys per set, capacity = ceil(n / lf){}, a new \
+                     table per set\n",
+                    1usize << k,
+                    if self.distributions.contains(&Distribution::Zipf)
+                        && self.zipf_load == ZipfLoad::Distinct
+                    {
+                        " (zipf: ceil(distinct / lf))"
+                    } else {
+                        ""
+                    }
+                )
+            }
+            None => {
+                out += &format!(
+                    "fixed slots: 2^{} = {} slots per table, n = lf x capacity\n",
+                    self.slots.trailing_zeros(),
+                    self.slots
+                )
+            }
+        }
+        out += &format!(
+            "load factors {}; group sizes {}; distributions {}; types {}; ops {}; {} runs\n",
+            list(self.load_factors.iter().map(|x| x.to_string()).collect()),
+            if self.group_sizes.is_empty() {
+                "- (cpu)".to_string()
+            } else {
+                list(self.group_sizes.iter().map(|x| x.to_string()).collect())
+            },
+            list(self.distributions.iter().map(|x| x.to_string()).collect()),
+            list(self.types.iter().map(|x| x.to_string()).collect()),
+            list(self.ops.iter().map(|x| x.to_string()).collect()),
+            self.runs
+        );
+        if let Some(z) = self.zipf_info() {
+            out += &format!(
+                "zipf: s = {}, universe 2^{} ranks, load = {}\n",
+                z.s,
+                z.universe_log2,
+                z.load.name()
+            );
+        }
+        let e = self.estimate(rayon::current_num_threads());
+        out += &format!(
+            "size: {} sets, {} rows, {} timed runs, {} tables; about {:.0} s (rough estimate){}{}",
+            e.sets,
+            e.rows,
+            e.timed_runs,
+            e.tables,
+            e.seconds,
+            if e.host_bytes > 0 {
+                format!("; host key sets {}", human_bytes(e.host_bytes))
+            } else {
+                String::new()
+            },
+            if e.device_bytes > 0 {
+                format!("; device peak about {}", human_bytes(e.device_bytes))
+            } else {
+                String::new()
+            }
+        );
+        for n in &self.notes {
+            out += &format!("\nnote: {n}");
+        }
+        out
+    }
+
+    /// The report's method text: the backend's method and what this plan changes.
+    pub fn method(&self) -> String {
+        let mut m = super::method_for(self.backend).to_string();
+        if let Some(k) = self.keys_log2 {
+            m += &format!(
+                ". Fixed keys (keys_log2 {k}): n = 2^{k} keys in every set, capacity = \
+                 ceil(n / lf){}, a new table per (type, distribution, group size, load factor), \
+                 freed before the next; the {} key sets of a (type, distribution) (one per run, \
+                 seeds independent of the table) are generated once and shared by all its \
+                 tables ({}), so each table sees {} fresh key sets and all tables see the same \
+                 ones",
+                if self.distributions.contains(&Distribution::Zipf)
+                    && self.zipf_load == ZipfLoad::Distinct
+                {
+                    " (zipf: ceil(distinct / lf), the paper's occupancy load)"
+                } else {
+                    ""
+                },
+                self.runs,
+                if self.backend == Backend::Gpu {
+                    "cached on the host when they fit, else regenerated per run; kept on the \
+                     device when they fit beside the largest table, else uploaded per run"
+                } else {
+                    "cached on the host when they fit, else regenerated per run"
+                },
+                self.runs
+            );
+        }
+        if let Some(z) = self.zipf_info() {
+            m += &format!(
+                ". Zipf sets: n keys drawn with replacement by keygen::zipf (rejection-inversion) \
+                 with s = {} over 2^{} ranks mapped through keygen's key bijection (the same \
+                 universe for u32 and u64), values value_for(key) so duplicates carry equal \
+                 values, absent keys from the indices after the universe; verified: no failures \
+                 and len == distinct (host parallel sort + dedup), find_hit of the inserted \
+                 multiset all found with value_for(key), find_miss none found, contains all \
+                 present, erase leaves len 0; load factor = {}",
+                z.s,
+                z.universe_log2,
+                match z.load {
+                    ZipfLoad::Distinct => "distinct / capacity (occupancy)",
+                    ZipfLoad::Inserted => "inserted keys / capacity",
+                }
+            );
+        }
+        if self.ops.len() < Op::ALL.len() {
+            m += &format!(
+                ". Operations measured: {} (insert runs in every run, as the others need a \
+                 filled table; an unselected insert's verification failures are attached to \
+                 the selected rows)",
+                self.ops
+                    .iter()
+                    .map(|o| o.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        if let Some(p) = self.preset {
+            m += &format!(
+                ". Preset {p}: {} timed runs per set after the warm-up",
+                self.runs
+            );
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> BenchConfig {
+        BenchConfig::default()
+    }
+
+    #[test]
+    fn parses_names() {
+        assert_eq!(
+            Distribution::parse_list("both").unwrap(),
+            vec![Distribution::Unique, Distribution::Zipf]
+        );
+        assert_eq!(
+            Distribution::parse_list("zipf").unwrap(),
+            vec![Distribution::Zipf]
+        );
+        assert_eq!(
+            Distribution::parse_list("zipf,unique,zipf").unwrap(),
+            vec![Distribution::Zipf, Distribution::Unique]
+        );
+        assert!(Distribution::parse_list("normal").is_err());
+        assert!(Distribution::parse_list("").is_err());
+        assert_eq!("find-hit".parse::<Op>().unwrap(), Op::FindHit);
+        assert_eq!("ERASE".parse::<Op>().unwrap(), Op::Erase);
+        assert!("delete".parse::<Op>().is_err());
+        assert_eq!("u64".parse::<KvType>().unwrap(), KvType::U64);
+        assert_eq!("u32/u32".parse::<KvType>().unwrap(), KvType::U32);
+        assert!("u16".parse::<KvType>().is_err());
+        assert_eq!("Fig7".parse::<Preset>().unwrap(), Preset::Fig7);
+        assert!("fig9".parse::<Preset>().is_err());
+        assert_eq!("occupancy".parse::<ZipfLoad>().unwrap(), ZipfLoad::Distinct);
+        for p in Preset::ALL {
+            assert_eq!(p.name().parse::<Preset>().unwrap(), p);
+        }
+    }
+
+    #[test]
+    fn default_plan_is_the_old_one() {
+        let p = resolve(&cfg(), Backend::Gpu).unwrap();
+        assert_eq!(p.slots, 1 << 26);
+        assert_eq!(p.keys_log2, None);
+        assert_eq!(p.runs, 5);
+        assert_eq!(p.load_factors, DEFAULT_LOAD_FACTORS.to_vec());
+        assert_eq!(p.group_sizes, vec![DEFAULT_GROUP_SIZE]);
+        assert_eq!(p.distributions, vec![Distribution::Unique]);
+        assert_eq!(p.types, KvType::ALL.to_vec());
+        assert_eq!(p.ops, Op::ALL.to_vec());
+        assert!(p.notes.is_empty());
+        assert_eq!(p.sets(), 8);
+        let c = resolve(&cfg(), Backend::Cpu).unwrap();
+        assert_eq!(c.slots, 1 << 22);
+        assert!(c.group_sizes.is_empty());
+        assert_eq!(c.group_slots(), vec![None]);
+        let q = resolve(
+            &BenchConfig {
+                quick: true,
+                ..cfg()
+            },
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!((q.slots, q.runs), (1 << 18, 3));
+    }
+
+    #[test]
+    fn fig7_preset_expands() {
+        let c = BenchConfig {
+            preset: Some(Preset::Fig7),
+            ..cfg()
+        };
+        let p = resolve(&c, Backend::Gpu).unwrap();
+        assert_eq!(p.keys_log2, Some(27));
+        assert_eq!(p.keys(), Some(1 << 27));
+        assert_eq!(p.group_sizes, GROUP_SIZES.to_vec());
+        assert_eq!(
+            p.load_factors,
+            vec![0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99]
+        );
+        assert_eq!(p.distributions, vec![Distribution::Unique]);
+        assert_eq!(p.types, vec![KvType::U32]);
+        assert_eq!(p.ops, vec![Op::Insert, Op::FindHit]);
+        assert_eq!(p.runs, 5);
+        assert_eq!(p.sets(), 48);
+        assert_eq!(p.slots, ((1u64 << 27) as f64 / 0.4).ceil() as usize);
+        assert!(p.method().contains("Preset fig7"));
+        // It must fit one device command (< 8 minutes) with room to spare on a 16-thread host.
+        let e = p.estimate(16);
+        assert!(e.seconds < 300.0, "fig7 estimate {} s", e.seconds);
+        assert_eq!((e.rows, e.timed_runs, e.tables), (96, 240, 48));
+
+        let f8 = resolve(
+            &BenchConfig {
+                preset: Some(Preset::Fig8),
+                ..cfg()
+            },
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(f8.distributions, vec![Distribution::Zipf]);
+        assert_eq!(f8.sets(), 48);
+        assert!(f8.estimate(16).seconds < 300.0);
+        assert!(f8.method().contains("len == distinct"));
+        assert_eq!(f8.zipf_info().unwrap().load, ZipfLoad::Distinct);
+    }
+
+    #[test]
+    fn flags_override_presets() {
+        let c = BenchConfig {
+            preset: Some(Preset::Fig7),
+            group_sizes: Some(vec![8, 2, 2]),
+            distributions: Some(vec![Distribution::Unique, Distribution::Zipf]),
+            runs: Some(3),
+            keys_log2: Some(20),
+            load_factors: Some(vec![0.5, 0.99]),
+            ..cfg()
+        };
+        let p = resolve(&c, Backend::Gpu).unwrap();
+        assert_eq!(p.group_sizes, vec![2, 8]);
+        assert_eq!(p.distributions.len(), 2);
+        assert_eq!(p.runs, 3);
+        assert_eq!(p.keys_log2, Some(20));
+        assert_eq!(p.load_factors, vec![0.5, 0.99]);
+        assert_eq!(p.ops, vec![Op::Insert, Op::FindHit]);
+        assert_eq!(p.sets(), 2 * 2 * 2);
+    }
+
+    #[test]
+    fn compare_preset_adds_group_sizes() {
+        let c = BenchConfig {
+            preset: Some(Preset::Compare),
+            ..cfg()
+        };
+        let p = resolve(&c, Backend::Gpu).unwrap();
+        assert_eq!(p.keys_log2, Some(27));
+        assert_eq!(p.group_sizes, vec![DEFAULT_GROUP_SIZE]);
+        assert_eq!(p.load_factors, DEFAULT_LOAD_FACTORS.to_vec());
+        assert_eq!(p.types, KvType::ALL.to_vec());
+        assert_eq!(p.ops, vec![Op::Insert, Op::FindHit, Op::FindMiss]);
+        assert_eq!(p.runs, 5);
+        assert!(p.estimate(16).seconds < 300.0);
+        let c = BenchConfig {
+            group_sizes: Some(vec![8, 16]),
+            ..c
+        };
+        let p = resolve(&c, Backend::Gpu).unwrap();
+        let mut want = vec![DEFAULT_GROUP_SIZE, 8, 16];
+        want.sort_unstable();
+        want.dedup();
+        assert_eq!(p.group_sizes, want);
+    }
+
+    #[test]
+    fn quick_presets_are_small_and_cpu_is_capped() {
+        let c = BenchConfig {
+            preset: Some(Preset::Fig8),
+            quick: true,
+            ..cfg()
+        };
+        let p = resolve(&c, Backend::Gpu).unwrap();
+        assert_eq!((p.keys_log2, p.runs), (Some(QUICK_KEYS_LOG2), 3));
+        let c = BenchConfig {
+            preset: Some(Preset::Fig7),
+            ..cfg()
+        };
+        let p = resolve(&c, Backend::Cpu).unwrap();
+        assert_eq!(p.keys_log2, Some(CPU_MAX_KEYS_LOG2));
+        assert!(p.group_sizes.is_empty());
+        assert_eq!(p.sets(), 8);
+        assert!(p.notes.iter().any(|n| n.contains("capped at 22")));
+        assert!(p.notes.iter().any(|n| n.contains("GPU only")));
+        let c = BenchConfig {
+            keys_log2: Some(18),
+            ..cfg()
+        };
+        let p = resolve(&c, Backend::Cpu).unwrap();
+        assert_eq!(p.keys_log2, Some(18));
+        assert!(p.notes.is_empty());
+    }
+
+    #[test]
+    fn rejects_bad_values() {
+        let bad = |c: BenchConfig| resolve(&c, Backend::Gpu).is_err();
+        assert!(bad(BenchConfig {
+            group_sizes: Some(vec![3]),
+            ..cfg()
+        }));
+        assert!(bad(BenchConfig {
+            load_factors: Some(vec![1.2]),
+            ..cfg()
+        }));
+        assert!(bad(BenchConfig {
+            keys_log2: Some(32),
+            ..cfg()
+        }));
+        assert!(bad(BenchConfig {
+            ops: Some(vec![]),
+            ..cfg()
+        }));
+        assert!(bad(BenchConfig {
+            runs: Some(0),
+            ..cfg()
+        }));
+        assert!(bad(BenchConfig {
+            distributions: Some(vec![Distribution::Zipf]),
+            zipf_s: f64::NAN,
+            ..cfg()
+        }));
+        // u32 keys: a 2^32 universe leaves no absent keys for find_miss.
+        assert!(bad(BenchConfig {
+            distributions: Some(vec![Distribution::Zipf]),
+            zipf_universe_log2: Some(32),
+            ..cfg()
+        }));
+        assert!(!bad(BenchConfig {
+            distributions: Some(vec![Distribution::Zipf]),
+            zipf_universe_log2: Some(32),
+            ops: Some(vec![Op::Insert, Op::FindHit]),
+            types: Some(vec![KvType::U32]),
+            ..cfg()
+        }));
+    }
+
+    #[test]
+    fn capacities_and_seeds() {
+        let p = resolve(
+            &BenchConfig {
+                keys_log2: Some(10),
+                ..cfg()
+            },
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(p.capacity_for(1024, 1024, 0.5, Distribution::Unique), 2048);
+        assert_eq!(p.capacity_for(1024, 300, 0.5, Distribution::Zipf), 600);
+        assert_eq!(p.capacity_for(1024, 1024, 0.99, Distribution::Unique), 1035);
+        // Fixed keys: seeds do not depend on the load factor, but on the run and type.
+        assert_eq!(
+            p.seed_for(4, Distribution::Unique, 0, 1),
+            p.seed_for(4, Distribution::Unique, 3, 1)
+        );
+        assert_ne!(
+            p.seed_for(4, Distribution::Unique, 0, 1),
+            p.seed_for(4, Distribution::Unique, 0, 2)
+        );
+        assert_ne!(
+            p.seed_for(4, Distribution::Unique, 0, 1),
+            p.seed_for(4, Distribution::Zipf, 0, 1)
+        );
+        // Fixed slots: the old seeds for unique keys.
+        let q = resolve(&cfg(), Backend::Gpu).unwrap();
+        assert_eq!(
+            q.seed_for(0x0404, Distribution::Unique, 2, 1),
+            run_seed(q.seed, 0x0404, 2, 1)
+        );
+    }
+}

@@ -1,0 +1,400 @@
+//! The key sets of the benchmark runs, generated on the host in parallel into reused buffers,
+//! and the checks that verify each operation against them.
+//!
+//! A [`Workload`] is one run's set: `n` keys (distinct, or Zipf draws with duplicates), their
+//! values `value_for(key)`, optionally `n` keys guaranteed absent, and the number of distinct
+//! keys. [`Workloads`] holds one buffer per run (fixed-keys mode, when they fit in memory: every
+//! table of a (type, distribution) then reuses the same sets) or a single buffer that is
+//! regenerated when another set is asked for.
+
+use super::plan::{Distribution, Plan};
+use crate::key::{Key, Value};
+use crate::keygen::{self, value_matches};
+use crate::Result;
+use rayon::prelude::*;
+
+/// Identifies a generated set: its seed and size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tag {
+    pub seed: u64,
+    pub n: usize,
+}
+
+/// How sets are drawn.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WorkloadSpec {
+    pub dist: Distribution,
+    pub misses: bool,
+    pub zipf_universe: u64,
+    pub zipf_s: f64,
+}
+
+impl WorkloadSpec {
+    pub fn new(plan: &Plan, dist: Distribution) -> Self {
+        WorkloadSpec {
+            dist,
+            misses: plan.needs_misses(),
+            zipf_universe: plan.zipf_universe(),
+            zipf_s: plan.zipf_s,
+        }
+    }
+}
+
+/// One run's key set.
+pub(crate) struct Workload<K, V> {
+    pub tag: Option<Tag>,
+    /// The keys to insert (and to look up: find_hit, contains, erase).
+    pub keys: Vec<K>,
+    /// `value_for(keys[i])`.
+    pub vals: Vec<V>,
+    /// `n` keys absent from `keys` (empty when find_miss is not measured).
+    pub miss: Vec<K>,
+    /// Distinct keys among `keys`.
+    pub distinct: usize,
+}
+
+impl<K: Key, V: Value> Workload<K, V> {
+    fn empty() -> Self {
+        Workload {
+            tag: None,
+            keys: Vec::new(),
+            vals: Vec::new(),
+            miss: Vec::new(),
+            distinct: 0,
+        }
+    }
+}
+
+/// Resizes `v` to `n` elements, filling new ones in parallel (page faults spread over the
+/// threads); keeps the allocation when shrinking.
+pub(crate) fn resize_par<T: Copy + Send + Sync>(v: &mut Vec<T>, n: usize, fill: T) {
+    if v.len() >= n {
+        v.truncate(n);
+    } else {
+        let extra = n - v.len();
+        v.par_extend(rayon::iter::repeat_n(fill, extra));
+    }
+}
+
+/// The number of distinct keys, by a parallel sort of their bits in `scratch` (reused) and a
+/// count of the boundaries.
+pub fn distinct_count<K: Key>(keys: &[K], scratch: &mut Vec<u64>) -> usize {
+    if keys.is_empty() {
+        return 0;
+    }
+    scratch.clear();
+    scratch.par_extend(keys.par_iter().map(|k| k.to_bits()));
+    scratch.par_sort_unstable();
+    1 + scratch.par_windows(2).filter(|w| w[0] != w[1]).count()
+}
+
+/// The sets of one (type, distribution).
+pub(crate) struct Workloads<K, V> {
+    spec: WorkloadSpec,
+    slots: Vec<Workload<K, V>>,
+    scratch: Vec<u64>,
+    /// Distinct counts of sets generated before (a regenerated Zipf set skips the sort).
+    memo: Vec<(Tag, usize)>,
+}
+
+impl<K: Key, V: Value> Workloads<K, V> {
+    /// `slots` buffers: one per run to keep every run's set, or 1 to regenerate on demand.
+    pub fn new(spec: WorkloadSpec, slots: usize) -> Self {
+        Workloads {
+            spec,
+            slots: (0..slots.max(1)).map(|_| Workload::empty()).collect(),
+            scratch: Vec::new(),
+            memo: Vec::new(),
+        }
+    }
+
+    /// Whether run `r`'s set for `tag` is at hand (no generation needed).
+    pub fn is_ready(&self, r: usize, tag: Tag) -> bool {
+        self.slots[r % self.slots.len()].tag == Some(tag)
+    }
+
+    /// Run `r`'s set for `tag`, generated unless its buffer holds it already.
+    pub fn get(&mut self, r: usize, tag: Tag) -> Result<&Workload<K, V>> {
+        let i = r % self.slots.len();
+        if self.slots[i].tag != Some(tag) {
+            let known = self.memo.iter().find(|(t, _)| *t == tag).map(|(_, d)| *d);
+            let w = &mut self.slots[i];
+            generate(&self.spec, w, tag, known, &mut self.scratch)?;
+            if known.is_none() {
+                self.memo.push((tag, w.distinct));
+            }
+        }
+        Ok(&self.slots[i])
+    }
+
+    /// Frees the sort buffer of the distinct counts (when no new set will be counted).
+    pub fn release_scratch(&mut self) {
+        self.scratch = Vec::new();
+    }
+}
+
+fn generate<K: Key, V: Value>(
+    spec: &WorkloadSpec,
+    w: &mut Workload<K, V>,
+    tag: Tag,
+    known_distinct: Option<usize>,
+    scratch: &mut Vec<u64>,
+) -> Result<()> {
+    let n = tag.n;
+    w.tag = None;
+    resize_par(&mut w.keys, n, K::zeroed());
+    resize_par(&mut w.vals, n, V::zeroed());
+    let miss_n = if spec.misses { n } else { 0 };
+    resize_par(&mut w.miss, miss_n, K::zeroed());
+    match spec.dist {
+        Distribution::Unique => {
+            keygen::unique_into(&mut w.keys, 0, tag.seed)?;
+            keygen::unique_into(&mut w.miss, n as u64, tag.seed)?;
+            w.distinct = n;
+        }
+        Distribution::Zipf => {
+            keygen::zipf_into(&mut w.keys, spec.zipf_universe, spec.zipf_s, tag.seed)?;
+            // Zipf draws are indices 0..universe of the bijection; these come after it.
+            keygen::unique_into(&mut w.miss, spec.zipf_universe, tag.seed)?;
+            w.distinct = match known_distinct {
+                Some(d) => d,
+                None => distinct_count(&w.keys, scratch),
+            };
+        }
+    }
+    keygen::values_into(&w.keys, &mut w.vals)?;
+    w.tag = Some(tag);
+    Ok(())
+}
+
+/// A found flag as the backends write it: `u8` on a GPU (1 or 0; anything else is an unwritten
+/// poisoned byte), `bool` on the CPU.
+pub(crate) trait Flag: Copy + Send + Sync {
+    /// Exactly "found".
+    fn is_found(self) -> bool;
+    /// Exactly "not found".
+    fn is_absent(self) -> bool;
+}
+
+impl Flag for u8 {
+    fn is_found(self) -> bool {
+        self == 1
+    }
+    fn is_absent(self) -> bool {
+        self == 0
+    }
+}
+
+impl Flag for bool {
+    fn is_found(self) -> bool {
+        self
+    }
+    fn is_absent(self) -> bool {
+        !self
+    }
+}
+
+/// find_hit: queries (inserted keys, repeats allowed) not found or found with a value other
+/// than `value_for(key)`.
+pub(crate) fn bad_hits<K: Key, V: Value, F: Flag>(keys: &[K], out: &[V], found: &[F]) -> usize {
+    if keys.len() != out.len() || keys.len() != found.len() {
+        return keys.len().max(out.len()).max(found.len());
+    }
+    keys.par_iter()
+        .zip(out.par_iter())
+        .zip(found.par_iter())
+        .with_min_len(1 << 12)
+        .filter(|((&k, &v), &f)| !f.is_found() || !value_matches(k, v))
+        .count()
+}
+
+/// find_miss: absent keys reported found (or left unwritten).
+pub(crate) fn bad_misses<F: Flag>(found: &[F]) -> usize {
+    found
+        .par_iter()
+        .with_min_len(1 << 12)
+        .filter(|f| !f.is_absent())
+        .count()
+}
+
+/// contains: inserted keys not reported present.
+pub(crate) fn bad_contains<F: Flag>(found: &[F]) -> usize {
+    found
+        .par_iter()
+        .with_min_len(1 << 12)
+        .filter(|f| !f.is_found())
+        .count()
+}
+
+/// After inserting `n` keys of which `distinct` are distinct: `len` must be `distinct`.
+pub(crate) fn check_len_after_insert(
+    run: usize,
+    len: usize,
+    n: usize,
+    distinct: usize,
+) -> Option<String> {
+    (len != distinct).then(|| {
+        if n == distinct {
+            format!("run {run}: len {len} after inserting {n} keys")
+        } else {
+            format!("run {run}: len {len} after inserting {n} keys ({distinct} distinct)")
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{resolve, BenchConfig};
+    use crate::table::{Backend, HashTable};
+    use crate::CpuTable;
+    use std::collections::HashSet;
+
+    fn spec(dist: Distribution) -> WorkloadSpec {
+        WorkloadSpec {
+            dist,
+            misses: true,
+            zipf_universe: 1 << 31,
+            zipf_s: keygen::DEFAULT_ZIPF_S,
+        }
+    }
+
+    #[test]
+    fn distinct_count_matches_a_hash_set() {
+        let mut scratch = Vec::new();
+        assert_eq!(distinct_count::<u32>(&[], &mut scratch), 0);
+        assert_eq!(distinct_count(&[7u64], &mut scratch), 1);
+        assert_eq!(distinct_count(&[3u32, 3, 1, 3, 2, 1], &mut scratch), 3);
+        let z = keygen::zipf::<u32>(200_000, 1 << 31, keygen::DEFAULT_ZIPF_S, 5).unwrap();
+        let set: HashSet<u32> = z.iter().copied().collect();
+        assert_eq!(distinct_count(&z, &mut scratch), set.len());
+        // Many duplicates at s = 1 + 1e-6.
+        assert!(set.len() < z.len() * 3 / 4, "{} distinct", set.len());
+        let z = keygen::zipf::<u64>(100_000, 1 << 31, keygen::DEFAULT_ZIPF_S, 6).unwrap();
+        let set: HashSet<u64> = z.iter().copied().collect();
+        assert_eq!(distinct_count(&z, &mut scratch), set.len());
+    }
+
+    #[test]
+    fn zipf_workload_is_consistent() {
+        let mut ws = Workloads::<u64, u64>::new(spec(Distribution::Zipf), 1);
+        let tag = Tag {
+            seed: 11,
+            n: 50_000,
+        };
+        let w = ws.get(0, tag).unwrap();
+        let set: HashSet<u64> = w.keys.iter().copied().collect();
+        assert_eq!(w.distinct, set.len());
+        assert_eq!(w.miss.len(), 50_000);
+        assert!(w.miss.iter().all(|k| !set.contains(k)));
+        assert!(w
+            .keys
+            .iter()
+            .zip(&w.vals)
+            .all(|(&k, &v)| value_matches(k, v)));
+        let (keys, distinct) = (w.keys.clone(), w.distinct);
+        // Another set, then the first again: regenerated identically, distinct from the memo.
+        assert!(!ws.is_ready(
+            0,
+            Tag {
+                seed: 12,
+                n: 50_000
+            }
+        ));
+        ws.get(
+            0,
+            Tag {
+                seed: 12,
+                n: 50_000,
+            },
+        )
+        .unwrap();
+        let w = ws.get(0, tag).unwrap();
+        assert_eq!((w.keys.clone(), w.distinct), (keys, distinct));
+        // Shorter sets reuse the buffers.
+        let w = ws.get(1, Tag { seed: 11, n: 1000 }).unwrap();
+        assert_eq!(w.keys.len(), 1000);
+        assert_eq!(w.vals.len(), 1000);
+    }
+
+    #[test]
+    fn cached_slots_keep_every_run() {
+        let mut ws = Workloads::<u32, u32>::new(spec(Distribution::Unique), 3);
+        for r in 0..3 {
+            ws.get(
+                r,
+                Tag {
+                    seed: r as u64,
+                    n: 100,
+                },
+            )
+            .unwrap();
+        }
+        for r in 0..3 {
+            assert!(ws.is_ready(
+                r,
+                Tag {
+                    seed: r as u64,
+                    n: 100
+                }
+            ));
+        }
+        let w = ws.get(1, Tag { seed: 1, n: 100 }).unwrap();
+        assert_eq!(w.distinct, 100);
+        assert_eq!(w.keys, keygen::unique::<u32>(100, 1).unwrap());
+        assert_eq!(w.miss, keygen::misses::<u32>(100, 1, 100).unwrap());
+    }
+
+    /// The Zipf checks on a real table: every check passes on correct results and catches
+    /// the wrong ones.
+    #[test]
+    fn zipf_verification_helpers() {
+        let mut ws = Workloads::<u32, u32>::new(spec(Distribution::Zipf), 1);
+        let w = ws.get(0, Tag { seed: 3, n: 40_000 }).unwrap();
+        let n = w.keys.len();
+        assert!(w.distinct < n);
+        let mut t = CpuTable::<u32, u32>::new(w.distinct).unwrap(); // occupancy 1.0
+        t.insert(&w.keys, &w.vals).unwrap();
+        assert_eq!(
+            check_len_after_insert(0, t.len().unwrap(), n, w.distinct),
+            None
+        );
+        let msg = check_len_after_insert(2, n, n, w.distinct).unwrap();
+        assert!(msg.contains("run 2") && msg.contains("distinct"), "{msg}");
+
+        let mut out = vec![0u32; n];
+        let mut found = vec![false; n];
+        assert_eq!(t.find_into(&w.keys, &mut out, &mut found).unwrap(), n);
+        assert_eq!(bad_hits(&w.keys, &out, &found), 0);
+        out[17] ^= 1;
+        found[5] = false;
+        assert_eq!(bad_hits(&w.keys, &out, &found), 2);
+        // Poisoned device flags count as wrong in both directions.
+        let flags: Vec<u8> = vec![1, 1, 0xaa, 0];
+        assert_eq!(bad_contains(&flags), 2);
+        assert_eq!(bad_misses(&flags), 3);
+
+        t.find_into(&w.miss, &mut out, &mut found).unwrap();
+        assert_eq!(bad_misses(&found), 0);
+        assert_eq!(bad_contains(&t.contains(&w.keys).unwrap()), 0);
+        assert_eq!(t.erase(&w.keys).unwrap(), w.distinct);
+        assert_eq!(t.len().unwrap(), 0);
+    }
+
+    #[test]
+    fn spec_follows_the_plan() {
+        let p = resolve(
+            &BenchConfig {
+                ops: Some(vec![crate::bench::Op::Insert]),
+                ..BenchConfig::default()
+            },
+            Backend::Cpu,
+        )
+        .unwrap();
+        let s = WorkloadSpec::new(&p, Distribution::Zipf);
+        assert!(!s.misses);
+        assert_eq!(s.zipf_universe, 1 << 31);
+        let mut ws = Workloads::<u32, u32>::new(s, 1);
+        assert!(ws.get(0, Tag { seed: 1, n: 10 }).unwrap().miss.is_empty());
+    }
+}
