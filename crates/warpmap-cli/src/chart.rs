@@ -433,6 +433,7 @@ pub(crate) mod tests {
             distribution: dist,
             distinct: (dist == Distribution::Zipf).then_some(400),
             occupancy: (dist == Distribution::Zipf).then_some(0.2),
+            probing: None,
         }
     }
 
