@@ -135,47 +135,17 @@ __device__ __forceinline__ bool wd_erase_at(wd_slot* slots, u64 i, wd_seen seen)
 #endif
 }
 
-// Probing (WM_PROBING). 0, the paper's: every window is G consecutive slots, the table is
-// `units` windows (prime), and double hashing picks the next window. 1, "sector then lines": the
-// table is `units` 128-byte lines (prime); the first window is the G-slot piece `sub` of line
-// `unit` (a 32-byte sector for G = 4 packed slots, so a hit at low load costs one sector), and
-// every later window is a whole line, scanned as WD_MAX_SPAN pieces of G slots (a miss at high
-// load walks fewer, cheaper windows: DRAM serves whole lines at a lower cost per byte). Insert,
-// find and erase walk the same windows, so "the first free slot on the chain" means the same.
-#ifndef WM_PROBING
-#define WM_PROBING 0
-#endif
-#define WD_LINE_SLOTS_MIN (128 / (int)sizeof(wd_slot))
-#define WD_LINE_SLOTS (WD_LINE_SLOTS_MIN > WD_G ? WD_LINE_SLOTS_MIN : WD_G)
-#if WM_PROBING == 1
-#define WD_UNIT_SLOTS WD_LINE_SLOTS
-#define WD_MAX_SPAN (WD_LINE_SLOTS / WD_G)
-#else
-#define WD_UNIT_SLOTS WD_G
-#define WD_MAX_SPAN 1
-#endif
-
 struct wd_probe {
-  u32 unit;  // the current window's unit (window or line)
-  u32 step;  // double-hashing step between units, in [1, units - 1]
-  u32 sub;   // which G-slot piece of the first line the first window is (probing 1)
-  __device__ __forceinline__ wd_probe(wm_key k, u32 units, u64 seed) {
+  u32 window;
+  u32 step;
+  __device__ __forceinline__ wd_probe(wm_key k, u32 windows, u64 seed) {
     const uint2 h = wm_hash_pair<WM_HASH, WM_KEY_BYTES>((u64)k, seed);
-    unit = wm_map_to_range(h.x, units);
-    step = 1u + wm_map_to_range(h.y, units - 1u);
-    sub = h.x & (u32)(WD_UNIT_SLOTS / WD_G - 1);  // low bits; the unit came from the high ones
+    window = wm_map_to_range(h.x, windows);
+    step = 1u + wm_map_to_range(h.y, windows - 1u);
   }
-  __device__ __forceinline__ void next(u32 units) {
-    unit += step;
-    if (unit >= units) unit -= units;
-  }
-  // The window of probe number `probe` (the unit must be that probe's): its first slot and how
-  // many G-slot pieces it has. Piece j holds slots base + j * G .. + G - 1, one per group rank.
-  __device__ __forceinline__ u64 base(u32 probe) const {
-    return (u64)unit * WD_UNIT_SLOTS + (WM_PROBING == 1 && probe == 0 ? (u64)sub * WD_G : 0ull);
-  }
-  __device__ __forceinline__ u32 span(u32 probe) const {
-    return (WM_PROBING == 1 && probe == 0) ? 1u : (u32)WD_MAX_SPAN;
+  __device__ __forceinline__ void next(u32 windows) {
+    window += step;
+    if (window >= windows) window -= windows;
   }
 };
 
@@ -189,7 +159,7 @@ __device__ __forceinline__ void wd_add_count(u64* counter, long long delta) {
 // meta[0]: number of stored keys; meta[1]: keys left unplaced by all inserts so far.
 extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u64* side, u64* meta,
                                             const wm_key* keys, const wm_value* vals, u32* status,
-                                            u64 n, u32 units, u32 max_probes, u64 seed) {
+                                            u64 n, u32 windows, u32 max_probes, u64 seed) {
   const wm_group<WD_G> g;
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   long long inserted = 0, failed = 0;
@@ -206,61 +176,44 @@ extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u6
         st |= WM_STATUS_SENTINEL_KEY;
       }
     } else {
-      wd_probe p(k, units, seed);
+      wd_probe p(k, windows, seed);
       u32 probe = 0;
       u64 free_slot = WD_NO_SLOT;  // the first free slot seen on the chain ...
       wd_seen free_seen;           // ... what it held ...
-      u32 free_unit = 0, free_probe = 0;  // ... and which probe's window it is in
+      u32 free_window = 0, free_probe = 0;  // ... and where on the chain it is
       while (true) {
         if (probe >= max_probes) {
           if (free_slot == WD_NO_SLOT) {
-            st = (probe >= units + (WM_PROBING == 1 ? 1u : 0u)) ? WM_STATUS_TABLE_FULL : WM_STATUS_PROBE_LIMIT;
+            st = (probe >= windows) ? WM_STATUS_TABLE_FULL : WM_STATUS_PROBE_LIMIT;
             if (g.rank == 0) failed++;
             break;
           }
           // k is not within the probed chain: take the tombstone we passed.
         } else {
-          const u64 base = p.base(probe);
-          const u32 span = p.span(probe);
-          wd_seen s[WD_MAX_SPAN];
-#pragma unroll
-          for (u32 j = 0; j < WD_MAX_SPAN; j++)
-            if (j < span) s[j] = wd_load<true>(slots, base + j * WD_G + g.rank);
-          bool updated = false, chain_ends = false;
-#pragma unroll
-          for (u32 j = 0; j < WD_MAX_SPAN; j++) {
-            if (j >= span) break;
-            const wm_key sk = wd_key(s[j]);
-            const u32 match = g.ballot(sk == k);
-            if (match) {
-              if (g.rank == (u32)(__ffs(match) - 1)) wd_store_value(slots, values, base + j * WD_G + g.rank, k, v);
-              updated = true;
-              break;
-            }
-            const u32 empty = g.ballot(sk == WM_KEY_EMPTY);
-            const u32 tomb = g.ballot(sk == WM_KEY_TOMBSTONE);
-            if (free_slot == WD_NO_SLOT && (empty | tomb)) {
-              const u32 r = __ffs(empty | tomb) - 1;  // the leftmost free slot of the piece
-              free_slot = base + j * WD_G + r;
-              free_seen = wd_shfl(g, s[j], r);
-              free_unit = p.unit;
-              free_probe = probe;
-            }
-            if (empty) {  // an empty slot ends the chain: k is not further on
-              chain_ends = true;
-              break;
-            }
-          }
-          if (updated) {
+          const u64 i = (u64)p.window * WD_G + g.rank;
+          const wd_seen s = wd_load<true>(slots, i);
+          const wm_key sk = wd_key(s);
+          const u32 match = g.ballot(sk == k);
+          if (match) {
+            if (g.rank == (u32)(__ffs(match) - 1)) wd_store_value(slots, values, i, k, v);
             st = WM_STATUS_UPDATED;
             break;
           }
-          if (!chain_ends) {
-            p.next(units);
+          const u32 empty = g.ballot(sk == WM_KEY_EMPTY);
+          const u32 tomb = g.ballot(sk == WM_KEY_TOMBSTONE);
+          if (free_slot == WD_NO_SLOT && (empty | tomb)) {
+            const u32 r = __ffs(empty | tomb) - 1;  // the leftmost free slot of the window
+            free_slot = (u64)p.window * WD_G + r;
+            free_seen = wd_shfl(g, s, r);
+            free_window = p.window;
+            free_probe = probe;
+          }
+          if (empty == 0u) {  // no empty slot: the chain (and maybe k) goes on
+            p.next(windows);
             probe++;
             continue;
           }
-          // Claim the first free slot of the chain.
+          // An empty slot ends the chain: k is not further on. Claim the first free slot.
         }
         int got = 0;
         if (g.rank == 0) got = wd_claim(slots, values, free_slot, free_seen, k, v);
@@ -275,7 +228,7 @@ extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u6
         }
         // Another key took the slot: rescan from its window (the slots before it stay occupied
         // during an insert phase, so nothing earlier on the chain can change).
-        p.unit = free_unit;
+        p.window = free_window;
         probe = free_probe;
         free_slot = WD_NO_SLOT;
       }
@@ -286,40 +239,11 @@ extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u6
   wd_add_count(meta + 1, failed);
 }
 
-// Walks k's chain: returns the slot holding k and what it held (in *seen, on every rank), or
-// WD_NO_SLOT when the chain ends (an empty slot) or max_probes windows hold no k.
-template <bool coherent>
-__device__ __forceinline__ u64 wd_locate(const wm_group<WD_G>& g, const wd_slot* slots, wm_key k,
-                                         u32 units, u32 max_probes, u64 seed, wd_seen* seen) {
-  wd_probe p(k, units, seed);
-  for (u32 probe = 0; probe < max_probes; probe++) {
-    const u64 base = p.base(probe);
-    const u32 span = p.span(probe);
-    wd_seen s[WD_MAX_SPAN];
-#pragma unroll
-    for (u32 j = 0; j < WD_MAX_SPAN; j++)
-      if (j < span) s[j] = wd_load<coherent>(slots, base + j * WD_G + g.rank);
-#pragma unroll
-    for (u32 j = 0; j < WD_MAX_SPAN; j++) {
-      if (j >= span) break;
-      const u32 match = g.ballot(wd_key(s[j]) == k);
-      if (match) {
-        const u32 r = __ffs(match) - 1;
-        *seen = wd_shfl(g, s[j], r);
-        return base + j * WD_G + r;
-      }
-      if (g.any(wd_key(s[j]) == WM_KEY_EMPTY)) return WD_NO_SLOT;
-    }
-    p.next(units);
-  }
-  return WD_NO_SLOT;
-}
-
 // found[i] = 1 and out[i] = value where keys[i] is present; found[i] = 0 otherwise.
 // `out` may be null (contains).
 extern "C" __global__ void warpdrive_find(const wd_slot* slots, const wm_value* values, const u64* side,
                                           const wm_key* keys, wm_value* out, u8* found,
-                                          u64 n, u32 units, u32 max_probes, u64 seed) {
+                                          u64 n, u32 windows, u32 max_probes, u64 seed) {
   const wm_group<WD_G> g;
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
@@ -331,10 +255,22 @@ extern "C" __global__ void warpdrive_find(const wd_slot* slots, const wm_value* 
       hit = side[2 * side_slot] != 0ull;
       if (hit) v = (wm_value)side[2 * side_slot + 1];
     } else {
-      wd_seen s;
-      const u64 i = wd_locate<false>(g, slots, k, units, max_probes, seed, &s);
-      hit = i != WD_NO_SLOT;
-      if (hit && out != nullptr && g.rank == 0) v = wd_value(values, i, s);
+      wd_probe p(k, windows, seed);
+      for (u32 probe = 0; probe < max_probes; probe++) {
+        const u64 i = (u64)p.window * WD_G + g.rank;
+        const wd_seen s = wd_load<false>(slots, i);
+        const u32 match = g.ballot(wd_key(s) == k);
+        if (match) {
+          const u32 r = __ffs(match) - 1;
+          wm_value mine = 0;
+          if (g.rank == r && out != nullptr) mine = wd_value(values, i, s);
+          v = g.shfl(mine, r);
+          hit = true;
+          break;
+        }
+        if (g.any(wd_key(s) == WM_KEY_EMPTY)) break;
+        p.next(windows);
+      }
     }
     if (g.rank == 0) {
       found[idx] = hit ? 1 : 0;
@@ -346,7 +282,7 @@ extern "C" __global__ void warpdrive_find(const wd_slot* slots, const wm_value* 
 // Erases every present key (writes a tombstone); meta[0] decreases by the number erased.
 // Phase-separated from inserts (the paper's rule): never run concurrently with an insert.
 extern "C" __global__ void warpdrive_erase(wd_slot* slots, u64* side, u64* meta, const wm_key* keys,
-                                           u64 n, u32 units, u32 max_probes, u64 seed) {
+                                           u64 n, u32 windows, u32 max_probes, u64 seed) {
   const wm_group<WD_G> g;
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   long long erased = 0;
@@ -357,10 +293,19 @@ extern "C" __global__ void warpdrive_erase(wd_slot* slots, u64* side, u64* meta,
       if (g.rank == 0 && atomicExch(side + 2 * side_slot, 0ull) != 0ull) erased++;
       continue;
     }
-    wd_seen s;
-    const u64 i = wd_locate<true>(g, slots, k, units, max_probes, seed, &s);
-    // A concurrent erase of the same key may win; only the winner counts.
-    if (i != WD_NO_SLOT && g.rank == 0 && wd_erase_at(slots, i, s)) erased++;
+    wd_probe p(k, windows, seed);
+    for (u32 probe = 0; probe < max_probes; probe++) {
+      const u64 i = (u64)p.window * WD_G + g.rank;
+      const wd_seen s = wd_load<true>(slots, i);
+      const u32 match = g.ballot(wd_key(s) == k);
+      if (match) {
+        // A concurrent erase of the same key may win; only the winner counts.
+        if (g.rank == (u32)(__ffs(match) - 1) && wd_erase_at(slots, i, s)) erased++;
+        break;
+      }
+      if (g.any(wd_key(s) == WM_KEY_EMPTY)) break;
+      p.next(windows);
+    }
   }
   wd_add_count(meta, -erased);
 }

@@ -163,7 +163,6 @@ fn bench_set<K: Key, V: Value>(
             value_type: V::NAME,
             capacity,
             group_size: None,
-            probing: None,
             n,
             load_factor: lf,
             roofline,

@@ -248,9 +248,7 @@ fn bench_set<K: Key, V: Value>(
                 ));
                 let mut t = WarpDrive::<K, V>::new(
                     gpu.clone(),
-                    WarpDriveConfig::new(cap_asked)
-                        .group_size(g)
-                        .probing(plan.probing),
+                    WarpDriveConfig::new(cap_asked).group_size(g),
                 )?;
                 let nw = keys_mode.unwrap_or(t.capacity());
                 warm_up(gpu, &mut t, timer, nw, plan.seed)?;
@@ -315,7 +313,6 @@ fn bench_set<K: Key, V: Value>(
                 value_type: V::NAME,
                 capacity,
                 group_size: Some(table.config().group_size),
-                probing: Some(probing_name(table.config().probing)),
                 n,
                 load_factor: lf,
                 roofline,
@@ -422,12 +419,4 @@ fn run_once<K: Key, V: Value>(
         }
     }
     Ok(())
-}
-
-/// The JSON name of a probing layout.
-fn probing_name(p: crate::table::warpdrive::Probing) -> &'static str {
-    match p {
-        crate::table::warpdrive::Probing::Windows => "windows",
-        crate::table::warpdrive::Probing::SectorThenLines => "sector_then_lines",
-    }
 }

@@ -89,8 +89,6 @@ pub struct BenchConfig {
     pub zipf_universe_log2: Option<u32>,
     /// What a Zipf set's load factor means with `keys_log2` (default: occupancy).
     pub zipf_load: ZipfLoad,
-    /// WarpDrive's probing layout (default: the table's default).
-    pub probing: Option<crate::table::warpdrive::Probing>,
 }
 
 impl Default for BenchConfig {
@@ -112,7 +110,6 @@ impl Default for BenchConfig {
             zipf_s: crate::keygen::DEFAULT_ZIPF_S,
             zipf_universe_log2: None,
             zipf_load: ZipfLoad::Distinct,
-            probing: None,
         }
     }
 }
@@ -255,9 +252,6 @@ pub struct BenchResult {
     /// Zipf: `distinct / capacity`, the table's occupancy after the insert.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub occupancy: Option<f64>,
-    /// WarpDrive's probing layout ("windows" or "sector_then_lines").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub probing: Option<&'static str>,
 }
 
 /// The whole benchmark: what `warpmap bench` prints and writes as JSON.
@@ -374,7 +368,6 @@ pub(crate) struct Measured<'a> {
     pub value_type: &'static str,
     pub capacity: usize,
     pub group_size: Option<u32>,
-    pub probing: Option<&'static str>,
     pub n: usize,
     pub load_factor: f64,
     pub roofline: &'a Roofline,
@@ -446,7 +439,6 @@ impl Measured<'_> {
             value_type: self.value_type,
             capacity: self.capacity,
             group_size: self.group_size,
-            probing: self.probing,
             min_ms: if runs > 0 { min_ms } else { 0.0 },
             max_ms,
             failures: stats.failures,

@@ -350,8 +350,6 @@ pub struct Plan {
     pub zipf_universe_log2: u32,
     /// What a Zipf set's load factor means.
     pub zipf_load: ZipfLoad,
-    /// WarpDrive's probing layout.
-    pub probing: crate::table::warpdrive::Probing,
     /// Adjustments made to what was asked (caps, ignored flags), for the report.
     pub notes: Vec<String>,
 }
@@ -551,7 +549,6 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
         zipf_s: cfg.zipf_s,
         zipf_universe_log2,
         zipf_load: cfg.zipf_load,
-        probing: cfg.probing.unwrap_or_default(),
         notes,
     })
 }

@@ -43,38 +43,6 @@ pub const DEFAULT_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
 
 const BLOCK: u32 = 256;
 
-/// How a table's chain of windows is laid out (the `WM_PROBING` define of the kernels).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Probing {
-    /// The paper's: every window is |g| consecutive slots; double hashing between windows.
-    #[default]
-    Windows,
-    /// The first window is |g| slots (a 32-byte sector for |g| = 4 packed slots); every later
-    /// window is a whole 128-byte line, so a miss at high load walks fewer and cheaper windows.
-    SectorThenLines,
-}
-
-impl Probing {
-    /// Both variants.
-    pub const ALL: [Probing; 2] = [Probing::Windows, Probing::SectorThenLines];
-
-    /// The value of the kernels' `WM_PROBING` define.
-    pub fn define(self) -> u32 {
-        match self {
-            Probing::Windows => 0,
-            Probing::SectorThenLines => 1,
-        }
-    }
-
-    /// Slots per unit of the table (window or line) for this slot size and group size.
-    pub fn unit_slots(self, slot_bytes: usize, group_size: u32) -> usize {
-        match self {
-            Probing::Windows => group_size as usize,
-            Probing::SectorThenLines => (128 / slot_bytes).max(group_size as usize),
-        }
-    }
-}
-
 /// The parameters of a [`WarpDrive`] table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WarpDriveConfig {
@@ -89,8 +57,6 @@ pub struct WarpDriveConfig {
     pub seed: u64,
     /// The hash function (the paper's two: MurmurHash3's finaliser, Mueller's hash).
     pub hash: HashFunction,
-    /// The window layout of the probing chain.
-    pub probing: Probing,
 }
 
 impl WarpDriveConfig {
@@ -102,7 +68,6 @@ impl WarpDriveConfig {
             max_probes: None,
             seed: DEFAULT_SEED,
             hash: HashFunction::default(),
-            probing: Probing::default(),
         }
     }
     /// Sets the group size.
@@ -113,11 +78,6 @@ impl WarpDriveConfig {
     /// Sets the hash function.
     pub fn hash(mut self, f: HashFunction) -> Self {
         self.hash = f;
-        self
-    }
-    /// Sets the probing layout.
-    pub fn probing(mut self, p: Probing) -> Self {
-        self.probing = p;
         self
     }
     /// Sets the seed.
@@ -163,40 +123,29 @@ impl SlotLayout {
     }
 }
 
-/// The kernel module specialisation for these widths, group size, hash function and probing.
+/// The kernel module specialisation for these widths, group size and hash function.
 pub fn kernel_source(
     key_bytes: usize,
     value_bytes: usize,
     group_size: u32,
     hash: HashFunction,
-    probing: Probing,
 ) -> KernelSource {
     KernelSource::new("warpdrive", WARPDRIVE)
         .define("WM_KEY_BYTES", key_bytes)
         .define("WM_VALUE_BYTES", value_bytes)
         .define("WM_GROUP_SIZE", group_size)
         .define("WM_HASH", hash.define())
-        .define("WM_PROBING", probing.define())
 }
 
-/// The specialisations the compile test builds: every width, group size and probing with the
-/// default hash, and Mueller's hash with every width and group size (the define only changes
-/// the hash function's body, so that covers it).
+/// Every specialisation the library can ask for (the compile test builds them all).
 pub fn all_kernel_sources() -> Vec<KernelSource> {
     let mut v = Vec::new();
     for kb in [4, 8] {
         for vb in [4, 8] {
             for g in GROUP_SIZES {
-                for p in Probing::ALL {
-                    v.push(kernel_source(kb, vb, g, HashFunction::default(), p));
+                for h in HashFunction::ALL {
+                    v.push(kernel_source(kb, vb, g, h));
                 }
-                v.push(kernel_source(
-                    kb,
-                    vb,
-                    g,
-                    HashFunction::Mueller,
-                    Probing::default(),
-                ));
             }
         }
     }
@@ -214,10 +163,7 @@ struct Kernels {
 pub struct WarpDrive<K: Key, V: Value> {
     gpu: Arc<Gpu>,
     config: WarpDriveConfig,
-    /// Windows ([`Probing::Windows`]) or lines ([`Probing::SectorThenLines`]): a prime.
-    units: u32,
-    /// Slots per unit.
-    unit_slots: usize,
+    windows: u32,
     max_probes: u32,
     /// The slot array (see [`SlotLayout`]).
     slots: DeviceBuffer<u8>,
@@ -245,35 +191,22 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
                 "group size {g} is not one of {GROUP_SIZES:?}"
             )));
         }
-        let layout = SlotLayout::for_widths(K::BYTES, V::BYTES);
-        let slot_bytes = layout.slot_bytes(K::BYTES);
-        let unit_slots = config.probing.unit_slots(slot_bytes, g);
-        let wanted_units = (config.capacity as u64).div_ceil(unit_slots as u64).max(2);
-        if wanted_units > u32::MAX as u64 / 2 {
+        let wanted_windows = (config.capacity as u64).div_ceil(g as u64).max(2);
+        if wanted_windows > u32::MAX as u64 / 2 {
             return Err(Error::Unsupported(format!(
-                "capacity {} needs more than 2^31 windows of {unit_slots} slots",
+                "capacity {} needs more than 2^31 windows of {g} slots",
                 config.capacity
             )));
         }
-        let units = next_prime(wanted_units) as u32;
-        let slots_n = units as usize * unit_slots;
-        // Probes that cover every slot: all units (plus the first, partial window of
-        // SectorThenLines).
-        let full_chain = match config.probing {
-            Probing::Windows => units,
-            Probing::SectorThenLines => units + 1,
-        };
+        let windows = next_prime(wanted_windows) as u32;
+        let slots_n = windows as usize * g as usize;
         let max_probes = match config.max_probes {
             Some(0) => return Err(Error::invalid("max_probes must be at least 1")),
-            Some(p) => p.min(full_chain),
-            None => match config.probing {
-                Probing::Windows => DEFAULT_PROBE_BUDGET_SLOTS.div_ceil(g),
-                Probing::SectorThenLines => {
-                    1 + DEFAULT_PROBE_BUDGET_SLOTS.div_ceil(unit_slots as u32)
-                }
-            }
-            .min(full_chain),
+            Some(p) => p.min(windows),
+            None => DEFAULT_PROBE_BUDGET_SLOTS.div_ceil(g).min(windows),
         };
+        let layout = SlotLayout::for_widths(K::BYTES, V::BYTES);
+        let slot_bytes = layout.slot_bytes(K::BYTES);
         let value_len = if layout == SlotLayout::Split {
             slots_n
         } else {
@@ -286,13 +219,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
                 free_bytes: gpu.free_memory().unwrap_or(0),
             });
         }
-        let module = gpu.module(&kernel_source(
-            K::BYTES,
-            V::BYTES,
-            g,
-            config.hash,
-            config.probing,
-        ))?;
+        let module = gpu.module(&kernel_source(K::BYTES, V::BYTES, g, config.hash))?;
         let kernels = Kernels {
             insert: module.kernel("warpdrive_insert")?,
             find: module.kernel("warpdrive_find")?,
@@ -306,8 +233,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         let mut t = WarpDrive {
             gpu,
             config,
-            units,
-            unit_slots,
+            windows,
             max_probes,
             slots,
             values,
@@ -330,9 +256,9 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
     pub fn config(&self) -> &WarpDriveConfig {
         &self.config
     }
-    /// The number of windows, or of lines with [`Probing::SectorThenLines`] (a prime).
+    /// The number of windows (prime).
     pub fn windows(&self) -> u32 {
-        self.units
+        self.windows
     }
     /// The probe limit in windows (`p_max`).
     pub fn max_probes(&self) -> u32 {
@@ -372,11 +298,11 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             None => l.arg(&null),
         };
         l.arg(&n)
-            .arg(&self.units)
+            .arg(&self.windows)
             .arg(&self.max_probes)
             .arg(&self.config.seed);
         // SAFETY: arguments match warpdrive_insert's parameters in order and type; the slot,
-        // value and side buffers have the sizes the kernel indexes (units * unit slots), and
+        // value and side buffers have the sizes the kernel indexes (windows * G slots), and
         // keys/values/status hold n elements (checked above).
         unsafe { l.run(grid, BLOCK, 0) }
     }
@@ -415,7 +341,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         };
         l.buf_mut(found)
             .arg(&n)
-            .arg(&self.units)
+            .arg(&self.windows)
             .arg(&self.max_probes)
             .arg(&self.config.seed);
         // SAFETY: arguments match warpdrive_find's parameters; keys, out and found hold n
@@ -435,7 +361,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             .buf_mut(&mut self.meta)
             .buf(keys);
         l.arg(&n)
-            .arg(&self.units)
+            .arg(&self.windows)
             .arg(&self.max_probes)
             .arg(&self.config.seed);
         // SAFETY: arguments match warpdrive_erase's parameters; keys holds n elements.
@@ -443,7 +369,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
     }
 
     fn slot_count(&self) -> usize {
-        self.units as usize * self.unit_slots
+        self.windows as usize * self.config.group_size as usize
     }
 }
 

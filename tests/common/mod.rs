@@ -155,15 +155,6 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
             let t = warpdrive::<K, V>(&gpu, WarpDriveConfig::new(capacity).group_size(g));
             v.push((format!("warpdrive/g{g}"), Box::new(t)));
         }
-        // Sector-then-lines probing, at three group sizes (one window per lane group, and
-        // |g| = 32, whose first window is already a line or more).
-        for g in [1, 4, 32] {
-            let config = WarpDriveConfig::new(capacity)
-                .group_size(g)
-                .probing(warpmap::table::warpdrive::Probing::SectorThenLines);
-            let t = warpdrive::<K, V>(&gpu, config);
-            v.push((format!("warpdrive/g{g}/lines"), Box::new(t)));
-        }
         // The paper's second hash function, at two group sizes.
         for g in [1, 8] {
             let config = WarpDriveConfig::new(capacity)

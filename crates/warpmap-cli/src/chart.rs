@@ -433,7 +433,6 @@ pub(crate) mod tests {
             distribution: dist,
             distinct: (dist == Distribution::Zipf).then_some(400),
             occupancy: (dist == Distribution::Zipf).then_some(0.2),
-            probing: None,
         }
     }
 

@@ -18,7 +18,6 @@ use std::time::Instant;
 use warpmap::bench::{
     self, BenchConfig, Distribution, KvType, Op, Preset, Progress, Report, ZipfLoad,
 };
-use warpmap::table::warpdrive::Probing;
 use warpmap::table::Backend;
 use warpmap::{Error, Gpu, Result};
 
@@ -103,21 +102,9 @@ struct BenchArgs {
     /// The base seed of the key sets.
     #[arg(long)]
     seed: Option<u64>,
-    /// WarpDrive's probing layout: windows (the paper's: every window |g| slots) or lines
-    /// (the first window |g| slots, then whole 128-byte lines).
-    #[arg(long, value_name = "windows|lines", value_parser = parse_probing)]
-    probing: Option<Probing>,
     /// Print the plan and its estimate, then exit without measuring.
     #[arg(long)]
     dry_run: bool,
-}
-
-fn parse_probing(s: &str) -> std::result::Result<Probing, String> {
-    match s {
-        "windows" => Ok(Probing::Windows),
-        "lines" | "sector-then-lines" => Ok(Probing::SectorThenLines),
-        other => Err(format!("unknown probing {other:?}: windows or lines")),
-    }
 }
 
 /// A parsed `--distribution` value.
@@ -149,7 +136,6 @@ impl BenchArgs {
             zipf_s: self.zipf_s.unwrap_or(d.zipf_s),
             zipf_universe_log2: self.zipf_universe_log2,
             zipf_load: self.zipf_load.unwrap_or(d.zipf_load),
-            probing: self.probing,
         }
     }
 }
