@@ -95,32 +95,34 @@ __device__ __forceinline__ void wd_store_value(wd_slot* slots, wm_value* values,
 }
 
 // Tries to claim free slot i, last seen holding `seen` (an empty or tombstone key), for (k, v).
-// Returns 1 when claimed, 2 when the slot meanwhile holds k (its value replaced), 0 when lost.
-__device__ __forceinline__ int wd_claim(wd_slot* slots, wm_value* values, u64 i, wd_seen seen, wm_key k, wm_value v) {
+// Returns 1 when claimed, 2 when the slot meanwhile holds k (its value replaced if `assign`),
+// 0 when lost to another key.
+__device__ __forceinline__ int wd_claim(wd_slot* slots, wm_value* values, u64 i, wd_seen seen, wm_key k, wm_value v,
+                                        bool assign) {
 #if defined(WD_LAYOUT_PACKED)
   const u64 old = atomicCAS(slots + i, seen, wd_make(k, v));
   if (old == seen) return 1;
-  if (wd_key(old) == k) { atomicExch(slots + i, wd_make(k, v)); return 2; }
+  if (wd_key(old) == k) {
+    if (assign) atomicExch(slots + i, wd_make(k, v));
+    return 2;
+  }
   return 0;
 #elif defined(WD_LAYOUT_PAIR) && WM_HAS_CAS128
   const ulonglong2 old = wm_cas128(slots + i, seen, make_ulonglong2(k, (u64)v));
   if (old.x == seen.x && old.y == seen.y) return 1;
-  if (old.x == k) { atomicExch(&slots[i].y, (u64)v); return 2; }
+  if (old.x == k) {
+    if (assign) atomicExch(&slots[i].y, (u64)v);
+    return 2;
+  }
   return 0;
 #elif defined(WD_LAYOUT_PAIR)
   const u64 old = atomicCAS(&slots[i].x, seen.x, k);
-  if (old == seen.x || old == k) {
-    atomicExch(&slots[i].y, (u64)v);
-    return old == seen.x ? 1 : 2;
-  }
-  return 0;
+  if (old == seen.x || (old == k && assign)) atomicExch(&slots[i].y, (u64)v);
+  return old == seen.x ? 1 : (old == k ? 2 : 0);
 #else
   const wm_key old = atomicCAS(slots + i, seen, k);
-  if (old == seen || old == k) {
-    values[i] = v;
-    return old == seen ? 1 : 2;
-  }
-  return 0;
+  if (old == seen || (old == k && assign)) values[i] = v;
+  return old == seen ? 1 : (old == k ? 2 : 0);
 #endif
 }
 
@@ -157,9 +159,11 @@ __device__ __forceinline__ void wd_add_count(u64* counter, long long delta) {
 }
 
 // meta[0]: number of stored keys; meta[1]: keys left unplaced by all inserts so far.
+// assign = 1: a present key gets the new value (UPDATED); 0: it keeps its value (PRESENT).
 extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u64* side, u64* meta,
                                             const wm_key* keys, const wm_value* vals, u32* status,
-                                            u64 n, u32 windows, u32 max_probes, u64 seed) {
+                                            u64 n, u32 windows, u32 max_probes, u64 seed, u32 assign) {
+  const u32 present = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
   const wm_group<WD_G> g;
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   long long inserted = 0, failed = 0;
@@ -170,9 +174,17 @@ extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u6
     const int side_slot = wm_side_slot(k);
     if (side_slot >= 0) {
       if (g.rank == 0) {
-        side[2 * side_slot + 1] = (u64)v;
-        __threadfence();
-        if (atomicExch(side + 2 * side_slot, 1ull) == 0ull) inserted++; else st |= WM_STATUS_UPDATED;
+        // The flag word: 0 absent, 1 present, 2 being written (its value is not yet there).
+        unsigned long long* flag = side + 2 * side_slot;
+        if (atomicCAS(flag, 0ull, 2ull) == 0ull) {
+          side[2 * side_slot + 1] = (u64)v;
+          __threadfence();
+          atomicExch(flag, 1ull);
+          inserted++;
+        } else {
+          if (assign) side[2 * side_slot + 1] = (u64)v;
+          st |= present;
+        }
         st |= WM_STATUS_SENTINEL_KEY;
       }
     } else {
@@ -195,8 +207,8 @@ extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u6
           const wm_key sk = wd_key(s);
           const u32 match = g.ballot(sk == k);
           if (match) {
-            if (g.rank == (u32)(__ffs(match) - 1)) wd_store_value(slots, values, i, k, v);
-            st = WM_STATUS_UPDATED;
+            if (assign && g.rank == (u32)(__ffs(match) - 1)) wd_store_value(slots, values, i, k, v);
+            st = present;
             break;
           }
           const u32 empty = g.ballot(sk == WM_KEY_EMPTY);
@@ -216,14 +228,14 @@ extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u6
           // An empty slot ends the chain: k is not further on. Claim the first free slot.
         }
         int got = 0;
-        if (g.rank == 0) got = wd_claim(slots, values, free_slot, free_seen, k, v);
+        if (g.rank == 0) got = wd_claim(slots, values, free_slot, free_seen, k, v, assign != 0u);
         got = g.shfl(got, 0);
         if (got == 1) {
           if (g.rank == 0) inserted++;
           break;
         }
         if (got == 2) {
-          st = WM_STATUS_UPDATED;
+          st = present;
           break;
         }
         // Another key took the slot: rescan from its window (the slots before it stay occupied

@@ -18,6 +18,9 @@ pub const FAILURE_MASK: u32 = 0xff;
 pub const UPDATED: u32 = 1 << 8;
 /// Information: the key equals an internal sentinel and was stored on the side path.
 pub const SENTINEL_KEY: u32 = 1 << 9;
+/// Information: the key was already present and [`InsertMode::IfAbsent`](crate::table::InsertMode)
+/// kept its value.
+pub const PRESENT: u32 = 1 << 10;
 
 /// All named bits with their names, for messages.
 pub const NAMES: &[(u32, &str)] = &[
@@ -26,6 +29,7 @@ pub const NAMES: &[(u32, &str)] = &[
     (OUT_OF_MEMORY, "OUT_OF_MEMORY"),
     (UPDATED, "UPDATED"),
     (SENTINEL_KEY, "SENTINEL_KEY"),
+    (PRESENT, "PRESENT"),
 ];
 
 /// The status of one key of an insert batch.
@@ -45,6 +49,10 @@ impl InsertStatus {
     /// The key was present before; its value was replaced.
     pub fn was_update(self) -> bool {
         self.0 & UPDATED != 0
+    }
+    /// The key was present before and kept its value (insert-if-absent).
+    pub fn was_present(self) -> bool {
+        self.0 & PRESENT != 0
     }
 }
 
@@ -88,6 +96,7 @@ mod tests {
             ("WM_STATUS_FAILURE_MASK", FAILURE_MASK),
             ("WM_STATUS_UPDATED", UPDATED),
             ("WM_STATUS_SENTINEL_KEY", SENTINEL_KEY),
+            ("WM_STATUS_PRESENT", PRESENT),
         ];
         for (name, value) in expect {
             let line = header

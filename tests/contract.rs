@@ -409,6 +409,75 @@ fn rehash<K: Key, V: Value>() {
     }
 }
 
+/// `insert_if_absent` keeps present values (sentinel keys too), adds absent keys, and keeps
+/// exactly one value of a key repeated in the batch.
+fn insert_if_absent<K: Key, V: Value>() {
+    use warpmap::status::{PRESENT, UPDATED};
+    use warpmap::InsertMode;
+    const CAP: usize = 1 << 12;
+    for (name, mut t) in backends::<K, V>(CAP) {
+        let mut rng = SplitMix64::new(seed_for::<K, V>(10));
+        let keys = unique_keys::<K>(&mut rng, CAP / 2, false);
+        let (old, new) = keys.split_at(CAP / 4);
+        let mut first: Vec<K> = old.to_vec();
+        first.extend(sentinel_keys::<K>());
+        let v0: Vec<V> = first.iter().map(|&k| value_for(k, 0)).collect();
+        t.insert(&first, &v0).unwrap();
+
+        // Present keys (old ones and the sentinels) and absent ones, one absent key three times.
+        let mut batch: Vec<K> = first.clone();
+        batch.extend(new);
+        let repeated = new[0];
+        batch.push(repeated);
+        batch.push(repeated);
+        let v1: Vec<V> = batch
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| value_for(k, 1 + i as u64))
+            .collect();
+        let mut st = statuses(batch.len());
+        let failed = t
+            .insert_with_mode(&batch, &v1, &mut st, InsertMode::IfAbsent)
+            .unwrap();
+        assert_eq!(failed, 0, "{name}");
+        for (i, s) in st.iter().enumerate().take(first.len()) {
+            assert!(
+                s.0 & PRESENT != 0 && s.0 & UPDATED == 0,
+                "{name}: key {i}: {s:?}"
+            );
+        }
+        for (i, s) in st.iter().enumerate().skip(first.len()) {
+            assert!(s.is_ok(), "{name}: key {i}: {s:?}");
+            if batch[i] != repeated {
+                assert_eq!(s.0 & PRESENT, 0, "{name}: key {i} was absent: {s:?}");
+            }
+        }
+        let occurrences: Vec<usize> = (0..batch.len()).filter(|&i| batch[i] == repeated).collect();
+        let news = occurrences
+            .iter()
+            .filter(|&&i| st[i].0 & PRESENT == 0)
+            .count();
+        assert_eq!(news, 1, "{name}: one occurrence of the repeated key is new");
+
+        let mut oracle: HashMap<K, V> = first.iter().copied().zip(v0).collect();
+        for (i, &k) in batch.iter().enumerate().skip(first.len()) {
+            oracle.entry(k).or_insert(v1[i]);
+        }
+        let stored = t.find(&[repeated]).unwrap()[0].expect("the repeated key is stored");
+        assert!(
+            occurrences.iter().any(|&i| v1[i] == stored),
+            "{name}: the repeated key holds one of its batch values"
+        );
+        oracle.insert(repeated, stored);
+        assert_matches(
+            &format!("{name} after insert_if_absent"),
+            t.as_ref(),
+            &oracle,
+        );
+        assert_eq!(t.len().unwrap(), oracle.len(), "{name}: len");
+    }
+}
+
 fn high_load<K: Key, V: Value>() {
     const CAP: usize = 1 << 14;
     for (name, mut t) in backends::<K, V>(CAP) {
@@ -695,6 +764,10 @@ macro_rules! contract {
             #[test]
             fn rehash() {
                 super::rehash::<$k, $v>();
+            }
+            #[test]
+            fn insert_if_absent() {
+                super::insert_if_absent::<$k, $v>();
             }
             #[test]
             fn full_table() {

@@ -28,7 +28,7 @@ use crate::error::check_same_len;
 use crate::hash::{fmix64, hash_key};
 use crate::key::{Key, Value};
 use crate::status::{self, InsertStatus};
-use crate::table::{Backend, HashTable};
+use crate::table::{Backend, HashTable, InsertMode};
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::collections::hash_map::Entry;
@@ -253,6 +253,18 @@ impl<K: Key, V: Value> CpuTable<K, V> {
         values: &[V],
         status: &mut [InsertStatus],
     ) -> Result<usize> {
+        self.insert_with_mode_shared(keys, values, status, InsertMode::Assign)
+    }
+
+    /// [`HashTable::insert_with_mode`] on a shared table (see
+    /// [`insert_with_status_shared`](Self::insert_with_status_shared)).
+    pub fn insert_with_mode_shared(
+        &self,
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+        mode: InsertMode,
+    ) -> Result<usize> {
         check_same_len("insert", keys.len(), values.len())?;
         check_same_len("insert status", keys.len(), status.len())?;
         if keys.is_empty() {
@@ -273,7 +285,7 @@ impl<K: Key, V: Value> CpuTable<K, V> {
                     .saturating_sub(self.len.load(Ordering::Relaxed));
                 map.reserve(n.min(room));
                 part.indices(s)
-                    .map(|i| self.insert_one(&mut map, keys[i], values[i]))
+                    .map(|i| self.insert_one(&mut map, keys[i], values[i], mode))
                     .collect()
             })
             .collect();
@@ -385,12 +397,15 @@ impl<K: Key, V: Value> CpuTable<K, V> {
     }
 
     /// Inserts one pair into its (locked) shard; returns its status bits.
-    fn insert_one(&self, map: &mut Shard<K, V>, key: K, value: V) -> u32 {
+    fn insert_one(&self, map: &mut Shard<K, V>, key: K, value: V, mode: InsertMode) -> u32 {
         match map.entry(key) {
-            Entry::Occupied(mut e) => {
-                e.insert(value);
-                status::UPDATED
-            }
+            Entry::Occupied(mut e) => match mode {
+                InsertMode::Assign => {
+                    e.insert(value);
+                    status::UPDATED
+                }
+                InsertMode::IfAbsent => status::PRESENT,
+            },
             Entry::Vacant(e) => {
                 if self.reserve_one() {
                     e.insert(value);
@@ -444,13 +459,14 @@ impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
         Backend::Cpu
     }
 
-    fn insert_with_status(
+    fn insert_with_mode(
         &mut self,
         keys: &[K],
         values: &[V],
         status: &mut [InsertStatus],
+        mode: InsertMode,
     ) -> Result<usize> {
-        self.insert_with_status_shared(keys, values, status)
+        self.insert_with_mode_shared(keys, values, status, mode)
     }
 
     fn find_into(&self, keys: &[K], values: &mut [V], found: &mut [bool]) -> Result<usize> {

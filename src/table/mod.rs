@@ -2,8 +2,13 @@
 //! with device-buffer and asynchronous variants for tables that live on a GPU.
 //!
 //! Semantics shared by every backend (the contract tests check them against a `HashMap`):
-//! - `insert` of a key already present replaces its value. If one batch holds a key several
-//!   times, exactly one of its values is kept; which one is unspecified (threads race).
+//! - `insert` of a key already present replaces its value ([`InsertMode::Assign`], status
+//!   `UPDATED`); `insert_if_absent` keeps it ([`InsertMode::IfAbsent`], status `PRESENT`). If one
+//!   batch holds a key several times, exactly one of its values is kept and exactly one
+//!   occurrence of a key absent before reports it new; which one is unspecified on the GPU
+//!   (threads race; the CPU backend keeps the last value under `Assign` and the first under
+//!   `IfAbsent`, and reports the first occurrence new).
+//! - `len` is exact after every synchronous call; `retrieve_all` returns each stored pair once.
 //! - An insert that cannot be placed is reported: per key by [`HashTable::insert_with_status`],
 //!   and as [`Error::TableFull`](crate::Error::TableFull) by [`HashTable::insert`]. The keys that
 //!   fail are not in the table; every other key of the batch is. Nothing hangs: probing is bounded.
@@ -17,6 +22,17 @@ use crate::key::{Key, Value};
 use crate::status::InsertStatus;
 use crate::Result;
 use std::sync::Arc;
+
+/// What an insert does with a key that is already present.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum InsertMode {
+    /// Replace its value (status [`UPDATED`](crate::status::UPDATED)); cuCollections calls this
+    /// `insert_or_assign`. The default, and what [`HashTable::insert`] does.
+    #[default]
+    Assign,
+    /// Keep its value (status [`PRESENT`](crate::status::PRESENT)); cuCollections' `insert`.
+    IfAbsent,
+}
 
 /// Where a table lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -70,6 +86,35 @@ pub trait HashTable<K: Key, V: Value>: Send + Sync {
         keys: &[K],
         values: &[V],
         status: &mut [InsertStatus],
+    ) -> Result<usize> {
+        self.insert_with_mode(keys, values, status, InsertMode::Assign)
+    }
+
+    /// Inserts every pair whose key is absent; present keys keep their values. Returns
+    /// [`Error::TableFull`](crate::Error::TableFull) if some keys could not be placed. For a key
+    /// absent before and repeated in the batch, one of its values is stored (which one is
+    /// unspecified).
+    fn insert_if_absent(&mut self, keys: &[K], values: &[V]) -> Result<()> {
+        let mut status = vec![InsertStatus::default(); keys.len()];
+        let failed = self.insert_with_mode(keys, values, &mut status, InsertMode::IfAbsent)?;
+        if failed > 0 {
+            return Err(crate::Error::TableFull {
+                failed,
+                batch: keys.len(),
+                capacity: self.capacity(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The general insert: one status per key into `status`, present keys treated as `mode`
+    /// says. Returns the number of keys that could not be placed.
+    fn insert_with_mode(
+        &mut self,
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+        mode: InsertMode,
     ) -> Result<usize>;
 
     /// Looks up every key: writes its value into `values` and whether it was found into `found`
@@ -138,13 +183,24 @@ pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
     /// The GPU the table lives on.
     fn gpu(&self) -> &Arc<Gpu>;
 
-    /// Enqueues an insert of device-resident pairs. `status`, if given, receives one
-    /// [`InsertStatus`] word per key.
+    /// Enqueues an insert of device-resident pairs ([`InsertMode::Assign`]). `status`, if
+    /// given, receives one [`InsertStatus`] word per key.
     fn insert_device_async(
         &mut self,
         keys: &DeviceBuffer<K>,
         values: &DeviceBuffer<V>,
         status: Option<&mut DeviceBuffer<u32>>,
+    ) -> Result<()> {
+        self.insert_device_async_with_mode(keys, values, status, InsertMode::Assign)
+    }
+
+    /// Enqueues an insert of device-resident pairs, present keys treated as `mode` says.
+    fn insert_device_async_with_mode(
+        &mut self,
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        status: Option<&mut DeviceBuffer<u32>>,
+        mode: InsertMode,
     ) -> Result<()>;
 
     /// Enqueues a lookup: `values[i]` receives the value of `keys[i]` where found, `found[i]`

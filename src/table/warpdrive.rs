@@ -23,7 +23,7 @@ use crate::hash::{next_prime, HashFunction};
 use crate::kernels::{KernelSource, WARPDRIVE};
 use crate::key::{Key, Value};
 use crate::status::InsertStatus;
-use crate::table::{Backend, DeviceHashTable, HashTable};
+use crate::table::{Backend, DeviceHashTable, HashTable, InsertMode};
 use crate::{Error, Result};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -276,6 +276,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         keys: &DeviceBuffer<K>,
         values: &DeviceBuffer<V>,
         status: Option<&mut DeviceBuffer<u32>>,
+        mode: InsertMode,
     ) -> Result<()> {
         check_same_len("insert", keys.len(), values.len())?;
         if let Some(s) = &status {
@@ -286,6 +287,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             return Ok(());
         }
         let grid = self.grid(keys.len());
+        let assign = u32::from(mode == InsertMode::Assign);
         let null = 0u64;
         let mut l = self.kernels.insert.launch();
         l.buf_mut(&mut self.slots)
@@ -300,7 +302,8 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         l.arg(&n)
             .arg(&self.windows)
             .arg(&self.max_probes)
-            .arg(&self.config.seed);
+            .arg(&self.config.seed)
+            .arg(&assign);
         // SAFETY: arguments match warpdrive_insert's parameters in order and type; the slot,
         // value and side buffers have the sizes the kernel indexes (windows * G slots), and
         // keys/values/status hold n elements (checked above).
@@ -416,11 +419,12 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
         Backend::Gpu
     }
 
-    fn insert_with_status(
+    fn insert_with_mode(
         &mut self,
         keys: &[K],
         values: &[V],
         status: &mut [InsertStatus],
+        mode: InsertMode,
     ) -> Result<usize> {
         check_same_len("insert", keys.len(), values.len())?;
         check_same_len("insert status", keys.len(), status.len())?;
@@ -431,7 +435,7 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
         let dk = self.gpu.upload(keys)?;
         let dv = self.gpu.upload(values)?;
         let mut ds = self.gpu.alloc::<u32>(keys.len())?;
-        self.launch_insert(&dk, &dv, Some(&mut ds))?;
+        self.launch_insert(&dk, &dv, Some(&mut ds), mode)?;
         self.gpu
             .copy_to_host(&ds, bytemuck::cast_slice_mut(status))?;
         let failed = status.iter().filter(|s| s.is_failure()).count();
@@ -554,13 +558,14 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for WarpDrive<K, V> {
         &self.gpu
     }
 
-    fn insert_device_async(
+    fn insert_device_async_with_mode(
         &mut self,
         keys: &DeviceBuffer<K>,
         values: &DeviceBuffer<V>,
         status: Option<&mut DeviceBuffer<u32>>,
+        mode: InsertMode,
     ) -> Result<()> {
-        self.launch_insert(keys, values, status)
+        self.launch_insert(keys, values, status, mode)
     }
 
     fn find_device_async(
