@@ -67,16 +67,7 @@ pub trait HashTable<K: Key, V: Value>: Send + Sync {
     /// Inserts (or updates) every pair. Returns [`Error::TableFull`](crate::Error::TableFull) if
     /// some keys could not be placed; all others are in the table.
     fn insert(&mut self, keys: &[K], values: &[V]) -> Result<()> {
-        let mut status = vec![InsertStatus::default(); keys.len()];
-        let failed = self.insert_with_status(keys, values, &mut status)?;
-        if failed > 0 {
-            return Err(crate::Error::TableFull {
-                failed,
-                batch: keys.len(),
-                capacity: self.capacity(),
-            });
-        }
-        Ok(())
+        insert_all(self, keys, values, InsertMode::Assign)
     }
 
     /// Inserts (or updates) every pair and writes one status per key into `status`. Returns the
@@ -95,16 +86,7 @@ pub trait HashTable<K: Key, V: Value>: Send + Sync {
     /// absent before and repeated in the batch, one of its values is stored (which one is
     /// unspecified).
     fn insert_if_absent(&mut self, keys: &[K], values: &[V]) -> Result<()> {
-        let mut status = vec![InsertStatus::default(); keys.len()];
-        let failed = self.insert_with_mode(keys, values, &mut status, InsertMode::IfAbsent)?;
-        if failed > 0 {
-            return Err(crate::Error::TableFull {
-                failed,
-                batch: keys.len(),
-                capacity: self.capacity(),
-            });
-        }
-        Ok(())
+        insert_all(self, keys, values, InsertMode::IfAbsent)
     }
 
     /// The general insert: one status per key into `status`, present keys treated as `mode`
@@ -169,6 +151,28 @@ pub trait HashTable<K: Key, V: Value>: Send + Sync {
 
     /// Bytes of memory the table holds (device memory for GPU tables).
     fn memory_bytes(&self) -> usize;
+}
+
+/// `insert_with_mode` with the statuses reduced to one error: [`Error::TableFull`] when some keys
+/// could not be placed.
+///
+/// [`Error::TableFull`]: crate::Error::TableFull
+fn insert_all<K: Key, V: Value, T: HashTable<K, V> + ?Sized>(
+    table: &mut T,
+    keys: &[K],
+    values: &[V],
+    mode: InsertMode,
+) -> Result<()> {
+    let mut status = vec![InsertStatus::default(); keys.len()];
+    let failed = table.insert_with_mode(keys, values, &mut status, mode)?;
+    if failed > 0 {
+        return Err(crate::Error::TableFull {
+            failed,
+            batch: keys.len(),
+            capacity: table.capacity(),
+        });
+    }
+    Ok(())
 }
 
 /// The extension of [`HashTable`] for tables on a GPU: every bulk operation on device buffers,
