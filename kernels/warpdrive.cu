@@ -11,11 +11,9 @@
 // Slot layouts (src/table/warpdrive.rs `SlotLayout`):
 // - Packed (4-byte key, 4-byte value): one 64-bit word, key in the low half, placed by one
 //   64-bit CAS (the paper's layout);
-// - Pair (8-byte key, 4- or 8-byte value): 16 bytes {key, value}, placed by one 128-bit CAS on
-//   sm_90+ (lock-free, the value lands with the key); before sm_90 the key is claimed by a 64-bit
-//   CAS and the value stored after it (same 32-byte sector, so one memory transaction);
-// - Split (4-byte key, 8-byte value): keys and values in two arrays (structure of arrays); the key
-//   is claimed by CAS, then the value stored.
+// - Pair (every other width pair): 16 bytes {key, value}, each zero-extended to 8 bytes, placed
+//   by one 128-bit CAS on sm_90+ (lock-free, the value lands with the key); before sm_90 the key
+//   is claimed by a 64-bit CAS and the value stored after it (same 32-byte sector).
 // A loaded slot is a `wd_seen`; all layout differences live in the wd_* helpers below.
 //
 // Beyond the paper: (1) erase writes tombstones; an insert that passed a tombstone keeps probing
@@ -43,16 +41,13 @@ typedef u64 wd_seen;
 #define WD_TOMBSTONE_WORD 0xfffffffffffffffeull  // key = WM_KEY_TOMBSTONE, value = all ones
 __device__ __forceinline__ wm_key wd_key(wd_seen s) { return (u32)s; }
 __device__ __forceinline__ u64 wd_make(wm_key k, wm_value v) { return (u64)k | ((u64)v << 32); }
-#elif WM_KEY_BYTES == 8
-#define WD_LAYOUT_PAIR 1
-typedef ulonglong2 wd_slot;  // x: key, y: value (zero-extended)
-typedef ulonglong2 wd_seen;
-__device__ __forceinline__ wm_key wd_key(wd_seen s) { return s.x; }
 #else
-#define WD_LAYOUT_SPLIT 1
-typedef wm_key wd_slot;
-typedef wm_key wd_seen;
-__device__ __forceinline__ wm_key wd_key(wd_seen s) { return s; }
+#define WD_LAYOUT_PAIR 1
+// x: the key, y: the value, both zero-extended. An empty slot is all ones (so a 4-byte key reads
+// as WM_KEY_EMPTY); a tombstone's x is the zero-extended WM_KEY_TOMBSTONE.
+typedef ulonglong2 wd_slot;
+typedef ulonglong2 wd_seen;
+__device__ __forceinline__ wm_key wd_key(wd_seen s) { return (wm_key)s.x; }
 #endif
 
 // Loads slot i. `coherent`: from L2 (not L1, which is not coherent across SMs), for inserts and
@@ -63,13 +58,11 @@ __device__ __forceinline__ wd_seen wd_load(const wd_slot* slots, u64 i) {
 }
 
 // The value of slot i, whose contents were `s`.
-__device__ __forceinline__ wm_value wd_value(const wm_value* values, u64 i, wd_seen s) {
+__device__ __forceinline__ wm_value wd_value(wd_seen s) {
 #if defined(WD_LAYOUT_PACKED)
   return (wm_value)(s >> 32);
-#elif defined(WD_LAYOUT_PAIR)
-  return (wm_value)s.y;
 #else
-  return values[i];
+  return (wm_value)s.y;
 #endif
 }
 
@@ -84,21 +77,18 @@ __device__ __forceinline__ wd_seen wd_shfl(const wm_group<G>& g, wd_seen s, u32 
 }
 
 // Replaces the value of slot i, whose key is already k.
-__device__ __forceinline__ void wd_store_value(wd_slot* slots, wm_value* values, u64 i, wm_key k, wm_value v) {
+__device__ __forceinline__ void wd_store_value(wd_slot* slots, u64 i, wm_key k, wm_value v) {
 #if defined(WD_LAYOUT_PACKED)
   atomicExch(slots + i, wd_make(k, v));
-#elif defined(WD_LAYOUT_PAIR)
-  atomicExch(&slots[i].y, (u64)v);
 #else
-  values[i] = v;
+  atomicExch(&slots[i].y, (u64)v);
 #endif
 }
 
 // Tries to claim free slot i, last seen holding `seen` (an empty or tombstone key), for (k, v).
 // Returns 1 when claimed, 2 when the slot meanwhile holds k (its value replaced if `assign`),
 // 0 when lost to another key.
-__device__ __forceinline__ int wd_claim(wd_slot* slots, wm_value* values, u64 i, wd_seen seen, wm_key k, wm_value v,
-                                        bool assign) {
+__device__ __forceinline__ int wd_claim(wd_slot* slots, u64 i, wd_seen seen, wm_key k, wm_value v, bool assign) {
 #if defined(WD_LAYOUT_PACKED)
   const u64 old = atomicCAS(slots + i, seen, wd_make(k, v));
   if (old == seen) return 1;
@@ -108,21 +98,17 @@ __device__ __forceinline__ int wd_claim(wd_slot* slots, wm_value* values, u64 i,
   }
   return 0;
 #elif defined(WD_LAYOUT_PAIR) && WM_HAS_CAS128
-  const ulonglong2 old = wm_cas128(slots + i, seen, make_ulonglong2(k, (u64)v));
+  const ulonglong2 old = wm_cas128(slots + i, seen, make_ulonglong2((u64)k, (u64)v));
   if (old.x == seen.x && old.y == seen.y) return 1;
-  if (old.x == k) {
+  if (old.x == (u64)k) {
     if (assign) atomicExch(&slots[i].y, (u64)v);
     return 2;
   }
   return 0;
-#elif defined(WD_LAYOUT_PAIR)
-  const u64 old = atomicCAS(&slots[i].x, seen.x, k);
-  if (old == seen.x || (old == k && assign)) atomicExch(&slots[i].y, (u64)v);
-  return old == seen.x ? 1 : (old == k ? 2 : 0);
 #else
-  const wm_key old = atomicCAS(slots + i, seen, k);
-  if (old == seen || (old == k && assign)) values[i] = v;
-  return old == seen ? 1 : (old == k ? 2 : 0);
+  const u64 old = atomicCAS(&slots[i].x, seen.x, (u64)k);
+  if (old == seen.x || (old == (u64)k && assign)) atomicExch(&slots[i].y, (u64)v);
+  return old == seen.x ? 1 : (old == (u64)k ? 2 : 0);
 #endif
 }
 
@@ -130,10 +116,8 @@ __device__ __forceinline__ int wd_claim(wd_slot* slots, wm_value* values, u64 i,
 __device__ __forceinline__ bool wd_erase_at(wd_slot* slots, u64 i, wd_seen seen) {
 #if defined(WD_LAYOUT_PACKED)
   return atomicCAS(slots + i, seen, WD_TOMBSTONE_WORD) == seen;
-#elif defined(WD_LAYOUT_PAIR)
-  return atomicCAS(&slots[i].x, seen.x, (u64)WM_KEY_TOMBSTONE) == seen.x;
 #else
-  return atomicCAS(slots + i, seen, WM_KEY_TOMBSTONE) == seen;
+  return atomicCAS(&slots[i].x, seen.x, (u64)WM_KEY_TOMBSTONE) == seen.x;
 #endif
 }
 
@@ -160,7 +144,7 @@ __device__ __forceinline__ void wd_add_count(u64* counter, long long delta) {
 
 // meta[0]: number of stored keys; meta[1]: keys left unplaced by all inserts so far.
 // assign = 1: a present key gets the new value (UPDATED); 0: it keeps its value (PRESENT).
-extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u64* side, u64* meta,
+extern "C" __global__ void warpdrive_insert(wd_slot* slots, u64* side, u64* meta,
                                             const wm_key* keys, const wm_value* vals, u32* status,
                                             u64 n, u32 windows, u32 max_probes, u64 seed, u32 assign) {
   const u32 present = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
@@ -207,7 +191,7 @@ extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u6
           const wm_key sk = wd_key(s);
           const u32 match = g.ballot(sk == k);
           if (match) {
-            if (assign && g.rank == (u32)(__ffs(match) - 1)) wd_store_value(slots, values, i, k, v);
+            if (assign && g.rank == (u32)(__ffs(match) - 1)) wd_store_value(slots, i, k, v);
             st = present;
             break;
           }
@@ -228,7 +212,7 @@ extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u6
           // An empty slot ends the chain: k is not further on. Claim the first free slot.
         }
         int got = 0;
-        if (g.rank == 0) got = wd_claim(slots, values, free_slot, free_seen, k, v, assign != 0u);
+        if (g.rank == 0) got = wd_claim(slots, free_slot, free_seen, k, v, assign != 0u);
         got = g.shfl(got, 0);
         if (got == 1) {
           if (g.rank == 0) inserted++;
@@ -253,7 +237,7 @@ extern "C" __global__ void warpdrive_insert(wd_slot* slots, wm_value* values, u6
 
 // found[i] = 1 and out[i] = value where keys[i] is present; found[i] = 0 otherwise.
 // `out` may be null (contains).
-extern "C" __global__ void warpdrive_find(const wd_slot* slots, const wm_value* values, const u64* side,
+extern "C" __global__ void warpdrive_find(const wd_slot* slots, const u64* side,
                                           const wm_key* keys, wm_value* out, u8* found,
                                           u64 n, u32 windows, u32 max_probes, u64 seed) {
   const wm_group<WD_G> g;
@@ -275,7 +259,7 @@ extern "C" __global__ void warpdrive_find(const wd_slot* slots, const wm_value* 
         if (match) {
           const u32 r = __ffs(match) - 1;
           wm_value mine = 0;
-          if (g.rank == r && out != nullptr) mine = wd_value(values, i, s);
+          if (g.rank == r && out != nullptr) mine = wd_value(s);
           v = g.shfl(mine, r);
           hit = true;
           break;
@@ -324,7 +308,7 @@ extern "C" __global__ void warpdrive_erase(wd_slot* slots, u64* side, u64* meta,
 
 // Writes every stored pair to out_keys/out_values at positions from *counter (which the host
 // zeroes first), at most out_capacity of them. The pairs come out in no particular order.
-extern "C" __global__ void warpdrive_retrieve(const wd_slot* slots, const wm_value* values, const u64* side,
+extern "C" __global__ void warpdrive_retrieve(const wd_slot* slots, const u64* side,
                                               wm_key* out_keys, wm_value* out_values, u64* counter,
                                               u64 out_capacity, u64 num_slots) {
   const u64 threads = (u64)gridDim.x * blockDim.x;
@@ -349,7 +333,7 @@ extern "C" __global__ void warpdrive_retrieve(const wd_slot* slots, const wm_val
     const u64 pos = wm_aggregated_inc(counter, occupied);
     if (occupied && pos < out_capacity) {  // the host checks *counter <= out_capacity
       out_keys[pos] = wd_key(s);
-      out_values[pos] = wd_value(values, i, s);
+      out_values[pos] = wd_value(s);
     }
   }
 }

@@ -99,11 +99,10 @@ impl WarpDriveConfig {
 pub enum SlotLayout {
     /// 4-byte key + 4-byte value in one 8-byte word, placed by one 64-bit CAS (the paper's).
     Packed8,
-    /// 8-byte key + value (4 or 8 bytes, zero-extended) in 16 bytes, placed by one 128-bit CAS on
-    /// sm_90 and newer (before: the key by a 64-bit CAS, then the value, in the same sector).
+    /// Any other key + value (each zero-extended to 8 bytes) in 16 bytes, placed by one 128-bit
+    /// CAS on sm_90 and newer (before: the key by a 64-bit CAS, then the value, in the same
+    /// sector).
     Pair16,
-    /// 4-byte keys and 8-byte values in two arrays (structure of arrays).
-    Split,
 }
 
 impl SlotLayout {
@@ -111,16 +110,14 @@ impl SlotLayout {
     pub fn for_widths(key_bytes: usize, value_bytes: usize) -> Self {
         match (key_bytes, value_bytes) {
             (4, 4) => SlotLayout::Packed8,
-            (8, _) => SlotLayout::Pair16,
-            _ => SlotLayout::Split,
+            _ => SlotLayout::Pair16,
         }
     }
-    /// Bytes of the slot array per slot.
-    pub fn slot_bytes(self, key_bytes: usize) -> usize {
+    /// Bytes per slot.
+    pub fn slot_bytes(self) -> usize {
         match self {
             SlotLayout::Packed8 => 8,
             SlotLayout::Pair16 => 16,
-            SlotLayout::Split => key_bytes,
         }
     }
 }
@@ -169,8 +166,6 @@ pub struct WarpDrive<K: Key, V: Value> {
     max_probes: u32,
     /// The slot array (see [`SlotLayout`]).
     slots: DeviceBuffer<u8>,
-    /// Values, for the split layout (one unused element otherwise).
-    values: DeviceBuffer<V>,
     /// Side path for sentinel-valued keys: [occupied0, value0, occupied1, value1].
     side: DeviceBuffer<u64>,
     /// `[stored keys, keys left unplaced by all inserts so far]`.
@@ -208,13 +203,8 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             None => DEFAULT_PROBE_BUDGET_SLOTS.div_ceil(g).min(windows),
         };
         let layout = SlotLayout::for_widths(K::BYTES, V::BYTES);
-        let slot_bytes = layout.slot_bytes(K::BYTES);
-        let value_len = if layout == SlotLayout::Split {
-            slots_n
-        } else {
-            1
-        };
-        let need = slots_n as u64 * slot_bytes as u64 + value_len as u64 * V::BYTES as u64;
+        let slot_bytes = layout.slot_bytes();
+        let need = slots_n as u64 * slot_bytes as u64;
         if need > gpu.total_memory() {
             return Err(Error::OutOfMemory {
                 requested_bytes: need,
@@ -229,7 +219,6 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             retrieve: module.kernel("warpdrive_retrieve")?,
         };
         let slots = gpu.alloc::<u8>(slots_n * slot_bytes)?;
-        let values = gpu.alloc::<V>(value_len)?;
         let side = gpu.alloc::<u64>(4)?;
         let meta = gpu.alloc_filled::<u64>(2, 0)?;
         let mut t = WarpDrive {
@@ -238,7 +227,6 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             windows,
             max_probes,
             slots,
-            values,
             side,
             meta,
             failed_seen: AtomicU64::new(0),
@@ -297,7 +285,6 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         let null = 0u64;
         let mut l = self.kernels.insert.launch();
         l.buf_mut(&mut self.slots)
-            .buf_mut(&mut self.values)
             .buf_mut(&mut self.side)
             .buf_mut(&mut self.meta);
         l.buf(keys).buf(values);
@@ -310,8 +297,8 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             .arg(&self.max_probes)
             .arg(&self.config.seed)
             .arg(&assign);
-        // SAFETY: arguments match warpdrive_insert's parameters in order and type; the slot,
-        // value and side buffers have the sizes the kernel indexes (windows * G slots), and
+        // SAFETY: arguments match warpdrive_insert's parameters in order and type; the slot and
+        // side buffers have the sizes the kernel indexes (windows * G slots, 4 words), and
         // keys/values/status hold n elements (checked above).
         unsafe { l.run(grid, BLOCK, 0) }
     }
@@ -340,10 +327,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         }
         let null = 0u64;
         let mut l = self.kernels.find.launch();
-        l.buf(&self.slots)
-            .buf(&self.values)
-            .buf(&self.side)
-            .buf(keys);
+        l.buf(&self.slots).buf(&self.side).buf(keys);
         match out {
             Some(o) => l.buf_mut(o),
             None => l.arg(&null),
@@ -395,7 +379,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             .div_ceil(BLOCK as u64)
             .clamp(1, 65_536) as u32;
         let mut l = self.kernels.retrieve.launch();
-        l.buf(&self.slots).buf(&self.values).buf(&self.side);
+        l.buf(&self.slots).buf(&self.side);
         l.buf_mut(&mut ok)
             .buf_mut(&mut ov)
             .buf_mut(&mut counter)
@@ -552,10 +536,7 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.slots.num_bytes()
-            + self.values.num_bytes()
-            + self.side.num_bytes()
-            + self.meta.num_bytes()
+        self.slots.num_bytes() + self.side.num_bytes() + self.meta.num_bytes()
     }
 }
 
