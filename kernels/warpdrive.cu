@@ -142,93 +142,135 @@ __device__ __forceinline__ void wd_add_count(u64* counter, long long delta) {
   if ((threadIdx.x & 31u) == 0 && delta != 0) atomicAdd(counter, (u64)delta);
 }
 
+// Inserts (k, v) with group g; returns its status. `inserted` / `failed` count on rank 0.
+// assign: a present key gets the new value (UPDATED); otherwise it keeps its value (PRESENT).
+__device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, wd_slot* slots, u64* side, wm_key k,
+                                             wm_value v, u32 windows, u32 max_probes, u64 seed, bool assign,
+                                             long long& inserted, long long& failed) {
+  const u32 present = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
+  u32 st = WM_STATUS_OK;
+  const int side_slot = wm_side_slot(k);
+  if (side_slot >= 0) {
+    if (g.rank == 0) {
+      // The flag word: 0 absent, 1 present, 2 being written (its value is not yet there).
+      unsigned long long* flag = side + 2 * side_slot;
+      if (atomicCAS(flag, 0ull, 2ull) == 0ull) {
+        side[2 * side_slot + 1] = (u64)v;
+        __threadfence();
+        atomicExch(flag, 1ull);
+        inserted++;
+      } else {
+        if (assign) atomicExch(side + 2 * side_slot + 1, (u64)v);
+        st |= present;
+      }
+      st |= WM_STATUS_SENTINEL_KEY;
+    }
+    return st;
+  }
+  wd_probe p(k, windows, seed);
+  u32 probe = 0;
+  u64 free_slot = WD_NO_SLOT;  // the first free slot seen on the chain ...
+  wd_seen free_seen;           // ... what it held ...
+  u32 free_window = 0, free_probe = 0;  // ... and where on the chain it is
+  while (true) {
+    if (probe >= max_probes) {
+      if (free_slot == WD_NO_SLOT) {
+        if (g.rank == 0) failed++;
+        return (probe >= windows) ? WM_STATUS_TABLE_FULL : WM_STATUS_PROBE_LIMIT;
+      }
+      // k is not within the probed chain: take the tombstone we passed.
+    } else {
+      const u64 i = (u64)p.window * WD_G + g.rank;
+      const wd_seen s = wd_load<true>(slots, i);
+      const wm_key sk = wd_key(s);
+      const u32 match = g.ballot(sk == k);
+      if (match) {
+        if (assign && g.rank == (u32)(__ffs(match) - 1)) wd_store_value(slots, i, k, v);
+        return present;
+      }
+      const u32 empty = g.ballot(sk == WM_KEY_EMPTY);
+      const u32 tomb = g.ballot(sk == WM_KEY_TOMBSTONE);
+      if (free_slot == WD_NO_SLOT && (empty | tomb)) {
+        const u32 r = __ffs(empty | tomb) - 1;  // the leftmost free slot of the window
+        free_slot = (u64)p.window * WD_G + r;
+        free_seen = wd_shfl(g, s, r);
+        free_window = p.window;
+        free_probe = probe;
+      }
+      if (empty == 0u) {  // no empty slot: the chain (and maybe k) goes on
+        p.next(windows);
+        probe++;
+        continue;
+      }
+      // An empty slot ends the chain: k is not further on. Claim the first free slot.
+    }
+    int got = 0;
+    if (g.rank == 0) got = wd_claim(slots, free_slot, free_seen, k, v, assign);
+    got = g.shfl(got, 0);
+    if (got == 1) {
+      if (g.rank == 0) inserted++;
+      return WM_STATUS_OK;
+    }
+    if (got == 2) return present;
+    // Another key took the slot: rescan from its window (the slots before it stay occupied
+    // during an insert phase, so nothing earlier on the chain can change).
+    p.window = free_window;
+    probe = free_probe;
+    free_slot = WD_NO_SLOT;
+  }
+}
+
+// Looks k up with group g: true and *v (on rank 0) when present. `concurrent`: inserts may be
+// running in the same launch, so loads go to L2, a sentinel key counts only once its value is
+// written, and a 16-byte slot is re-read atomically (a plain 16-byte load may tear into a new
+// key beside an old value).
+template <bool concurrent>
+__device__ __forceinline__ bool wd_find_one(const wm_group<WD_G>& g, const wd_slot* slots, const u64* side, wm_key k,
+                                            u32 windows, u32 max_probes, u64 seed, wm_value* v) {
+  const int side_slot = wm_side_slot(k);
+  if (side_slot >= 0) {
+    const u64 flag = concurrent ? __ldcg(side + 2 * side_slot) : side[2 * side_slot];
+    if (concurrent ? flag != 1ull : flag == 0ull) return false;
+    if (concurrent) __threadfence();  // the value was written before the flag
+    *v = (wm_value)(concurrent ? __ldcg(side + 2 * side_slot + 1) : side[2 * side_slot + 1]);
+    return true;
+  }
+  wd_probe p(k, windows, seed);
+  for (u32 probe = 0; probe < max_probes; probe++) {
+    const u64 i = (u64)p.window * WD_G + g.rank;
+    const wd_seen s = wd_load<concurrent>(slots, i);
+    const u32 match = g.ballot(wd_key(s) == k);
+    if (match) {
+      const u32 r = __ffs(match) - 1;
+      wm_value mine = 0;
+      if (g.rank == r) {
+#if defined(WD_LAYOUT_PAIR) && WM_HAS_CAS128
+        // A no-op CAS returns the slot's 16 bytes as one atomic read.
+        mine = concurrent ? (wm_value)wm_cas128(const_cast<wd_slot*>(slots) + i, s, s).y : wd_value(s);
+#else
+        mine = wd_value(s);
+#endif
+      }
+      *v = g.shfl(mine, r);
+      return true;
+    }
+    if (g.any(wd_key(s) == WM_KEY_EMPTY)) return false;
+    p.next(windows);
+  }
+  return false;
+}
+
 // meta[0]: number of stored keys; meta[1]: keys left unplaced by all inserts so far.
 // assign = 1: a present key gets the new value (UPDATED); 0: it keeps its value (PRESENT).
 extern "C" __global__ void warpdrive_insert(wd_slot* slots, u64* side, u64* meta,
                                             const wm_key* keys, const wm_value* vals, u32* status,
                                             u64 n, u32 windows, u32 max_probes, u64 seed, u32 assign) {
-  const u32 present = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
   const wm_group<WD_G> g;
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   long long inserted = 0, failed = 0;
   for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
-    const wm_key k = keys[idx];
-    const wm_value v = vals[idx];
-    u32 st = WM_STATUS_OK;
-    const int side_slot = wm_side_slot(k);
-    if (side_slot >= 0) {
-      if (g.rank == 0) {
-        // The flag word: 0 absent, 1 present, 2 being written (its value is not yet there).
-        unsigned long long* flag = side + 2 * side_slot;
-        if (atomicCAS(flag, 0ull, 2ull) == 0ull) {
-          side[2 * side_slot + 1] = (u64)v;
-          __threadfence();
-          atomicExch(flag, 1ull);
-          inserted++;
-        } else {
-          if (assign) side[2 * side_slot + 1] = (u64)v;
-          st |= present;
-        }
-        st |= WM_STATUS_SENTINEL_KEY;
-      }
-    } else {
-      wd_probe p(k, windows, seed);
-      u32 probe = 0;
-      u64 free_slot = WD_NO_SLOT;  // the first free slot seen on the chain ...
-      wd_seen free_seen;           // ... what it held ...
-      u32 free_window = 0, free_probe = 0;  // ... and where on the chain it is
-      while (true) {
-        if (probe >= max_probes) {
-          if (free_slot == WD_NO_SLOT) {
-            st = (probe >= windows) ? WM_STATUS_TABLE_FULL : WM_STATUS_PROBE_LIMIT;
-            if (g.rank == 0) failed++;
-            break;
-          }
-          // k is not within the probed chain: take the tombstone we passed.
-        } else {
-          const u64 i = (u64)p.window * WD_G + g.rank;
-          const wd_seen s = wd_load<true>(slots, i);
-          const wm_key sk = wd_key(s);
-          const u32 match = g.ballot(sk == k);
-          if (match) {
-            if (assign && g.rank == (u32)(__ffs(match) - 1)) wd_store_value(slots, i, k, v);
-            st = present;
-            break;
-          }
-          const u32 empty = g.ballot(sk == WM_KEY_EMPTY);
-          const u32 tomb = g.ballot(sk == WM_KEY_TOMBSTONE);
-          if (free_slot == WD_NO_SLOT && (empty | tomb)) {
-            const u32 r = __ffs(empty | tomb) - 1;  // the leftmost free slot of the window
-            free_slot = (u64)p.window * WD_G + r;
-            free_seen = wd_shfl(g, s, r);
-            free_window = p.window;
-            free_probe = probe;
-          }
-          if (empty == 0u) {  // no empty slot: the chain (and maybe k) goes on
-            p.next(windows);
-            probe++;
-            continue;
-          }
-          // An empty slot ends the chain: k is not further on. Claim the first free slot.
-        }
-        int got = 0;
-        if (g.rank == 0) got = wd_claim(slots, free_slot, free_seen, k, v, assign != 0u);
-        got = g.shfl(got, 0);
-        if (got == 1) {
-          if (g.rank == 0) inserted++;
-          break;
-        }
-        if (got == 2) {
-          st = present;
-          break;
-        }
-        // Another key took the slot: rescan from its window (the slots before it stay occupied
-        // during an insert phase, so nothing earlier on the chain can change).
-        p.window = free_window;
-        probe = free_probe;
-        free_slot = WD_NO_SLOT;
-      }
-    }
+    const u32 st = wd_insert_one(g, slots, side, keys[idx], vals[idx], windows, max_probes, seed,
+                                 assign != 0u, inserted, failed);
     if (status != nullptr && g.rank == 0) status[idx] = st;
   }
   wd_add_count(meta, inserted);
@@ -243,36 +285,42 @@ extern "C" __global__ void warpdrive_find(const wd_slot* slots, const u64* side,
   const wm_group<WD_G> g;
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
-    const wm_key k = keys[idx];
-    const int side_slot = wm_side_slot(k);
-    bool hit = false;
     wm_value v = 0;
-    if (side_slot >= 0) {
-      hit = side[2 * side_slot] != 0ull;
-      if (hit) v = (wm_value)side[2 * side_slot + 1];
-    } else {
-      wd_probe p(k, windows, seed);
-      for (u32 probe = 0; probe < max_probes; probe++) {
-        const u64 i = (u64)p.window * WD_G + g.rank;
-        const wd_seen s = wd_load<false>(slots, i);
-        const u32 match = g.ballot(wd_key(s) == k);
-        if (match) {
-          const u32 r = __ffs(match) - 1;
-          wm_value mine = 0;
-          if (g.rank == r && out != nullptr) mine = wd_value(s);
-          v = g.shfl(mine, r);
-          hit = true;
-          break;
-        }
-        if (g.any(wd_key(s) == WM_KEY_EMPTY)) break;
-        p.next(windows);
-      }
-    }
+    const bool hit = wd_find_one<false>(g, slots, side, keys[idx], windows, max_probes, seed, &v);
     if (g.rank == 0) {
       found[idx] = hit ? 1 : 0;
       if (hit && out != nullptr) out[idx] = v;
     }
   }
+}
+
+// A mixed batch: op[i] = 0 inserts (keys[i], vals[i]) (assign) and writes status[i]; op[i] = 1
+// looks keys[i] up into out[i] / found[i] while the inserts run (the paper's concurrent queries:
+// a key inserted by an earlier launch is found; one inserted in this launch may or may not be,
+// and if it is, its value is one that was inserted). Not for erases (phase-separated).
+extern "C" __global__ void warpdrive_mixed(wd_slot* slots, u64* side, u64* meta, const u8* ops,
+                                           const wm_key* keys, const wm_value* vals, u32* status,
+                                           wm_value* out, u8* found, u64 n, u32 windows, u32 max_probes,
+                                           u64 seed) {
+  const wm_group<WD_G> g;
+  const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
+  long long inserted = 0, failed = 0;
+  for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
+    if (ops[idx] == 0) {
+      const u32 st = wd_insert_one(g, slots, side, keys[idx], vals[idx], windows, max_probes, seed, true,
+                                   inserted, failed);
+      if (g.rank == 0) status[idx] = st;
+    } else {
+      wm_value v = 0;
+      const bool hit = wd_find_one<true>(g, slots, side, keys[idx], windows, max_probes, seed, &v);
+      if (g.rank == 0) {
+        found[idx] = hit ? 1 : 0;
+        if (hit) out[idx] = v;
+      }
+    }
+  }
+  wd_add_count(meta, inserted);
+  wd_add_count(meta + 1, failed);
 }
 
 // Erases every present key (writes a tombstone); meta[0] decreases by the number erased.

@@ -19,4 +19,4 @@ pub use hash::HashFunction;
 pub use key::{Key, Value};
 pub use status::InsertStatus;
 pub use table::warpdrive::{WarpDrive, WarpDriveConfig};
-pub use table::{Backend, DeviceHashTable, HashTable, InsertMode};
+pub use table::{Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};

@@ -478,6 +478,105 @@ fn insert_if_absent<K: Key, V: Value>() {
     }
 }
 
+/// A mixed batch of inserts and finds: keys from earlier batches are found with their values,
+/// keys inserted in the same batch are found or not but never with a wrong value, absent keys
+/// are not found, and afterwards the table holds every insert.
+fn mixed_batch<K: Key, V: Value>() {
+    use warpmap::MixedOp;
+    const CAP: usize = 1 << 13;
+    for (name, mut t) in backends::<K, V>(CAP) {
+        let mut rng = SplitMix64::new(seed_for::<K, V>(11));
+        let keys = unique_keys::<K>(&mut rng, CAP / 4 + CAP / 4 + CAP / 8, false);
+        let (old, rest) = keys.split_at(CAP / 4);
+        let (new, absent) = rest.split_at(CAP / 4);
+        let v0: Vec<V> = old.iter().map(|&k| value_for(k, 0)).collect();
+        t.insert(old, &v0).unwrap();
+        let updated: Vec<K> = old[..CAP / 16].to_vec();
+        let mut batch: Vec<(MixedOp, K, V)> = Vec::new();
+        for &k in new.iter().chain(sentinel_keys::<K>().iter()) {
+            batch.push((MixedOp::Insert, k, value_for(k, 1)));
+            batch.push((MixedOp::Find, k, V::zeroed()));
+        }
+        for &k in &updated {
+            batch.push((MixedOp::Insert, k, value_for(k, 2)));
+        }
+        for &k in old.iter().chain(absent) {
+            batch.push((MixedOp::Find, k, V::zeroed()));
+        }
+        // Shuffle (Fisher-Yates) so inserts and finds interleave across the launch.
+        for i in (1..batch.len()).rev() {
+            let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+            batch.swap(i, j);
+        }
+        let ops: Vec<MixedOp> = batch.iter().map(|b| b.0).collect();
+        let bkeys: Vec<K> = batch.iter().map(|b| b.1).collect();
+        let bvals: Vec<V> = batch.iter().map(|b| b.2).collect();
+        let poison = V::from_bits(0x5a5a_5a5a_5a5a_5a5a);
+        let mut st = statuses(batch.len());
+        let mut out = vec![poison; batch.len()];
+        let mut found = vec![false; batch.len()];
+        let failed = match t.mixed_batch(&ops, &bkeys, &bvals, &mut st, &mut out, &mut found) {
+            Err(warpmap::Error::Unsupported(why)) if t.backend() == warpmap::Backend::Gpu => {
+                eprintln!("{name}: mixed batches unsupported here: {why}");
+                continue;
+            }
+            other => other.unwrap(),
+        };
+        assert_eq!(failed, 0, "{name}");
+        let old_set: HashSet<K> = old.iter().copied().collect();
+        let updated_set: HashSet<K> = updated.iter().copied().collect();
+        let absent_set: HashSet<K> = absent.iter().copied().collect();
+        for i in 0..batch.len() {
+            let k = bkeys[i];
+            match ops[i] {
+                MixedOp::Insert => {
+                    assert!(st[i].is_ok(), "{name}: insert {i}: {:?}", st[i]);
+                    if updated_set.contains(&k) {
+                        assert!(st[i].0 & UPDATED != 0, "{name}: update {i}: {:?}", st[i]);
+                    }
+                }
+                MixedOp::Find if absent_set.contains(&k) => {
+                    assert!(!found[i], "{name}: absent key {i} found");
+                    assert_eq!(out[i], poison, "{name}: out {i} written for a miss");
+                }
+                MixedOp::Find if updated_set.contains(&k) => {
+                    assert!(found[i], "{name}: old key {i} not found");
+                    assert!(
+                        out[i] == value_for(k, 0) || out[i] == value_for(k, 2),
+                        "{name}: updated key {i}: {:?}",
+                        out[i]
+                    );
+                }
+                MixedOp::Find if old_set.contains(&k) => {
+                    assert!(found[i], "{name}: old key {i} not found");
+                    assert_eq!(out[i], value_for::<K, V>(k, 0), "{name}: old key {i}");
+                }
+                MixedOp::Find => {
+                    if found[i] {
+                        assert_eq!(out[i], value_for::<K, V>(k, 1), "{name}: new key {i}");
+                    } else {
+                        assert_eq!(out[i], poison, "{name}: out {i} written for a miss");
+                    }
+                }
+            }
+        }
+        let mut oracle: HashMap<K, V> = old.iter().copied().zip(v0).collect();
+        for &k in &updated {
+            oracle.insert(k, value_for(k, 2));
+        }
+        for &k in new.iter().chain(sentinel_keys::<K>().iter()) {
+            oracle.insert(k, value_for(k, 1));
+        }
+        assert_matches(&format!("{name} after a mixed batch"), t.as_ref(), &oracle);
+
+        let bad = t.mixed_batch(&ops[1..], &bkeys, &bvals, &mut st, &mut out, &mut found);
+        assert!(
+            matches!(bad, Err(warpmap::Error::InvalidInput(_))),
+            "{name}: {bad:?}"
+        );
+    }
+}
+
 fn high_load<K: Key, V: Value>() {
     const CAP: usize = 1 << 14;
     for (name, mut t) in backends::<K, V>(CAP) {
@@ -768,6 +867,10 @@ macro_rules! contract {
             #[test]
             fn insert_if_absent() {
                 super::insert_if_absent::<$k, $v>();
+            }
+            #[test]
+            fn mixed_batch() {
+                super::mixed_batch::<$k, $v>();
             }
             #[test]
             fn full_table() {

@@ -28,7 +28,7 @@ use crate::error::check_same_len;
 use crate::hash::{fmix64, hash_key};
 use crate::key::{Key, Value};
 use crate::status::{self, InsertStatus};
-use crate::table::{Backend, HashTable, InsertMode};
+use crate::table::{Backend, HashTable, InsertMode, MixedOp};
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::collections::hash_map::Entry;
@@ -522,6 +522,64 @@ impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
 
     fn capacity(&self) -> usize {
         self.capacity
+    }
+
+    /// Per shard, in batch order: a find sees the inserts before it in the batch.
+    fn mixed_batch(
+        &mut self,
+        ops: &[MixedOp],
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+        out: &mut [V],
+        found: &mut [bool],
+    ) -> Result<usize> {
+        check_same_len("mixed batch ops", keys.len(), ops.len())?;
+        check_same_len("mixed batch", keys.len(), values.len())?;
+        check_same_len("mixed batch status", keys.len(), status.len())?;
+        check_same_len("mixed batch out", keys.len(), out.len())?;
+        check_same_len("mixed batch found", keys.len(), found.len())?;
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        // One result per op: Err(status) for inserts, Ok(value if found) for finds.
+        type Outcome<V> = std::result::Result<Option<V>, u32>;
+        let part = self.partition(keys);
+        let results: Vec<Vec<Outcome<V>>> = (0..self.shards.len())
+            .into_par_iter()
+            .map(|s| {
+                if part.count(s) == 0 {
+                    return Vec::new();
+                }
+                let mut map = self.lock(s);
+                part.indices(s)
+                    .map(|i| match ops[i] {
+                        MixedOp::Insert => {
+                            Err(self.insert_one(&mut map, keys[i], values[i], InsertMode::Assign))
+                        }
+                        MixedOp::Find => Ok(map.get(&keys[i]).copied()),
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut outcomes: Vec<Outcome<V>> = vec![Ok(None); keys.len()];
+        part.scatter(&results, &mut outcomes, |o, r| *o = *r);
+        let mut failed = 0;
+        for (i, o) in outcomes.into_iter().enumerate() {
+            match o {
+                Err(st) => {
+                    status[i] = InsertStatus(st);
+                    failed += usize::from(st & status::FAILURE_MASK != 0);
+                }
+                Ok(v) => {
+                    found[i] = v.is_some();
+                    if let Some(v) = v {
+                        out[i] = v;
+                    }
+                }
+            }
+        }
+        Ok(failed)
     }
 
     /// The CPU table reserves nothing per slot, so a rehash only moves the limit.

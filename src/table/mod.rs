@@ -34,6 +34,16 @@ pub enum InsertMode {
     IfAbsent,
 }
 
+/// One operation of a [`HashTable::mixed_batch`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, bytemuck::NoUninit)]
+#[repr(u8)]
+pub enum MixedOp {
+    /// Insert (or update) the pair.
+    Insert = 0,
+    /// Look the key up.
+    Find = 1,
+}
+
 /// Where a table lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -97,6 +107,26 @@ pub trait HashTable<K: Key, V: Value>: Send + Sync {
         values: &[V],
         status: &mut [InsertStatus],
         mode: InsertMode,
+    ) -> Result<usize>;
+
+    /// Runs the inserts ([`InsertMode::Assign`]) and finds of one batch together, as the
+    /// WarpDrive paper allows: `ops[i]` says what to do with `keys[i]` (and `values[i]`, read for
+    /// inserts only). An insert writes `status[i]`; a find writes `found[i]` and, when found,
+    /// `out[i]`; each leaves the other kind's outputs untouched. A key inserted by an earlier call
+    /// is found; a key inserted in this batch may or may not be (the threads race), and when it
+    /// is, its value is one this batch or an earlier call inserted, never a torn one. Returns the
+    /// number of inserts that could not be placed.
+    /// [`Error::Unsupported`](crate::Error::Unsupported) where the table cannot place a pair in
+    /// one atomic step (16-byte slots before sm_90).
+    #[allow(clippy::too_many_arguments)]
+    fn mixed_batch(
+        &mut self,
+        ops: &[MixedOp],
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+        out: &mut [V],
+        found: &mut [bool],
     ) -> Result<usize>;
 
     /// Looks up every key: writes its value into `values` and whether it was found into `found`

@@ -23,7 +23,7 @@ use crate::hash::{next_prime, HashFunction};
 use crate::kernels::{KernelSource, WARPDRIVE};
 use crate::key::{Key, Value};
 use crate::status::InsertStatus;
-use crate::table::{Backend, DeviceHashTable, HashTable, InsertMode};
+use crate::table::{Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};
 use crate::{Error, Result};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -156,6 +156,7 @@ struct Kernels {
     find: Kernel,
     erase: Kernel,
     retrieve: Kernel,
+    mixed: Kernel,
 }
 
 /// A WarpDrive table on a GPU. See the [module docs](self).
@@ -217,6 +218,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             find: module.kernel("warpdrive_find")?,
             erase: module.kernel("warpdrive_erase")?,
             retrieve: module.kernel("warpdrive_retrieve")?,
+            mixed: module.kernel("warpdrive_mixed")?,
         };
         let slots = gpu.alloc::<u8>(slots_n * slot_bytes)?;
         let side = gpu.alloc::<u64>(4)?;
@@ -430,6 +432,77 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
             .copy_to_host(&ds, bytemuck::cast_slice_mut(status))?;
         let failed = status.iter().filter(|s| s.is_failure()).count();
         // The statuses are the report; account for these failures as seen.
+        self.failed_seen
+            .store(self.read_meta()?[1], Ordering::Relaxed);
+        Ok(failed)
+    }
+
+    fn mixed_batch(
+        &mut self,
+        ops: &[MixedOp],
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+        out: &mut [V],
+        found: &mut [bool],
+    ) -> Result<usize> {
+        check_same_len("mixed batch ops", keys.len(), ops.len())?;
+        check_same_len("mixed batch", keys.len(), values.len())?;
+        check_same_len("mixed batch status", keys.len(), status.len())?;
+        check_same_len("mixed batch out", keys.len(), out.len())?;
+        check_same_len("mixed batch found", keys.len(), found.len())?;
+        if SlotLayout::for_widths(K::BYTES, V::BYTES) == SlotLayout::Pair16 && self.gpu.sm() < 90 {
+            return Err(Error::Unsupported(format!(
+                "mixed insert/find batches of {}→{} pairs need a 128-bit CAS (sm_90 or newer); \
+                 this GPU is sm_{}",
+                K::NAME,
+                V::NAME,
+                self.gpu.sm()
+            )));
+        }
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        self.synchronize()?;
+        let n = keys.len();
+        let d_ops = self.gpu.upload(bytemuck::cast_slice::<MixedOp, u8>(ops))?;
+        let dk = self.gpu.upload(keys)?;
+        let dv = self.gpu.upload(values)?;
+        let mut ds = self
+            .gpu
+            .upload(bytemuck::cast_slice::<InsertStatus, u32>(status))?;
+        let mut d_out = self.gpu.upload(out)?;
+        let mut d_found = self.gpu.alloc_filled::<u8>(n, 0)?;
+        let (n64, grid) = (n as u64, self.grid(n));
+        let mut l = self.kernels.mixed.launch();
+        l.buf_mut(&mut self.slots)
+            .buf_mut(&mut self.side)
+            .buf_mut(&mut self.meta)
+            .buf(&d_ops)
+            .buf(&dk)
+            .buf(&dv)
+            .buf_mut(&mut ds)
+            .buf_mut(&mut d_out)
+            .buf_mut(&mut d_found)
+            .arg(&n64)
+            .arg(&self.windows)
+            .arg(&self.max_probes)
+            .arg(&self.config.seed);
+        // SAFETY: arguments match warpdrive_mixed's parameters in order and type; every per-op
+        // buffer holds n elements (checked above) and the table buffers have the sizes the
+        // kernel indexes.
+        unsafe { l.run(grid, BLOCK, 0) }?;
+        self.gpu
+            .copy_to_host(&ds, bytemuck::cast_slice_mut::<InsertStatus, u32>(status))?;
+        self.gpu.copy_to_host(&d_out, out)?;
+        let f = self.gpu.download(&d_found)?;
+        let mut failed = 0;
+        for i in 0..n {
+            match ops[i] {
+                MixedOp::Insert => failed += usize::from(status[i].is_failure()),
+                MixedOp::Find => found[i] = f[i] != 0,
+            }
+        }
         self.failed_seen
             .store(self.read_meta()?[1], Ordering::Relaxed);
         Ok(failed)
