@@ -50,15 +50,6 @@ typedef ulonglong2 wd_seen;
 __device__ __forceinline__ wm_key wd_key(wd_seen s) { return (wm_key)s.x; }
 #endif
 
-// An empty slot's contents (all ones: the table is filled with 0xff bytes).
-__device__ __forceinline__ wd_seen wd_empty_slot() {
-#if defined(WD_LAYOUT_PACKED)
-  return 0xffffffffffffffffull;
-#else
-  return make_ulonglong2(0xffffffffffffffffull, 0xffffffffffffffffull);
-#endif
-}
-
 // Loads slot i. `coherent`: from L2 (not L1, which is not coherent across SMs), for inserts and
 // erases, which re-read slots that other SMs change during the same launch.
 template <bool coherent>
@@ -177,20 +168,6 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, wd_slot* s
     return st;
   }
   wd_probe p(k, windows, seed);
-  // Optimistic claim of the chain's first slot, before reading anything: if it is empty, k is
-  // nowhere in the table (k would sit in the first slot that was free when it was inserted, and
-  // slots never become empty during an insert phase), so a CAS from empty places k correctly and
-  // saves the window read. A tombstone or another key there fails the CAS: walk the chain.
-  {
-    int got = 0;
-    if (g.rank == 0) got = wd_claim(slots, (u64)p.window * WD_G, wd_empty_slot(), k, v, assign);
-    got = g.shfl(got, 0);
-    if (got == 1) {
-      if (g.rank == 0) inserted++;
-      return WM_STATUS_OK;
-    }
-    if (got == 2) return present;
-  }
   u32 probe = 0;
   u64 free_slot = WD_NO_SLOT;  // the first free slot seen on the chain ...
   wd_seen free_seen;           // ... what it held ...
