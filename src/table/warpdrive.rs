@@ -7,6 +7,12 @@
 //! Probing is bounded by `max_probes` windows (the paper's `p_max`): a key that finds no slot is
 //! reported, never dropped silently.
 //!
+//! Slots ([`SlotLayout`]): 4-byte keys with 4-byte values pack into 8 bytes (one 64-bit CAS);
+//! every other pair takes 16 bytes, placed by one 128-bit CAS on sm_90. Erase leaves tombstones
+//! that later inserts reuse; keys equal to the internal sentinels live on a side path. Inserts
+//! and finds may share a launch ([`HashTable::mixed_batch`]); erases are phase-separated, as in
+//! the paper. Measurements and the reasons for the defaults: `bench/NOTES.md`.
+//!
 //! ```no_run
 //! use warpmap::{Gpu, HashTable, WarpDrive, WarpDriveConfig};
 //! # fn main() -> warpmap::Result<()> {
@@ -31,8 +37,8 @@ use std::sync::Arc;
 
 /// The group sizes the paper allows.
 pub const GROUP_SIZES: [u32; 6] = [1, 2, 4, 8, 16, 32];
-/// The default group size. The paper finds |g| ∈ {2, 4, 8} best on a P100; issue #3 measures
-/// the H100's best and may change this.
+/// The default group size. The paper finds |g| ∈ {2, 4, 8} best on a P100; on an H100 |g| = 4 is
+/// best for unique keys at every load factor up to 0.9 (bench/NOTES.md, Fig. 7 sweep).
 pub const DEFAULT_GROUP_SIZE: u32 = 4;
 /// The default probe budget in slots: `max_probes = ceil(budget / |g|)` windows (or all windows
 /// if fewer). At load 0.99 a key fails to find a slot within 8192 probed slots with probability
