@@ -2,7 +2,7 @@
 //!
 //! - [`Gpu`]: one CUDA device with its context and stream, discovered without panicking
 //!   ([`Error::NoDevice`] when there is no driver or GPU);
-//! - [`nvrtc`]: NVRTC discovery and compilation to CUBIN for the device's own `sm_XY`;
+//! - [`nvrtc`](mod@nvrtc): NVRTC discovery and compilation to CUBIN for the device's own `sm_XY`;
 //! - module cache: in memory per [`Gpu`], and on disk ([`cache`]);
 //! - [`DeviceBuffer`] and [`PinnedBuffer`], and [`Kernel`] launches.
 //!
