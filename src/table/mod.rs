@@ -183,6 +183,23 @@ pub trait HashTable<K: Key, V: Value>: Send + Sync {
     fn memory_bytes(&self) -> usize;
 }
 
+/// The length checks of [`HashTable::mixed_batch`]: every per-op slice holds one entry per key.
+pub(crate) fn check_mixed_lens(
+    keys: usize,
+    ops: usize,
+    values: usize,
+    status: usize,
+    out: usize,
+    found: usize,
+) -> Result<()> {
+    use crate::error::check_same_len;
+    check_same_len("mixed batch ops", keys, ops)?;
+    check_same_len("mixed batch", keys, values)?;
+    check_same_len("mixed batch status", keys, status)?;
+    check_same_len("mixed batch out", keys, out)?;
+    check_same_len("mixed batch found", keys, found)
+}
+
 /// `insert_with_mode` with the statuses reduced to one error: [`Error::TableFull`] when some keys
 /// could not be placed.
 ///

@@ -452,11 +452,14 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
         out: &mut [V],
         found: &mut [bool],
     ) -> Result<usize> {
-        check_same_len("mixed batch ops", keys.len(), ops.len())?;
-        check_same_len("mixed batch", keys.len(), values.len())?;
-        check_same_len("mixed batch status", keys.len(), status.len())?;
-        check_same_len("mixed batch out", keys.len(), out.len())?;
-        check_same_len("mixed batch found", keys.len(), found.len())?;
+        crate::table::check_mixed_lens(
+            keys.len(),
+            ops.len(),
+            values.len(),
+            status.len(),
+            out.len(),
+            found.len(),
+        )?;
         if SlotLayout::for_widths(K::BYTES, V::BYTES) == SlotLayout::Pair16 && self.gpu.sm() < 90 {
             return Err(Error::Unsupported(format!(
                 "mixed insert/find batches of {}→{} pairs need a 128-bit CAS (sm_90 or newer); \
