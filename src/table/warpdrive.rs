@@ -128,6 +128,12 @@ impl SlotLayout {
     }
 }
 
+/// Whether a WarpDrive table can store keys of `key_bytes` and values of `value_bytes` bytes
+/// ([`WarpDrive::new`] returns [`Error::Unsupported`] for other widths).
+pub fn supports_widths(key_bytes: usize, value_bytes: usize) -> bool {
+    matches!(key_bytes, 4 | 8) && matches!(value_bytes, 4 | 8)
+}
+
 /// The kernel module specialisation for these widths, group size and hash function.
 pub fn kernel_source(
     key_bytes: usize,
@@ -188,6 +194,15 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
     pub fn new(gpu: Arc<Gpu>, config: WarpDriveConfig) -> Result<Self> {
         if config.capacity == 0 {
             return Err(Error::invalid("capacity must be at least 1"));
+        }
+        if !supports_widths(K::BYTES, V::BYTES) {
+            return Err(Error::Unsupported(format!(
+                "WarpDrive stores 4- or 8-byte keys and values, not {} ({} bytes) -> {} ({} bytes)",
+                K::NAME,
+                K::BYTES,
+                V::NAME,
+                V::BYTES
+            )));
         }
         let g = config.group_size;
         if !GROUP_SIZES.contains(&g) {
