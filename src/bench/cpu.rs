@@ -163,6 +163,8 @@ fn bench_set<K: Key, V: Value>(
             value_type: V::NAME,
             capacity,
             group_size: None,
+            overflow_filter: None,
+            memory_bytes: table.memory_bytes(),
             n,
             load_factor: lf,
             roofline,

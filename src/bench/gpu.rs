@@ -248,7 +248,9 @@ fn bench_set<K: Key, V: Value>(
                 ));
                 let mut t = WarpDrive::<K, V>::new(
                     gpu.clone(),
-                    WarpDriveConfig::new(cap_asked).group_size(g),
+                    WarpDriveConfig::new(cap_asked)
+                        .group_size(g)
+                        .overflow_filter(plan.overflow_filter),
                 )?;
                 let nw = keys_mode.unwrap_or(t.capacity());
                 warm_up(gpu, &mut t, timer, nw, plan.seed)?;
@@ -313,6 +315,8 @@ fn bench_set<K: Key, V: Value>(
                 value_type: V::NAME,
                 capacity,
                 group_size: Some(table.config().group_size),
+                overflow_filter: Some(table.config().overflow_filter),
+                memory_bytes: table.memory_bytes(),
                 n,
                 load_factor: lf,
                 roofline,

@@ -89,6 +89,8 @@ pub struct BenchConfig {
     pub zipf_universe_log2: Option<u32>,
     /// What a Zipf set's load factor means with `keys_log2` (default: occupancy).
     pub zipf_load: ZipfLoad,
+    /// WarpDrive's overflow filter (default on; off measures the paper's exact scheme).
+    pub overflow_filter: bool,
 }
 
 impl Default for BenchConfig {
@@ -110,6 +112,7 @@ impl Default for BenchConfig {
             zipf_s: crate::keygen::DEFAULT_ZIPF_S,
             zipf_universe_log2: None,
             zipf_load: ZipfLoad::Distinct,
+            overflow_filter: true,
         }
     }
 }
@@ -237,6 +240,11 @@ pub struct BenchResult {
     /// WarpDrive's coalesced group size (GPU only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group_size: Option<u32>,
+    /// Whether WarpDrive kept its overflow filter (GPU only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overflow_filter: Option<bool>,
+    /// The table's device (or host) memory, `HashTable::memory_bytes`.
+    pub memory_bytes: usize,
     /// Fastest run, milliseconds.
     pub min_ms: f64,
     /// Slowest run, milliseconds.
@@ -368,6 +376,8 @@ pub(crate) struct Measured<'a> {
     pub value_type: &'static str,
     pub capacity: usize,
     pub group_size: Option<u32>,
+    pub overflow_filter: Option<bool>,
+    pub memory_bytes: usize,
     pub n: usize,
     pub load_factor: f64,
     pub roofline: &'a Roofline,
@@ -439,6 +449,8 @@ impl Measured<'_> {
             value_type: self.value_type,
             capacity: self.capacity,
             group_size: self.group_size,
+            overflow_filter: self.overflow_filter,
+            memory_bytes: self.memory_bytes,
             min_ms: if runs > 0 { min_ms } else { 0.0 },
             max_ms,
             failures: stats.failures,

@@ -350,6 +350,8 @@ pub struct Plan {
     pub zipf_universe_log2: u32,
     /// What a Zipf set's load factor means.
     pub zipf_load: ZipfLoad,
+    /// WarpDrive's overflow filter on or off.
+    pub overflow_filter: bool,
     /// Adjustments made to what was asked (caps, ignored flags), for the report.
     pub notes: Vec<String>,
 }
@@ -549,6 +551,7 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
         zipf_s: cfg.zipf_s,
         zipf_universe_log2,
         zipf_load: cfg.zipf_load,
+        overflow_filter: cfg.overflow_filter,
         notes,
     })
 }

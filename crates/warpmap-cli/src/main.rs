@@ -105,6 +105,9 @@ struct BenchArgs {
     /// Print the plan and its estimate, then exit without measuring.
     #[arg(long)]
     dry_run: bool,
+    /// Measure WarpDrive without its overflow filter (the paper's exact scheme).
+    #[arg(long)]
+    no_overflow_filter: bool,
 }
 
 /// A parsed `--distribution` value.
@@ -136,6 +139,7 @@ impl BenchArgs {
             zipf_s: self.zipf_s.unwrap_or(d.zipf_s),
             zipf_universe_log2: self.zipf_universe_log2,
             zipf_load: self.zipf_load.unwrap_or(d.zipf_load),
+            overflow_filter: !self.no_overflow_filter,
         }
     }
 }
