@@ -1,8 +1,9 @@
 //! Workloads for tests and benchmarks: key sets and query mixes, deterministic from a seed and
 //! generated in parallel (rayon), fast enough for 2^27 keys.
 //!
-//! Every key comes from one bijection of an index, [`key_at`]: `fmix64(i ^ S)` for 8-byte keys
-//! and `fmix32(i ^ S)` for 4-byte keys, where `S` is a mix of the seed. So
+//! Every key comes from one injective map of an index, [`key_at`]: [`Key::from_bits`] of
+//! `fmix64(i ^ S)` for keys of 8 bytes or more (wide keys: `from_bits` is injective), and of
+//! `fmix32(i ^ S)` for 4-byte keys, where `S` is a mix of the seed. So
 //! - [`unique`]`(n, seed)` (indices `0..n`) holds `n` distinct keys by construction;
 //! - [`misses`]`(n, seed, inserted_n)` (indices `inserted_n..inserted_n + n`) holds keys that are
 //!   guaranteed absent from `unique(inserted_n, seed)`;
@@ -49,17 +50,26 @@ fn seed_mask(seed: u64) -> u64 {
     splitmix(seed ^ 0x2545_f491_4f6c_dd1d)
 }
 
-/// How many distinct keys a `K` has (`2^32` or `2^64`).
+/// How many distinct keys a `K` has: `2^32`, `2^64`, `2^96`, and `u128::MAX` (saturated) for
+/// keys of 16 bytes or more.
 pub fn key_space<K: Key>() -> u128 {
-    1u128 << (8 * K::BYTES)
+    u32::try_from(8 * K::BYTES)
+        .ok()
+        .and_then(|shift| 1u128.checked_shl(shift))
+        .unwrap_or(u128::MAX)
 }
 
-/// The key at index `i` of the seed's key sequence: a bijection of `i` (of `i mod 2^32` for
-/// 4-byte keys), so distinct indices give distinct keys.
+/// How many distinct keys [`key_at`] reaches: the key space, at most `2^64` (one per index).
+fn index_space<K: Key>() -> u128 {
+    key_space::<K>().min(1u128 << 64)
+}
+
+/// The key at index `i` of the seed's key sequence: an injective function of `i` (of
+/// `i mod 2^32` for 4-byte keys), so distinct indices give distinct keys.
 #[inline]
 pub fn key_at<K: Key>(i: u64, seed: u64) -> K {
     let s = seed_mask(seed);
-    if K::BYTES == 8 {
+    if K::BYTES >= 8 {
         K::from_bits(fmix64(i ^ s))
     } else {
         K::from_bits(fmix32((i as u32) ^ (s as u32) ^ ((s >> 32) as u32)) as u64)
@@ -68,25 +78,25 @@ pub fn key_at<K: Key>(i: u64, seed: u64) -> K {
 
 /// The value stored with `key` in tests and benchmarks: a hash of the key's bits.
 ///
-/// For float value types this can be any bit pattern, NaN included: compare with
-/// [`Value::to_bits`], as [`value_matches`] does.
+/// For float value types this can be any bit pattern, NaN included: compare bytewise, as
+/// [`value_matches`] does. (For wide keys, [`Key::to_bits`] is a digest of every byte.)
 #[inline]
 pub fn value_for<K: Key, V: Value>(key: K) -> V {
     V::from_bits(fmix64(key.to_bits() ^ VALUE_SALT))
 }
 
-/// Whether `v` is `value_for(key)` (bitwise, so NaN patterns compare equal).
+/// Whether `v` is `value_for(key)` (bytewise, so NaN patterns compare equal).
 #[inline]
 pub fn value_matches<K: Key, V: Value>(key: K, v: V) -> bool {
-    v.to_bits() == value_for::<K, V>(key).to_bits()
+    bytemuck::bytes_of(&v) == bytemuck::bytes_of(&value_for::<K, V>(key))
 }
 
 fn check_range<K: Key>(what: &str, first: u64, n: usize) -> Result<()> {
-    if first as u128 + n as u128 > key_space::<K>() {
+    if first as u128 + n as u128 > index_space::<K>() {
         return Err(Error::invalid(format!(
-            "keygen::{what}: indices {first}..{} exceed the {} distinct {}-byte keys",
+            "keygen::{what}: indices {first}..{} exceed the {} keys of the {}-byte key sequence",
             first as u128 + n as u128,
-            key_space::<K>(),
+            index_space::<K>(),
             K::BYTES
         )));
     }
@@ -389,6 +399,32 @@ mod tests {
         // 4-byte keys are a bijection of the index mod 2^32.
         assert_eq!(key_at::<u32>(5, 3), key_at::<u32>(5 + (1u64 << 32), 3));
         assert!(unique_into(&mut [0u32; 2], (1u64 << 32) - 2, 3).is_ok());
+    }
+
+    #[test]
+    fn wide_keys() {
+        assert_eq!(key_space::<u64>(), 1u128 << 64);
+        assert_eq!(key_space::<[u8; 12]>(), 1u128 << 96);
+        assert_eq!(key_space::<u128>(), u128::MAX);
+        assert_eq!(key_space::<[u8; 64]>(), u128::MAX);
+        let a = unique::<[u8; 32]>(50_000, 3).unwrap();
+        assert_eq!(a.iter().collect::<HashSet<_>>().len(), a.len());
+        let m = misses::<[u8; 32]>(50_000, 3, 50_000).unwrap();
+        let set: HashSet<_> = a.iter().collect();
+        assert!(m.iter().all(|k| !set.contains(k)));
+        let b = unique::<u128>(10_000, 4).unwrap();
+        assert_eq!(b.iter().collect::<HashSet<_>>().len(), b.len());
+        // The index sequence has 2^64 keys, even where the key space is larger.
+        assert!(unique_into(&mut [[0u8; 16]; 2], u64::MAX - 1, 3).is_ok());
+        assert!(unique_into(&mut [[0u8; 16]; 2], u64::MAX, 3).is_err());
+        assert!(uniform::<i128>(100, u64::MAX, 5).is_ok());
+        let z = zipf::<[u8; 24]>(1000, 100, DEFAULT_ZIPF_S, 6).unwrap();
+        let universe: HashSet<_> = unique::<[u8; 24]>(100, 6).unwrap().into_iter().collect();
+        assert!(z.iter().all(|k| universe.contains(k)));
+        // Values of every width follow their keys.
+        let v: Vec<[u8; 256]> = values_for(&a[..100]);
+        assert!(a.iter().zip(&v).all(|(&k, &v)| value_matches(k, v)));
+        assert!(!value_matches(a[0], v[1]));
     }
 
     #[test]

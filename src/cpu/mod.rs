@@ -6,7 +6,8 @@
 //! # Design
 //!
 //! The table is `S` shards (a power of two), each a `Mutex<HashMap<K, V>>`. A key goes to shard
-//! `hash_key(key.to_bits(), seed) & (S - 1)` ([`crate::hash::hash_key`], the kernels' hash). A
+//! `hash_key(key.to_bits(), seed) & (S - 1)` ([`crate::hash::hash_key`], the kernels' hash; for
+//! keys wider than 8 bytes `to_bits` is a digest of every byte, [`crate::key::digest`]). A
 //! batch is partitioned by shard in parallel (rayon), keeping batch order within each shard, and
 //! then every shard with work processes its part of the batch under its lock, shards in parallel.
 //! Results are scattered back to the caller's per-key outputs in parallel.
@@ -47,8 +48,9 @@ const MAP_SEED: u64 = 0x2545_f491_4f6c_dd1d;
 /// The fewest keys a partition chunk holds (smaller batches are one chunk).
 const MIN_CHUNK: usize = 4096;
 
-/// The hasher of the shards' maps: the kernels' `fmix64` finaliser over the key's bits (keys are
-/// plain integers, so a keyed cryptographic hash buys nothing here and costs time).
+/// The hasher of the shards' maps: the kernels' `fmix64` finaliser over the key's bytes, 8 at a
+/// time (keys are plain old data, so a keyed cryptographic hash buys nothing here and costs
+/// time).
 #[derive(Clone, Copy, Debug)]
 struct MapHashBuilder;
 
@@ -64,7 +66,9 @@ struct MapHasher(u64);
 
 impl Hasher for MapHasher {
     fn write(&mut self, bytes: &[u8]) {
-        // Not used by the key types (they call write_u32 / write_u64), but correct for any input.
+        // Wide keys (u128, byte arrays) come here; u32 / u64 / i32 / i64 call write_u32 /
+        // write_u64. Every byte feeds the state through a bijection, so keys that differ in one
+        // 8-byte word (in the last byte, say) never hash alike.
         for chunk in bytes.chunks(8) {
             let mut word = [0u8; 8];
             word[..chunk.len()].copy_from_slice(chunk);
@@ -350,7 +354,7 @@ impl<K: Key, V: Value> CpuTable<K, V> {
 
     fn lock(&self, s: usize) -> MutexGuard<'_, Shard<K, V>> {
         // A shard's lock is never held across code that can panic (only std map operations on
-        // integer keys), so a poisoned lock still guards a consistent map.
+        // plain-old-data keys), so a poisoned lock still guards a consistent map.
         self.shards[s]
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
