@@ -1,8 +1,9 @@
 //! Property tests of the CPU backend against a `HashMap` oracle.
 //!
 //! - `ops_match_oracle_*`: arbitrary sequences of insert batches (with duplicates), erase
-//!   batches, finds, contains and clears on a small key space (sentinel keys included) and a
-//!   small capacity, with any shard count. The oracle models the CPU table exactly where it is
+//!   batches, finds, contains and clears on a small key space (sentinel keys included, and pairs
+//!   of keys that differ only in their last byte) and a small capacity, with any shard count;
+//!   narrow keys and a wide one (`[u8; 32]`). The oracle models the CPU table exactly where it is
 //!   deterministic (per-key statuses, last occurrence wins) and by counting where it is not (which
 //!   new keys win the last free places when shards race for them).
 //! - `capacity_rule_*`: never more than `capacity` keys; an insert fails exactly when there is no
@@ -11,7 +12,7 @@
 
 mod common;
 
-use common::{mix, sentinel_keys};
+use common::{mix, sentinel_keys, with_last_byte};
 use proptest::prelude::*;
 use proptest::sample::select;
 use std::collections::{HashMap, HashSet};
@@ -29,11 +30,13 @@ enum Op {
 }
 
 /// Key number `i` of the small key space: 0 and 1 are the sentinel patterns, 2 is zero, the
-/// others are spread over the whole key width.
+/// others are spread over the whole key width, and each odd one from 5 on differs from the key
+/// before it only in its last byte (wide keys: the same first 8 bytes).
 fn key_of<K: Key>(i: u8) -> K {
     match i {
         0 | 1 => sentinel_keys::<K>()[i as usize],
         2 => K::from_bits(0),
+        i if i >= 5 && i % 2 == 1 => with_last_byte(key_of::<K>(i - 1), 0x80),
         i => K::from_bits(mix(i as u64)),
     }
 }
@@ -265,6 +268,15 @@ proptest! {
         ops in prop::collection::vec(op_strategy(KEY_SPACE, 40), 1..40),
     ) {
         run_ops::<i64, u32>(capacity, shards, KEY_SPACE, &ops);
+    }
+
+    #[test]
+    fn ops_match_oracle_b32_u64(
+        capacity in 1usize..32,
+        shards in shard_counts(),
+        ops in prop::collection::vec(op_strategy(KEY_SPACE, 40), 1..40),
+    ) {
+        run_ops::<[u8; 32], u64>(capacity, shards, KEY_SPACE, &ops);
     }
 
     /// Larger batches over a larger key space, inserts only (with an occasional erase): the

@@ -8,8 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use warpmap::key::Sentinels;
-use warpmap::table::warpdrive::GROUP_SIZES;
+use warpmap::table::warpdrive::{supports_widths, GROUP_SIZES};
 use warpmap::{CpuTable, Gpu, HashTable, Key, Value, WarpDrive, WarpDriveConfig};
 
 /// A table behind the common trait, as the contract tests use it.
@@ -74,11 +73,20 @@ pub fn value_for<K: Key, V: Value>(key: K, round: u64) -> V {
     V::from_bits(mix(key.to_bits() ^ mix(round.wrapping_add(0x5151))))
 }
 
-/// The two keys of `K`'s width that equal the tables' internal sentinels (all ones, and all ones
-/// minus one): `u32::MAX`, `u32::MAX - 1`; `-1i32`, `-2i32`; and so on.
+/// The two sentinel-like keys of `K`'s width: all ones, and all ones but a first byte `0xfe`
+/// (`K::from_bits(u64::MAX)` and `K::from_bits(u64::MAX - 1)`). For narrow keys these equal the
+/// tables' internal sentinels: `u32::MAX`, `u32::MAX - 1`; `-1i32`, `-2i32`; and so on. For wide
+/// keys: `u128::MAX`, `u128::MAX - 1`; `[0xff; 16]`, `[0xfe, 0xff, ..]`; and so on.
 pub fn sentinel_keys<K: Key>() -> [K; 2] {
-    let s = Sentinels::for_width(K::BYTES);
-    [K::from_bits(s.empty), K::from_bits(s.tombstone)]
+    [K::from_bits(u64::MAX), K::from_bits(u64::MAX - 1)]
+}
+
+/// `key` with its last byte XORed with `flip` (its first 8 bytes unchanged for wide keys).
+pub fn with_last_byte<K: Key>(mut key: K, flip: u8) -> K {
+    let bytes = bytemuck::bytes_of_mut(&mut key);
+    let last = bytes.len() - 1;
+    bytes[last] ^= flip;
+    key
 }
 
 /// `n` distinct keys: with `specials`, first the two sentinel keys, 0 and 1, then random keys;
@@ -136,9 +144,10 @@ pub fn warpdrive<K: Key, V: Value>(gpu: &Arc<Gpu>, config: WarpDriveConfig) -> W
 }
 
 /// Every backend present on this machine, each holding at least `capacity` keys:
-/// the CPU table (default shards and a single shard), and on a GPU the WarpDrive table with
-/// every group size (and Mueller's hash at two). Names say which ("cpu", "cpu/1-shard",
-/// "warpdrive/g4", "warpdrive/g8/mueller", ...).
+/// the CPU table (default shards and a single shard), and on a GPU, where WarpDrive supports
+/// the key and value widths ([`supports_widths`]), the WarpDrive table with every group size
+/// (and Mueller's hash at two). Names say which ("cpu", "cpu/1-shard", "warpdrive/g4",
+/// "warpdrive/g8/mueller", ...).
 pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V>)> {
     let mut v: Vec<(String, DynTable<K, V>)> = vec![
         (
@@ -150,6 +159,9 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
             Box::new(CpuTable::<K, V>::with_shards(capacity, 1).expect("CpuTable::with_shards")),
         ),
     ];
+    if !supports_widths(K::BYTES, V::BYTES) {
+        return v;
+    }
     if let Some(gpu) = gpu() {
         for g in GPU_GROUP_SIZES {
             let t = warpdrive::<K, V>(&gpu, WarpDriveConfig::new(capacity).group_size(g));
