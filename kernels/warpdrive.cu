@@ -20,14 +20,14 @@
 // to the end of the chain (a window with an empty slot) so that a key is never stored twice,
 // then claims the first free slot it saw. (2) User keys equal to the sentinels go to `side`,
 // two (occupied, value) pairs, so every key value is insertable. (3) The overflow filter
-// (WD_FILTER = 1): one byte per window. Each key has a filter bit (1 of 8, from its hash); an
-// insert that moves on from a window without an empty slot sets its bit in that window's byte
-// first. Bits are never cleared (until clear/rehash), so a search that finds neither its key nor
-// an empty slot in window w, and whose bit is clear in w's byte, knows no chain of its key went
-// past w: it stops there. In the paper's scheme an absent key walks to the first window with an
-// empty slot (~7.6 windows at load 0.95 with |g| = 4); with the filter ~1.3 windows and ~1.2
-// filter bytes (bench/NOTES.md). Cost: `windows` bytes (1/32 of a u32→u32 table at |g| = 4) and
-// an atomicOr per window an insert moves past whose bit was still clear.
+// (WD_FILTER_BITS = B in {1, 2, 4, 8}; 0: none): B bits per window. Each key owns one of them
+// (from its hash); an insert that moves on from a window without an empty slot sets its bit of
+// that window first. Bits are never cleared (until clear/rehash), so a search that finds neither
+// its key nor an empty slot in window w, and whose bit of w is clear, knows no chain of its key
+// went past w: it stops there. In the paper's scheme an absent key walks to the first window
+// with an empty slot (~7.6 windows at load 0.95 with |g| = 4); with B = 2, ~2.5 windows; B = 8,
+// ~1.3 (bench/NOTES.md). The host picks B so the filter fits in a quarter of the L2 cache: its
+// reads and atomics must not cost DRAM accesses of their own.
 
 #ifndef WM_GROUP_SIZE
 #error "WM_GROUP_SIZE must be defined (1, 2, 4, 8, 16 or 32)"
@@ -40,8 +40,11 @@
 #define WM_HASH WM_HASH_MURMUR
 #endif
 #define WD_G WM_GROUP_SIZE
-#ifndef WD_FILTER
-#error "WD_FILTER must be defined (0 or 1)"
+#ifndef WD_FILTER_BITS
+#error "WD_FILTER_BITS must be defined (0, 1, 2, 4 or 8)"
+#endif
+#if WD_FILTER_BITS != 0 && WD_FILTER_BITS != 1 && WD_FILTER_BITS != 2 && WD_FILTER_BITS != 4 && WD_FILTER_BITS != 8
+#error "WD_FILTER_BITS must be 0, 1, 2, 4 or 8"
 #endif
 #define WD_NO_SLOT 0xffffffffffffffffull
 
@@ -135,12 +138,12 @@ __device__ __forceinline__ bool wd_erase_at(wd_slot* slots, u64 i, wd_seen seen)
 struct wd_probe {
   u32 window;
   u32 step;
-  u32 filter_bit;  // the key's bit in a window's overflow-filter byte
+  u32 filter_bit;  // which of a window's WD_FILTER_BITS filter bits is the key's
   __device__ __forceinline__ wd_probe(wm_key k, u32 windows, u64 seed) {
     const uint2 h = wm_hash_pair<WM_HASH, WM_KEY_BYTES>((u64)k, seed);
     window = wm_map_to_range(h.x, windows);
     step = 1u + wm_map_to_range(h.y, windows - 1u);  // the high bits of h.y ...
-    filter_bit = 1u << (h.y & 7u);                    // ... and, independent of them, the low ones
+    filter_bit = h.y & (WD_FILTER_BITS > 0 ? WD_FILTER_BITS - 1u : 0u);  // ... and the low ones
   }
   __device__ __forceinline__ void next(u32 windows) {
     window += step;
@@ -148,23 +151,28 @@ struct wd_probe {
   }
 };
 
-// Whether some key with this probe's filter bit moved on from window w (always true without the
-// filter). `coherent`: read from L2, for searches racing with inserts in the same launch.
+// The filter bit of probe p's key in its current window: bit (window * B + filter_bit).
+__device__ __forceinline__ u64 wd_filter_bit(const wd_probe& p) {
+  return (u64)p.window * WD_FILTER_BITS + p.filter_bit;
+}
+
+// Whether some key with this probe's filter bit moved on from its current window (always true
+// without a filter). `coherent`: read from L2, for searches racing with inserts in one launch.
 template <bool coherent>
 __device__ __forceinline__ bool wd_passed(const u32* filter, const wd_probe& p) {
-  if (!WD_FILTER) return true;
-  const u8* bytes = reinterpret_cast<const u8*>(filter);
-  const u8 b = coherent ? __ldcg(bytes + p.window) : bytes[p.window];
-  return (b & p.filter_bit) != 0u;
+  if (WD_FILTER_BITS == 0) return true;
+  const u64 bit = wd_filter_bit(p);
+  const u32 word = coherent ? __ldcg(filter + (bit >> 5)) : filter[bit >> 5];
+  return (word >> (bit & 31u)) & 1u;
 }
 
 // Records that a key with this probe's filter bit moves on from its current window. The read
 // first keeps the atomic off windows whose bit is already set (most, at high load).
 __device__ __forceinline__ void wd_mark_passed(u32* filter, const wd_probe& p) {
-  if (!WD_FILTER) return;
-  u32* word = filter + (p.window >> 2);
-  const u32 m = p.filter_bit << (8u * (p.window & 3u));
-  if ((__ldcg(word) & m) == 0u) atomicOr(word, m);
+  if (WD_FILTER_BITS == 0) return;
+  const u64 bit = wd_filter_bit(p);
+  const u32 m = 1u << (bit & 31u);
+  if ((__ldcg(filter + (bit >> 5)) & m) == 0u) atomicOr(filter + (bit >> 5), m);
 }
 
 // Sums a per-thread count over the warp and adds it to *counter once per warp.

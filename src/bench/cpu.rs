@@ -163,7 +163,7 @@ fn bench_set<K: Key, V: Value>(
             value_type: V::NAME,
             capacity,
             group_size: None,
-            overflow_filter: None,
+            filter_bits: None,
             memory_bytes: table.memory_bytes(),
             n,
             load_factor: lf,

@@ -315,7 +315,7 @@ fn bench_set<K: Key, V: Value>(
                 value_type: V::NAME,
                 capacity,
                 group_size: Some(table.config().group_size),
-                overflow_filter: Some(table.config().overflow_filter),
+                filter_bits: Some(table.filter_bits()),
                 memory_bytes: table.memory_bytes(),
                 n,
                 load_factor: lf,

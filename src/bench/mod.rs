@@ -89,8 +89,8 @@ pub struct BenchConfig {
     pub zipf_universe_log2: Option<u32>,
     /// What a Zipf set's load factor means with `keys_log2` (default: occupancy).
     pub zipf_load: ZipfLoad,
-    /// WarpDrive's overflow filter (default on; off measures the paper's exact scheme).
-    pub overflow_filter: bool,
+    /// WarpDrive's overflow filter (default: auto; off measures the paper's exact scheme).
+    pub overflow_filter: crate::table::warpdrive::OverflowFilter,
 }
 
 impl Default for BenchConfig {
@@ -112,7 +112,7 @@ impl Default for BenchConfig {
             zipf_s: crate::keygen::DEFAULT_ZIPF_S,
             zipf_universe_log2: None,
             zipf_load: ZipfLoad::Distinct,
-            overflow_filter: true,
+            overflow_filter: Default::default(),
         }
     }
 }
@@ -240,9 +240,9 @@ pub struct BenchResult {
     /// WarpDrive's coalesced group size (GPU only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group_size: Option<u32>,
-    /// Whether WarpDrive kept its overflow filter (GPU only).
+    /// WarpDrive's overflow-filter bits per window, 0 without one (GPU only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub overflow_filter: Option<bool>,
+    pub filter_bits: Option<u32>,
     /// The table's device (or host) memory, `HashTable::memory_bytes`.
     pub memory_bytes: usize,
     /// Fastest run, milliseconds.
@@ -376,7 +376,7 @@ pub(crate) struct Measured<'a> {
     pub value_type: &'static str,
     pub capacity: usize,
     pub group_size: Option<u32>,
-    pub overflow_filter: Option<bool>,
+    pub filter_bits: Option<u32>,
     pub memory_bytes: usize,
     pub n: usize,
     pub load_factor: f64,
@@ -449,7 +449,7 @@ impl Measured<'_> {
             value_type: self.value_type,
             capacity: self.capacity,
             group_size: self.group_size,
-            overflow_filter: self.overflow_filter,
+            filter_bits: self.filter_bits,
             memory_bytes: self.memory_bytes,
             min_ms: if runs > 0 { min_ms } else { 0.0 },
             max_ms,

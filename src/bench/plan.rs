@@ -350,8 +350,8 @@ pub struct Plan {
     pub zipf_universe_log2: u32,
     /// What a Zipf set's load factor means.
     pub zipf_load: ZipfLoad,
-    /// WarpDrive's overflow filter on or off.
-    pub overflow_filter: bool,
+    /// WarpDrive's overflow filter.
+    pub overflow_filter: crate::table::warpdrive::OverflowFilter,
     /// Adjustments made to what was asked (caps, ignored flags), for the report.
     pub notes: Vec<String>,
 }

@@ -15,19 +15,23 @@
 //!
 //! # The overflow filter
 //!
-//! Beyond the paper, a table keeps by default one byte per window (see
-//! [`WarpDriveConfig::overflow_filter`]). Each key owns one of its 8 bits (from its hash). An insert
-//! that moves on from a window with no empty slot first sets its bit in that window's byte, and
-//! bits are only cleared by `clear` and `rehash`. A search (find, contains, erase) that meets a
-//! window holding neither its key nor an empty slot goes on only if its bit is set there: if it is
-//! clear, no key with that bit ever went past this window, so the key is not further on. In the
-//! paper's scheme an absent key walks to the first window with an empty slot: at load 0.95 with
-//! |g| = 4 that is ~7.6 windows (random 32-byte sectors); with the filter ~1.3 windows plus ~1.2
-//! filter bytes (a 35 MB filter for 2^27 keys mostly stays in the H100's L2). Present keys and
-//! inserts walk the same windows as before. The cost: `windows` bytes of device memory (counted
-//! in `memory_bytes`: 1/32 more for u32→u32 at |g| = 4, 1/64 for 16-byte slots) and, per window
-//! an insert moves past, a read of the filter word plus an `atomicOr` when its bit was clear.
-//! With `overflow_filter(false)` the table is exactly the paper's: `capacity × slot size` bytes.
+//! Beyond the paper, a table keeps by default a few bits per window
+//! ([`WarpDriveConfig::overflow_filter`]). Each key owns one of a window's B bits (from its hash).
+//! An insert that moves on from a window with no empty slot first sets its bit of that window,
+//! and bits are only cleared by `clear` and `rehash`. A search (find, contains, erase) that meets
+//! a window holding neither its key nor an empty slot goes on only if its bit is set there: if it
+//! is clear, no key with that bit ever went past this window, so the key is not further on.
+//!
+//! In the paper's scheme an absent key walks to the first window with an empty slot: at load
+//! 0.95 with |g| = 4, ~7.6 windows (random 32-byte sectors). With the filter (simulated,
+//! bench/NOTES.md change 6): ~3.9 windows with B = 1, ~2.5 with B = 2, ~1.7 with B = 4, ~1.3
+//! with B = 8. Present keys and inserts walk the same windows as before, plus a filter read per
+//! window they move past (and inserts an `atomicOr` when their bit was clear). Those accesses
+//! must hit L2: a filter larger than L2 costs hits and inserts as much as it saves misses
+//! (measured). So [`OverflowFilter::Auto`] takes the most bits per window that fit in a quarter
+//! of the L2 cache (H100, 50 MB L2, 2^27 u32 keys at load 0.95: B = 2, 8.8 MB).
+//! The memory is counted in `memory_bytes`; [`OverflowFilter::Off`] is the paper's table,
+//! exactly `capacity × slot size` bytes.
 //!
 //! ```no_run
 //! use warpmap::{Gpu, HashTable, WarpDrive, WarpDriveConfig};
@@ -81,13 +85,11 @@ pub struct WarpDriveConfig {
     pub seed: u64,
     /// The hash function (the paper's two: MurmurHash3's finaliser, Mueller's hash).
     pub hash: HashFunction,
-    /// Keep an overflow filter: one byte per window (1/32 of the slot memory of a u32→u32 table
-    /// at |g| = 4, 1/64 for 16-byte slots) that lets a search stop at the first window its key
-    /// never went past, instead of walking to the first window with an empty slot. Absent keys
-    /// at load 0.9–0.95 get 2–4× faster; inserts pay an atomic per window they move past whose
-    /// bit was clear. `false`: the paper's exact scheme, `capacity × slot size` bytes only.
-    /// Default `true`; see the [module docs](self#the-overflow-filter).
-    pub overflow_filter: bool,
+    /// The overflow filter: a few bits per window that let a search stop at the first window
+    /// its key never went past, instead of walking to the first window with an empty slot.
+    /// Default [`OverflowFilter::Auto`]; [`OverflowFilter::Off`] is the paper's exact scheme
+    /// (`capacity × slot size` bytes only). See the [module docs](self#the-overflow-filter).
+    pub overflow_filter: OverflowFilter,
 }
 
 impl WarpDriveConfig {
@@ -99,7 +101,7 @@ impl WarpDriveConfig {
             max_probes: None,
             seed: DEFAULT_SEED,
             hash: HashFunction::default(),
-            overflow_filter: true,
+            overflow_filter: OverflowFilter::Auto,
         }
     }
     /// Sets the group size.
@@ -122,10 +124,48 @@ impl WarpDriveConfig {
         self.max_probes = Some(p);
         self
     }
-    /// Turns the overflow filter on or off.
-    pub fn overflow_filter(mut self, on: bool) -> Self {
-        self.overflow_filter = on;
+    /// Sets the overflow filter.
+    pub fn overflow_filter(mut self, f: OverflowFilter) -> Self {
+        self.overflow_filter = f;
         self
+    }
+}
+
+/// WarpDrive's overflow filter (see the [module docs](self#the-overflow-filter)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OverflowFilter {
+    /// No filter: the paper's scheme.
+    Off,
+    /// The most bits per window (8, 4, 2 or 1) that keep the filter within a quarter of the
+    /// GPU's L2 cache, and 1 bit when even that does not fit: the filter's reads and atomics must
+    /// hit L2 or they cost as much as the windows they save (bench/NOTES.md, change 6).
+    #[default]
+    Auto,
+    /// Exactly this many bits per window: 1, 2, 4 or 8.
+    Bits(u32),
+}
+
+/// The filter bits per window [`OverflowFilter::Auto`] picks for `windows` windows and an L2
+/// cache of `l2_bytes`.
+pub fn auto_filter_bits(windows: u64, l2_bytes: u64) -> u32 {
+    let budget_bits = l2_bytes / 4 * 8;
+    [8u32, 4, 2]
+        .into_iter()
+        .find(|&b| windows * b as u64 <= budget_bits)
+        .unwrap_or(1)
+}
+
+impl OverflowFilter {
+    /// Bits per window for a table of `windows` windows on a GPU with `l2_bytes` of L2 (0: off).
+    pub fn bits(self, windows: u64, l2_bytes: u64) -> Result<u32> {
+        match self {
+            OverflowFilter::Off => Ok(0),
+            OverflowFilter::Auto => Ok(auto_filter_bits(windows, l2_bytes)),
+            OverflowFilter::Bits(b @ (1 | 2 | 4 | 8)) => Ok(b),
+            OverflowFilter::Bits(b) => Err(Error::invalid(format!(
+                "overflow filter bits per window must be 1, 2, 4 or 8, not {b}"
+            ))),
+        }
     }
 }
 
@@ -163,20 +203,21 @@ pub fn supports_widths(key_bytes: usize, value_bytes: usize) -> bool {
     matches!(key_bytes, 4 | 8) && matches!(value_bytes, 4 | 8)
 }
 
-/// The kernel module specialisation for these widths, group size, hash function and filter.
+/// The kernel module specialisation for these widths, group size, hash function and filter bits
+/// per window (0: none).
 pub fn kernel_source(
     key_bytes: usize,
     value_bytes: usize,
     group_size: u32,
     hash: HashFunction,
-    overflow_filter: bool,
+    filter_bits: u32,
 ) -> KernelSource {
     KernelSource::new("warpdrive", WARPDRIVE)
         .define("WM_KEY_BYTES", key_bytes)
         .define("WM_VALUE_BYTES", value_bytes)
         .define("WM_GROUP_SIZE", group_size)
         .define("WM_HASH", hash.define())
-        .define("WD_FILTER", u32::from(overflow_filter))
+        .define("WD_FILTER_BITS", filter_bits)
 }
 
 /// Every specialisation the library can ask for (the compile test builds them all).
@@ -186,10 +227,12 @@ pub fn all_kernel_sources() -> Vec<KernelSource> {
         for vb in [4, 8] {
             for g in GROUP_SIZES {
                 for h in HashFunction::ALL {
-                    v.push(kernel_source(kb, vb, g, h, true));
+                    v.push(kernel_source(kb, vb, g, h, 2));
                 }
                 if kb == vb {
-                    v.push(kernel_source(kb, vb, g, HashFunction::default(), false));
+                    for bits in [0, 1, 4, 8] {
+                        v.push(kernel_source(kb, vb, g, HashFunction::default(), bits));
+                    }
                 }
             }
         }
@@ -213,8 +256,10 @@ pub struct WarpDrive<K: Key, V: Value> {
     max_probes: u32,
     /// The slot array (see [`SlotLayout`]).
     slots: DeviceBuffer<u8>,
-    /// The overflow filter: one byte per window, as u32 words (one word when the filter is off,
-    /// so that the kernels always get a valid pointer).
+    /// Overflow-filter bits per window (0: no filter).
+    filter_bits: u32,
+    /// The overflow filter: `filter_bits` bits per window in u32 words (one word when there is
+    /// no filter, so that the kernels always get a valid pointer).
     filter: DeviceBuffer<u32>,
     /// Side path for sentinel-valued keys: [occupied0, value0, occupied1, value1].
     side: DeviceBuffer<u64>,
@@ -263,7 +308,10 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         };
         let layout = SlotLayout::for_widths(K::BYTES, V::BYTES);
         let slot_bytes = layout.slot_bytes();
-        let need = slots_n as u64 * slot_bytes as u64 + windows as u64;
+        let filter_bits = config
+            .overflow_filter
+            .bits(windows as u64, gpu.l2_bytes())?;
+        let need = slots_n as u64 * slot_bytes as u64 + windows as u64 * filter_bits as u64 / 8;
         if need > gpu.total_memory() {
             return Err(Error::OutOfMemory {
                 requested_bytes: need,
@@ -275,7 +323,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             V::BYTES,
             g,
             config.hash,
-            config.overflow_filter,
+            filter_bits,
         ))?;
         let kernels = Kernels {
             insert: module.kernel("warpdrive_insert")?,
@@ -285,11 +333,9 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             mixed: module.kernel("warpdrive_mixed")?,
         };
         let slots = gpu.alloc::<u8>(slots_n * slot_bytes)?;
-        let filter_words = if config.overflow_filter {
-            (windows as usize).div_ceil(4)
-        } else {
-            1
-        };
+        let filter_words = (windows as usize * filter_bits as usize)
+            .div_ceil(32)
+            .max(1);
         let filter = gpu.alloc::<u32>(filter_words)?;
         let side = gpu.alloc::<u64>(4)?;
         let meta = gpu.alloc_filled::<u64>(2, 0)?;
@@ -299,6 +345,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             windows,
             max_probes,
             slots,
+            filter_bits,
             filter,
             side,
             meta,
@@ -326,6 +373,10 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
     /// The probe limit in windows (`p_max`).
     pub fn max_probes(&self) -> u32 {
         self.max_probes
+    }
+    /// Overflow-filter bits per window (0: no filter).
+    pub fn filter_bits(&self) -> u32 {
+        self.filter_bits
     }
 
     fn grid(&self, n: usize) -> u32 {

@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use warpmap::table::warpdrive::OverflowFilter;
 use warpmap::table::warpdrive::{supports_widths, GROUP_SIZES};
 use warpmap::{CpuTable, Gpu, HashTable, Key, Value, WarpDrive, WarpDriveConfig};
 
@@ -146,7 +147,8 @@ pub fn warpdrive<K: Key, V: Value>(gpu: &Arc<Gpu>, config: WarpDriveConfig) -> W
 /// Every backend present on this machine, each holding at least `capacity` keys:
 /// the CPU table (default shards and a single shard), and on a GPU, where WarpDrive supports
 /// the key and value widths ([`supports_widths`]), the WarpDrive table with every group size
-/// (and Mueller's hash at two). Names say which ("cpu", "cpu/1-shard", "warpdrive/g4",
+/// (and Mueller's hash at two; at |g| = 4 without an overflow filter and with a 1-bit one; the
+/// others have the default, 8 bits for these small tables). Names say which ("cpu", "cpu/1-shard", "warpdrive/g4",
 /// "warpdrive/g8/mueller", ...).
 pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V>)> {
     let mut v: Vec<(String, DynTable<K, V>)> = vec![
@@ -174,6 +176,17 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
                 .hash(warpmap::HashFunction::Mueller);
             let t = warpdrive::<K, V>(&gpu, config);
             v.push((format!("warpdrive/g{g}/mueller"), Box::new(t)));
+        }
+        // The paper's exact scheme (no overflow filter) and the smallest filter.
+        for (f, label) in [
+            (OverflowFilter::Off, "no-filter"),
+            (OverflowFilter::Bits(1), "filter1"),
+        ] {
+            let config = WarpDriveConfig::new(capacity)
+                .group_size(4)
+                .overflow_filter(f);
+            let t = warpdrive::<K, V>(&gpu, config);
+            v.push((format!("warpdrive/g4/{label}"), Box::new(t)));
         }
     }
     v

@@ -427,7 +427,7 @@ pub(crate) mod tests {
             value_type: kt,
             capacity: 2000,
             group_size: Some(g),
-            overflow_filter: Some(true),
+            filter_bits: Some(2),
             memory_bytes: 2000 * 2 * kb,
             min_ms: 1.0,
             max_ms: 1.0,

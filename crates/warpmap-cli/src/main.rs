@@ -18,6 +18,7 @@ use std::time::Instant;
 use warpmap::bench::{
     self, BenchConfig, Distribution, KvType, Op, Preset, Progress, Report, ZipfLoad,
 };
+use warpmap::table::warpdrive::OverflowFilter;
 use warpmap::table::Backend;
 use warpmap::{Error, Gpu, Result};
 
@@ -105,9 +106,21 @@ struct BenchArgs {
     /// Print the plan and its estimate, then exit without measuring.
     #[arg(long)]
     dry_run: bool,
-    /// Measure WarpDrive without its overflow filter (the paper's exact scheme).
-    #[arg(long)]
-    no_overflow_filter: bool,
+    /// WarpDrive's overflow filter: auto (bits per window to fit a quarter of L2), off (the
+    /// paper's exact scheme), or 1, 2, 4, 8 bits per window.
+    #[arg(long, value_name = "auto|off|BITS", value_parser = parse_filter)]
+    overflow_filter: Option<OverflowFilter>,
+}
+
+fn parse_filter(s: &str) -> std::result::Result<OverflowFilter, String> {
+    match s {
+        "auto" => Ok(OverflowFilter::Auto),
+        "off" | "0" => Ok(OverflowFilter::Off),
+        b => match b.parse::<u32>() {
+            Ok(b @ (1 | 2 | 4 | 8)) => Ok(OverflowFilter::Bits(b)),
+            _ => Err(format!("'{s}' is not auto, off, 1, 2, 4 or 8")),
+        },
+    }
 }
 
 /// A parsed `--distribution` value.
@@ -139,7 +152,7 @@ impl BenchArgs {
             zipf_s: self.zipf_s.unwrap_or(d.zipf_s),
             zipf_universe_log2: self.zipf_universe_log2,
             zipf_load: self.zipf_load.unwrap_or(d.zipf_load),
-            overflow_filter: !self.no_overflow_filter,
+            overflow_filter: self.overflow_filter.unwrap_or_default(),
         }
     }
 }
