@@ -156,23 +156,30 @@ __device__ __forceinline__ u64 wd_filter_bit(const wd_probe& p) {
   return (u64)p.window * WD_FILTER_BITS + p.filter_bit;
 }
 
-// Whether some key with this probe's filter bit moved on from its current window (always true
-// without a filter). `coherent`: read from L2, for searches racing with inserts in one launch.
+// The filter word holding probe p's bit of its current window (0 without a filter). Searches
+// load it together with the window, so that a key found beyond its first window does not wait
+// for a filter read between two window reads (measured: change 8 in bench/NOTES.md).
+// `coherent`: read from L2, for searches racing with inserts in one launch.
 template <bool coherent>
-__device__ __forceinline__ bool wd_passed(const u32* filter, const wd_probe& p) {
-  if (WD_FILTER_BITS == 0) return true;
+__device__ __forceinline__ u32 wd_filter_word(const u32* filter, const wd_probe& p) {
+  if (WD_FILTER_BITS == 0) return 0u;
   const u64 bit = wd_filter_bit(p);
-  const u32 word = coherent ? __ldcg(filter + (bit >> 5)) : filter[bit >> 5];
-  return (word >> (bit & 31u)) & 1u;
+  return coherent ? __ldcg(filter + (bit >> 5)) : filter[bit >> 5];
 }
 
-// Records that a key with this probe's filter bit moves on from its current window. The read
-// first keeps the atomic off windows whose bit is already set (most, at high load).
+// Whether some key with probe p's filter bit moved on from its current window, given the word
+// wd_filter_word loaded for it (always true without a filter).
+__device__ __forceinline__ bool wd_passed(u32 word, const wd_probe& p) {
+  if (WD_FILTER_BITS == 0) return true;
+  return (word >> (wd_filter_bit(p) & 31u)) & 1u;
+}
+
+// Records that a key with probe p's filter bit moves on from its current window. The atomic's
+// result is unused (a fire-and-forget reduction at L2): the insert does not wait for it.
 __device__ __forceinline__ void wd_mark_passed(u32* filter, const wd_probe& p) {
   if (WD_FILTER_BITS == 0) return;
   const u64 bit = wd_filter_bit(p);
-  const u32 m = 1u << (bit & 31u);
-  if ((__ldcg(filter + (bit >> 5)) & m) == 0u) atomicOr(filter + (bit >> 5), m);
+  atomicOr(filter + (bit >> 5), 1u << (bit & 31u));
 }
 
 // Sums a per-thread count over the warp and adds it to *counter once per warp.
@@ -281,6 +288,7 @@ __device__ __forceinline__ bool wd_find_one(const wm_group<WD_G>& g, const wd_sl
   for (u32 probe = 0; probe < max_probes; probe++) {
     const u64 i = (u64)p.window * WD_G + g.rank;
     const wd_seen s = wd_load<concurrent>(slots, i);
+    const u32 passed = wd_filter_word<concurrent>(filter, p);
     const u32 match = g.ballot(wd_key(s) == k);
     if (match) {
       const u32 r = __ffs(match) - 1;
@@ -297,7 +305,7 @@ __device__ __forceinline__ bool wd_find_one(const wm_group<WD_G>& g, const wd_sl
       return true;
     }
     if (g.any(wd_key(s) == WM_KEY_EMPTY)) return false;
-    if (!wd_passed<concurrent>(filter, p)) return false;  // no chain of k went past this window
+    if (!wd_passed(passed, p)) return false;  // no chain of k went past this window
     p.next(windows);
   }
   return false;
@@ -385,6 +393,7 @@ extern "C" __global__ void warpdrive_erase(wd_slot* slots, const u32* filter, u6
     for (u32 probe = 0; probe < max_probes; probe++) {
       const u64 i = (u64)p.window * WD_G + g.rank;
       const wd_seen s = wd_load<true>(slots, i);
+      const u32 passed = wd_filter_word<false>(filter, p);  // no inserts run during erases
       const u32 match = g.ballot(wd_key(s) == k);
       if (match) {
         // A concurrent erase of the same key may win; only the winner counts.
@@ -392,7 +401,7 @@ extern "C" __global__ void warpdrive_erase(wd_slot* slots, const u32* filter, u6
         break;
       }
       if (g.any(wd_key(s) == WM_KEY_EMPTY)) break;
-      if (!wd_passed<false>(filter, p)) break;  // the filter does not change during erases
+      if (!wd_passed(passed, p)) break;
       p.next(windows);
     }
   }
