@@ -30,6 +30,7 @@ pub const COMMON: &[KernelFile] = &[
     kernel_file!("common/hash.cuh"),
     kernel_file!("common/warp.cuh"),
     kernel_file!("common/atomic.cuh"),
+    kernel_file!("common/cache.cuh"),
 ];
 
 /// The WarpDrive scheme's kernels.
