@@ -65,11 +65,11 @@ __device__ __forceinline__ wm_key wd_key(wd_seen s) { return (wm_key)s.x; }
 #endif
 
 // Loads slot i. `coherent`: from L2 (not L1, which is not coherent across SMs), for inserts and
-// erases, which re-read slots that other SMs change during the same launch. Otherwise (bulk
-// finds) as a streaming load: evicted first, so windows do not push the filter out of L2.
+// erases, which re-read slots that other SMs change during the same launch. (Streaming hints
+// here and on keys and results cost 3-6 %: change 9 in bench/NOTES.md.)
 template <bool coherent>
 __device__ __forceinline__ wd_seen wd_load(const wd_slot* slots, u64 i) {
-  return coherent ? __ldcg(slots + i) : __ldcs(slots + i);
+  return coherent ? __ldcg(slots + i) : slots[i];
 }
 
 // The value of slot i, whose contents were `s`.
@@ -325,9 +325,9 @@ extern "C" __global__ void warpdrive_insert(wd_slot* slots, u32* filter, u64* si
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   long long inserted = 0, failed = 0;
   for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
-    const u32 st = wd_insert_one(g, slots, filter, side, __ldcs(keys + idx), __ldcs(vals + idx), windows,
+    const u32 st = wd_insert_one(g, slots, filter, side, keys[idx], vals[idx], windows,
                                  max_probes, seed, assign != 0u, inserted, failed);
-    if (status != nullptr && g.rank == 0) __stcs(status + idx, st);
+    if (status != nullptr && g.rank == 0) status[idx] = st;
   }
   wd_add_count(meta, inserted);
   wd_add_count(meta + 1, failed);
@@ -342,10 +342,10 @@ extern "C" __global__ void warpdrive_find(const wd_slot* slots, const u32* filte
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
     wm_value v = 0;
-    const bool hit = wd_find_one<false>(g, slots, filter, side, __ldcs(keys + idx), windows, max_probes, seed, &v);
+    const bool hit = wd_find_one<false>(g, slots, filter, side, keys[idx], windows, max_probes, seed, &v);
     if (g.rank == 0) {
-      __stcs(found + idx, (u8)(hit ? 1 : 0));
-      if (hit && out != nullptr) __stcs(out + idx, v);
+      found[idx] = hit ? 1 : 0;
+      if (hit && out != nullptr) out[idx] = v;
     }
   }
 }

@@ -1,6 +1,6 @@
 // L2 cache hints (sm_80+). Bulk batches stream keys, values and results through L2 once, and a
-// table's windows are read at random with no reuse; a small structure that every operation
-// consults (WarpDrive's overflow filter) is worth keeping in L2 against that stream.
+// table's windows are read at random with no reuse; a small structure that many operations
+// consult (WarpDrive's overflow filter) is worth keeping in L2 against that stream.
 
 // A cache policy that makes the lines it touches the last to be evicted from L2.
 __device__ __forceinline__ u64 wm_l2_keep_policy() {
