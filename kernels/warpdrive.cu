@@ -176,15 +176,13 @@ __device__ __forceinline__ bool wd_passed(u32 word, const wd_probe& p) {
   return (word >> (wd_filter_bit(p) & 31u)) & 1u;
 }
 
-// Records that a key with probe p's filter bit moves on from its current window. The read first
-// keeps the atomic off words whose bit is already set (measured: always setting costs more,
-// change 8); the atomic itself is a reduction whose result nobody waits for.
+// Records that a key with probe p's filter bit moves on from its current window. Callers skip
+// it when the bit was already set in the word they loaded with the window (measured: setting
+// it every time costs more, change 8); the atomic is a reduction whose result nobody awaits.
 __device__ __forceinline__ void wd_mark_passed(u32* filter, const wd_probe& p) {
   if (WD_FILTER_BITS == 0) return;
   const u64 bit = wd_filter_bit(p);
-  const u32 m = 1u << (bit & 31u);
-  const u64 keep = wm_l2_keep_policy();
-  if ((wm_ldcg_hint(filter + (bit >> 5), keep) & m) == 0u) wm_red_or_hint(filter + (bit >> 5), m, keep);
+  wm_red_or_hint(filter + (bit >> 5), 1u << (bit & 31u), wm_l2_keep_policy());
 }
 
 // Sums a per-thread count over the warp and adds it to *counter once per warp.
@@ -234,6 +232,7 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, wd_slot* s
     } else {
       const u64 i = (u64)p.window * WD_G + g.rank;
       const wd_seen s = wd_load<true>(slots, i);
+      const u32 passed = wd_filter_word<true>(filter, p);  // with the window: no extra round trip
       const wm_key sk = wd_key(s);
       const u32 match = g.ballot(sk == k);
       if (match) {
@@ -250,7 +249,7 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, wd_slot* s
         free_probe = probe;
       }
       if (empty == 0u) {  // no empty slot: the chain (and maybe k) goes on
-        if (g.rank == 0) wd_mark_passed(filter, p);  // before k can be placed further on
+        if (g.rank == 0 && !wd_passed(passed, p)) wd_mark_passed(filter, p);  // before k goes further
         p.next(windows);
         probe++;
         continue;
