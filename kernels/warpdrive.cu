@@ -176,9 +176,10 @@ __device__ __forceinline__ bool wd_passed(u32 word, const wd_probe& p) {
   return (word >> (wd_filter_bit(p) & 31u)) & 1u;
 }
 
-// Records that a key with probe p's filter bit moves on from its current window. Callers skip
-// it when the bit was already set in the word they loaded with the window (measured: setting
-// it every time costs more, change 8); the atomic is a reduction whose result nobody awaits.
+// Records that a key with probe p's filter bit moves on from its current window: an atomicOr
+// at L2 that nobody waits for (a reduction), under the keep-in-L2 policy. Measured (bench/NOTES.md
+// changes 7-10): reading the word first to skip set bits, or loading it with the window, costs
+// more than the redundant reductions it avoids.
 __device__ __forceinline__ void wd_mark_passed(u32* filter, const wd_probe& p) {
   if (WD_FILTER_BITS == 0) return;
   const u64 bit = wd_filter_bit(p);
@@ -232,7 +233,6 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, wd_slot* s
     } else {
       const u64 i = (u64)p.window * WD_G + g.rank;
       const wd_seen s = wd_load<true>(slots, i);
-      const u32 passed = wd_filter_word<true>(filter, p);  // with the window: no extra round trip
       const wm_key sk = wd_key(s);
       const u32 match = g.ballot(sk == k);
       if (match) {
@@ -249,7 +249,7 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, wd_slot* s
         free_probe = probe;
       }
       if (empty == 0u) {  // no empty slot: the chain (and maybe k) goes on
-        if (g.rank == 0 && !wd_passed(passed, p)) wd_mark_passed(filter, p);  // before k goes further
+        if (g.rank == 0) wd_mark_passed(filter, p);  // before k can be placed further on
         p.next(windows);
         probe++;
         continue;
