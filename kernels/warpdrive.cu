@@ -11,10 +11,18 @@
 // Slot layouts (src/table/warpdrive.rs `SlotLayout`):
 // - Packed (4-byte key, 4-byte value): one 64-bit word, key in the low half, placed by one
 //   64-bit CAS (the paper's layout);
-// - Pair (every other width pair): 16 bytes {key, value}, each zero-extended to 8 bytes, placed
-//   by one 128-bit CAS on sm_90+ (lock-free, the value lands with the key); before sm_90 the key
-//   is claimed by a 64-bit CAS and the value stored after it (same 32-byte sector).
-// A loaded slot is a `wd_seen`; all layout differences live in the wd_* helpers below.
+// - Pair (4- or 8-byte keys and values, not both 4): 16 bytes {key, value}, each zero-extended
+//   to 8 bytes, placed by one 128-bit CAS on sm_90+ (lock-free, the value lands with the key);
+//   before sm_90 the key is claimed by a 64-bit CAS and the value stored after it.
+// - Tagged (keys or values wider than 8 bytes; the paper's SoA "struct of arrays" for longer
+//   keys): three arrays, a 4-byte tag per slot, then the keys, then the values. The tag is the
+//   slot's state (empty, tombstone, being written) or the key's 32-bit fingerprint. An insert
+//   claims a slot by CAS on its tag (empty -> being written), writes key and value, then
+//   publishes the fingerprint after a fence; a search compares fingerprints in the window (one
+//   coalesced 4|g|-byte load) and reads a key only where they match. No key value is reserved,
+//   so there is no side path. As the paper notes for SoA, a value being replaced while it is read
+//   in the same launch may be read half old, half new.
+// A loaded slot (or tag) is a `wd_seen`; layout differences live in the wd_* helpers below.
 //
 // Beyond the paper: (1) erase writes tombstones; an insert that passed a tombstone keeps probing
 // to the end of the chain (a window with an empty slot) so that a key is never stored twice,
@@ -55,14 +63,62 @@ typedef u64 wd_seen;
 #define WD_TOMBSTONE_WORD 0xfffffffffffffffeull  // key = WM_KEY_TOMBSTONE, value = all ones
 __device__ __forceinline__ wm_key wd_key(wd_seen s) { return (u32)s; }
 __device__ __forceinline__ u64 wd_make(wm_key k, wm_value v) { return (u64)k | ((u64)v << 32); }
-#else
+#elif WM_KEY_BYTES <= 8 && WM_VALUE_BYTES <= 8
 #define WD_LAYOUT_PAIR 1
 // x: the key, y: the value, both zero-extended. An empty slot is all ones (so a 4-byte key reads
 // as WM_KEY_EMPTY); a tombstone's x is the zero-extended WM_KEY_TOMBSTONE.
 typedef ulonglong2 wd_slot;
 typedef ulonglong2 wd_seen;
 __device__ __forceinline__ wm_key wd_key(wd_seen s) { return (wm_key)s.x; }
+#else
+#define WD_LAYOUT_TAGGED 1
+typedef u32 wd_slot;  // the tag array; the key and value arrays follow it (wd_arrays)
+typedef u32 wd_seen;
+#define WD_TAG_EMPTY 0xffffffffu
+#define WD_TAG_TOMBSTONE 0xfffffffeu
+#define WD_TAG_BUSY 0xfffffffdu  // claimed, key and value being written
 #endif
+
+// The table's arrays: the slots (or tags), and for the tagged layout the keys and values after
+// them (windows * G of each; every record is a multiple of 4 bytes, so all stay 4-byte aligned).
+struct wd_arrays {
+  wd_slot* slots;
+#if defined(WD_LAYOUT_TAGGED)
+  wm_key* keys;
+  wm_value* values;
+#endif
+  __device__ __forceinline__ wd_arrays(const wd_slot* s, u32 windows) : slots(const_cast<wd_slot*>(s)) {
+#if defined(WD_LAYOUT_TAGGED)
+    const u64 n = (u64)windows * WD_G;
+    keys = reinterpret_cast<wm_key*>(slots + n);
+    values = reinterpret_cast<wm_value*>(keys + n);
+#endif
+  }
+};
+
+// Slot states, from a loaded slot or tag.
+__device__ __forceinline__ bool wd_is_empty(wd_seen s) {
+#if defined(WD_LAYOUT_TAGGED)
+  return s == WD_TAG_EMPTY;
+#else
+  return wd_key(s) == WM_KEY_EMPTY;
+#endif
+}
+__device__ __forceinline__ bool wd_is_tombstone(wd_seen s) {
+#if defined(WD_LAYOUT_TAGGED)
+  return s == WD_TAG_TOMBSTONE;
+#else
+  return wd_key(s) == WM_KEY_TOMBSTONE;
+#endif
+}
+// A slot claimed by an insert whose key is not yet readable (tagged layout only).
+__device__ __forceinline__ bool wd_is_busy(wd_seen s) {
+#if defined(WD_LAYOUT_TAGGED)
+  return s == WD_TAG_BUSY;
+#else
+  return false;
+#endif
+}
 
 // Loads slot i. `coherent`: from L2 (not L1, which is not coherent across SMs), for inserts and
 // erases, which re-read slots that other SMs change during the same launch. (Streaming hints
@@ -72,13 +128,16 @@ __device__ __forceinline__ wd_seen wd_load(const wd_slot* slots, u64 i) {
   return coherent ? __ldcg(slots + i) : slots[i];
 }
 
-// The value of slot i, whose contents were `s`.
-__device__ __forceinline__ wm_value wd_value(wd_seen s) {
-#if defined(WD_LAYOUT_PACKED)
-  return (wm_value)(s >> 32);
-#else
-  return (wm_value)s.y;
-#endif
+// Loads a key or value record; `coherent`: from L2, word by word.
+template <bool coherent, typename T>
+__device__ __forceinline__ T wd_load_record(const T* p) {
+  if (!coherent) return *p;
+  T v;
+  const u32* src = reinterpret_cast<const u32*>(p);
+  u32* dst = reinterpret_cast<u32*>(&v);
+#pragma unroll
+  for (int w = 0; w < (int)(sizeof(T) / 4); w++) dst[w] = __ldcg(src + w);
+  return v;
 }
 
 // Broadcasts a loaded slot from group rank `src` to the group.
@@ -91,20 +150,49 @@ __device__ __forceinline__ wd_seen wd_shfl(const wm_group<G>& g, wd_seen s, u32 
 #endif
 }
 
-// Replaces the value of slot i, whose key is already k.
-__device__ __forceinline__ void wd_store_value(wd_slot* slots, u64 i, wm_key k, wm_value v) {
+// The value of slot i, whose contents (or tag) were `s`. `concurrent`: inserts may be running.
+template <bool concurrent>
+__device__ __forceinline__ wm_value wd_read_value(const wd_arrays& a, u64 i, wd_seen s) {
 #if defined(WD_LAYOUT_PACKED)
-  atomicExch(slots + i, wd_make(k, v));
+  return (wm_value)(s >> 32);
+#elif defined(WD_LAYOUT_PAIR) && WM_HAS_CAS128
+  // A no-op CAS returns the slot's 16 bytes as one atomic read (a plain 16-byte load may tear
+  // into a new key beside an old value).
+  return concurrent ? (wm_value)wm_cas128(a.slots + i, s, s).y : (wm_value)s.y;
+#elif defined(WD_LAYOUT_PAIR)
+  return (wm_value)s.y;
 #else
-  atomicExch(&slots[i].y, (u64)v);
+  return wd_load_record<concurrent>(a.values + i);
+#endif
+}
+
+// Replaces the value of slot i, whose key is already k.
+__device__ __forceinline__ void wd_store_value(const wd_arrays& a, u64 i, const wm_key& k, const wm_value& v) {
+#if defined(WD_LAYOUT_PACKED)
+  atomicExch(a.slots + i, wd_make(k, v));
+#elif defined(WD_LAYOUT_PAIR)
+  atomicExch(&a.slots[i].y, (u64)v);
+#else
+  a.values[i] = v;  // relaxed, word by word (the paper's SoA caveat)
 #endif
 }
 
 // Tries to claim free slot i, last seen holding `seen` (an empty or tombstone key), for (k, v).
 // Returns 1 when claimed, 2 when the slot meanwhile holds k (its value replaced if `assign`),
-// 0 when lost to another key.
-__device__ __forceinline__ int wd_claim(wd_slot* slots, u64 i, wd_seen seen, wm_key k, wm_value v, bool assign) {
-#if defined(WD_LAYOUT_PACKED)
+// 0 when lost to another key. `fingerprint`: the tagged layout's tag for k.
+__device__ __forceinline__ int wd_claim(const wd_arrays& a, u64 i, wd_seen seen, const wm_key& k,
+                                        const wm_value& v, bool assign, u32 fingerprint) {
+  wd_slot* slots = a.slots;
+#if defined(WD_LAYOUT_TAGGED)
+  // Lost to another insert: the caller rescans the window, where it waits while the slot is
+  // being written and then compares its key.
+  if (atomicCAS(slots + i, seen, WD_TAG_BUSY) != seen) return 0;
+  a.keys[i] = k;
+  a.values[i] = v;
+  __threadfence();  // key and value before the tag that makes them visible
+  atomicExch(slots + i, fingerprint);
+  return 1;
+#elif defined(WD_LAYOUT_PACKED)
   const u64 old = atomicCAS(slots + i, seen, wd_make(k, v));
   if (old == seen) return 1;
   if (wd_key(old) == k) {
@@ -128,20 +216,35 @@ __device__ __forceinline__ int wd_claim(wd_slot* slots, u64 i, wd_seen seen, wm_
 }
 
 // Turns slot i, seen holding `seen` (a user key), into a tombstone. False if another erase won.
-__device__ __forceinline__ bool wd_erase_at(wd_slot* slots, u64 i, wd_seen seen) {
+__device__ __forceinline__ bool wd_erase_at(const wd_arrays& a, u64 i, wd_seen seen) {
 #if defined(WD_LAYOUT_PACKED)
-  return atomicCAS(slots + i, seen, WD_TOMBSTONE_WORD) == seen;
+  return atomicCAS(a.slots + i, seen, WD_TOMBSTONE_WORD) == seen;
+#elif defined(WD_LAYOUT_PAIR)
+  return atomicCAS(&a.slots[i].x, seen.x, (u64)WM_KEY_TOMBSTONE) == seen.x;
 #else
-  return atomicCAS(&slots[i].x, seen.x, (u64)WM_KEY_TOMBSTONE) == seen.x;
+  return atomicCAS(a.slots + i, seen, WD_TAG_TOMBSTONE) == seen;
 #endif
 }
 
 struct wd_probe {
   u32 window;
   u32 step;
-  u32 filter_bit;  // which of a window's WD_FILTER_BITS filter bits is the key's
-  __device__ __forceinline__ wd_probe(wm_key k, u32 windows, u64 seed) {
+  u32 filter_bit;   // which of a window's WD_FILTER_BITS filter bits is the key's
+  u32 fingerprint;  // the tagged layout's tag for the key (below WD_TAG_BUSY)
+  __device__ __forceinline__ wd_probe(const wm_key& k, u32 windows, u64 seed) {
+#if defined(WM_KEY_WIDE)
+    const u64 h64 = wm_hash_words<WM_HASH, WM_KEY_BYTES / 4>(k.w, seed);
+    const uint2 h = make_uint2((u32)h64, (u32)(h64 >> 32));
+#else
     const uint2 h = wm_hash_pair<WM_HASH, WM_KEY_BYTES>((u64)k, seed);
+#endif
+#if defined(WD_LAYOUT_TAGGED)
+    // Independent of window and step; below the three state tags.
+    const u32 f = (u32)wm_fmix64(((u64)h.y << 32 | h.x) ^ 0x2545f4914f6cdd1dull);
+    fingerprint = f >= WD_TAG_BUSY ? f - 3u : f;
+#else
+    fingerprint = 0;
+#endif
     window = wm_map_to_range(h.x, windows);
     step = 1u + wm_map_to_range(h.y, windows - 1u);  // the high bits of h.y ...
     filter_bit = h.y & (WD_FILTER_BITS > 0 ? WD_FILTER_BITS - 1u : 0u);  // ... and the low ones
@@ -186,6 +289,20 @@ __device__ __forceinline__ void wd_mark_passed(u32* filter, const wd_probe& p) {
   wm_red_or_hint(filter + (bit >> 5), 1u << (bit & 31u), wm_l2_keep_policy());
 }
 
+// Whether slot i, seen holding `s`, holds key k (probe p). The tagged layout compares the
+// fingerprint first and reads the key only where it matches; the fence orders that read after
+// the tag (the inserter wrote the key before publishing the tag). `coherent`: read from L2.
+template <bool coherent>
+__device__ __forceinline__ bool wd_holds(const wd_arrays& a, u64 i, wd_seen s, const wm_key& k, const wd_probe& p) {
+#if defined(WD_LAYOUT_TAGGED)
+  if (s != p.fingerprint) return false;
+  if (coherent) __threadfence();
+  return wm_key_eq(wd_load_record<coherent>(a.keys + i), k);
+#else
+  return wm_key_eq(wd_key(s), k);
+#endif
+}
+
 // Sums a per-thread count over the warp and adds it to *counter once per warp.
 // Must be reached by all 32 lanes (it is: at the end of each kernel, block sizes are multiples of 32).
 __device__ __forceinline__ void wd_add_count(u64* counter, long long delta) {
@@ -195,13 +312,14 @@ __device__ __forceinline__ void wd_add_count(u64* counter, long long delta) {
 
 // Inserts (k, v) with group g; returns its status. `inserted` / `failed` count on rank 0.
 // assign: a present key gets the new value (UPDATED); otherwise it keeps its value (PRESENT).
-__device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, wd_slot* slots, u32* filter, u64* side,
-                                             wm_key k, wm_value v, u32 windows, u32 max_probes, u64 seed, bool assign,
-                                             long long& inserted, long long& failed) {
+__device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, const wd_arrays& a, u32* filter, u64* side,
+                                             const wm_key& k, const wm_value& v, u32 windows, u32 max_probes,
+                                             u64 seed, bool assign, long long& inserted, long long& failed) {
   const u32 present = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
-  u32 st = WM_STATUS_OK;
+#if !defined(WD_LAYOUT_TAGGED)
   const int side_slot = wm_side_slot(k);
   if (side_slot >= 0) {
+    u32 st = WM_STATUS_SENTINEL_KEY;
     if (g.rank == 0) {
       // The flag word: 0 absent, 1 present, 2 being written (its value is not yet there).
       unsigned long long* flag = side + 2 * side_slot;
@@ -214,10 +332,10 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, wd_slot* s
         if (assign) atomicExch(side + 2 * side_slot + 1, (u64)v);
         st |= present;
       }
-      st |= WM_STATUS_SENTINEL_KEY;
     }
     return st;
   }
+#endif
   wd_probe p(k, windows, seed);
   u32 probe = 0;
   u64 free_slot = WD_NO_SLOT;  // the first free slot seen on the chain ...
@@ -232,15 +350,16 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, wd_slot* s
       // k is not within the probed chain: take the tombstone we passed.
     } else {
       const u64 i = (u64)p.window * WD_G + g.rank;
-      const wd_seen s = wd_load<true>(slots, i);
-      const wm_key sk = wd_key(s);
-      const u32 match = g.ballot(sk == k);
+      const wd_seen s = wd_load<true>(a.slots, i);
+      const u32 match = g.ballot(wd_holds<true>(a, i, s, k, p));
       if (match) {
-        if (assign && g.rank == (u32)(__ffs(match) - 1)) wd_store_value(slots, i, k, v);
+        if (assign && g.rank == (u32)(__ffs(match) - 1)) wd_store_value(a, i, k, v);
         return present;
       }
-      const u32 empty = g.ballot(sk == WM_KEY_EMPTY);
-      const u32 tomb = g.ballot(sk == WM_KEY_TOMBSTONE);
+      // A slot being written may be getting k (a duplicate in this batch): wait for its key.
+      if (g.any(wd_is_busy(s))) continue;
+      const u32 empty = g.ballot(wd_is_empty(s));
+      const u32 tomb = g.ballot(wd_is_tombstone(s));
       if (free_slot == WD_NO_SLOT && (empty | tomb)) {
         const u32 r = __ffs(empty | tomb) - 1;  // the leftmost free slot of the window
         free_slot = (u64)p.window * WD_G + r;
@@ -257,7 +376,7 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, wd_slot* s
       // An empty slot ends the chain: k is not further on. Claim the first free slot.
     }
     int got = 0;
-    if (g.rank == 0) got = wd_claim(slots, free_slot, free_seen, k, v, assign);
+    if (g.rank == 0) got = wd_claim(a, free_slot, free_seen, k, v, assign, p.fingerprint);
     got = g.shfl(got, 0);
     if (got == 1) {
       if (g.rank == 0) inserted++;
@@ -272,43 +391,37 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, wd_slot* s
   }
 }
 
-// Looks k up with group g: true and *v (on rank 0) when present. `concurrent`: inserts may be
-// running in the same launch, so loads go to L2, a sentinel key counts only once its value is
-// written, and a 16-byte slot is re-read atomically (a plain 16-byte load may tear into a new
-// key beside an old value).
+// Looks k up with group g: true when present, and then the lane holding k writes its value to
+// *out (unless out is null). `concurrent`: inserts may be running in the same launch, so loads go
+// to L2, a sentinel key counts only once its value is written, and a slot being written counts
+// as not yet there.
 template <bool concurrent>
-__device__ __forceinline__ bool wd_find_one(const wm_group<WD_G>& g, const wd_slot* slots, const u32* filter,
-                                            const u64* side, wm_key k,
-                                            u32 windows, u32 max_probes, u64 seed, wm_value* v) {
+__device__ __forceinline__ bool wd_find_one(const wm_group<WD_G>& g, const wd_arrays& a, const u32* filter,
+                                            const u64* side, const wm_key& k, u32 windows, u32 max_probes,
+                                            u64 seed, wm_value* out) {
+#if !defined(WD_LAYOUT_TAGGED)
   const int side_slot = wm_side_slot(k);
   if (side_slot >= 0) {
     const u64 flag = concurrent ? __ldcg(side + 2 * side_slot) : side[2 * side_slot];
     if (concurrent ? flag != 1ull : flag == 0ull) return false;
     if (concurrent) __threadfence();  // the value was written before the flag
-    *v = (wm_value)(concurrent ? __ldcg(side + 2 * side_slot + 1) : side[2 * side_slot + 1]);
+    if (out != nullptr && g.rank == 0)
+      *out = (wm_value)(concurrent ? __ldcg(side + 2 * side_slot + 1) : side[2 * side_slot + 1]);
     return true;
   }
+#endif
   wd_probe p(k, windows, seed);
   for (u32 probe = 0; probe < max_probes; probe++) {
     const u64 i = (u64)p.window * WD_G + g.rank;
-    const wd_seen s = wd_load<concurrent>(slots, i);
+    const wd_seen s = wd_load<concurrent>(a.slots, i);
     const u32 passed = wd_filter_word<concurrent>(filter, p);
-    const u32 match = g.ballot(wd_key(s) == k);
+    const bool mine = wd_holds<concurrent>(a, i, s, k, p);
+    const u32 match = g.ballot(mine);
     if (match) {
-      const u32 r = __ffs(match) - 1;
-      wm_value mine = 0;
-      if (g.rank == r) {
-#if defined(WD_LAYOUT_PAIR) && WM_HAS_CAS128
-        // A no-op CAS returns the slot's 16 bytes as one atomic read.
-        mine = concurrent ? (wm_value)wm_cas128(const_cast<wd_slot*>(slots) + i, s, s).y : wd_value(s);
-#else
-        mine = wd_value(s);
-#endif
-      }
-      *v = g.shfl(mine, r);
+      if (out != nullptr && g.rank == (u32)(__ffs(match) - 1)) *out = wd_read_value<concurrent>(a, i, s);
       return true;
     }
-    if (g.any(wd_key(s) == WM_KEY_EMPTY)) return false;
+    if (g.any(wd_is_empty(s))) return false;
     if (!wd_passed(passed, p)) return false;  // no chain of k went past this window
     p.next(windows);
   }
@@ -321,11 +434,12 @@ extern "C" __global__ void warpdrive_insert(wd_slot* slots, u32* filter, u64* si
                                             const wm_key* keys, const wm_value* vals, u32* status,
                                             u64 n, u32 windows, u32 max_probes, u64 seed, u32 assign) {
   const wm_group<WD_G> g;
+  const wd_arrays a(slots, windows);
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   long long inserted = 0, failed = 0;
   for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
-    const u32 st = wd_insert_one(g, slots, filter, side, keys[idx], vals[idx], windows,
-                                 max_probes, seed, assign != 0u, inserted, failed);
+    const u32 st = wd_insert_one(g, a, filter, side, keys[idx], vals[idx], windows, max_probes, seed,
+                                 assign != 0u, inserted, failed);
     if (status != nullptr && g.rank == 0) status[idx] = st;
   }
   wd_add_count(meta, inserted);
@@ -338,14 +452,12 @@ extern "C" __global__ void warpdrive_find(const wd_slot* slots, const u32* filte
                                           const wm_key* keys, wm_value* out, u8* found,
                                           u64 n, u32 windows, u32 max_probes, u64 seed) {
   const wm_group<WD_G> g;
+  const wd_arrays a(slots, windows);
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
-    wm_value v = 0;
-    const bool hit = wd_find_one<false>(g, slots, filter, side, keys[idx], windows, max_probes, seed, &v);
-    if (g.rank == 0) {
-      found[idx] = hit ? 1 : 0;
-      if (hit && out != nullptr) out[idx] = v;
-    }
+    const bool hit = wd_find_one<false>(g, a, filter, side, keys[idx], windows, max_probes, seed,
+                                        out != nullptr ? out + idx : nullptr);
+    if (g.rank == 0) found[idx] = hit ? 1 : 0;
   }
 }
 
@@ -358,20 +470,17 @@ extern "C" __global__ void warpdrive_mixed(wd_slot* slots, u32* filter, u64* sid
                                            wm_value* out, u8* found, u64 n, u32 windows, u32 max_probes,
                                            u64 seed) {
   const wm_group<WD_G> g;
+  const wd_arrays a(slots, windows);
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   long long inserted = 0, failed = 0;
   for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
     if (ops[idx] == 0) {
-      const u32 st = wd_insert_one(g, slots, filter, side, keys[idx], vals[idx], windows, max_probes, seed,
-                                   true, inserted, failed);
+      const u32 st = wd_insert_one(g, a, filter, side, keys[idx], vals[idx], windows, max_probes, seed, true,
+                                   inserted, failed);
       if (g.rank == 0) status[idx] = st;
     } else {
-      wm_value v = 0;
-      const bool hit = wd_find_one<true>(g, slots, filter, side, keys[idx], windows, max_probes, seed, &v);
-      if (g.rank == 0) {
-        found[idx] = hit ? 1 : 0;
-        if (hit) out[idx] = v;
-      }
+      const bool hit = wd_find_one<true>(g, a, filter, side, keys[idx], windows, max_probes, seed, out + idx);
+      if (g.rank == 0) found[idx] = hit ? 1 : 0;
     }
   }
   wd_add_count(meta, inserted);
@@ -381,30 +490,32 @@ extern "C" __global__ void warpdrive_mixed(wd_slot* slots, u32* filter, u64* sid
 // Erases every present key (writes a tombstone); meta[0] decreases by the number erased.
 // Phase-separated from inserts (the paper's rule): never run concurrently with an insert.
 extern "C" __global__ void warpdrive_erase(wd_slot* slots, const u32* filter, u64* side, u64* meta,
-                                           const wm_key* keys,
-                                           u64 n, u32 windows, u32 max_probes, u64 seed) {
+                                           const wm_key* keys, u64 n, u32 windows, u32 max_probes, u64 seed) {
   const wm_group<WD_G> g;
+  const wd_arrays a(slots, windows);
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   long long erased = 0;
   for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
     const wm_key k = keys[idx];
+#if !defined(WD_LAYOUT_TAGGED)
     const int side_slot = wm_side_slot(k);
     if (side_slot >= 0) {
       if (g.rank == 0 && atomicExch(side + 2 * side_slot, 0ull) != 0ull) erased++;
       continue;
     }
+#endif
     wd_probe p(k, windows, seed);
     for (u32 probe = 0; probe < max_probes; probe++) {
       const u64 i = (u64)p.window * WD_G + g.rank;
-      const wd_seen s = wd_load<true>(slots, i);
+      const wd_seen s = wd_load<true>(a.slots, i);
       const u32 passed = wd_filter_word<false>(filter, p);  // no inserts run during erases
-      const u32 match = g.ballot(wd_key(s) == k);
+      const u32 match = g.ballot(wd_holds<true>(a, i, s, k, p));
       if (match) {
         // A concurrent erase of the same key may win; only the winner counts.
-        if (g.rank == (u32)(__ffs(match) - 1) && wd_erase_at(slots, i, s)) erased++;
+        if (g.rank == (u32)(__ffs(match) - 1) && wd_erase_at(a, i, s)) erased++;
         break;
       }
-      if (g.any(wd_key(s) == WM_KEY_EMPTY)) break;
+      if (g.any(wd_is_empty(s))) break;
       if (!wd_passed(passed, p)) break;
       p.next(windows);
     }
@@ -419,6 +530,7 @@ extern "C" __global__ void warpdrive_retrieve(const wd_slot* slots, const u64* s
                                               u64 out_capacity, u64 num_slots) {
   const u64 threads = (u64)gridDim.x * blockDim.x;
   const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+#if !defined(WD_LAYOUT_TAGGED)
   if (tid < 2 && side[2 * tid] != 0ull) {
     const u64 pos = atomicAdd(counter, 1ull);
     if (pos < out_capacity) {
@@ -426,6 +538,8 @@ extern "C" __global__ void warpdrive_retrieve(const wd_slot* slots, const u64* s
       out_values[pos] = (wm_value)side[2 * tid + 1];
     }
   }
+#endif
+  const wd_arrays a(slots, (u32)(num_slots / WD_G));
   // Every lane runs the same number of iterations so the warp-aggregated counter sees all 32.
   const u64 rounds = (num_slots + threads - 1) / threads;
   for (u64 r = 0; r < rounds; r++) {
@@ -433,13 +547,18 @@ extern "C" __global__ void warpdrive_retrieve(const wd_slot* slots, const u64* s
     bool occupied = false;
     wd_seen s;
     if (i < num_slots) {
-      s = wd_load<false>(slots, i);
-      occupied = wd_key(s) != WM_KEY_EMPTY && wd_key(s) != WM_KEY_TOMBSTONE;
+      s = wd_load<false>(a.slots, i);
+      occupied = !wd_is_empty(s) && !wd_is_tombstone(s) && !wd_is_busy(s);
     }
     const u64 pos = wm_aggregated_inc(counter, occupied);
     if (occupied && pos < out_capacity) {  // the host checks *counter <= out_capacity
+#if defined(WD_LAYOUT_TAGGED)
+      out_keys[pos] = a.keys[i];
+      out_values[pos] = a.values[i];
+#else
       out_keys[pos] = wd_key(s);
-      out_values[pos] = wd_value(s);
+      out_values[pos] = wd_read_value<false>(a, i, s);
+#endif
     }
   }
 }

@@ -53,5 +53,18 @@ __device__ __forceinline__ uint2 wm_hash_pair(u64 bits, u64 seed) {
   return make_uint2((u32)h, (u32)(h >> 32));
 }
 
+// A 64-bit hash of WORDS 32-bit words (a key wider than 8 bytes): the chosen 64-bit function
+// chained over 8-byte chunks (the last one zero-padded), so every word affects every bit.
+template <int HASH, int WORDS>
+__device__ __forceinline__ u64 wm_hash_words(const u32* w, u64 seed) {
+  u64 h = seed ^ (0x9e3779b97f4a7c15ull * (u64)WORDS);
+#pragma unroll
+  for (int i = 0; i < WORDS; i += 2) {
+    const u64 chunk = (u64)w[i] | (i + 1 < WORDS ? (u64)w[i + 1] << 32 : 0ull);
+    h = (HASH == WM_HASH_MUELLER ? wm_mueller64(h ^ chunk) : wm_fmix64(h ^ chunk)) + 0x9e3779b97f4a7c15ull;
+  }
+  return h;
+}
+
 // Maps a 32-bit hash onto [0, n) without a division: (h * n) >> 32.
 __device__ __forceinline__ u32 wm_map_to_range(u32 h, u32 n) { return __umulhi(h, n); }

@@ -17,8 +17,15 @@ typedef u32 wm_key;
 typedef u64 wm_key;
 #define WM_KEY_EMPTY 0xffffffffffffffffull
 #define WM_KEY_TOMBSTONE 0xfffffffffffffffeull
+#elif WM_KEY_BYTES % 4 == 0 && WM_KEY_BYTES > 8
+// A wide key: WM_KEY_BYTES / 4 words, compared word by word. No value is reserved (tables that
+// store wide keys keep slot states elsewhere), so there are no sentinels.
+struct wm_key {
+  u32 w[WM_KEY_BYTES / 4];
+};
+#define WM_KEY_WIDE 1
 #else
-#error "WM_KEY_BYTES must be 4 or 8"
+#error "WM_KEY_BYTES must be 4, 8 or a larger multiple of 4"
 #endif
 #endif
 
@@ -27,13 +34,31 @@ typedef u64 wm_key;
 typedef u32 wm_value;
 #elif WM_VALUE_BYTES == 8
 typedef u64 wm_value;
+#elif WM_VALUE_BYTES % 4 == 0 && WM_VALUE_BYTES > 8
+struct wm_value {
+  u32 w[WM_VALUE_BYTES / 4];
+};
 #else
-#error "WM_VALUE_BYTES must be 4 or 8"
+#error "WM_VALUE_BYTES must be 4, 8 or a larger multiple of 4"
 #endif
 #endif
 
 // Which side-path slot a sentinel-valued user key uses (0 or 1), or -1 for an ordinary key.
-#if defined(WM_KEY_BYTES)
+// Key equality (bitwise).
+#if defined(WM_KEY_WIDE)
+__device__ __forceinline__ bool wm_key_eq(const wm_key& a, const wm_key& b) {
+  bool eq = true;
+#pragma unroll
+  for (int i = 0; i < WM_KEY_BYTES / 4; i++) eq &= a.w[i] == b.w[i];
+  return eq;
+}
+#elif defined(WM_KEY_BYTES)
+__device__ __forceinline__ bool wm_key_eq(wm_key a, wm_key b) { return a == b; }
+#endif
+
+#if defined(WM_KEY_WIDE)
+__device__ __forceinline__ int wm_side_slot(const wm_key&) { return -1; }
+#elif defined(WM_KEY_BYTES)
 __device__ __forceinline__ int wm_side_slot(wm_key k) {
   return k == WM_KEY_EMPTY ? 0 : (k == WM_KEY_TOMBSTONE ? 1 : -1);
 }

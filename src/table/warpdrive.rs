@@ -174,10 +174,21 @@ impl OverflowFilter {
 pub enum SlotLayout {
     /// 4-byte key + 4-byte value in one 8-byte word, placed by one 64-bit CAS (the paper's).
     Packed8,
-    /// Any other key + value (each zero-extended to 8 bytes) in 16 bytes, placed by one 128-bit
-    /// CAS on sm_90 and newer (before: the key by a 64-bit CAS, then the value, in the same
-    /// sector).
+    /// 4- or 8-byte keys and values (not both 4), each zero-extended to 8 bytes, in 16 bytes,
+    /// placed by one 128-bit CAS on sm_90 and newer (before: the key by a 64-bit CAS, then the
+    /// value, in the same sector).
     Pair16,
+    /// Keys or values wider than 8 bytes: the paper's struct-of-arrays layout, with a 4-byte tag
+    /// per slot (its state, or the key's 32-bit fingerprint) before the key and value arrays.
+    /// An insert claims the tag by CAS, writes key and value, then publishes the fingerprint; a
+    /// search reads the window's tags in one coalesced load and a key only where the
+    /// fingerprint matches. No key value is reserved.
+    Tagged {
+        /// Key bytes.
+        key_bytes: usize,
+        /// Value bytes.
+        value_bytes: usize,
+    },
 }
 
 impl SlotLayout {
@@ -185,7 +196,11 @@ impl SlotLayout {
     pub fn for_widths(key_bytes: usize, value_bytes: usize) -> Self {
         match (key_bytes, value_bytes) {
             (4, 4) => SlotLayout::Packed8,
-            _ => SlotLayout::Pair16,
+            (4 | 8, 4 | 8) => SlotLayout::Pair16,
+            _ => SlotLayout::Tagged {
+                key_bytes,
+                value_bytes,
+            },
         }
     }
     /// Bytes per slot.
@@ -193,6 +208,10 @@ impl SlotLayout {
         match self {
             SlotLayout::Packed8 => 8,
             SlotLayout::Pair16 => 16,
+            SlotLayout::Tagged {
+                key_bytes,
+                value_bytes,
+            } => 4 + key_bytes + value_bytes,
         }
     }
 }
@@ -200,8 +219,14 @@ impl SlotLayout {
 /// Whether a WarpDrive table can store keys of `key_bytes` and values of `value_bytes` bytes
 /// ([`WarpDrive::new`] returns [`Error::Unsupported`] for other widths).
 pub fn supports_widths(key_bytes: usize, value_bytes: usize) -> bool {
-    matches!(key_bytes, 4 | 8) && matches!(value_bytes, 4 | 8)
+    let ok = |b: usize, max: usize| b >= 4 && b % 4 == 0 && b <= max;
+    ok(key_bytes, MAX_KEY_BYTES) && ok(value_bytes, MAX_VALUE_BYTES)
 }
+
+/// The widest key a WarpDrive table stores (bytes; keys are multiples of 4 bytes).
+pub const MAX_KEY_BYTES: usize = 256;
+/// The widest value a WarpDrive table stores (bytes; values are multiples of 4 bytes).
+pub const MAX_VALUE_BYTES: usize = 1024;
 
 /// The kernel module specialisation for these widths, group size, hash function and filter bits
 /// per window (0: none).
@@ -236,6 +261,23 @@ pub fn all_kernel_sources() -> Vec<KernelSource> {
                 }
             }
         }
+    }
+    // The tagged layout: the wide widths the contract tests use, at three group sizes.
+    for (kb, vb) in [
+        (16, 8),
+        (16, 4),
+        (32, 4),
+        (64, 8),
+        (8, 32),
+        (12, 256),
+        (4, 16),
+    ] {
+        for g in [1, 4, 32] {
+            for h in HashFunction::ALL {
+                v.push(kernel_source(kb, vb, g, h, 2));
+            }
+        }
+        v.push(kernel_source(kb, vb, 8, HashFunction::default(), 0));
     }
     v
 }
@@ -279,7 +321,8 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         }
         if !supports_widths(K::BYTES, V::BYTES) {
             return Err(Error::Unsupported(format!(
-                "WarpDrive stores 4- or 8-byte keys and values, not {} ({} bytes) -> {} ({} bytes)",
+                "WarpDrive stores keys of 4 to {MAX_KEY_BYTES} bytes and values of 4 to \
+                 {MAX_VALUE_BYTES} bytes in multiples of 4, not {} ({} bytes) -> {} ({} bytes)",
                 K::NAME,
                 K::BYTES,
                 V::NAME,
