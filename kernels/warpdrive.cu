@@ -80,7 +80,8 @@ typedef u32 wd_seen;
 #endif
 
 // The table's arrays: the slots (or tags), and for the tagged layout the keys and values after
-// them (windows * G of each; every record is a multiple of 4 bytes, so all stay 4-byte aligned).
+// them, windows * G of each, each array starting at a multiple of 16 bytes (src/table/
+// warpdrive.rs `tagged_offsets` computes the same).
 struct wd_arrays {
   wd_slot* slots;
 #if defined(WD_LAYOUT_TAGGED)
@@ -90,8 +91,10 @@ struct wd_arrays {
   __device__ __forceinline__ wd_arrays(const wd_slot* s, u32 windows) : slots(const_cast<wd_slot*>(s)) {
 #if defined(WD_LAYOUT_TAGGED)
     const u64 n = (u64)windows * WD_G;
-    keys = reinterpret_cast<wm_key*>(slots + n);
-    values = reinterpret_cast<wm_value*>(keys + n);
+    const u64 key_offset = (n * 4u + 15u) & ~15ull;
+    const u64 value_offset = key_offset + ((n * sizeof(wm_key) + 15u) & ~15ull);
+    keys = reinterpret_cast<wm_key*>(reinterpret_cast<u8*>(slots) + key_offset);
+    values = reinterpret_cast<wm_value*>(reinterpret_cast<u8*>(slots) + value_offset);
 #endif
   }
 };
@@ -161,19 +164,40 @@ __device__ __forceinline__ wm_value wd_read_value(const wd_arrays& a, u64 i, wd_
   return concurrent ? (wm_value)wm_cas128(a.slots + i, s, s).y : (wm_value)s.y;
 #elif defined(WD_LAYOUT_PAIR)
   return (wm_value)s.y;
+#elif WM_VALUE_BYTES <= 8
+  return concurrent ? __ldcg(a.values + i) : a.values[i];  // one aligned word: never torn
 #else
-  return wd_load_record<concurrent>(a.values + i);
+  if (!concurrent) return a.values[i];
+  // A wide value may be being replaced: hold the slot (its tag `s`, the key's fingerprint, set
+  // to "being written") while reading, as writers do (wd_store_value).
+  while (atomicCAS(a.slots + i, s, WD_TAG_BUSY) != s) {
+  }
+  const wm_value v = wd_load_record<true>(a.values + i);
+  __threadfence();
+  atomicExch(a.slots + i, s);
+  return v;
 #endif
 }
 
-// Replaces the value of slot i, whose key is already k.
-__device__ __forceinline__ void wd_store_value(const wd_arrays& a, u64 i, const wm_key& k, const wm_value& v) {
+// Replaces the value of slot i, whose key is already k (tagged layout: whose tag was `s`).
+__device__ __forceinline__ void wd_store_value(const wd_arrays& a, u64 i, wd_seen s, const wm_key& k,
+                                               const wm_value& v) {
 #if defined(WD_LAYOUT_PACKED)
   atomicExch(a.slots + i, wd_make(k, v));
 #elif defined(WD_LAYOUT_PAIR)
   atomicExch(&a.slots[i].y, (u64)v);
+#elif WM_VALUE_BYTES == 4
+  atomicExch(a.values + i, v);
+#elif WM_VALUE_BYTES == 8
+  atomicExch(reinterpret_cast<unsigned long long*>(a.values + i), (unsigned long long)v);
 #else
-  a.values[i] = v;  // relaxed, word by word (the paper's SoA caveat)
+  // Wider than one atomic: hold the slot while writing, so that two writers never interleave
+  // words and a concurrent reader (which holds it too) sees the old or the new value.
+  while (atomicCAS(a.slots + i, s, WD_TAG_BUSY) != s) {
+  }
+  a.values[i] = v;
+  __threadfence();
+  atomicExch(a.slots + i, s);
 #endif
 }
 
@@ -353,7 +377,7 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, const wd_a
       const wd_seen s = wd_load<true>(a.slots, i);
       const u32 match = g.ballot(wd_holds<true>(a, i, s, k, p));
       if (match) {
-        if (assign && g.rank == (u32)(__ffs(match) - 1)) wd_store_value(a, i, k, v);
+        if (assign && g.rank == (u32)(__ffs(match) - 1)) wd_store_value(a, i, s, k, v);
         return present;
       }
       // A slot being written may be getting k (a duplicate in this batch): wait for its key.
@@ -411,12 +435,15 @@ __device__ __forceinline__ bool wd_find_one(const wm_group<WD_G>& g, const wd_ar
   }
 #endif
   wd_probe p(k, windows, seed);
-  for (u32 probe = 0; probe < max_probes; probe++) {
+  u32 probe = 0;
+  while (probe < max_probes) {
     const u64 i = (u64)p.window * WD_G + g.rank;
     const wd_seen s = wd_load<concurrent>(a.slots, i);
     const u32 passed = wd_filter_word<concurrent>(filter, p);
     const bool mine = wd_holds<concurrent>(a, i, s, k, p);
     const u32 match = g.ballot(mine);
+    // A slot being written or held (tagged layout, concurrent inserts) may hold k: read again.
+    if (concurrent && !match && g.any(wd_is_busy(s))) continue;
     if (match) {
       if (out != nullptr && g.rank == (u32)(__ffs(match) - 1)) *out = wd_read_value<concurrent>(a, i, s);
       return true;
@@ -424,6 +451,7 @@ __device__ __forceinline__ bool wd_find_one(const wm_group<WD_G>& g, const wd_ar
     if (g.any(wd_is_empty(s))) return false;
     if (!wd_passed(passed, p)) return false;  // no chain of k went past this window
     p.next(windows);
+    probe++;
   }
   return false;
 }

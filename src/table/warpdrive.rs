@@ -214,6 +214,21 @@ impl SlotLayout {
             } => 4 + key_bytes + value_bytes,
         }
     }
+    /// Bytes of device memory for `n` slots (the tagged layout starts each of its three arrays
+    /// at a multiple of 16 bytes; `kernels/warpdrive.cu` `wd_arrays` computes the same offsets).
+    pub fn table_bytes(self, n: usize) -> usize {
+        match self {
+            SlotLayout::Tagged {
+                key_bytes,
+                value_bytes,
+            } => {
+                let key_offset = (n * 4).next_multiple_of(16);
+                let value_offset = key_offset + (n * key_bytes).next_multiple_of(16);
+                value_offset + n * value_bytes
+            }
+            _ => n * self.slot_bytes(),
+        }
+    }
 }
 
 /// Whether a WarpDrive table can store keys of `key_bytes` and values of `value_bytes` bytes
@@ -350,11 +365,10 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             None => DEFAULT_PROBE_BUDGET_SLOTS.div_ceil(g).min(windows),
         };
         let layout = SlotLayout::for_widths(K::BYTES, V::BYTES);
-        let slot_bytes = layout.slot_bytes();
         let filter_bits = config
             .overflow_filter
             .bits(windows as u64, gpu.l2_bytes())?;
-        let need = slots_n as u64 * slot_bytes as u64 + windows as u64 * filter_bits as u64 / 8;
+        let need = layout.table_bytes(slots_n) as u64 + windows as u64 * filter_bits as u64 / 8;
         if need > gpu.total_memory() {
             return Err(Error::OutOfMemory {
                 requested_bytes: need,
@@ -375,7 +389,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             retrieve: module.kernel("warpdrive_retrieve")?,
             mixed: module.kernel("warpdrive_mixed")?,
         };
-        let slots = gpu.alloc::<u8>(slots_n * slot_bytes)?;
+        let slots = gpu.alloc::<u8>(layout.table_bytes(slots_n))?;
         let filter_words = (windows as usize * filter_bits as usize)
             .div_ceil(32)
             .max(1);
