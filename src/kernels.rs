@@ -35,6 +35,8 @@ pub const COMMON: &[KernelFile] = &[
 
 /// The WarpDrive scheme's kernels.
 pub const WARPDRIVE: KernelFile = kernel_file!("warpdrive.cu");
+/// The Stadium hashing scheme's kernels.
+pub const STADIUM: KernelFile = kernel_file!("stadium.cu");
 /// Measurement kernels (the in-run roofline of `warpmap bench`).
 pub const ROOFLINE: KernelFile = kernel_file!("roofline.cu");
 

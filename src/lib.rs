@@ -13,10 +13,11 @@ pub mod status;
 pub mod table;
 
 pub use cpu::CpuTable;
-pub use device::{DeviceBuffer, Gpu, PinnedBuffer};
+pub use device::{DeviceBuffer, Gpu, MappedBuffer, PinnedBuffer};
 pub use error::{Error, Result};
 pub use hash::HashFunction;
 pub use key::{Key, Value};
 pub use status::InsertStatus;
+pub use table::stadium::{Location, Stadium, StadiumConfig};
 pub use table::warpdrive::{WarpDrive, WarpDriveConfig};
 pub use table::{Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};

@@ -31,6 +31,7 @@ fn require_nvrtc() -> &'static warpmap::device::Nvrtc {
 /// Every module the library can ask NVRTC for.
 fn all_sources() -> Vec<KernelSource> {
     let mut v = warpmap::table::warpdrive::all_kernel_sources();
+    v.extend(warpmap::table::stadium::all_kernel_sources());
     v.push(KernelSource::new("roofline", ROOFLINE));
     v
 }

@@ -353,6 +353,42 @@ impl Gpu {
         })
     }
 
+    /// Allocates `len` elements of page-locked host memory mapped into the GPU's address space
+    /// (`cuMemHostAlloc` with `DEVICEMAP | PORTABLE`), zeroed. Kernels read and write it over
+    /// the bus, at its [`MappedBuffer::device_address`]: for tables larger than device memory.
+    pub fn alloc_mapped<T: bytemuck::Pod>(&self, len: usize) -> Result<MappedBuffer<T>> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .filter(|&b| b < isize::MAX as usize)
+            .ok_or_else(|| {
+                Error::invalid(format!("mapped allocation of {len} elements overflows"))
+            })?;
+        let flags = drv_sys::CU_MEMHOSTALLOC_DEVICEMAP | drv_sys::CU_MEMHOSTALLOC_PORTABLE;
+        // SAFETY: the memory is uninitialised until the fill below, and nothing reads it before.
+        let mut slice = unsafe { self.ctx.alloc_pinned_with_flags::<u8>(bytes.max(1), flags) }
+            .map_err(|e| driver_err("allocating mapped host memory", e))?;
+        slice
+            .as_mut_slice()
+            .map_err(|e| driver_err("mapped host memory", e))?
+            .fill(0);
+        let host = slice
+            .as_mut_ptr()
+            .map_err(|e| driver_err("mapped host memory", e))?;
+        let mut device_ptr: drv_sys::CUdeviceptr = 0;
+        // SAFETY: `host` is the start of a live allocation made with CU_MEMHOSTALLOC_DEVICEMAP in
+        // this context (bound to this thread by the allocation above); flags must be 0.
+        unsafe { drv_sys::cuMemHostGetDevicePointer_v2(&mut device_ptr, host.cast(), 0) }
+            .result()
+            .map_err(|e| driver_err("mapping host memory into the GPU", e))?;
+        Ok(MappedBuffer {
+            bytes: slice,
+            device_ptr,
+            len,
+            stream: self.stream.clone(),
+            _t: PhantomData,
+        })
+    }
+
     /// Loads (compiling or reading the caches as needed) a kernel module specialisation.
     pub fn module(&self, source: &KernelSource) -> Result<Module> {
         let start = Instant::now();
@@ -494,6 +530,12 @@ impl<'a> Launch<'a> {
         self.args.arg(&mut b.bytes);
         self
     }
+    /// Pushes mapped host memory (the kernel sees a pointer to its first element; the kernel
+    /// may read and write it, like a [`buf_mut`](Self::buf_mut)).
+    pub fn mapped<T: bytemuck::Pod>(&mut self, b: &'a MappedBuffer<T>) -> &mut Self {
+        self.args.arg(&b.device_ptr);
+        self
+    }
     /// Pushes a scalar by value.
     pub fn arg<T: Scalar>(&mut self, v: &'a T) -> &mut Self {
         self.args.arg(v);
@@ -592,6 +634,58 @@ impl<T: bytemuck::Pod> PinnedBuffer<T> {
             .as_mut_slice()
             .map_err(|e| driver_err("pinned memory", e))?;
         Ok(bytemuck::cast_slice_mut(&mut b[..n]))
+    }
+}
+
+/// Page-locked host memory mapped into the GPU's address space ([`Gpu::alloc_mapped`]): kernels
+/// access it directly over the bus, without copies. Dropping it first waits for the GPU's
+/// stream, so no kernel still uses it when it is freed.
+pub struct MappedBuffer<T> {
+    bytes: PinnedHostSlice<u8>,
+    device_ptr: u64,
+    len: usize,
+    stream: Arc<CudaStream>,
+    _t: PhantomData<T>,
+}
+
+impl<T: bytemuck::Pod> MappedBuffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether it holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Size in bytes.
+    pub fn num_bytes(&self) -> usize {
+        self.len * std::mem::size_of::<T>()
+    }
+    /// The address kernels use for it.
+    pub fn device_address(&self) -> u64 {
+        self.device_ptr
+    }
+    /// The contents, after waiting for the GPU's stream (kernels may be writing it).
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        self.stream
+            .synchronize()
+            .map_err(|e| driver_err("synchronising the stream", e))?;
+        let b = self
+            .bytes
+            .as_slice()
+            .map_err(|e| driver_err("mapped host memory", e))?;
+        let mut v = vec![T::zeroed(); self.len];
+        bytemuck::cast_slice_mut::<T, u8>(&mut v)
+            .copy_from_slice(&b[..self.len * std::mem::size_of::<T>()]);
+        Ok(v)
+    }
+}
+
+impl<T> Drop for MappedBuffer<T> {
+    fn drop(&mut self) {
+        // Kernels enqueued on the stream may still access the memory: wait before it is freed
+        // (an error here means the context is gone, and the memory with it).
+        let _ = self.stream.synchronize();
     }
 }
 

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use warpmap::table::warpdrive::OverflowFilter;
 use warpmap::table::warpdrive::{supports_widths, GROUP_SIZES};
 use warpmap::{CpuTable, Gpu, HashTable, Key, Value, WarpDrive, WarpDriveConfig};
+use warpmap::{Location, Stadium, StadiumConfig};
 
 /// A table behind the common trait, as the contract tests use it.
 pub type DynTable<K, V> = Box<dyn HashTable<K, V>>;
@@ -144,6 +145,13 @@ pub fn warpdrive<K: Key, V: Value>(gpu: &Arc<Gpu>, config: WarpDriveConfig) -> W
     WarpDrive::new(gpu.clone(), config).unwrap_or_else(|e| panic!("creating {what}: {e}"))
 }
 
+/// A Stadium table, or a panic that says why (on a machine with a GPU, creating a small table
+/// must work).
+pub fn stadium<K: Key, V: Value>(gpu: &Arc<Gpu>, config: StadiumConfig) -> Stadium<K, V> {
+    let what = format!("Stadium<{}, {}> {config:?}", K::NAME, V::NAME);
+    Stadium::new(gpu.clone(), config).unwrap_or_else(|e| panic!("creating {what}: {e}"))
+}
+
 /// Every backend present on this machine, each holding at least `capacity` keys:
 /// the CPU table (default shards and a single shard), and on a GPU, where WarpDrive supports
 /// the key and value widths ([`supports_widths`]), the WarpDrive table with every group size
@@ -161,6 +169,31 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
             Box::new(CpuTable::<K, V>::with_shards(capacity, 1).expect("CpuTable::with_shards")),
         ),
     ];
+    // Stadium hashing (any key and value width): 8- and 1-bit tickets with device buckets,
+    // 2-bit tickets with Mueller's hash, and 4-bit tickets with buckets in pinned host memory.
+    if let Some(gpu) = gpu() {
+        for (label, config) in [
+            ("t8", StadiumConfig::new(capacity).ticket_bits(8)),
+            ("t1", StadiumConfig::new(capacity).ticket_bits(1)),
+            (
+                "t2/mueller",
+                StadiumConfig::new(capacity)
+                    .ticket_bits(2)
+                    .hash(warpmap::HashFunction::Mueller),
+            ),
+            (
+                "t4/host",
+                StadiumConfig::new(capacity)
+                    .ticket_bits(4)
+                    .location(Location::Host),
+            ),
+        ] {
+            v.push((
+                format!("stadium/{label}"),
+                Box::new(stadium::<K, V>(&gpu, config)),
+            ));
+        }
+    }
     if !supports_widths(K::BYTES, V::BYTES) {
         return v;
     }

@@ -1,0 +1,463 @@
+// Stadium hashing (stadium-hashing.txt §III): a ticket board in GPU memory, buckets of key-value
+// records in GPU memory or in pinned host memory mapped into the GPU (out-of-core).
+// Host side: src/table/stadium.rs. Assembled after kernels/common/*.cuh (src/kernels.rs).
+//
+// Defines: WM_KEY_BYTES, WM_VALUE_BYTES (multiples of 4), WM_HASH, ST_TICKET_BITS (1, 2, 4, 8),
+// ST_HOST_BUCKETS (0: buckets in device memory, 1: in mapped host memory).
+//
+// The table has `size` buckets, `size` prime. Key k starts at bucket __umulhi(h1, size) and
+// steps by 1 + __umulhi(h2, size - 1) (Fig. 5): the step is in [1, size-1], coprime with the
+// prime size, so `size` probes visit every bucket and load factors up to 1 work.
+//
+// The ticket board. Each bucket has a ticket of T = ST_TICKET_BITS bits: the availability bit
+// (bit 0) and T-1 info bits drawn from the key's hash (§III), and beside it the access bit of
+// §III-B (bit T). One board entry is these T+1 bits; ST_PER_WORD = floor(32 / (T+1)) entries
+// share a 32-bit word, so one atomic on the word changes an entry's bits together. Entry states
+// (A = availability, C = access):
+//
+//   A C
+//   1 1  empty      never used since the last clear: a search stops here
+//   0 1  busy       reserved and being written, or held while a value is replaced or read
+//   0 0  live       info bits and bucket hold a key
+//   1 0  deleted    erased: searches go on past it, inserts may take it
+//
+// We store the access bit inverted with respect to the paper (1 = "being accessed"), so that
+// both the reservation (the paper's atomicAnd clearing the availability bit, Fig. 7) and the
+// publication of a finished insert are an atomicAnd, and a reservation that loses its race
+// changes nothing (the winner's entry already has A = 0). With the paper's polarity the losing
+// atomicAnd would also clear the winner's access bit.
+//
+// Insert (one thread per pair, as in the paper): walk the key's probe sequence as a lookup does,
+// remembering the first deleted entry. Finding the key: update (assign) or keep (if absent). An
+// empty entry ends the chain: the key is not in the table, so reserve the first deleted entry
+// seen (by CAS: deleted -> busy) or else this empty one (atomicAnd, the paper's). Then write the
+// info bits (atomicAnd, Fig. 8), the record with plain stores (for host buckets one write-only
+// transfer over PCIe), a fence (__threadfence, or __threadfence_system for host buckets: the
+// paper's barrier), and clear the access bit.
+//
+// Duplicate keys (warpmap's contract, beyond the paper whose insert does not check): a key is
+// stored once, even when one batch holds it many times. During an insert phase entries only
+// move empty -> busy -> live, deleted -> busy -> live, live -> busy -> live (a held value), so a
+// position seen occupied stays occupied and keeps its key. A thread reserves only the first
+// free position of its chain; a thread that meets a busy entry whose info bits may be its key's
+// waits until it is live and compares the key; a thread that loses a reservation re-examines
+// that position. So two threads with one key can never reserve two positions: the one with the
+// later position would have passed the earlier one, seen it busy or live, and waited for it.
+// A replaced value is written while the entry is held busy (atomicOr of the access bit), so two
+// writers of one key never interleave words and the value kept is one of the batch's values.
+//
+// Mixed batches (§III-B): finds run beside inserts. A find waits on busy entries that may hold
+// its key, as the paper's retrievals must when the user supplies no barrier, and reads a value
+// while holding the entry, so it sees the old or the new value, never a mix. A key inserted by
+// an earlier launch is always found. Erases are phase-separated (never in the same launch as
+// inserts or finds).
+//
+// Records: a bucket is the key's words followed by the value's words (4-byte words; every key
+// and value type of warpmap is a multiple of 4 bytes), copied with the widest vector access the
+// record's alignment allows.
+
+#ifndef ST_TICKET_BITS
+#error "ST_TICKET_BITS must be defined (1, 2, 4 or 8)"
+#endif
+#if ST_TICKET_BITS != 1 && ST_TICKET_BITS != 2 && ST_TICKET_BITS != 4 && ST_TICKET_BITS != 8
+#error "ST_TICKET_BITS must be 1, 2, 4 or 8"
+#endif
+#ifndef ST_HOST_BUCKETS
+#error "ST_HOST_BUCKETS must be defined (0 or 1)"
+#endif
+#ifndef WM_HASH
+#define WM_HASH WM_HASH_MURMUR
+#endif
+#if WM_KEY_BYTES % 4 != 0 || WM_VALUE_BYTES % 4 != 0
+#error "Stadium records are copied as 4-byte words: key and value widths must be multiples of 4"
+#endif
+
+#define ST_T ST_TICKET_BITS
+#define ST_ENTRY_BITS (ST_T + 1)
+#define ST_PER_WORD (32 / ST_ENTRY_BITS)
+#define ST_INFO_BITS (ST_T - 1)
+#define ST_INFO_MASK ((1u << ST_INFO_BITS) - 1u)
+#define ST_ENTRY_MASK ((1u << ST_ENTRY_BITS) - 1u)
+#define ST_AVAILABLE 1u                 // within an entry
+#define ST_ACCESS (1u << ST_T)          // within an entry
+#define ST_INFO_FIELD (ST_INFO_MASK << 1)
+
+#define ST_KEY_WORDS (WM_KEY_BYTES / 4)
+#define ST_VALUE_WORDS (WM_VALUE_BYTES / 4)
+#define ST_RECORD_WORDS (ST_KEY_WORDS + ST_VALUE_WORDS)
+#define ST_NONE 0xffffffffu
+
+// The fence that orders a bucket's contents before the ticket that publishes them.
+__device__ __forceinline__ void st_fence() {
+#if ST_HOST_BUCKETS
+  __threadfence_system();
+#else
+  __threadfence();
+#endif
+}
+
+template <int N>
+struct st_words {
+  u32 w[N];
+};
+typedef st_words<ST_KEY_WORDS> st_key;
+typedef st_words<ST_VALUE_WORDS> st_value;
+
+// The widest vector (4, 2 or 1 words) that divides both n and a (alignment in words).
+__host__ __device__ constexpr int st_vec(int n, int a) {
+  return (n % 4 == 0 && a % 4 == 0) ? 4 : ((n % 2 == 0 && a % 2 == 0) ? 2 : 1);
+}
+// Bucket i's record starts at word i * ST_RECORD_WORDS of a 256-byte aligned allocation.
+#define ST_RECORD_ALIGN st_vec(ST_RECORD_WORDS, ST_RECORD_WORDS)
+#define ST_KEY_VEC st_vec(ST_KEY_WORDS, ST_RECORD_ALIGN)
+#define ST_VALUE_VEC st_vec(ST_VALUE_WORDS, st_vec(ST_KEY_WORDS, ST_RECORD_ALIGN))
+
+// Loads N words from p (aligned to VEC words) in VEC-word accesses. `coherent`: from L2, not L1
+// (other SMs write buckets during the same launch).
+template <int N, int VEC, bool coherent>
+__device__ __forceinline__ void st_load_words(const u32* p, u32* dst) {
+#pragma unroll
+  for (int i = 0; i < N; i += VEC) {
+    if (VEC == 4) {
+      const uint4 v = coherent ? __ldcg(reinterpret_cast<const uint4*>(p + i)) : *reinterpret_cast<const uint4*>(p + i);
+      dst[i] = v.x, dst[i + 1] = v.y, dst[i + 2] = v.z, dst[i + 3] = v.w;
+    } else if (VEC == 2) {
+      const uint2 v = coherent ? __ldcg(reinterpret_cast<const uint2*>(p + i)) : *reinterpret_cast<const uint2*>(p + i);
+      dst[i] = v.x, dst[i + 1] = v.y;
+    } else {
+      dst[i] = coherent ? __ldcg(p + i) : p[i];
+    }
+  }
+}
+
+// Stores N words to p (aligned to VEC words) in VEC-word accesses.
+template <int N, int VEC>
+__device__ __forceinline__ void st_store_words(u32* p, const u32* src) {
+#pragma unroll
+  for (int i = 0; i < N; i += VEC) {
+    if (VEC == 4) {
+      *reinterpret_cast<uint4*>(p + i) = make_uint4(src[i], src[i + 1], src[i + 2], src[i + 3]);
+    } else if (VEC == 2) {
+      *reinterpret_cast<uint2*>(p + i) = make_uint2(src[i], src[i + 1]);
+    } else {
+      p[i] = src[i];
+    }
+  }
+}
+
+__device__ __forceinline__ u32* st_record(u32* buckets, u32 i) { return buckets + (u64)i * ST_RECORD_WORDS; }
+
+// Where bucket i's entry lives on the board: its word, and the shift of its availability bit.
+struct st_slot {
+  u32 word;
+  u32 shift;
+  __device__ __forceinline__ explicit st_slot(u32 i) : word(i / ST_PER_WORD), shift((i % ST_PER_WORD) * ST_ENTRY_BITS) {}
+};
+
+__device__ __forceinline__ u32 st_entry(u32 word_bits, const st_slot& s) { return (word_bits >> s.shift) & ST_ENTRY_MASK; }
+__device__ __forceinline__ bool st_is_empty(u32 e) { return (e & (ST_AVAILABLE | ST_ACCESS)) == (ST_AVAILABLE | ST_ACCESS); }
+__device__ __forceinline__ bool st_is_deleted(u32 e) { return (e & (ST_AVAILABLE | ST_ACCESS)) == ST_AVAILABLE; }
+__device__ __forceinline__ bool st_is_busy(u32 e) { return (e & (ST_AVAILABLE | ST_ACCESS)) == ST_ACCESS; }
+__device__ __forceinline__ bool st_is_live(u32 e) { return (e & (ST_AVAILABLE | ST_ACCESS)) == 0u; }
+__device__ __forceinline__ u32 st_info_of(u32 e) { return (e >> 1) & ST_INFO_MASK; }
+
+// A key's probe sequence (Fig. 5) and its info bits.
+struct st_probe {
+  u32 pos;
+  u32 step;
+  u32 info;
+  __device__ __forceinline__ st_probe(const st_key& k, u32 size, u64 seed) {
+#if ST_KEY_WORDS <= 2
+    const u64 bits = (u64)k.w[0] | (ST_KEY_WORDS == 2 ? (u64)k.w[ST_KEY_WORDS - 1] << 32 : 0ull);
+    const uint2 h = wm_hash_pair<WM_HASH, WM_KEY_BYTES>(bits, seed);
+#else
+    const u64 h64 = wm_hash_words<WM_HASH, ST_KEY_WORDS>(k.w, seed);
+    const uint2 h = make_uint2((u32)h64, (u32)(h64 >> 32));
+#endif
+    pos = wm_map_to_range(h.x, size);                 // InitHash: __umulhi(h1, size)
+    step = 1u + wm_map_to_range(h.y, size - 1u);      // Rehash: 1 + __umulhi(h2, size - 1)
+    // Info bits from a third mix, independent of the position and the step (their high bits).
+    info = (u32)wm_fmix64(((u64)h.y << 32 | h.x) ^ 0x5851f42d4c957f2dull) & ST_INFO_MASK;
+  }
+  __device__ __forceinline__ void next(u32 size) {
+    const u32 dh = pos + step;  // pos, step < size < 2^32 - 1: the sum may wrap only past 2^32
+    pos = (dh >= size || dh < pos) ? dh - size : dh;
+  }
+};
+
+// Loads the board word of slot s. `coherent`: from L2 (other SMs change it in this launch).
+template <bool coherent>
+__device__ __forceinline__ u32 st_load_board(const u32* board, const st_slot& s) {
+  return coherent ? __ldcg(board + s.word) : board[s.word];
+}
+
+// Loads slot s's entry; while it is busy and may hold a key with `info` (its info bits equal, or
+// not yet written: all ones), waits for it to become live (the paper's access-bit wait).
+template <bool coherent>
+__device__ __forceinline__ u32 st_settled_entry(const u32* board, const st_slot& s, u32 info) {
+  while (true) {
+    const u32 e = st_entry(st_load_board<coherent>(board, s), s);
+    if (!coherent || !st_is_busy(e)) return e;
+    const u32 seen = st_info_of(e);
+    if (seen != info && seen != ST_INFO_MASK) return e;  // being written, but not with our key
+    __nanosleep(20);
+  }
+}
+
+// Whether live entry e of bucket i holds k: info bits (second level), then the bucket's key
+// (third level, the only bucket access). The fence orders the key read after the entry read
+// (the inserter wrote the key before publishing the entry).
+template <bool coherent>
+__device__ __forceinline__ bool st_holds(const u32* buckets, u32 i, u32 e, const st_key& k, u32 info) {
+  if (st_info_of(e) != info) return false;
+  if (coherent) __threadfence();
+  st_key stored;
+  st_load_words<ST_KEY_WORDS, ST_KEY_VEC, coherent>(st_record(const_cast<u32*>(buckets), i), stored.w);
+  bool eq = true;
+#pragma unroll
+  for (int w = 0; w < ST_KEY_WORDS; w++) eq &= stored.w[w] == k.w[w];
+  return eq;
+}
+
+// Holds live bucket s (sets its access bit: busy) so that its value can be replaced or read
+// whole; waits while another thread holds it.
+__device__ __forceinline__ void st_hold(u32* board, const st_slot& s) {
+  while (atomicOr(board + s.word, ST_ACCESS << s.shift) & (ST_ACCESS << s.shift)) __nanosleep(20);
+  __threadfence();  // the value accesses after taking the hold
+}
+// Releases a hold, or publishes a newly written bucket: the bucket's stores before the entry.
+__device__ __forceinline__ void st_release(u32* board, const st_slot& s) {
+  st_fence();
+  atomicAnd(board + s.word, ~(ST_ACCESS << s.shift));
+}
+
+__device__ __forceinline__ u32* st_value_ptr(u32* buckets, u32 i) { return st_record(buckets, i) + ST_KEY_WORDS; }
+
+// Replaces the value of live bucket i (holding it meanwhile).
+__device__ __forceinline__ void st_replace_value(u32* board, u32* buckets, u32 i, const st_value& v) {
+  const st_slot s(i);
+  st_hold(board, s);
+  st_store_words<ST_VALUE_WORDS, ST_VALUE_VEC>(st_value_ptr(buckets, i), v.w);
+  st_release(board, s);
+}
+
+// Reads the value of live bucket i. `concurrent`: inserts may replace it in this launch, so hold
+// the bucket while reading.
+template <bool concurrent>
+__device__ __forceinline__ void st_read_value(u32* board, const u32* buckets, u32 i, st_value* out) {
+  st_value v;
+  u32* rec = st_value_ptr(const_cast<u32*>(buckets), i);
+  if (concurrent) {
+    const st_slot s(i);
+    st_hold(board, s);
+    st_load_words<ST_VALUE_WORDS, ST_VALUE_VEC, true>(rec, v.w);
+    __threadfence();  // the reads before the release (nothing was written: no system fence)
+    atomicAnd(board + s.word, ~(ST_ACCESS << s.shift));
+  } else {
+    st_load_words<ST_VALUE_WORDS, ST_VALUE_VEC, false>(rec, v.w);
+  }
+  *out = v;
+}
+
+// Reserves bucket i, seen empty: the paper's TryBookASeat (Fig. 7), one atomicAnd clearing the
+// availability bit. The entry's access bit is already set (empty), so it is now busy. A loser
+// changes nothing: the entry's availability bit was already clear.
+__device__ __forceinline__ bool st_reserve_empty(u32* board, u32 i) {
+  const st_slot s(i);
+  const u32 permit = ST_AVAILABLE << s.shift;
+  return (atomicAnd(board + s.word, ~permit) & permit) != 0u;
+}
+
+// Reserves bucket i, seen deleted (A = 1, C = 0): deleted -> busy by CAS, retried while only
+// neighbouring entries of the word change. (An atomicAnd would make it live at once, with the
+// erased key still in the bucket.)
+__device__ __forceinline__ bool st_reserve_deleted(u32* board, u32 i) {
+  const st_slot s(i);
+  u32 seen = __ldcg(board + s.word);
+  while (st_is_deleted(st_entry(seen, s))) {
+    const u32 want = (seen & ~(ST_AVAILABLE << s.shift)) | (ST_ACCESS << s.shift);
+    const u32 old = atomicCAS(board + s.word, seen, want);
+    if (old == seen) return true;
+    seen = old;
+  }
+  return false;
+}
+
+// Fills reserved bucket i: the info bits (Fig. 8: an atomicAnd with the info in a field of
+// ones), the record in one store sequence, then the access bit cleared after the fence.
+__device__ __forceinline__ void st_fill(u32* board, u32* buckets, u32 i, u32 info, const st_key& k,
+                                        const st_value& v) {
+  const st_slot s(i);
+  if (ST_INFO_BITS > 0) atomicAnd(board + s.word, ~((~info & ST_INFO_MASK) << (s.shift + 1)));
+  u32 rec[ST_RECORD_WORDS];
+#pragma unroll
+  for (int w = 0; w < ST_KEY_WORDS; w++) rec[w] = k.w[w];
+#pragma unroll
+  for (int w = 0; w < ST_VALUE_WORDS; w++) rec[ST_KEY_WORDS + w] = v.w[w];
+  st_store_words<ST_RECORD_WORDS, ST_RECORD_ALIGN>(st_record(buckets, i), rec);
+  st_release(board, s);
+}
+
+// Inserts (k, v); returns its status and counts into inserted / failed.
+// assign: a present key gets v (UPDATED); otherwise it keeps its value (PRESENT).
+__device__ __forceinline__ u32 st_insert_one(u32* board, u32* buckets, const st_key& k, const st_value& v, u32 size,
+                                             u32 max_probes, u64 seed, bool assign, u32& inserted, u32& failed) {
+  st_probe p(k, size, seed);
+  u32 probe = 0;
+  u32 deleted_pos = ST_NONE, deleted_probe = 0;  // the first deleted entry on the chain
+  while (true) {
+    if (probe < max_probes) {
+      const st_slot s(p.pos);
+      const u32 e = st_settled_entry<true>(board, s, p.info);
+      if (st_is_live(e) && st_holds<true>(buckets, p.pos, e, k, p.info)) {
+        if (assign) st_replace_value(board, buckets, p.pos, v);
+        return assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
+      }
+      if (st_is_deleted(e) && deleted_pos == ST_NONE) {
+        deleted_pos = p.pos;
+        deleted_probe = probe;
+      }
+      if (!st_is_empty(e)) {  // the chain goes on
+        p.next(size);
+        probe++;
+        continue;
+      }
+      // An empty entry ends the chain: k is not in the table.
+      if (deleted_pos == ST_NONE) {
+        if (st_reserve_empty(board, p.pos)) {
+          st_fill(board, buckets, p.pos, p.info, k, v);
+          inserted++;
+          return WM_STATUS_OK;
+        }
+        continue;  // lost to another insert: look at this position again (it may be k)
+      }
+    } else if (deleted_pos == ST_NONE) {
+      failed++;
+      return max_probes >= size ? WM_STATUS_TABLE_FULL : WM_STATUS_PROBE_LIMIT;
+    }
+    // Take the first deleted entry of the chain (k is not in the table).
+    if (st_reserve_deleted(board, deleted_pos)) {
+      st_fill(board, buckets, deleted_pos, p.info, k, v);
+      inserted++;
+      return WM_STATUS_OK;
+    }
+    // Lost it: walk on from there (entries before it cannot have changed).
+    p.pos = deleted_pos;
+    probe = deleted_probe;
+    deleted_pos = ST_NONE;
+  }
+}
+
+// Looks k up: the bucket holding it, or ST_NONE (Fig. 9 and 10, going on past deleted entries).
+// `concurrent`: inserts run in the same launch (mixed batches).
+template <bool concurrent>
+__device__ __forceinline__ u32 st_find_one(const u32* board, const u32* buckets, const st_key& k, u32 size,
+                                           u32 max_probes, u64 seed) {
+  st_probe p(k, size, seed);
+  for (u32 probe = 0; probe < max_probes; probe++) {
+    const st_slot s(p.pos);
+    const u32 e = st_settled_entry<concurrent>(board, s, p.info);
+    if (st_is_empty(e)) return ST_NONE;  // first level: the key was never placed further on
+    if (st_is_live(e) && st_holds<concurrent>(buckets, p.pos, e, k, p.info)) return p.pos;
+    p.next(size);
+  }
+  return ST_NONE;
+}
+
+// Sums a per-thread count over the warp and adds it to *counter once per warp (negated when
+// `subtract`). Every lane of the warp must call it (block sizes are multiples of 32).
+__device__ __forceinline__ void st_add_count(u64* counter, u32 count, bool subtract) {
+  const u32 total = __reduce_add_sync(0xffffffffu, count);
+  if ((threadIdx.x & 31u) == 0 && total != 0u) atomicAdd(counter, subtract ? (u64)(-(i64)total) : (u64)total);
+}
+
+#define ST_FOR_EACH(idx, n) \
+  for (u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x; idx < (n); idx += (u64)gridDim.x * blockDim.x)
+
+// meta[0]: number of stored keys; meta[1]: keys left unplaced by all inserts so far.
+// assign = 1: a present key gets the new value (UPDATED); 0: it keeps its value (PRESENT).
+// status may be null.
+extern "C" __global__ void stadium_insert(u32* board, u32* buckets, u64* meta, const st_key* keys,
+                                          const st_value* values, u32* status, u64 n, u32 size, u32 max_probes,
+                                          u64 seed, u32 assign) {
+  u32 inserted = 0, failed = 0;
+  ST_FOR_EACH(idx, n) {
+    const st_key k = keys[idx];  // into registers: the walk compares it many times
+    const u32 st = st_insert_one(board, buckets, k, values[idx], size, max_probes, seed, assign != 0u, inserted,
+                                 failed);
+    if (status != nullptr) status[idx] = st;
+  }
+  st_add_count(meta, inserted, false);
+  st_add_count(meta + 1, failed, false);
+}
+
+// found[i] = 1 and out[i] = value where keys[i] is present; found[i] = 0 otherwise (out[i]
+// untouched). out may be null (contains).
+extern "C" __global__ void stadium_find(const u32* board, const u32* buckets, const st_key* keys, st_value* out,
+                                        u8* found, u64 n, u32 size, u32 max_probes, u64 seed) {
+  ST_FOR_EACH(idx, n) {
+    const st_key k = keys[idx];
+    const u32 at = st_find_one<false>(board, buckets, k, size, max_probes, seed);
+    if (at != ST_NONE && out != nullptr) st_read_value<false>(const_cast<u32*>(board), buckets, at, out + idx);
+    found[idx] = at != ST_NONE ? 1 : 0;
+  }
+}
+
+// A mixed batch (§III-B): ops[i] = 0 inserts (keys[i], values[i]) (assign) and writes
+// status[i]; ops[i] = 1 looks keys[i] up into out[i] / found[i] while the inserts run.
+extern "C" __global__ void stadium_mixed(u32* board, u32* buckets, u64* meta, const u8* ops, const st_key* keys,
+                                         const st_value* values, u32* status, st_value* out, u8* found, u64 n,
+                                         u32 size, u32 max_probes, u64 seed) {
+  u32 inserted = 0, failed = 0;
+  ST_FOR_EACH(idx, n) {
+    const st_key k = keys[idx];
+    if (ops[idx] == 0) {
+      status[idx] = st_insert_one(board, buckets, k, values[idx], size, max_probes, seed, true, inserted, failed);
+    } else {
+      const u32 at = st_find_one<true>(board, buckets, k, size, max_probes, seed);
+      if (at != ST_NONE) st_read_value<true>(board, buckets, at, out + idx);
+      found[idx] = at != ST_NONE ? 1 : 0;
+    }
+  }
+  st_add_count(meta, inserted, false);
+  st_add_count(meta + 1, failed, false);
+}
+
+// Erases every present key: its entry becomes deleted (availability bit set again, info bits
+// reset to ones for the next reservation's atomicAnd, access bit clear), in one atomicOr whose
+// old value says which of several erases of one key won. Searches go on past deleted entries
+// (§III-B: "deletion includes more iterations after rejecting a position"). Phase-separated.
+extern "C" __global__ void stadium_erase(u32* board, const u32* buckets, u64* meta, const st_key* keys, u64 n,
+                                         u32 size, u32 max_probes, u64 seed) {
+  u32 erased = 0;
+  ST_FOR_EACH(idx, n) {
+    const st_key k = keys[idx];
+    const u32 at = st_find_one<false>(board, buckets, k, size, max_probes, seed);
+    if (at == ST_NONE) continue;
+    const st_slot s(at);
+    const u32 old = atomicOr(board + s.word, (ST_AVAILABLE | ST_INFO_FIELD) << s.shift);
+    if (st_is_live(st_entry(old, s))) erased++;
+  }
+  st_add_count(meta, erased, true);
+}
+
+// Writes every stored pair to out_keys/out_values at positions from *counter (which the host
+// zeroes first), at most out_capacity of them, in no particular order.
+extern "C" __global__ void stadium_retrieve(const u32* board, const u32* buckets, st_key* out_keys,
+                                            st_value* out_values, u64* counter, u64 out_capacity, u32 size) {
+  const u64 threads = (u64)gridDim.x * blockDim.x;
+  const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  // Every lane runs the same number of rounds so the warp-aggregated counter sees all 32.
+  const u64 rounds = (size + threads - 1) / threads;
+  for (u64 r = 0; r < rounds; r++) {
+    const u64 i = r * threads + tid;
+    const st_slot s((u32)(i < size ? i : 0));
+    const bool live = i < size && st_is_live(st_entry(board[s.word], s));
+    const u64 pos = wm_aggregated_inc(counter, live);
+    if (live && pos < out_capacity) {  // the host checks *counter against out_capacity
+      const u32* rec = st_record(const_cast<u32*>(buckets), (u32)i);
+      st_load_words<ST_KEY_WORDS, ST_KEY_VEC, false>(rec, out_keys[pos].w);
+      st_load_words<ST_VALUE_WORDS, ST_VALUE_VEC, false>(rec + ST_KEY_WORDS, out_values[pos].w);
+    }
+  }
+}

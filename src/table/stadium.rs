@@ -1,0 +1,802 @@
+//! Stadium hashing: a ticket board in GPU memory, buckets in GPU or pinned host memory
+//! (stadium-hashing.txt §III). Device code: `kernels/stadium.cu`.
+//!
+//! The table is a prime number of *buckets*, each holding one key-value record. Beside them, the
+//! *ticket board* keeps one small *ticket* per bucket in GPU memory: an *availability bit* and
+//! `ticket_bits - 1` *info bits* drawn from the key's hash ([`StadiumConfig::ticket_bits`] ∈
+//! {1, 2, 4, 8}), plus the paper's *access bit* (§III-B). One thread handles one key. A key
+//! starts at bucket `__umulhi(h1, size)` and steps by `1 + __umulhi(h2, size - 1)` (double
+//! hashing; the table size is prime, so `size` probes visit every bucket and load factors up to
+//! 1.0 work). An insert reserves a ticket with one `atomicAnd` on the board, writes the info bits
+//! with another, then the record with plain stores; a lookup checks the availability bit, then
+//! the info bits, and reads a bucket's key only when both match (the paper's three levels of
+//! certitude). Collisions and mismatches are thus resolved on the board, which matters most
+//! when the buckets live in host memory ([`Location::Host`], out-of-core): there an insert
+//! costs one write-only transfer over the bus, and a lookup reads host memory only for
+//! candidates whose info bits match.
+//!
+//! # The board
+//!
+//! Each bucket's board entry is its ticket (T bits) and its access bit: T + 1 bits, packed
+//! ⌊32 / (T + 1)⌋ to a 32-bit word (16, 10, 6 and 3 entries for T = 1, 2, 4, 8), so one atomic
+//! changes an entry's bits together. The two state bits give four states: empty, busy (being
+//! written, or held while a value is replaced or read in a mixed batch), live, and deleted
+//! (erased; searches go on past it, inserts reuse it). `kernels/stadium.cu` explains the
+//! transitions and why the access bit is stored inverted with respect to the paper.
+//!
+//! # Semantics
+//!
+//! - **Every key is insertable.** The board holds the buckets' states, so no key value is
+//!   reserved and there is no side path.
+//! - **Duplicate keys.** The paper's insert does not look for the key; warpmap's contract
+//!   stores a key once and `insert` replaces its value. An insert here first walks the key's
+//!   chain as a lookup does and updates the key where found; a key absent takes the first free
+//!   bucket of its chain. Threads with the same key in one batch meet at that bucket: a thread
+//!   that finds a bucket busy whose info bits may be its key's waits for it, and a thread that
+//!   loses a reservation looks at that bucket again, so the key is stored once, exactly one
+//!   occurrence reports it new, and it keeps one of the batch's values (which one is not
+//!   specified). Values are replaced while the bucket is held, never torn.
+//! - **Mixed batches** ([`HashTable::mixed_batch`]) run inserts and finds in one launch with
+//!   the paper's access bit and fences (`__threadfence` for device buckets,
+//!   `__threadfence_system` for host buckets): a key inserted by an earlier call is always
+//!   found, with a whole value. Erases are phase-separated.
+//! - **Nothing hangs.** Probing is bounded by [`StadiumConfig::max_probes`] (default: the table
+//!   size, so a key fails only when no bucket is free: `TABLE_FULL`; a smaller limit reports
+//!   `PROBE_LIMIT`).
+//! - **Records** are the key's bytes followed by the value's, copied as 4-byte words (every
+//!   [`Key`] and [`Value`] type is a multiple of 4 bytes) in the widest vector accesses the
+//!   record's alignment allows. Any key and value type of warpmap works, up to 64-byte keys and
+//!   256-byte values.
+//! - [`HashTable::memory_bytes`] counts device memory only: the board, device buckets and a
+//!   counter. Host buckets are reported by [`Stadium::host_memory_bytes`].
+//!
+//! Not yet here: the paper's clStash (collaborative lanes) and the hybrid insert.
+//!
+//! ```no_run
+//! use warpmap::{Gpu, HashTable, Location, Stadium, StadiumConfig};
+//! # fn main() -> warpmap::Result<()> {
+//! let gpu = Gpu::default_gpu()?;
+//! // 8-bit tickets on the GPU, 64-byte records in host memory.
+//! let config = StadiumConfig::new(1 << 20).ticket_bits(8).location(Location::Host);
+//! let mut table = Stadium::<[u8; 32], [u8; 32]>::new(gpu, config)?;
+//! table.insert(&[[1; 32], [0xff; 32]], &[[10; 32], [20; 32]])?; // all-ones is a key like any other
+//! assert_eq!(table.find(&[[1; 32], [2; 32]])?, vec![Some([10; 32]), None]);
+//! # Ok(()) }
+//! ```
+
+use crate::device::{DeviceBuffer, Gpu, Kernel, Launch, MappedBuffer};
+use crate::error::check_same_len;
+use crate::hash::{next_prime, HashFunction};
+use crate::kernels::{KernelSource, STADIUM};
+use crate::key::{Key, Value};
+use crate::status::InsertStatus;
+use crate::table::{Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};
+use crate::{Error, Result};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The ticket sizes the paper evaluates, in bits (availability bit + info bits).
+pub const TICKET_BITS: [u32; 4] = [1, 2, 4, 8];
+/// The default ticket size: 4 bits, the size of the paper's code listings (3 info bits reject
+/// 7 of 8 wrong candidates without a bucket access).
+pub const DEFAULT_TICKET_BITS: u32 = 4;
+/// The default hash seed.
+pub const DEFAULT_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+
+const BLOCK: u32 = 256;
+/// Full-occupancy waves of blocks a bulk launch may have (a grid-stride loop beyond).
+const GRID_WAVES: u64 = 32;
+
+/// Where a Stadium table keeps its buckets (the ticket board is always in GPU memory).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Location {
+    /// Buckets in GPU memory (in-core).
+    #[default]
+    Device,
+    /// Buckets in pinned host memory mapped into the GPU (out-of-core): tables larger than GPU
+    /// memory; kernels reach the buckets over the bus.
+    Host,
+}
+
+/// The parameters of a [`Stadium`] table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StadiumConfig {
+    /// The number of keys the table must hold (rounded up to a prime number of buckets).
+    pub capacity: usize,
+    /// Bits per ticket: 1, 2, 4 or 8 (the availability bit and `ticket_bits - 1` info bits).
+    pub ticket_bits: u32,
+    /// Where the buckets live.
+    pub location: Location,
+    /// Buckets probed before an insert gives up (`PROBE_LIMIT`); `None`: the table size, so that
+    /// an insert fails only when no bucket is free (`TABLE_FULL`). Values above the table size
+    /// mean the table size.
+    pub max_probes: Option<u32>,
+    /// The hash seed.
+    pub seed: u64,
+    /// The hash function.
+    pub hash: HashFunction,
+}
+
+impl StadiumConfig {
+    /// A table of at least `capacity` buckets with default parameters.
+    pub fn new(capacity: usize) -> Self {
+        StadiumConfig {
+            capacity,
+            ticket_bits: DEFAULT_TICKET_BITS,
+            location: Location::Device,
+            max_probes: None,
+            seed: DEFAULT_SEED,
+            hash: HashFunction::default(),
+        }
+    }
+    /// Sets the ticket size in bits.
+    pub fn ticket_bits(mut self, bits: u32) -> Self {
+        self.ticket_bits = bits;
+        self
+    }
+    /// Sets where the buckets live.
+    pub fn location(mut self, location: Location) -> Self {
+        self.location = location;
+        self
+    }
+    /// Sets the probe limit.
+    pub fn max_probes(mut self, p: u32) -> Self {
+        self.max_probes = Some(p);
+        self
+    }
+    /// Sets the seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// Sets the hash function.
+    pub fn hash(mut self, f: HashFunction) -> Self {
+        self.hash = f;
+        self
+    }
+}
+
+/// Board entries per 32-bit word for tickets of `ticket_bits` bits (each entry is the ticket
+/// and the access bit).
+pub fn entries_per_word(ticket_bits: u32) -> u32 {
+    32 / (ticket_bits + 1)
+}
+
+/// The kernel module specialisation for these widths, ticket size, bucket location and hash.
+pub fn kernel_source(
+    key_bytes: usize,
+    value_bytes: usize,
+    ticket_bits: u32,
+    location: Location,
+    hash: HashFunction,
+) -> KernelSource {
+    KernelSource::new("stadium", STADIUM)
+        .define("WM_KEY_BYTES", key_bytes)
+        .define("WM_VALUE_BYTES", value_bytes)
+        .define("ST_TICKET_BITS", ticket_bits)
+        .define("ST_HOST_BUCKETS", u32::from(location == Location::Host))
+        .define("WM_HASH", hash.define())
+}
+
+/// Every specialisation the tests ask for (the compile test builds them all): every ticket size
+/// and both locations for the narrow widths, and the wide widths of the contract and Stadium
+/// tests.
+pub fn all_kernel_sources() -> Vec<KernelSource> {
+    let mut v = Vec::new();
+    for t in TICKET_BITS {
+        for location in [Location::Device, Location::Host] {
+            for (kb, vb) in [(4, 4), (4, 8), (8, 4), (8, 8)] {
+                v.push(kernel_source(kb, vb, t, location, HashFunction::default()));
+            }
+            v.push(kernel_source(64, 256, t, location, HashFunction::default()));
+        }
+        v.push(kernel_source(
+            8,
+            8,
+            t,
+            Location::Device,
+            HashFunction::Mueller,
+        ));
+    }
+    for (kb, vb) in [
+        (16, 8),
+        (16, 4),
+        (32, 4),
+        (64, 8),
+        (8, 32),
+        (12, 256),
+        (4, 16),
+        (32, 32),
+    ] {
+        for location in [Location::Device, Location::Host] {
+            for t in [1, 4, 8] {
+                v.push(kernel_source(kb, vb, t, location, HashFunction::default()));
+            }
+        }
+    }
+    v
+}
+
+struct Kernels {
+    insert: Kernel,
+    find: Kernel,
+    erase: Kernel,
+    retrieve: Kernel,
+    mixed: Kernel,
+}
+
+/// The buckets: `size` records of `key + value` bytes, as 4-byte words.
+enum Buckets {
+    Device(DeviceBuffer<u32>),
+    Host(MappedBuffer<u32>),
+}
+
+impl Buckets {
+    /// Pushes the buckets' address. Kernels write buckets through it; the callers that launch
+    /// writing kernels hold the table by `&mut`.
+    fn push<'a>(&'a self, l: &mut Launch<'a>) {
+        match self {
+            Buckets::Device(b) => l.buf(b),
+            Buckets::Host(b) => l.mapped(b),
+        };
+    }
+}
+
+/// A Stadium hashing table on a GPU. See the [module docs](self).
+pub struct Stadium<K: Key, V: Value> {
+    gpu: Arc<Gpu>,
+    config: StadiumConfig,
+    /// Buckets (prime).
+    size: u32,
+    max_probes: u32,
+    /// The ticket board: one entry (ticket + access bit) per bucket, packed in words.
+    board: DeviceBuffer<u32>,
+    buckets: Buckets,
+    /// `[stored keys, keys left unplaced by all inserts so far]`.
+    meta: DeviceBuffer<u64>,
+    /// `meta[1]` at the last synchronize: failures since then are `meta[1] - this`.
+    failed_seen: AtomicU64,
+    kernels: Kernels,
+    _kv: PhantomData<(K, V)>,
+}
+
+impl<K: Key, V: Value> Stadium<K, V> {
+    /// Creates an empty table on `gpu`. [`Error::InvalidInput`] for a capacity of 0, a ticket
+    /// size other than 1, 2, 4 or 8, or `max_probes` 0; [`Error::Unsupported`] for more than
+    /// 2^32 - 5 buckets; [`Error::OutOfMemory`] when the board (and device buckets) exceed GPU
+    /// memory.
+    pub fn new(gpu: Arc<Gpu>, config: StadiumConfig) -> Result<Self> {
+        if config.capacity == 0 {
+            return Err(Error::invalid("capacity must be at least 1"));
+        }
+        let t = config.ticket_bits;
+        if !TICKET_BITS.contains(&t) {
+            return Err(Error::invalid(format!(
+                "ticket size {t} bits is not one of {TICKET_BITS:?}"
+            )));
+        }
+        if K::BYTES % 4 != 0 || V::BYTES % 4 != 0 {
+            return Err(Error::Unsupported(format!(
+                "Stadium copies records as 4-byte words: {} ({} bytes) -> {} ({} bytes)",
+                K::NAME,
+                K::BYTES,
+                V::NAME,
+                V::BYTES
+            )));
+        }
+        // A prime below 2^32 - 1, so that position + step (both below it) fits the kernels' u32
+        // arithmetic with the wrap check of the paper's Rehash.
+        let size = next_prime((config.capacity as u64).max(2));
+        if size >= u32::MAX as u64 - 4 {
+            return Err(Error::Unsupported(format!(
+                "capacity {} needs {size} buckets; Stadium indexes at most 2^32 - 5",
+                config.capacity
+            )));
+        }
+        let size = size as u32;
+        let max_probes = match config.max_probes {
+            Some(0) => return Err(Error::invalid("max_probes must be at least 1")),
+            Some(p) => p.min(size),
+            None => size,
+        };
+        let board_words = (size as usize).div_ceil(entries_per_word(t) as usize);
+        let record_words = (K::BYTES + V::BYTES) / 4;
+        let bucket_words = size as usize * record_words;
+        let device_bytes = board_words as u64 * 4
+            + match config.location {
+                Location::Device => bucket_words as u64 * 4,
+                Location::Host => 0,
+            };
+        if device_bytes > gpu.total_memory() {
+            return Err(Error::OutOfMemory {
+                requested_bytes: device_bytes,
+                free_bytes: gpu.free_memory().unwrap_or(0),
+            });
+        }
+        let module = gpu.module(&kernel_source(
+            K::BYTES,
+            V::BYTES,
+            t,
+            config.location,
+            config.hash,
+        ))?;
+        let kernels = Kernels {
+            insert: module.kernel("stadium_insert")?,
+            find: module.kernel("stadium_find")?,
+            erase: module.kernel("stadium_erase")?,
+            retrieve: module.kernel("stadium_retrieve")?,
+            mixed: module.kernel("stadium_mixed")?,
+        };
+        // Buckets need no initialisation: the board says which hold keys.
+        let buckets = match config.location {
+            Location::Device => Buckets::Device(gpu.alloc::<u32>(bucket_words)?),
+            Location::Host => Buckets::Host(gpu.alloc_mapped::<u32>(bucket_words)?),
+        };
+        let mut table = Stadium {
+            board: gpu.alloc::<u32>(board_words)?,
+            meta: gpu.alloc_filled::<u64>(2, 0)?,
+            gpu,
+            config,
+            size,
+            max_probes,
+            buckets,
+            failed_seen: AtomicU64::new(0),
+            kernels,
+            _kv: PhantomData,
+        };
+        table.clear()?;
+        Ok(table)
+    }
+
+    /// A table on the process's default GPU.
+    pub fn with_capacity(capacity: usize) -> Result<Self> {
+        Self::new(Gpu::default_gpu()?, StadiumConfig::new(capacity))
+    }
+
+    /// The configuration it was made with.
+    pub fn config(&self) -> &StadiumConfig {
+        &self.config
+    }
+    /// The number of buckets (prime).
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+    /// The probe limit in buckets.
+    pub fn max_probes(&self) -> u32 {
+        self.max_probes
+    }
+    /// Bytes of the ticket board (in GPU memory).
+    pub fn board_bytes(&self) -> usize {
+        self.board.num_bytes()
+    }
+    /// Bytes of pinned host memory the buckets take ([`Location::Host`]; 0 for device buckets,
+    /// which [`HashTable::memory_bytes`] counts).
+    pub fn host_memory_bytes(&self) -> usize {
+        match &self.buckets {
+            Buckets::Device(_) => 0,
+            Buckets::Host(b) => b.num_bytes(),
+        }
+    }
+
+    fn grid(&self, n: usize) -> u32 {
+        let max_blocks = self.gpu.sm_count() as u64 * 2048 / BLOCK as u64 * GRID_WAVES;
+        (n as u64).div_ceil(BLOCK as u64).clamp(1, max_blocks) as u32
+    }
+
+    fn read_meta(&self) -> Result<[u64; 2]> {
+        let mut m = [0u64; 2];
+        self.gpu.copy_to_host(&self.meta, &mut m)?;
+        Ok(m)
+    }
+
+    /// Marks the failures counted so far as reported (the caller returned them per key).
+    fn failures_reported(&self) -> Result<()> {
+        self.failed_seen
+            .store(self.read_meta()?[1], Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn launch_insert(
+        &mut self,
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        status: Option<&mut DeviceBuffer<u32>>,
+        mode: InsertMode,
+    ) -> Result<()> {
+        check_same_len("insert", keys.len(), values.len())?;
+        if let Some(s) = &status {
+            check_same_len("insert status", keys.len(), s.len())?;
+        }
+        let n = keys.len() as u64;
+        if n == 0 {
+            return Ok(());
+        }
+        let (grid, null) = (self.grid(keys.len()), 0u64);
+        let assign = u32::from(mode == InsertMode::Assign);
+        let mut l = self.kernels.insert.launch();
+        l.buf_mut(&mut self.board);
+        self.buckets.push(&mut l);
+        l.buf_mut(&mut self.meta).buf(keys).buf(values);
+        match status {
+            Some(s) => l.buf_mut(s),
+            None => l.arg(&null),
+        };
+        l.arg(&n)
+            .arg(&self.size)
+            .arg(&self.max_probes)
+            .arg(&self.config.seed)
+            .arg(&assign);
+        // SAFETY: arguments match stadium_insert's parameters in order and type; the board holds
+        // an entry and the buckets a record for each of `size` buckets; keys, values and status
+        // hold n elements (checked above).
+        unsafe { l.run(grid, BLOCK, 0) }
+    }
+
+    fn launch_find(
+        &self,
+        keys: &DeviceBuffer<K>,
+        out: Option<&mut DeviceBuffer<V>>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        check_same_len("find", keys.len(), found.len())?;
+        if let Some(o) = &out {
+            check_same_len("find", keys.len(), o.len())?;
+        }
+        let n = keys.len() as u64;
+        if n == 0 {
+            return Ok(());
+        }
+        let null = 0u64;
+        let mut l = self.kernels.find.launch();
+        l.buf(&self.board);
+        self.buckets.push(&mut l);
+        l.buf(keys);
+        match out {
+            Some(o) => l.buf_mut(o),
+            None => l.arg(&null),
+        };
+        l.buf_mut(found)
+            .arg(&n)
+            .arg(&self.size)
+            .arg(&self.max_probes)
+            .arg(&self.config.seed);
+        // SAFETY: arguments match stadium_find's parameters; keys, out and found hold n elements
+        // (checked above); the table buffers have the sizes the kernel indexes.
+        unsafe { l.run(self.grid(keys.len()), BLOCK, 0) }
+    }
+
+    fn launch_erase(&mut self, keys: &DeviceBuffer<K>) -> Result<()> {
+        let n = keys.len() as u64;
+        if n == 0 {
+            return Ok(());
+        }
+        let grid = self.grid(keys.len());
+        let mut l = self.kernels.erase.launch();
+        l.buf_mut(&mut self.board);
+        self.buckets.push(&mut l);
+        l.buf_mut(&mut self.meta)
+            .buf(keys)
+            .arg(&n)
+            .arg(&self.size)
+            .arg(&self.max_probes)
+            .arg(&self.config.seed);
+        // SAFETY: arguments match stadium_erase's parameters; keys holds n elements.
+        unsafe { l.run(grid, BLOCK, 0) }
+    }
+
+    /// Every stored pair, into new device buffers (no copy through the host), in no particular
+    /// order.
+    pub fn retrieve_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)> {
+        let n = self.len()?;
+        let mut out_keys = self.gpu.alloc::<K>(n)?;
+        let mut out_values = self.gpu.alloc::<V>(n)?;
+        let mut counter = self.gpu.alloc_filled::<u64>(1, 0)?;
+        let out_capacity = n as u64;
+        let grid = (self.size as u64).div_ceil(BLOCK as u64).clamp(1, 65_536) as u32;
+        let mut l = self.kernels.retrieve.launch();
+        l.buf(&self.board);
+        self.buckets.push(&mut l);
+        l.buf_mut(&mut out_keys)
+            .buf_mut(&mut out_values)
+            .buf_mut(&mut counter)
+            .arg(&out_capacity)
+            .arg(&self.size);
+        // SAFETY: arguments match stadium_retrieve's parameters; the kernel writes at most
+        // out_capacity = n elements of out_keys/out_values, which hold n.
+        unsafe { l.run(grid, BLOCK, 0) }?;
+        let got = self.gpu.download(&counter)?[0] as usize;
+        if got != n {
+            return Err(Error::KernelStatus {
+                kernel: "stadium_retrieve".into(),
+                bits: 0,
+                names: format!("found {got} live buckets but the count says {n}"),
+            });
+        }
+        Ok((out_keys, out_values))
+    }
+
+    /// Looks `keys` up on the device: `found` receives the flags and, when given, `values` the
+    /// values where found (untouched elsewhere). Returns the number found.
+    fn lookup_into(
+        &self,
+        keys: &[K],
+        values: Option<&mut [V]>,
+        found: &mut [bool],
+    ) -> Result<usize> {
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        let dk = self.gpu.upload(keys)?;
+        let mut df = self.gpu.alloc::<u8>(keys.len())?;
+        let mut dv = match values {
+            Some(_) => Some(self.gpu.alloc::<V>(keys.len())?),
+            None => None,
+        };
+        self.launch_find(&dk, dv.as_mut(), &mut df)?;
+        let flags = self.gpu.download(&df)?;
+        if let (Some(dv), Some(values)) = (dv, values) {
+            let v = self.gpu.download(&dv)?;
+            for i in (0..keys.len()).filter(|&i| flags[i] != 0) {
+                values[i] = v[i];
+            }
+        }
+        for (f, &b) in found.iter_mut().zip(&flags) {
+            *f = b != 0;
+        }
+        Ok(flags.iter().filter(|&&b| b != 0).count())
+    }
+}
+
+impl<K: Key, V: Value> HashTable<K, V> for Stadium<K, V> {
+    fn scheme(&self) -> &'static str {
+        "stadium"
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Gpu
+    }
+
+    fn insert_with_mode(
+        &mut self,
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+        mode: InsertMode,
+    ) -> Result<usize> {
+        check_same_len("insert", keys.len(), values.len())?;
+        check_same_len("insert status", keys.len(), status.len())?;
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        self.synchronize()?;
+        let (dk, dv) = (self.gpu.upload(keys)?, self.gpu.upload(values)?);
+        let mut ds = self.gpu.alloc::<u32>(keys.len())?;
+        self.launch_insert(&dk, &dv, Some(&mut ds), mode)?;
+        self.gpu
+            .copy_to_host(&ds, bytemuck::cast_slice_mut(status))?;
+        self.failures_reported()?;
+        Ok(status.iter().filter(|s| s.is_failure()).count())
+    }
+
+    fn mixed_batch(
+        &mut self,
+        ops: &[MixedOp],
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+        out: &mut [V],
+        found: &mut [bool],
+    ) -> Result<usize> {
+        crate::table::check_mixed_lens(
+            keys.len(),
+            ops.len(),
+            values.len(),
+            status.len(),
+            out.len(),
+            found.len(),
+        )?;
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        self.synchronize()?;
+        let n = keys.len();
+        let d_ops = self.gpu.upload(bytemuck::cast_slice::<MixedOp, u8>(ops))?;
+        let (dk, dv) = (self.gpu.upload(keys)?, self.gpu.upload(values)?);
+        // Uploaded, so that entries of the other kind of operation come back unchanged.
+        let mut ds = self
+            .gpu
+            .upload(bytemuck::cast_slice::<InsertStatus, u32>(status))?;
+        let mut d_out = self.gpu.upload(out)?;
+        let mut d_found = self.gpu.alloc_filled::<u8>(n, 0)?;
+        let (n64, grid) = (n as u64, self.grid(n));
+        let mut l = self.kernels.mixed.launch();
+        l.buf_mut(&mut self.board);
+        self.buckets.push(&mut l);
+        l.buf_mut(&mut self.meta)
+            .buf(&d_ops)
+            .buf(&dk)
+            .buf(&dv)
+            .buf_mut(&mut ds)
+            .buf_mut(&mut d_out)
+            .buf_mut(&mut d_found)
+            .arg(&n64)
+            .arg(&self.size)
+            .arg(&self.max_probes)
+            .arg(&self.config.seed);
+        // SAFETY: arguments match stadium_mixed's parameters in order and type; every per-op
+        // buffer holds n elements (checked above) and the table buffers have the sizes the
+        // kernel indexes.
+        unsafe { l.run(grid, BLOCK, 0) }?;
+        self.gpu
+            .copy_to_host(&ds, bytemuck::cast_slice_mut::<InsertStatus, u32>(status))?;
+        self.gpu.copy_to_host(&d_out, out)?;
+        let flags = self.gpu.download(&d_found)?;
+        let mut failed = 0;
+        for (i, op) in ops.iter().enumerate() {
+            match op {
+                MixedOp::Insert => failed += usize::from(status[i].is_failure()),
+                MixedOp::Find => found[i] = flags[i] != 0,
+            }
+        }
+        self.failures_reported()?;
+        Ok(failed)
+    }
+
+    fn find_into(&self, keys: &[K], values: &mut [V], found: &mut [bool]) -> Result<usize> {
+        check_same_len("find", keys.len(), values.len())?;
+        check_same_len("find", keys.len(), found.len())?;
+        self.lookup_into(keys, Some(values), found)
+    }
+
+    fn contains(&self, keys: &[K]) -> Result<Vec<bool>> {
+        let mut found = vec![false; keys.len()];
+        self.lookup_into(keys, None, &mut found)?;
+        Ok(found)
+    }
+
+    fn erase(&mut self, keys: &[K]) -> Result<usize> {
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        let before = self.len()?;
+        let dk = self.gpu.upload(keys)?;
+        self.launch_erase(&dk)?;
+        Ok(before.saturating_sub(self.len()?))
+    }
+
+    fn len(&self) -> Result<usize> {
+        Ok(self.read_meta()?[0] as usize)
+    }
+
+    fn capacity(&self) -> usize {
+        self.size as usize
+    }
+
+    /// Resets the ticket board (every entry empty: all bits set); buckets are left as they are.
+    fn clear(&mut self) -> Result<()> {
+        self.gpu.fill_bytes(&mut self.board, 0xff)?;
+        let failed = self.read_meta()?[1];
+        self.gpu.copy_to_device(&[0u64, failed], &mut self.meta)?;
+        self.gpu.synchronize()
+    }
+
+    /// Moves every pair, on the device, into a new table of at least `new_capacity` buckets
+    /// (same ticket size, location, hash and seed) that then replaces this one. Peak memory is
+    /// both tables plus the pairs (in device memory).
+    fn rehash(&mut self, new_capacity: usize) -> Result<()> {
+        self.synchronize()?; // earlier async failures surface here, not after the swap
+        let n = self.len()?;
+        if new_capacity < n {
+            return Err(Error::invalid(format!(
+                "rehash to capacity {new_capacity} cannot hold the {n} stored keys"
+            )));
+        }
+        let (keys, values) = self.retrieve_device()?;
+        let config = StadiumConfig {
+            capacity: new_capacity,
+            ..self.config.clone()
+        };
+        let mut grown = Stadium::<K, V>::new(self.gpu.clone(), config)?;
+        grown.insert_device(&keys, &values)?;
+        if grown.len()? != n {
+            return Err(Error::KernelStatus {
+                kernel: "stadium_insert".into(),
+                bits: 0,
+                names: format!("rehash placed {} of {n} keys", grown.len()?),
+            });
+        }
+        *self = grown;
+        Ok(())
+    }
+
+    fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)> {
+        let (keys, values) = self.retrieve_device()?;
+        Ok((self.gpu.download(&keys)?, self.gpu.download(&values)?))
+    }
+
+    fn memory_bytes(&self) -> usize {
+        let device_buckets = match &self.buckets {
+            Buckets::Device(b) => b.num_bytes(),
+            Buckets::Host(_) => 0,
+        };
+        self.board.num_bytes() + device_buckets + self.meta.num_bytes()
+    }
+}
+
+impl<K: Key, V: Value> DeviceHashTable<K, V> for Stadium<K, V> {
+    fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    fn insert_device_async_with_mode(
+        &mut self,
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        status: Option<&mut DeviceBuffer<u32>>,
+        mode: InsertMode,
+    ) -> Result<()> {
+        self.launch_insert(keys, values, status, mode)
+    }
+
+    fn find_device_async(
+        &self,
+        keys: &DeviceBuffer<K>,
+        values: &mut DeviceBuffer<V>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        self.launch_find(keys, Some(values), found)
+    }
+
+    fn contains_device_async(
+        &self,
+        keys: &DeviceBuffer<K>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        self.launch_find(keys, None, found)
+    }
+
+    fn erase_device_async(&mut self, keys: &DeviceBuffer<K>) -> Result<()> {
+        self.launch_erase(keys)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.gpu.synchronize()?;
+        let failed_total = self.read_meta()?[1];
+        let seen = self.failed_seen.swap(failed_total, Ordering::Relaxed);
+        let failed = failed_total.saturating_sub(seen) as usize;
+        if failed > 0 {
+            return Err(Error::TableFull {
+                failed,
+                batch: 0,
+                capacity: self.size as usize,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn board_packing() {
+        assert_eq!(
+            TICKET_BITS.map(entries_per_word),
+            [16, 10, 6, 3],
+            "T + 1 bits per entry"
+        );
+    }
+
+    #[test]
+    fn specialisations_cover_every_ticket_size_and_location() {
+        let labels: Vec<String> = all_kernel_sources().iter().map(|s| s.label()).collect();
+        for t in TICKET_BITS {
+            for host in [0, 1] {
+                let want = format!("ST_TICKET_BITS={t},ST_HOST_BUCKETS={host}");
+                assert!(labels.iter().any(|l| l.contains(&want)), "{want}");
+            }
+        }
+    }
+}
