@@ -43,6 +43,10 @@ pub(crate) fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Vec
             match ty {
                 KvType::U32 => bench_set::<u32, u32>(plan, &roofline, &mut sink, 0x0404, dist)?,
                 KvType::U64 => bench_set::<u64, u64>(plan, &roofline, &mut sink, 0x0808, dist)?,
+                KvType::U32U64 => bench_set::<u32, u64>(plan, &roofline, &mut sink, 0x0408, dist)?,
+                KvType::U128U64 => {
+                    bench_set::<u128, u64>(plan, &roofline, &mut sink, 0x1008, dist)?
+                }
             }
         }
     }
@@ -84,7 +88,7 @@ fn bench_set<K: Key, V: Value>(
 ) -> Result<()> {
     let what = format!("cpu {}/{} {dist}", K::NAME, V::NAME);
     let keys_mode = plan.keys();
-    let host_slots = if plan.host_cache_fits(K::BYTES) {
+    let host_slots = if plan.host_cache_fits(K::BYTES, V::BYTES) {
         plan.runs
     } else {
         1

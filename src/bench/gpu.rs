@@ -17,6 +17,7 @@ use super::{keys_for, BenchResult, Measured, Op, OpStats, Progress, Roofline, Si
 use crate::device::{DeviceBuffer, Timer};
 use crate::key::{Key, Value};
 use crate::keygen;
+use crate::table::warpdrive::SlotLayout;
 use crate::table::{Backend, DeviceHashTable, HashTable};
 use crate::{Error, Gpu, Result, WarpDrive, WarpDriveConfig};
 use std::sync::Arc;
@@ -71,6 +72,12 @@ pub(crate) fn run(
                 }
                 KvType::U64 => {
                     bench_set::<u64, u64>(gpu, plan, &roof, &mut sink, &timer, 0x0808, dist)?
+                }
+                KvType::U32U64 => {
+                    bench_set::<u32, u64>(gpu, plan, &roof, &mut sink, &timer, 0x0408, dist)?
+                }
+                KvType::U128U64 => {
+                    bench_set::<u128, u64>(gpu, plan, &roof, &mut sink, &timer, 0x1008, dist)?
                 }
             }
         }
@@ -174,9 +181,9 @@ fn bench_set<K: Key, V: Value>(
     dist: Distribution,
 ) -> Result<()> {
     let what = label::<K, V>(dist);
-    let kv = K::BYTES;
+    let (kb, vb) = (K::BYTES, V::BYTES);
     let keys_mode = plan.keys();
-    let host_slots = if plan.host_cache_fits(kv) {
+    let host_slots = if plan.host_cache_fits(kb, vb) {
         plan.runs
     } else {
         1
@@ -215,9 +222,10 @@ fn bench_set<K: Key, V: Value>(
         Some(n) => {
             let lf_min = plan.load_factors.iter().copied().fold(1.0, f64::min);
             let cap = plan.capacity_for(n, distinct_max, lf_min, dist);
-            let table = cap as u64 * (2 * kv).max(8) as u64 * 11 / 10;
-            let sets = plan.runs as u64 * plan.set_bytes(n, kv);
-            let outs = n as u64 * (V::BYTES as u64 + 1);
+            // The table (its slot layout's bytes, + 10% for the overflow filter and slack).
+            let table = SlotLayout::for_widths(kb, vb).table_bytes(cap) as u64 * 11 / 10;
+            let sets = plan.runs as u64 * plan.set_bytes(n, kb, vb);
+            let outs = n as u64 * (vb as u64 + 1);
             let free = gpu.free_memory().unwrap_or(0);
             if plan.runs > 1 && sets + table + outs + (1 << 30) <= free / 10 * 8 {
                 plan.runs

@@ -17,7 +17,8 @@
 //!
 //! Beyond the default: a fixed number of keys per load factor with a table per load factor
 //! ([`BenchConfig::keys_log2`]), several WarpDrive group sizes ([`BenchConfig::group_sizes`]),
-//! Zipf keys ([`Distribution::Zipf`]), a choice of types and operations, and the presets
+//! Zipf keys ([`Distribution::Zipf`]), a choice of types (also `u32`→`u64` and `u128`→`u64`:
+//! [`KvType`]) and operations, and the presets
 //! [`Preset::Fig7`], [`Preset::Fig8`] (the WarpDrive paper's figures) and [`Preset::Compare`].
 //! [`resolve`] turns a configuration into the [`Plan`] that runs, with a size and time
 //! [`Estimate`].
@@ -77,7 +78,13 @@ pub struct BenchConfig {
     pub group_sizes: Option<Vec<u32>>,
     /// Key distributions; `None`: unique only.
     pub distributions: Option<Vec<Distribution>>,
-    /// Key/value types; `None`: `u32`/`u32` and `u64`/`u64`.
+    /// Key/value types; `None`: the preset's (fig7, fig8: `u32`→`u32`; compare:
+    /// [`KvType::ALL`]), else [`KvType::ALL`] (`u32`→`u32` and `u64`→`u64`).
+    /// [`KvType::U32U64`] (`u32`→`u64`) and [`KvType::U128U64`] (`u128`→`u64`, WarpDrive's
+    /// tagged layout) run only when listed here; both work with either [`Distribution`] (Zipf
+    /// keys come from keygen's injective key sequence for every width, values are
+    /// `value_for(key)` of the value type) and each row's `key_bytes`, `value_bytes`,
+    /// `key_type` and `value_type` are those of the table's key and value types.
     pub types: Option<Vec<KvType>>,
     /// Operations with a row; `None`: all of [`Op::ALL`].
     pub ops: Option<Vec<Op>>,
@@ -690,6 +697,52 @@ mod tests {
                         x.load_factor
                     );
                 }
+            }
+        }
+    }
+
+    /// The two extra types on the CPU backend: every row verified and labelled with its own key
+    /// and value types, in both sizing modes and both distributions.
+    #[test]
+    fn cpu_u32_u64_and_u128_u64_verify() {
+        let want = |t: KvType| match t {
+            KvType::U32U64 => ("u32", "u64", 4, 8),
+            KvType::U128U64 => ("u128", "u64", 16, 8),
+            _ => unreachable!(),
+        };
+        let types = vec![KvType::U32U64, KvType::U128U64];
+        for (keys_log2, slots_log2) in [(None, Some(12)), (Some(11), None)] {
+            let cfg = BenchConfig {
+                quick: true,
+                force_cpu: true,
+                slots_log2,
+                keys_log2,
+                runs: Some(2),
+                types: Some(types.clone()),
+                distributions: Some(Distribution::ALL.to_vec()),
+                ..Default::default()
+            };
+            let r = run(&cfg, &mut |_| {}).unwrap();
+            assert_eq!(r.types, types);
+            assert_eq!(
+                r.results.len(),
+                2 * 2 * DEFAULT_LOAD_FACTORS.len() * Op::ALL.len()
+            );
+            assert!(
+                r.all_verified(),
+                "{:?}",
+                r.results.iter().find(|x| !x.verified)
+            );
+            // Rows come type by type, in the order asked.
+            let half = r.results.len() / 2;
+            for (i, x) in r.results.iter().enumerate() {
+                let t = types[i / half];
+                let (kt, vt, kb, vb) = want(t);
+                assert_eq!((x.key_type, x.value_type), (kt, vt), "row {i}");
+                assert_eq!((x.key_bytes, x.value_bytes), (kb, vb), "row {i}");
+                assert_eq!((t.key_bytes(), t.value_bytes()), (kb, vb));
+                assert_eq!(x.runs, 2);
+                assert_eq!(x.distinct.is_some(), x.distribution == Distribution::Zipf);
             }
         }
     }

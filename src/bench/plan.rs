@@ -10,7 +10,7 @@
 //!   before the next one is made (Zipf: `ceil(distinct / lf)`, see [`ZipfLoad`]).
 
 use super::{run_seed, BenchConfig, Op, DEFAULT_LOAD_FACTORS};
-use crate::table::warpdrive::{DEFAULT_GROUP_SIZE, GROUP_SIZES};
+use crate::table::warpdrive::{SlotLayout, DEFAULT_GROUP_SIZE, GROUP_SIZES};
 use crate::table::Backend;
 use crate::{Error, Result};
 use std::fmt;
@@ -22,7 +22,7 @@ pub const GPU_MAX_KEYS_LOG2: u32 = 31;
 pub const CPU_MAX_KEYS_LOG2: u32 = 22;
 /// `keys_log2` of a preset under `--quick`.
 pub const QUICK_KEYS_LOG2: u32 = 18;
-/// The Zipf universe: `2^31` ranks for both key types (see [`Distribution::Zipf`]).
+/// The Zipf universe: `2^31` ranks for every key type (see [`Distribution::Zipf`]).
 pub const DEFAULT_ZIPF_UNIVERSE_LOG2: u32 = 31;
 
 /// How the inserted keys are drawn.
@@ -89,32 +89,62 @@ impl fmt::Display for Distribution {
 }
 
 /// A key/value type pair of the benchmark.
+///
+/// [`KvType::ALL`] (`u32`→`u32` and `u64`→`u64`) is the default and what the presets measure;
+/// [`KvType::U32U64`] and [`KvType::U128U64`] run only when asked for
+/// ([`BenchConfig::types`], `--types`). Every type runs every distribution: Zipf keys are
+/// indices of keygen's key sequence, which is injective for every key width (`u128` keys: the
+/// index's 64-bit mix in the low 8 bytes, a mix of it in the high 8), and values are
+/// `value_for(key)` of the value type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
 pub enum KvType {
     /// `u32` keys and `u32` values.
+    #[serde(rename = "u32")]
     U32,
     /// `u64` keys and `u64` values.
+    #[serde(rename = "u64")]
     U64,
+    /// `u32` keys and `u64` values (WarpDrive: the 16-byte pair layout). Only with `--types`.
+    #[serde(rename = "u32u64")]
+    U32U64,
+    /// `u128` keys and `u64` values (WarpDrive: the tagged struct-of-arrays layout, 28 bytes a
+    /// slot). Only with `--types`.
+    #[serde(rename = "u128u64")]
+    U128U64,
 }
 
 impl KvType {
-    /// Both, in the order they run.
+    /// The default types, in the order they run: `u32`→`u32` and `u64`→`u64` (the presets'
+    /// comparison tables use these; the other types run only when asked for).
     pub const ALL: [KvType; 2] = [KvType::U32, KvType::U64];
 
-    /// "u32" or "u64".
+    /// Every type the benchmark can measure.
+    pub const EVERY: [KvType; 4] = [KvType::U32, KvType::U64, KvType::U32U64, KvType::U128U64];
+
+    /// "u32", "u64", "u32u64" or "u128u64" (parsed back by `from_str`; also the JSON name).
     pub fn name(self) -> &'static str {
         match self {
             KvType::U32 => "u32",
             KvType::U64 => "u64",
+            KvType::U32U64 => "u32u64",
+            KvType::U128U64 => "u128u64",
         }
     }
 
-    /// Bytes of the key (and of the value).
-    pub fn bytes(self) -> usize {
+    /// Bytes of the key (the `key_bytes` of its rows).
+    pub fn key_bytes(self) -> usize {
+        match self {
+            KvType::U32 | KvType::U32U64 => 4,
+            KvType::U64 => 8,
+            KvType::U128U64 => 16,
+        }
+    }
+
+    /// Bytes of the value (the `value_bytes` of its rows).
+    pub fn value_bytes(self) -> usize {
         match self {
             KvType::U32 => 4,
-            KvType::U64 => 8,
+            KvType::U64 | KvType::U32U64 | KvType::U128U64 => 8,
         }
     }
 }
@@ -125,8 +155,11 @@ impl FromStr for KvType {
         match s.trim().to_ascii_lowercase().as_str() {
             "u32" | "u32/u32" | "u32->u32" => Ok(KvType::U32),
             "u64" | "u64/u64" | "u64->u64" => Ok(KvType::U64),
+            "u32u64" | "u32/u64" | "u32->u64" => Ok(KvType::U32U64),
+            "u128" | "u128u64" | "u128/u64" | "u128->u64" => Ok(KvType::U128U64),
             other => Err(format!(
-                "unknown type '{other}' (u32 for u32->u32, u64 for u64->u64)"
+                "unknown type '{other}' (u32 for u32->u32, u64 for u64->u64, u32u64 for \
+                 u32->u64, u128 for u128->u64)"
             )),
         }
     }
@@ -509,7 +542,8 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
             )));
         }
         // Drawn keys are indices 0..U of the key bijection, absent keys U..U+n: all must be
-        // distinct keys of the type.
+        // distinct keys of the type (keygen's sequence has 2^32 keys for 4-byte keys, 2^64 for
+        // wider ones).
         let n_max = keys.unwrap_or(slots) as u128;
         let absent = if ops.contains(&Op::FindMiss) {
             n_max
@@ -517,11 +551,12 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
             0
         };
         for t in &types {
-            let space = 1u128 << (8 * t.bytes());
+            let space = 1u128 << (8 * t.key_bytes()).min(64);
             if (1u128 << zipf_universe_log2) + absent > space {
                 return Err(Error::invalid(format!(
                     "zipf universe 2^{zipf_universe_log2} (+ {absent} absent keys) exceeds the \
-                     {space} distinct {} keys",
+                     {space} distinct {}-byte keys of type {}",
+                    t.key_bytes(),
                     t.name()
                 )));
             }
@@ -674,14 +709,15 @@ impl Plan {
     }
 
     /// Whether a (type, distribution)'s `runs` key sets fit the host cache (fixed keys only).
-    pub(crate) fn host_cache_fits(&self, kv_bytes: usize) -> bool {
-        self.keys()
-            .is_some_and(|n| self.runs as u64 * self.set_bytes(n, kv_bytes) <= host_cache_budget())
+    pub(crate) fn host_cache_fits(&self, key_bytes: usize, value_bytes: usize) -> bool {
+        self.keys().is_some_and(|n| {
+            self.runs as u64 * self.set_bytes(n, key_bytes, value_bytes) <= host_cache_budget()
+        })
     }
 
-    /// Bytes of one key set: keys, values, and absent keys if needed.
-    pub(crate) fn set_bytes(&self, n: usize, kv_bytes: usize) -> u64 {
-        let per = 2 * kv_bytes + if self.needs_misses() { kv_bytes } else { 0 };
+    /// Bytes of one key set of `n` keys: keys, values, and absent keys if needed.
+    pub(crate) fn set_bytes(&self, n: usize, key_bytes: usize, value_bytes: usize) -> u64 {
+        let per = key_bytes + value_bytes + if self.needs_misses() { key_bytes } else { 0 };
         n as u64 * per as u64
     }
 
@@ -690,9 +726,12 @@ impl Plan {
     /// 4 ns (unique) or 120 ns (Zipf draw and distinct count) per key and host thread; uploads at
     /// 10 GB/s (fixed keys: once per run set when all sets fit in 40 GB of device memory beside
     /// the largest table, else every run), verification downloads at 12 GB/s; kernels at
-    /// conservative H100 rates (insert 6 G/s u32 and 4 G/s u64, finds 12 and 8 G/s, find_miss
-    /// 65 G/s x (1 - lf)); 1 s per kernel module compile; the roofline 3 s. CPU: about 80 ns
-    /// (insert) and 50 ns (others) per key and operation per thread.
+    /// conservative H100 rates by WarpDrive slot layout (8-byte u32/u32 slots: insert 6 G/s,
+    /// finds 12 G/s, erase 8 G/s; 16-byte pair slots (u64/u64, u32/u64): 4, 8 and 7 G/s; the
+    /// tagged layout (u128 keys): half the pair rates, a guess, not calibrated; find_miss
+    /// 65 G/s x (1 - lf)); table memory from the slot layout; 1 s per kernel module compile;
+    /// the roofline 3 s. CPU: about 80 ns (insert) and 50 ns (others) per key and operation per
+    /// thread.
     pub fn estimate(&self, host_threads: usize) -> Estimate {
         const H2D: f64 = 10e9;
         const D2H: f64 = 12e9;
@@ -712,29 +751,30 @@ impl Plan {
             s += 1.0 * (self.types.len() * groups) as f64;
         }
         for &t in &self.types {
-            let b = t.bytes();
-            let slot = (2 * b).max(8) as f64;
+            let (kb, vb) = (t.key_bytes(), t.value_bytes());
+            let layout = SlotLayout::for_widths(kb, vb);
+            let slot = layout.slot_bytes() as f64;
             for &d in &self.distributions {
                 let gen_per_key = match d {
                     Distribution::Unique => 4e-9,
                     Distribution::Zipf => 120e-9,
                 } / threads;
-                let host_cached = self.host_cache_fits(b);
+                let host_cached = self.host_cache_fits(kb, vb);
                 let mut dev_cached = false;
                 if let Some(n) = self.keys() {
-                    let sets_bytes = self.runs as u64 * self.set_bytes(n, b);
+                    let sets_bytes = self.runs as u64 * self.set_bytes(n, kb, vb);
                     if host_cached {
                         s += self.runs as f64 * n as f64 * gen_per_key;
                         host_bytes = host_bytes.max(sets_bytes);
                     }
                     let lf_min = self.load_factors.iter().copied().fold(1.0, f64::min);
-                    let table = (n as f64 / lf_min).ceil() * slot;
-                    let outs = n as u64 * (b as u64 + 1);
+                    let table = layout.table_bytes((n as f64 / lf_min).ceil() as usize) as f64;
+                    let outs = n as u64 * (vb as u64 + 1);
                     dev_cached = gpu && (sets_bytes as f64 + table) <= 40e9;
                     let resident = if dev_cached {
                         sets_bytes
                     } else {
-                        self.set_bytes(n, b)
+                        self.set_bytes(n, kb, vb)
                     };
                     if gpu {
                         device_bytes = device_bytes.max(table as u64 + resident + outs);
@@ -750,16 +790,16 @@ impl Plan {
                     let nf = n as f64;
                     let mut per_run = if host_cached { 0.0 } else { nf * gen_per_key };
                     if gpu {
-                        let (ins, find, erase) = if b == 4 {
-                            (6e9, 12e9, 8e9)
-                        } else {
-                            (4e9, 8e9, 7e9)
+                        let (ins, find, erase) = match layout {
+                            SlotLayout::Packed8 => (6e9, 12e9, 8e9),
+                            SlotLayout::Pair16 => (4e9, 8e9, 7e9),
+                            SlotLayout::Tagged { .. } => (2e9, 4e9, 3.5e9),
                         };
                         let miss = (65e9 * (1.0 - lf)).clamp(0.4e9, 20e9);
                         let upload = if dev_cached {
                             0.0
                         } else {
-                            self.set_bytes(n, b) as f64
+                            self.set_bytes(n, kb, vb) as f64
                         };
                         let mut down = 0.0;
                         let mut kern = nf / ins;
@@ -768,7 +808,7 @@ impl Plan {
                                 Op::Insert => {}
                                 Op::FindHit => {
                                     kern += nf / find;
-                                    down += nf * (b + 1) as f64;
+                                    down += nf * (vb + 1) as f64;
                                 }
                                 Op::FindMiss => {
                                     kern += nf / miss;
@@ -789,9 +829,9 @@ impl Plan {
                         };
                         if self.keys().is_none() {
                             device_bytes = device_bytes.max(
-                                (cap * slot) as u64
-                                    + self.set_bytes(n, b)
-                                    + n as u64 * (b as u64 + 1),
+                                layout.table_bytes(cap as usize) as u64
+                                    + self.set_bytes(n, kb, vb)
+                                    + n as u64 * (vb as u64 + 1),
                             );
                         } else {
                             // A table per set: allocation, clear, warm-up.
@@ -924,7 +964,7 @@ impl Plan {
             m += &format!(
                 ". Zipf sets: n keys drawn with replacement by keygen::zipf (rejection-inversion) \
                  with s = {} over 2^{} ranks mapped through keygen's key bijection (the same \
-                 universe for u32 and u64), values value_for(key) so duplicates carry equal \
+                 universe for every key type), values value_for(key) so duplicates carry equal \
                  values, absent keys from the indices after the universe; verified: no failures \
                  and len == distinct (host parallel sort + dedup), find_hit of the inserted \
                  multiset all found with value_for(key), find_miss none found, contains all \
@@ -989,12 +1029,152 @@ mod tests {
         assert_eq!("u64".parse::<KvType>().unwrap(), KvType::U64);
         assert_eq!("u32/u32".parse::<KvType>().unwrap(), KvType::U32);
         assert!("u16".parse::<KvType>().is_err());
+        for (names, t) in [
+            (["u32u64", "u32/u64", "U32->U64"], KvType::U32U64),
+            (["u128", "u128/u64", " u128->u64 "], KvType::U128U64),
+        ] {
+            for n in names {
+                assert_eq!(n.parse::<KvType>().unwrap(), t, "{n}");
+            }
+        }
+        assert!("u128/u128".parse::<KvType>().is_err());
+        assert!("u64/u32".parse::<KvType>().is_err());
+        assert!("u64u32".parse::<KvType>().is_err());
+        for t in KvType::EVERY {
+            assert_eq!(t.name().parse::<KvType>().unwrap(), t);
+            assert_eq!(t.to_string(), t.name());
+        }
         assert_eq!("Fig7".parse::<Preset>().unwrap(), Preset::Fig7);
         assert!("fig9".parse::<Preset>().is_err());
         assert_eq!("occupancy".parse::<ZipfLoad>().unwrap(), ZipfLoad::Distinct);
         for p in Preset::ALL {
             assert_eq!(p.name().parse::<Preset>().unwrap(), p);
         }
+    }
+
+    #[test]
+    fn key_and_value_bytes() {
+        use crate::key::{Key, Value};
+        let widths: Vec<(usize, usize)> = KvType::EVERY
+            .iter()
+            .map(|t| (t.key_bytes(), t.value_bytes()))
+            .collect();
+        assert_eq!(widths, vec![(4, 4), (8, 8), (4, 8), (16, 8)]);
+        assert_eq!(KvType::U128U64.key_bytes(), <u128 as Key>::BYTES);
+        assert_eq!(KvType::U32U64.value_bytes(), <u64 as Value>::BYTES);
+        // The defaults stay the two published types.
+        assert_eq!(KvType::ALL, [KvType::U32, KvType::U64]);
+    }
+
+    #[test]
+    fn new_types_only_when_asked() {
+        for preset in [
+            None,
+            Some(Preset::Fig7),
+            Some(Preset::Fig8),
+            Some(Preset::Compare),
+        ] {
+            let p = resolve(&BenchConfig { preset, ..cfg() }, Backend::Gpu).unwrap();
+            assert!(
+                p.types.iter().all(|t| KvType::ALL.contains(t)),
+                "{preset:?}: {:?}",
+                p.types
+            );
+        }
+        let asked = vec![KvType::U128U64, KvType::U32U64, KvType::U128U64];
+        let p = resolve(
+            &BenchConfig {
+                preset: Some(Preset::Compare),
+                types: Some(asked),
+                distributions: Some(vec![Distribution::Unique, Distribution::Zipf]),
+                ..cfg()
+            },
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(p.types, vec![KvType::U128U64, KvType::U32U64]);
+        assert!(p.summary().contains("types u128u64,u32u64"));
+    }
+
+    #[test]
+    fn sizes_follow_key_and_value_widths() {
+        let base = BenchConfig {
+            keys_log2: Some(20),
+            runs: Some(2),
+            load_factors: Some(vec![0.5]),
+            ..cfg()
+        };
+        let p = resolve(&base, Backend::Gpu).unwrap();
+        let n = 1usize << 20;
+        // keys + values + absent keys (find_miss is measured).
+        assert_eq!(p.set_bytes(n, 4, 4), n as u64 * 12);
+        assert_eq!(p.set_bytes(n, 4, 8), n as u64 * 16);
+        assert_eq!(p.set_bytes(n, 16, 8), n as u64 * 40);
+        let only = |t: KvType| {
+            resolve(
+                &BenchConfig {
+                    types: Some(vec![t]),
+                    ..base.clone()
+                },
+                Backend::Gpu,
+            )
+            .unwrap()
+            .estimate(16)
+        };
+        let cap = 2 * n as u64;
+        let (e32, e64, e3264, e128) = (
+            only(KvType::U32),
+            only(KvType::U64),
+            only(KvType::U32U64),
+            only(KvType::U128U64),
+        );
+        // Host: the runs' key sets.
+        assert_eq!(e32.host_bytes, 2 * 12 * n as u64);
+        assert_eq!(e3264.host_bytes, 2 * 16 * n as u64);
+        assert_eq!(e128.host_bytes, 2 * 40 * n as u64);
+        // Device: table (slot layout) + key sets + outputs (value + flag).
+        assert_eq!(e32.device_bytes, cap * 8 + 2 * 12 * n as u64 + 5 * n as u64);
+        assert_eq!(
+            e64.device_bytes,
+            cap * 16 + 2 * 24 * n as u64 + 9 * n as u64
+        );
+        assert_eq!(
+            e3264.device_bytes,
+            cap * 16 + 2 * 16 * n as u64 + 9 * n as u64
+        );
+        assert_eq!(
+            e128.device_bytes,
+            cap * 28 + 2 * 40 * n as u64 + 9 * n as u64
+        );
+        assert!(e128.seconds > e64.seconds);
+    }
+
+    #[test]
+    fn zipf_universe_checks_the_key_width() {
+        // u128 keys: keygen's sequence has 2^64 keys, so a 2^62 universe plus misses fits.
+        let p = resolve(
+            &BenchConfig {
+                distributions: Some(vec![Distribution::Zipf]),
+                zipf_universe_log2: Some(62),
+                types: Some(vec![KvType::U128U64]),
+                ..cfg()
+            },
+            Backend::Gpu,
+        );
+        assert!(p.is_ok(), "{p:?}");
+        // u32 keys (with u64 values): 2^32 keys, no room for misses beyond a 2^32 universe.
+        let e = resolve(
+            &BenchConfig {
+                distributions: Some(vec![Distribution::Zipf]),
+                zipf_universe_log2: Some(32),
+                types: Some(vec![KvType::U32U64]),
+                ..cfg()
+            },
+            Backend::Gpu,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("4-byte keys of type u32u64"), "{e}");
     }
 
     #[test]

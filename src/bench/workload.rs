@@ -77,10 +77,17 @@ pub(crate) fn resize_par<T: Copy + Send + Sync>(v: &mut Vec<T>, n: usize, fill: 
 }
 
 /// The number of distinct keys, by a parallel sort of their bits in `scratch` (reused) and a
-/// count of the boundaries.
+/// count of the boundaries. Keys wider than 8 bytes (whose [`Key::to_bits`] is a digest, not
+/// injective) are sorted themselves, in a copy of `keys` (`scratch` is not used), so the count
+/// is exact for every width.
 pub fn distinct_count<K: Key>(keys: &[K], scratch: &mut Vec<u64>) -> usize {
     if keys.is_empty() {
         return 0;
+    }
+    if K::BYTES > 8 {
+        let mut sorted = keys.to_vec();
+        sorted.par_sort_unstable();
+        return 1 + sorted.par_windows(2).filter(|w| w[0] != w[1]).count();
     }
     scratch.clear();
     scratch.par_extend(keys.par_iter().map(|k| k.to_bits()));
@@ -273,6 +280,33 @@ mod tests {
         let z = keygen::zipf::<u64>(100_000, 1 << 31, keygen::DEFAULT_ZIPF_S, 6).unwrap();
         let set: HashSet<u64> = z.iter().copied().collect();
         assert_eq!(distinct_count(&z, &mut scratch), set.len());
+        let z = keygen::zipf::<u128>(100_000, 1 << 31, keygen::DEFAULT_ZIPF_S, 7).unwrap();
+        let set: HashSet<u128> = z.iter().copied().collect();
+        assert!(set.len() < z.len() * 3 / 4, "{} distinct", set.len());
+        assert_eq!(distinct_count(&z, &mut scratch), set.len());
+        // Wide keys are compared whole: keys that differ only in their high bytes are distinct.
+        let lo = 0x1234u128;
+        assert_eq!(
+            distinct_count(&[lo, lo | (1 << 100), lo, lo | (1 << 64)], &mut scratch),
+            3
+        );
+    }
+
+    #[test]
+    fn u128_u64_zipf_workload_is_consistent() {
+        let mut ws = Workloads::<u128, u64>::new(spec(Distribution::Zipf), 1);
+        let w = ws.get(0, Tag { seed: 4, n: 20_000 }).unwrap();
+        let set: HashSet<u128> = w.keys.iter().copied().collect();
+        assert_eq!(w.distinct, set.len());
+        assert!(w.distinct < w.keys.len());
+        assert!(w.miss.iter().all(|k| !set.contains(k)));
+        assert!(w
+            .keys
+            .iter()
+            .zip(&w.vals)
+            .all(|(&k, &v)| value_matches(k, v)));
+        // The high 8 bytes of the keys are not constant: the table sees full-width keys.
+        assert!(w.keys.iter().any(|k| (k >> 64) != (w.keys[0] >> 64)));
     }
 
     #[test]

@@ -582,6 +582,49 @@ pub(crate) mod tests {
         assert!(svg.contains("erase"));
     }
 
+    /// Types that share a key type or a width still get a panel each.
+    #[test]
+    fn every_type_has_its_own_panel() {
+        let mut results = Vec::new();
+        for (kt, kb, vt, vb) in [
+            ("u32", 4, "u32", 4),
+            ("u64", 8, "u64", 8),
+            ("u32", 4, "u64", 8),
+            ("u128", 16, "u64", 8),
+        ] {
+            for lf in warpmap::bench::DEFAULT_LOAD_FACTORS {
+                for op in Op::ALL {
+                    results.push(BenchResult {
+                        key_type: kt,
+                        value_type: vt,
+                        value_bytes: vb,
+                        ..row(kb, kt, lf, op, 4, Distribution::Unique)
+                    });
+                }
+            }
+        }
+        let mut r = report(results);
+        r.types = KvType::EVERY.to_vec();
+        assert_eq!(panel_keys(&r).len(), 4);
+        let svg = render(&r).unwrap();
+        for label in [
+            "warpdrive u32/u32 (gpu)",
+            "warpdrive u64/u64 (gpu)",
+            "warpdrive u32/u64 (gpu)",
+            "warpdrive u128/u64 (gpu)",
+        ] {
+            assert!(svg.contains(label), "{label} missing");
+        }
+        // Several group sizes: a row of panels per type.
+        for x in r.results.iter_mut().skip(1).step_by(2) {
+            x.group_size = Some(16);
+        }
+        let svg = render(&r).unwrap();
+        assert!(svg.contains("insert: warpdrive u128/u64, unique keys (gpu)"));
+        assert!(svg.contains("insert: warpdrive u32/u64, unique keys (gpu)"));
+        save("fake-types.svg", &svg);
+    }
+
     #[test]
     fn renders_empty_report() {
         let mut r = fake_report();

@@ -4,7 +4,8 @@
 //!   bulk operation of each table at several load factors, verified; a table on stdout, JSON and
 //!   an SVG chart on disk. Exit code 1 if any result failed verification. More: `--keys-log2 N`
 //!   (n = 2^N keys and a new table per load factor), `--group-sizes`, `--distribution
-//!   unique|zipf|both`, `--types`, `--ops`, `--preset fig7|fig8|compare`, `--dry-run`.
+//!   unique|zipf|both`, `--types u32,u64,u32u64,u128`, `--ops`, `--preset fig7|fig8|compare`,
+//!   `--dry-run`.
 //! - `warpmap info`: the GPU, NVRTC and the kernel cache, or why each is missing.
 
 mod chart;
@@ -78,8 +79,10 @@ struct BenchArgs {
     /// Key distribution: unique, zipf (s = 1 + 1e-6, duplicates) or both (default unique).
     #[arg(long, value_name = "unique|zipf|both", value_parser = parse_distributions)]
     distribution: Option<DistList>,
-    /// Key/value types, comma-separated: u32 (u32->u32), u64 (u64->u64) (default both).
-    #[arg(long, value_delimiter = ',', value_name = "u32,u64")]
+    /// Key/value types, comma-separated: u32 (u32->u32), u64 (u64->u64), u32u64 (u32->u64;
+    /// also u32/u64, u32->u64), u128 (u128->u64; also u128/u64, u128->u64). Default: u32,u64
+    /// (or the preset's); u32u64 and u128 run only when listed.
+    #[arg(long, value_delimiter = ',', value_name = "u32,u64,u32u64,u128")]
     types: Option<Vec<KvType>>,
     /// Operations with rows, comma-separated, of insert,find_hit,find_miss,contains,erase
     /// (default all; insert always runs, the others need it).
@@ -573,9 +576,55 @@ mod tests {
     }
 
     #[test]
+    fn parses_the_extra_types() {
+        for (arg, want) in [
+            ("u32u64,u128", vec![KvType::U32U64, KvType::U128U64]),
+            ("u32/u64,u128/u64", vec![KvType::U32U64, KvType::U128U64]),
+            ("u32->u64,u128->u64", vec![KvType::U32U64, KvType::U128U64]),
+            (
+                "u32,u64,u32u64,u128",
+                vec![KvType::U32, KvType::U64, KvType::U32U64, KvType::U128U64],
+            ),
+        ] {
+            let c = bench_args(&["--types", arg]).unwrap().config();
+            assert_eq!(c.types, Some(want.clone()), "{arg}");
+            let p = resolve(&c, Backend::Gpu).unwrap();
+            assert_eq!(p.types, want);
+        }
+        // A preset keeps its types unless --types is given.
+        let c = bench_args(&["--preset", "compare", "--types", "u128"])
+            .unwrap()
+            .config();
+        assert_eq!(
+            resolve(&c, Backend::Gpu).unwrap().types,
+            vec![KvType::U128U64]
+        );
+        // The JSON names are the names the flag accepts.
+        for t in KvType::EVERY {
+            assert_eq!(serde_json::to_value(t).unwrap(), t.name());
+            assert_eq!(t.name().parse::<KvType>().unwrap(), t);
+        }
+    }
+
+    #[test]
+    fn table_shows_unequal_widths() {
+        let mut r = chart::tests::fake_report();
+        for x in r.results.iter_mut().filter(|x| x.key_bytes == 8) {
+            x.key_bytes = 16;
+            x.value_bytes = 8;
+            x.key_type = "u128";
+            x.value_type = "u64";
+        }
+        let t = table_text(&r);
+        assert!(t.lines().any(|l| l.contains(" 16/8 ")), "{t}");
+        assert!(t.lines().any(|l| l.contains(" 4/4 ")), "{t}");
+    }
+
+    #[test]
     fn rejects_bad_flag_values() {
         assert!(bench_args(&["--ops", "insert,delete"]).is_err());
         assert!(bench_args(&["--types", "u16"]).is_err());
+        assert!(bench_args(&["--types", "u32,u128/u128"]).is_err());
         assert!(bench_args(&["--distribution", "normal"]).is_err());
         assert!(bench_args(&["--preset", "fig9"]).is_err());
         assert!(bench_args(&["--zipf-load", "half"]).is_err());
