@@ -380,8 +380,11 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, const wd_a
         if (assign && g.rank == (u32)(__ffs(match) - 1)) wd_store_value(a, i, s, k, v);
         return present;
       }
+#if defined(WD_LAYOUT_TAGGED)
       // A slot being written may be getting k (a duplicate in this batch): wait for its key.
+      // (Only this layout has such slots: no ballot for it elsewhere.)
       if (g.any(wd_is_busy(s))) continue;
+#endif
       const u32 empty = g.ballot(wd_is_empty(s));
       const u32 tomb = g.ballot(wd_is_tombstone(s));
       if (free_slot == WD_NO_SLOT && (empty | tomb)) {
@@ -466,8 +469,11 @@ extern "C" __global__ void warpdrive_insert(wd_slot* slots, u32* filter, u64* si
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   long long inserted = 0, failed = 0;
   for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
-    const u32 st = wd_insert_one(g, a, filter, side, keys[idx], vals[idx], windows, max_probes, seed,
-                                 assign != 0u, inserted, failed);
+    // Copies: a reference into keys/vals would be reloaded after every atomic (it might alias).
+    const wm_key k = keys[idx];
+    const wm_value v = vals[idx];
+    const u32 st = wd_insert_one(g, a, filter, side, k, v, windows, max_probes, seed, assign != 0u, inserted,
+                                 failed);
     if (status != nullptr && g.rank == 0) status[idx] = st;
   }
   wd_add_count(meta, inserted);
@@ -483,7 +489,8 @@ extern "C" __global__ void warpdrive_find(const wd_slot* slots, const u32* filte
   const wd_arrays a(slots, windows);
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
-    const bool hit = wd_find_one<false>(g, a, filter, side, keys[idx], windows, max_probes, seed,
+    const wm_key k = keys[idx];  // a copy (see warpdrive_insert)
+    const bool hit = wd_find_one<false>(g, a, filter, side, k, windows, max_probes, seed,
                                         out != nullptr ? out + idx : nullptr);
     if (g.rank == 0) found[idx] = hit ? 1 : 0;
   }
@@ -502,12 +509,13 @@ extern "C" __global__ void warpdrive_mixed(wd_slot* slots, u32* filter, u64* sid
   const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
   long long inserted = 0, failed = 0;
   for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
+    const wm_key k = keys[idx];  // a copy (see warpdrive_insert)
     if (ops[idx] == 0) {
-      const u32 st = wd_insert_one(g, a, filter, side, keys[idx], vals[idx], windows, max_probes, seed, true,
-                                   inserted, failed);
+      const wm_value v = vals[idx];
+      const u32 st = wd_insert_one(g, a, filter, side, k, v, windows, max_probes, seed, true, inserted, failed);
       if (g.rank == 0) status[idx] = st;
     } else {
-      const bool hit = wd_find_one<true>(g, a, filter, side, keys[idx], windows, max_probes, seed, out + idx);
+      const bool hit = wd_find_one<true>(g, a, filter, side, k, windows, max_probes, seed, out + idx);
       if (g.rank == 0) found[idx] = hit ? 1 : 0;
     }
   }
