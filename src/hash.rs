@@ -1,6 +1,17 @@
 //! Host twins of the device hash functions in `kernels/common/hash.cuh`. The CPU backend and the
 //! tests use these; a test compares them against known values that the kernels also produce.
 
+/// The golden-ratio increment of SplitMix64 (and the chaining constant of wide-key hashing).
+pub const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// SplitMix64's output function (a bijection on `u64`, distinct from [`fmix64`]).
+#[inline]
+pub fn splitmix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// MurmurHash3's 64-bit finaliser (`fmix64`): a fast, well-mixing bijection on `u64`.
 #[inline]
 pub fn fmix64(mut k: u64) -> u64 {

@@ -38,7 +38,7 @@
 //! assert_eq!(ones_but_first, [0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
 //! ```
 
-use crate::hash::fmix64;
+use crate::hash::{fmix64, splitmix64, GOLDEN};
 use std::fmt::Debug;
 use std::hash::Hash;
 
@@ -93,23 +93,14 @@ pub trait Value:
     fn from_bits(bits: u64) -> Self;
 }
 
-const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
 /// Salts the tails of wide `from_bits` so that they are unrelated to [`digest`].
 const TAIL_SALT: u64 = 0x6a09_e667_f3bc_c909;
-
-/// SplitMix64's output function (a bijection on `u64`).
-#[inline]
-fn splitmix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// The 8-byte chunk number `chunk` (1, 2, ...) of the wide `from_bits(bits)`: element `chunk` of
 /// a SplitMix64 stream seeded with `fmix64(bits ^ TAIL_SALT)`.
 #[inline]
 fn tail_word(bits: u64, chunk: u64) -> u64 {
-    splitmix(fmix64(bits ^ TAIL_SALT).wrapping_add(chunk.wrapping_mul(GOLDEN)))
+    splitmix64(fmix64(bits ^ TAIL_SALT).wrapping_add(chunk.wrapping_mul(GOLDEN)))
 }
 
 /// The 64-bit digest of a wide key or value, its [`Key::to_bits`] / [`Value::to_bits`]:
@@ -307,7 +298,7 @@ mod tests {
         };
         let mut b = 0x0123_4567_89ab_cdefu64;
         for _ in 0..1000 {
-            b = splitmix(b);
+            b = splitmix64(b);
             for bits in [b, 0, 1, u64::MAX, u64::MAX - 1, b >> 40] {
                 let x = T::from_bits(bits);
                 assert_eq!(x.to_bits(), bits & mask, "{} {bits:#x}", T::NAME);
@@ -358,7 +349,7 @@ mod tests {
         let n = T::BYTES;
         assert!(n > 8);
         let inputs: Vec<u64> = (0..2000u64)
-            .map(splitmix)
+            .map(splitmix64)
             .chain(0..64)
             .chain((1..64).map(|s| 1u64 << s))
             .chain([u64::MAX, u64::MAX - 1, u64::MAX - 2])
@@ -419,7 +410,10 @@ mod tests {
     /// byte included), and is the documented function of the bytes.
     fn wide_digest<T: Value>() {
         let mut seen = HashSet::new();
-        for bits in (1..500u64).map(splitmix).chain([u64::MAX, u64::MAX - 1, 0]) {
+        for bits in (1..500u64)
+            .map(splitmix64)
+            .chain([u64::MAX, u64::MAX - 1, 0])
+        {
             let x = T::from_bits(bits);
             let d = x.to_bits();
             assert_eq!(d, digest(bytemuck::bytes_of(&x)), "{}", T::NAME);

@@ -24,7 +24,7 @@
 //! assert_eq!(v, keygen::value_for::<u64, u32>(keys[0]));
 //! ```
 
-use crate::hash::{fmix32, fmix64};
+use crate::hash::{fmix32, fmix64, splitmix64, GOLDEN};
 use crate::key::{Key, Value};
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -32,22 +32,13 @@ use rayon::prelude::*;
 /// The default Zipf exponent of the benchmarks: `s = 1 + 1e-6` (the WarpDrive paper's Fig. 8).
 pub const DEFAULT_ZIPF_S: f64 = 1.0 + 1e-6;
 
-const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
 const VALUE_SALT: u64 = 0x5bd1_e995_c2b2_ae35;
-
-/// SplitMix64's output function (a bijection, distinct from `fmix64`).
-#[inline]
-fn splitmix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// The index mask `S` of a seed: seeds that differ in a few low bits still give unrelated
 /// key sets (a plain `i ^ seed` would map seeds 1 and 2 onto the same set of indices).
 #[inline]
 fn seed_mask(seed: u64) -> u64 {
-    splitmix(seed ^ 0x2545_f491_4f6c_dd1d)
+    splitmix64(seed ^ 0x2545_f491_4f6c_dd1d)
 }
 
 /// How many distinct keys a `K` has: `2^32`, `2^64`, `2^96`, and `u128::MAX` (saturated) for
@@ -159,14 +150,14 @@ impl Stream {
     #[inline]
     pub fn new(seed: u64, stream: u64) -> Self {
         Stream {
-            state: fmix64(seed_mask(seed) ^ splitmix(stream.wrapping_add(GOLDEN))),
+            state: fmix64(seed_mask(seed) ^ splitmix64(stream.wrapping_add(GOLDEN))),
         }
     }
     /// The next 64 random bits.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(GOLDEN);
-        splitmix(self.state)
+        splitmix64(self.state)
     }
     /// Uniform in `[0, 1)` with 53 random bits.
     #[inline]
