@@ -7,8 +7,8 @@
 
 use super::plan::{Distribution, KvType, Plan};
 use super::workload::{
-    bad_contains, bad_hits, bad_misses, check_len_after_insert, resize_par, Tag, Workload,
-    WorkloadSpec, Workloads,
+    bad_contains, bad_half, bad_hits, bad_misses, check_len_after_insert, resize_par, Tag,
+    Workload, WorkloadSpec, Workloads,
 };
 use super::{keys_for, BenchResult, Measured, Op, OpStats, Progress, Roofline, Sink};
 use crate::key::{Key, Value};
@@ -169,6 +169,7 @@ fn bench_set<K: Key, V: Value>(
             group_size: None,
             filter_bits: None,
             memory_bytes: table.memory_bytes(),
+            stadium: None,
             n,
             load_factor: lf,
             roofline,
@@ -221,6 +222,22 @@ fn run_once<K: Key, V: Value>(
         if bad > 0 || hits != n {
             s.failures.push(format!(
                 "run {r}: {bad} of {n} inserted keys not found or with a wrong value ({hits} reported found)"
+            ));
+        }
+    }
+
+    // find_half
+    if on(Op::FindHalf) {
+        let s = &mut stats[Op::FindHalf.index()];
+        out.par_iter_mut().for_each(|v| *v = poison);
+        found.par_iter_mut().for_each(|f| *f = false);
+        let t = Instant::now();
+        let hits = table.find_into(&w.half, out, found)?;
+        s.ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let bad = bad_half(keys, out, found);
+        if bad > 0 || hits != n.div_ceil(2) {
+            s.failures.push(format!(
+                "run {r}: {bad} of {n} half-present queries answered wrongly ({hits} reported found)"
             ));
         }
     }

@@ -1,25 +1,32 @@
-//! The GPU benchmark: the roofline, then WarpDrive through the device-buffer API, every kernel
-//! timed alone with CUDA events.
+//! The GPU benchmark: the roofline, then the plan's scheme (WarpDrive, or Stadium) through the
+//! device-buffer API ([`DeviceHashTable`]), every kernel timed alone with CUDA events.
 //!
-//! Loop order: type, distribution, group size, load factor, run. Fixed slots: a table per
+//! Loop order: type, distribution, variant (WarpDrive group size, or Stadium (location, ticket
+//! size)), load factor, run. One loop for every scheme: [`build_table`] makes the variant's table
+//! as a `dyn DeviceHashTable` with what its rows report beside it. Host-bucket Stadium tables get
+//! their bound measured once per table size, before their runs. Fixed slots: a table per
 //! (type, distribution, group size), cleared between runs and load factors. Fixed keys: a table
 //! per load factor too, dropped (its device memory freed) before the next is made; the run key
 //! sets of a (type, distribution) are generated once (host cache) and uploaded once when all of
 //! them fit in device memory beside the largest table (else uploaded per run).
 
+use super::plan::Variant;
 use super::plan::{Distribution, KvType, Plan};
 use super::roofline::{self, RooflineConfig};
 use super::workload::{
-    bad_contains, bad_hits, bad_misses, check_len_after_insert, resize_par, Tag, Workload,
-    WorkloadSpec, Workloads,
+    bad_contains, bad_half, bad_hits, bad_misses, check_len_after_insert, resize_par, Tag,
+    Workload, WorkloadSpec, Workloads,
 };
-use super::{keys_for, BenchResult, Measured, Op, OpStats, Progress, Roofline, Sink};
+use super::{
+    keys_for, BenchResult, HostBound, Measured, Op, OpStats, Progress, Roofline, Sink, StadiumInfo,
+};
 use crate::device::{DeviceBuffer, Timer};
 use crate::key::{Key, Value};
 use crate::keygen;
+use crate::table::stadium::Location;
 use crate::table::warpdrive::SlotLayout;
-use crate::table::{Backend, DeviceHashTable, HashTable};
-use crate::{Error, Gpu, Result, WarpDrive, WarpDriveConfig};
+use crate::table::{Backend, DeviceHashTable};
+use crate::{Error, Gpu, Result, Stadium, StadiumConfig, WarpDrive, WarpDriveConfig};
 use std::sync::Arc;
 
 pub(crate) const METHOD: &str = "GPU: CUDA events around each kernel launch only (keys and values \
@@ -27,7 +34,7 @@ uploaded and outputs poisoned before the start event; verification after the sto
 warm-up of every kernel per table; median of the runs; fresh unique keys every run (new seed) \
 into the cleared table; every run verified (insert: no failures and len == n; find_hit: all found \
 with value_for(key), downloaded and checked; find_miss: none found; contains: all present; \
-erase: len == 0). Roofline: random 8-byte gathers and CASes on a u64 table far beyond \
+erase: len == 0; find_half, when measured: every answer checked). Roofline: random 8-byte gathers and CASes on a u64 table far beyond \
 L2 and a copy of it (bytes read + written), CUDA events, one warm-up then the median (sizes in the \
 roofline object)";
 
@@ -64,25 +71,130 @@ pub(crate) fn run(
         sink.step(format!("roofline {what} done"))
     })?;
     let timer = gpu.timer()?;
+    let mut bounds = Vec::new();
     for &ty in &plan.types {
         for &dist in &plan.distributions {
+            let mut cx = SetCx {
+                gpu,
+                plan,
+                roofline: &roof,
+                sink: &mut sink,
+                timer: &timer,
+                bounds: &mut bounds,
+            };
             match ty {
-                KvType::U32 => {
-                    bench_set::<u32, u32>(gpu, plan, &roof, &mut sink, &timer, 0x0404, dist)?
-                }
-                KvType::U64 => {
-                    bench_set::<u64, u64>(gpu, plan, &roof, &mut sink, &timer, 0x0808, dist)?
-                }
-                KvType::U32U64 => {
-                    bench_set::<u32, u64>(gpu, plan, &roof, &mut sink, &timer, 0x0408, dist)?
-                }
-                KvType::U128U64 => {
-                    bench_set::<u128, u64>(gpu, plan, &roof, &mut sink, &timer, 0x1008, dist)?
-                }
+                KvType::U32 => bench_set::<u32, u32>(&mut cx, 0x0404, dist)?,
+                KvType::U64 => bench_set::<u64, u64>(&mut cx, 0x0808, dist)?,
+                KvType::U32U64 => bench_set::<u32, u64>(&mut cx, 0x0408, dist)?,
+                KvType::U128U64 => bench_set::<u128, u64>(&mut cx, 0x1008, dist)?,
             }
         }
     }
+    let mut roof = roof;
+    roof.host_bounds = bounds;
     Ok((roof, sink.results))
+}
+
+/// What every set of a run shares.
+struct SetCx<'a, 'b> {
+    gpu: &'a Arc<Gpu>,
+    plan: &'a Plan,
+    roofline: &'a Roofline,
+    sink: &'a mut Sink<'b>,
+    timer: &'a Timer,
+    /// The host bounds measured so far (one per table size and record size).
+    bounds: &'a mut Vec<HostBound>,
+}
+
+/// A table under test and what its rows report beside the measurements.
+struct Built<K: Key, V: Value> {
+    table: Box<dyn DeviceHashTable<K, V>>,
+    group_size: Option<u32>,
+    filter_bits: Option<u32>,
+    stadium: Option<StadiumInfo>,
+}
+
+/// Makes a variant's table of at least `capacity` slots or buckets.
+fn build_table<K: Key, V: Value>(
+    gpu: &Arc<Gpu>,
+    plan: &Plan,
+    v: Variant,
+    capacity: usize,
+) -> Result<Built<K, V>> {
+    match v {
+        Variant::WarpDrive { group } => {
+            let t = WarpDrive::<K, V>::new(
+                gpu.clone(),
+                WarpDriveConfig::new(capacity)
+                    .group_size(group)
+                    .overflow_filter(plan.overflow_filter),
+            )?;
+            Ok(Built {
+                group_size: Some(t.config().group_size),
+                filter_bits: Some(t.filter_bits()),
+                stadium: None,
+                table: Box::new(t),
+            })
+        }
+        Variant::Stadium {
+            location,
+            ticket_bits,
+        } => {
+            let t = Stadium::<K, V>::new(
+                gpu.clone(),
+                StadiumConfig::new(capacity)
+                    .ticket_bits(ticket_bits)
+                    .location(location),
+            )?;
+            Ok(Built {
+                group_size: None,
+                filter_bits: None,
+                stadium: Some(StadiumInfo {
+                    location,
+                    ticket_bits,
+                    host_memory_bytes: t.host_memory_bytes(),
+                    bound: None,
+                }),
+                table: Box::new(t),
+            })
+        }
+        Variant::Cpu => Err(Error::invalid("the GPU benchmark has no CPU variant")),
+    }
+}
+
+/// A variant's short label for progress lines.
+fn variant_label(v: Variant) -> String {
+    match v {
+        Variant::Cpu => "cpu".into(),
+        Variant::WarpDrive { group } => format!("g {group}"),
+        Variant::Stadium {
+            location,
+            ticket_bits,
+        } => format!("{} T {ticket_bits}", super::location_name(location)),
+    }
+}
+
+/// The host bound of a host-bucket table of `bytes` bytes of `record_bytes`-byte records:
+/// measured on first use, then reused for tables of the same size.
+fn host_bound(cx: &mut SetCx<'_, '_>, bytes: u64, record_bytes: usize) -> Result<HostBound> {
+    let words = (record_bytes / 4).max(1) as u64;
+    let want = bytes / (4 * words) * 4 * words;
+    if let Some(b) = cx
+        .bounds
+        .iter()
+        .find(|b| b.bytes == want && b.record_bytes == record_bytes)
+    {
+        return Ok(b.clone());
+    }
+    let ops = roofline::host_bound_ops(cx.plan.quick, bytes / (4 * words));
+    cx.sink.say(format!(
+        "host bound: {} MiB of {record_bytes}-byte records in pinned host memory, {ops} random \
+         writes and reads per kernel",
+        bytes >> 20
+    ));
+    let b = roofline::measure_host_bound(cx.gpu, bytes, record_bytes, ops, cx.plan.runs)?;
+    cx.bounds.push(b.clone());
+    Ok(b)
 }
 
 /// One run's key set on the device.
@@ -92,6 +204,8 @@ struct DevSet<K: Key, V: Value> {
     vals: DeviceBuffer<V>,
     /// Absent keys (a 1-element dummy when find_miss is not measured).
     miss: DeviceBuffer<K>,
+    /// find_half's queries (a 1-element dummy when it is not measured).
+    half: DeviceBuffer<K>,
 }
 
 /// The device copies of the run sets: one per run (uploaded once) or one reused (uploaded per
@@ -126,6 +240,7 @@ impl<K: Key, V: Value> DevSets<K, V> {
                 keys: gpu.alloc::<K>(self.n)?,
                 vals: gpu.alloc::<V>(self.n)?,
                 miss: gpu.alloc::<K>(if w.miss.is_empty() { 1 } else { self.n })?,
+                half: gpu.alloc::<K>(if w.half.is_empty() { 1 } else { self.n })?,
             };
             self.sets[i] = Some(set);
         }
@@ -136,6 +251,9 @@ impl<K: Key, V: Value> DevSets<K, V> {
         if !w.miss.is_empty() {
             gpu.copy_to_device(&w.miss, &mut d.miss)?;
         }
+        if !w.half.is_empty() {
+            gpu.copy_to_device(&w.half, &mut d.half)?;
+        }
         d.tag = w.tag;
         Ok(i)
     }
@@ -144,7 +262,7 @@ impl<K: Key, V: Value> DevSets<K, V> {
 /// Every kernel once on a small batch (module load, first-launch costs), then cleared.
 fn warm_up<K: Key, V: Value>(
     gpu: &Arc<Gpu>,
-    table: &mut WarpDrive<K, V>,
+    table: &mut dyn DeviceHashTable<K, V>,
     timer: &Timer,
     n: usize,
     seed: u64,
@@ -166,21 +284,18 @@ fn warm_up<K: Key, V: Value>(
     table.clear()
 }
 
-fn label<K: Key, V: Value>(dist: Distribution) -> String {
-    format!("warpdrive {}/{} {dist}", K::NAME, V::NAME)
+fn label<K: Key, V: Value>(plan: &Plan, dist: Distribution) -> String {
+    format!("{} {}/{} {dist}", plan.scheme, K::NAME, V::NAME)
 }
 
 /// All sets of one (type, distribution).
 fn bench_set<K: Key, V: Value>(
-    gpu: &Arc<Gpu>,
-    plan: &Plan,
-    roofline: &Roofline,
-    sink: &mut Sink<'_>,
-    timer: &Timer,
+    cx: &mut SetCx<'_, '_>,
     type_tag: u64,
     dist: Distribution,
 ) -> Result<()> {
-    let what = label::<K, V>(dist);
+    let (gpu, plan, timer) = (cx.gpu, cx.plan, cx.timer);
+    let what = label::<K, V>(plan, dist);
     let (kb, vb) = (K::BYTES, V::BYTES);
     let keys_mode = plan.keys();
     let host_slots = if plan.host_cache_fits(kb, vb) {
@@ -199,7 +314,7 @@ fn bench_set<K: Key, V: Value>(
                 n,
             };
             if host_slots > 1 || dist == Distribution::Zipf {
-                sink.say(format!(
+                cx.sink.say(format!(
                     "{what}: generating key set {}/{} ({n} keys{})",
                     r + 1,
                     plan.runs,
@@ -222,8 +337,13 @@ fn bench_set<K: Key, V: Value>(
         Some(n) => {
             let lf_min = plan.load_factors.iter().copied().fold(1.0, f64::min);
             let cap = plan.capacity_for(n, distinct_max, lf_min, dist);
-            // The table (its slot layout's bytes, + 10% for the overflow filter and slack).
-            let table = SlotLayout::for_widths(kb, vb).table_bytes(cap) as u64 * 11 / 10;
+            // The table (WarpDrive's slot layout or Stadium's device buckets, whichever is
+            // larger, + 10% for the overflow filter, the board and slack).
+            let table = SlotLayout::for_widths(kb, vb)
+                .table_bytes(cap)
+                .max(cap * (kb + vb)) as u64
+                * 11
+                / 10;
             let sets = plan.runs as u64 * plan.set_bytes(n, kb, vb);
             let outs = n as u64 * (vb as u64 + 1);
             let free = gpu.free_memory().unwrap_or(0);
@@ -239,37 +359,45 @@ fn bench_set<K: Key, V: Value>(
     let mut h_out: Vec<V> = Vec::new();
     let mut h_found: Vec<u8> = Vec::new();
 
-    for g in plan.group_sizes.iter().copied() {
-        let mut table: Option<WarpDrive<K, V>> = None;
+    for variant in plan.variants() {
+        let vl = variant_label(variant);
+        let v_keys = plan.keys_for_variant(variant, dist);
+        let mut built: Option<Built<K, V>> = None;
         for (li, &lf) in plan.load_factors.iter().enumerate() {
-            if keys_mode.is_some() {
+            if v_keys.is_some() {
                 // Free the previous load factor's table before making the next.
-                drop(table.take());
+                drop(built.take());
             }
-            let cap_asked = match keys_mode {
-                Some(n) => plan.capacity_for(n, distinct_max, lf, dist),
+            let cap_asked = match v_keys {
+                Some(n) if n == keys_mode.unwrap_or(n) => {
+                    plan.capacity_for(n, distinct_max, lf, dist)
+                }
+                // A smaller n (host buckets, unique keys only): n / lf.
+                Some(n) => plan.capacity_for(n, n, lf, Distribution::Unique),
                 None => plan.slots,
             };
-            if table.is_none() {
-                sink.say(format!(
-                    "{what} g {g} lf {lf}: making a table of {cap_asked} slots"
+            if built.is_none() {
+                cx.sink.say(format!(
+                    "{what} {vl} lf {lf}: making a table of {cap_asked} slots"
                 ));
-                let mut t = WarpDrive::<K, V>::new(
-                    gpu.clone(),
-                    WarpDriveConfig::new(cap_asked)
-                        .group_size(g)
-                        .overflow_filter(plan.overflow_filter),
-                )?;
-                let nw = keys_mode.unwrap_or(t.capacity());
-                warm_up(gpu, &mut t, timer, nw, plan.seed)?;
-                table = Some(t);
+                let mut b = build_table::<K, V>(gpu, plan, variant, cap_asked)?;
+                let nw = v_keys.unwrap_or(b.table.capacity());
+                warm_up(gpu, b.table.as_mut(), timer, nw, plan.seed)?;
+                if let Some(st) = b.stadium.as_mut() {
+                    if st.location == Location::Host {
+                        st.bound = Some(host_bound(cx, st.host_memory_bytes as u64, kb + vb)?);
+                    }
+                }
+                built = Some(b);
             }
-            let table = table.as_mut().expect("made above");
+            let b = built.as_mut().expect("made above");
+            let table = b.table.as_mut();
             let capacity = table.capacity();
-            let n = keys_mode.unwrap_or_else(|| keys_for(lf, capacity));
+            let n = v_keys.unwrap_or_else(|| keys_for(lf, capacity));
             if dev.as_ref().map(|d| d.n) != Some(n) {
                 drop(dev.take());
-                dev = Some(DevSets::new(gpu, n, dev_slots)?);
+                let slots = if Some(n) == keys_mode { dev_slots } else { 1 };
+                dev = Some(DevSets::new(gpu, n, slots)?);
             }
             let dev = dev.as_mut().expect("made above");
             resize_par(&mut h_out, n, V::zeroed());
@@ -282,8 +410,8 @@ fn bench_set<K: Key, V: Value>(
                     seed: plan.seed_for(type_tag, dist, li, r),
                     n,
                 };
-                sink.say(format!(
-                    "{what} g {g} lf {lf} run {}/{}: {}{n} keys",
+                cx.sink.say(format!(
+                    "{what} {vl} lf {lf} run {}/{}: {}{n} keys",
                     r + 1,
                     plan.runs,
                     if host.is_ready(r, tag) {
@@ -308,8 +436,8 @@ fn bench_set<K: Key, V: Value>(
                     &mut stats,
                     r,
                 )?;
-                sink.step(format!(
-                    "{what} g {g} lf {lf} run {}/{} done",
+                cx.sink.step(format!(
+                    "{what} {vl} lf {lf} run {}/{} done",
                     r + 1,
                     plan.runs
                 ));
@@ -322,16 +450,17 @@ fn bench_set<K: Key, V: Value>(
                 key_type: K::NAME,
                 value_type: V::NAME,
                 capacity,
-                group_size: Some(table.config().group_size),
-                filter_bits: Some(table.filter_bits()),
+                group_size: b.group_size,
+                filter_bits: b.filter_bits,
                 memory_bytes: table.memory_bytes(),
+                stadium: b.stadium.clone(),
                 n,
                 load_factor: lf,
-                roofline,
+                roofline: cx.roofline,
                 distribution: dist,
                 distinct,
             };
-            m.push_selected(&plan.ops, stats, &mut sink.results);
+            m.push_selected(&plan.ops, stats, &mut cx.sink.results);
         }
     }
     Ok(())
@@ -342,7 +471,7 @@ fn bench_set<K: Key, V: Value>(
 fn run_once<K: Key, V: Value>(
     gpu: &Arc<Gpu>,
     plan: &Plan,
-    table: &mut WarpDrive<K, V>,
+    table: &mut dyn DeviceHashTable<K, V>,
     timer: &Timer,
     w: &Workload<K, V>,
     d: &DevSet<K, V>,
@@ -380,6 +509,25 @@ fn run_once<K: Key, V: Value>(
         if bad > 0 {
             s.failures.push(format!(
                 "run {r}: {bad} of {n} inserted keys not found or with a wrong value"
+            ));
+        }
+    }
+
+    // find_half: outputs poisoned, every answer checked.
+    if on(Op::FindHalf) {
+        let s = &mut stats[Op::FindHalf.index()];
+        gpu.fill_bytes(d_out, 0xaa)?;
+        gpu.fill_bytes(d_found, 0xaa)?;
+        timer.start()?;
+        table.find_device_async(&d.half, d_out, d_found)?;
+        s.ms.push(timer.stop_ms()?);
+        table_full_is_failure(table.synchronize(), &mut s.failures, r)?;
+        gpu.copy_to_host(d_found, found)?;
+        gpu.copy_to_host(d_out, out)?;
+        let bad = bad_half(&w.keys, out, found);
+        if bad > 0 {
+            s.failures.push(format!(
+                "run {r}: {bad} of {n} half-present queries answered wrongly"
             ));
         }
     }

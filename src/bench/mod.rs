@@ -15,6 +15,17 @@
 //! in well under a minute on two cores; the roofline is `null` and the report says why the CPU
 //! was used.
 //!
+//! Stadium hashing ([`Scheme::Stadium`], `--scheme stadium`): the same loop over a
+//! [`Stadium`](crate::Stadium) table per (bucket location, ticket size) instead of per group
+//! size, rows with `scheme: "stadium"`, `location`, `ticket_bits` and `bound_ratio`. Host-bucket
+//! (out-of-core) rows are compared with a bound measured in the same run for each table size:
+//! random writes and reads of records of the table's key + value bytes into a pinned mapped host
+//! buffer of the table's bucket bytes ([`roofline::measure_host_bound`], in
+//! [`Roofline::host_bounds`]); their `bound_ratio` is the rate over the random-write bound
+//! (insert, erase) or the random-read bound (finds, contains). Device-bucket rows have
+//! `bound_ratio` = `roofline_ratio` (the gather / CAS roofline). [`Preset::Stadium`] is the
+//! paper's Figs. 14, 16 and 17 setup.
+//!
 //! Beyond the default: a fixed number of keys per load factor with a table per load factor
 //! ([`BenchConfig::keys_log2`]), several WarpDrive group sizes ([`BenchConfig::group_sizes`]),
 //! Zipf keys ([`Distribution::Zipf`]), a choice of types (also `u32`→`u64` and `u128`→`u64`:
@@ -39,12 +50,14 @@ pub mod roofline;
 mod workload;
 
 pub use plan::{
-    resolve, Distribution, Estimate, KvType, Plan, Preset, ZipfInfo, ZipfLoad, CPU_MAX_KEYS_LOG2,
-    DEFAULT_ZIPF_UNIVERSE_LOG2, GPU_MAX_KEYS_LOG2, QUICK_KEYS_LOG2,
+    location_name, parse_locations, resolve, Distribution, Estimate, KvType, Plan, Preset, Scheme,
+    Variant, ZipfInfo, ZipfLoad, CPU_MAX_KEYS_LOG2, DEFAULT_ZIPF_UNIVERSE_LOG2, GPU_MAX_KEYS_LOG2,
+    QUICK_KEYS_LOG2, STADIUM_HOST_KEYS_LOG2,
 };
 pub use workload::distinct_count;
 
 use crate::device::CompileRecord;
+use crate::table::stadium::Location;
 use crate::table::Backend;
 use crate::{Gpu, Result};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -86,7 +99,7 @@ pub struct BenchConfig {
     /// `value_for(key)` of the value type) and each row's `key_bytes`, `value_bytes`,
     /// `key_type` and `value_type` are those of the table's key and value types.
     pub types: Option<Vec<KvType>>,
-    /// Operations with a row; `None`: all of [`Op::ALL`].
+    /// Operations with a row; `None`: [`Op::DEFAULT`] (all but `find_half`).
     pub ops: Option<Vec<Op>>,
     /// A preset: it fills the fields above that are `None`.
     pub preset: Option<Preset>,
@@ -98,6 +111,17 @@ pub struct BenchConfig {
     pub zipf_load: ZipfLoad,
     /// WarpDrive's overflow filter (default: auto; off measures the paper's exact scheme).
     pub overflow_filter: crate::table::warpdrive::OverflowFilter,
+    /// The GPU table measured; `None`: the preset's, else [`Scheme::WarpDrive`] (the CPU
+    /// backend measures `CpuTable` either way).
+    pub scheme: Option<Scheme>,
+    /// Stadium ticket sizes in bits, a table per size; `None`: the preset's, else 8.
+    pub ticket_bits: Option<Vec<u32>>,
+    /// Stadium bucket locations, a table per location; `None`: the preset's, else device.
+    pub locations: Option<Vec<Location>>,
+    /// Fixed keys, Stadium host-bucket tables: `n = 2^min(keys_log2, host_keys_log2)` for unique
+    /// keys (random accesses over the bus run at 0.04-0.45 G/s); `None`: the preset's
+    /// ([`STADIUM_HOST_KEYS_LOG2`] for `stadium`), else no cap.
+    pub host_keys_log2: Option<u32>,
 }
 
 impl Default for BenchConfig {
@@ -120,6 +144,10 @@ impl Default for BenchConfig {
             zipf_universe_log2: None,
             zipf_load: ZipfLoad::Distinct,
             overflow_filter: Default::default(),
+            scheme: None,
+            ticket_bits: None,
+            locations: None,
+            host_keys_log2: None,
         }
     }
 }
@@ -143,6 +171,10 @@ pub enum Op {
     Insert,
     /// Find the `n` inserted keys (values checked).
     FindHit,
+    /// Find `n` keys of which half are inserted (even positions: the inserted key at that
+    /// position) and half absent (odd positions): the paper's "half of the queries present".
+    /// Every answer checked (found with `value_for(key)`, or not found). Only when asked for.
+    FindHalf,
     /// Find `n` keys that are not in the table.
     FindMiss,
     /// Membership test of the `n` inserted keys.
@@ -153,7 +185,17 @@ pub enum Op {
 
 impl Op {
     /// Every operation, in the order they run.
-    pub const ALL: [Op; 5] = [
+    pub const ALL: [Op; 6] = [
+        Op::Insert,
+        Op::FindHit,
+        Op::FindHalf,
+        Op::FindMiss,
+        Op::Contains,
+        Op::Erase,
+    ];
+
+    /// The operations measured when none are named (all but [`Op::FindHalf`]).
+    pub const DEFAULT: [Op; 5] = [
         Op::Insert,
         Op::FindHit,
         Op::FindMiss,
@@ -166,6 +208,7 @@ impl Op {
         match self {
             Op::Insert => "insert",
             Op::FindHit => "find_hit",
+            Op::FindHalf => "find_half",
             Op::FindMiss => "find_miss",
             Op::Contains => "contains",
             Op::Erase => "erase",
@@ -208,6 +251,39 @@ pub struct Roofline {
     /// Timed runs per kernel (after one warm-up).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<usize>,
+    /// The out-of-core bounds of the Stadium host-bucket tables, one per table size.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub host_bounds: Vec<HostBound>,
+}
+
+/// The bound of an out-of-core (host-bucket) table: random record writes and reads into pinned
+/// mapped host memory of the table's bucket bytes ([`roofline::measure_host_bound`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct HostBound {
+    /// Bytes of the host buffer (the table's buckets).
+    pub bytes: u64,
+    /// Bytes of one record (key + value).
+    pub record_bytes: usize,
+    /// Random record writes, 10^9 per second.
+    pub write_gops: f64,
+    /// Random record reads, 10^9 per second.
+    pub read_gops: f64,
+    /// Accesses per timed kernel.
+    pub ops: u64,
+    /// Timed runs per kernel (after one warm-up).
+    pub runs: usize,
+}
+
+impl HostBound {
+    /// The bound an operation's rate is compared with: random writes for insert and erase,
+    /// random reads for the finds and contains.
+    pub fn for_op(&self, op: Op) -> f64 {
+        if op.writes() {
+            self.write_gops
+        } else {
+            self.read_gops
+        }
+    }
 }
 
 /// One (table, key/value type, load factor, operation) measurement.
@@ -267,6 +343,22 @@ pub struct BenchResult {
     /// Zipf: `distinct / capacity`, the table's occupancy after the insert.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub occupancy: Option<f64>,
+    /// Stadium: where the buckets live, "device" or "host".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<&'static str>,
+    /// Stadium: bits per ticket.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ticket_bits: Option<u32>,
+    /// Stadium: host rows, `gops` over the table size's random-write (insert, erase) or
+    /// random-read (finds, contains) bound (`bound_gops`); device rows, `roofline_ratio`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound_ratio: Option<f64>,
+    /// Stadium host rows: the bound `bound_ratio` divides by, 10^9 per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound_gops: Option<f64>,
+    /// Stadium host rows: pinned host memory of the buckets, bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_memory_bytes: Option<usize>,
 }
 
 /// The whole benchmark: what `warpmap bench` prints and writes as JSON.
@@ -313,6 +405,17 @@ pub struct Report {
     /// WarpDrive group sizes measured (empty on the CPU backend).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub group_sizes: Vec<u32>,
+    /// The GPU scheme asked for ("warpdrive" or "stadium"; the CPU backend measures "cpu").
+    pub scheme: Scheme,
+    /// Stadium ticket sizes measured (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ticket_bits: Vec<u32>,
+    /// Stadium bucket locations measured (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub locations: Vec<&'static str>,
+    /// Stadium host rows' keys per set, when smaller than `keys_log2` (log2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_keys_log2: Option<u32>,
     /// Key distributions measured.
     pub distributions: Vec<Distribution>,
     /// Key/value types measured.
@@ -385,12 +488,24 @@ pub(crate) struct Measured<'a> {
     pub group_size: Option<u32>,
     pub filter_bits: Option<u32>,
     pub memory_bytes: usize,
+    /// Stadium: bucket location, ticket bits, pinned host bytes, and the host bound (host rows).
+    pub stadium: Option<StadiumInfo>,
     pub n: usize,
     pub load_factor: f64,
     pub roofline: &'a Roofline,
     pub distribution: Distribution,
     /// Zipf: distinct keys per run.
     pub distinct: Vec<usize>,
+}
+
+/// What a Stadium table adds to its rows.
+#[derive(Clone, Debug)]
+pub(crate) struct StadiumInfo {
+    pub location: Location,
+    pub ticket_bits: u32,
+    pub host_memory_bytes: usize,
+    /// Host rows: the bound of the table's size.
+    pub bound: Option<HostBound>,
 }
 
 impl Measured<'_> {
@@ -431,6 +546,16 @@ impl Measured<'_> {
             self.roofline.gather8_gops
         };
         let roofline_ratio = peak.filter(|p| *p > 0.0).map(|p| gops / p);
+        let st = self.stadium.as_ref();
+        let bound_gops = st
+            .and_then(|s| s.bound.as_ref())
+            .map(|b| b.for_op(op))
+            .filter(|b| *b > 0.0);
+        let bound_ratio = match (st, bound_gops) {
+            (None, _) => None,
+            (Some(s), _) if s.location == Location::Device => roofline_ratio,
+            (Some(_), b) => b.map(|b| gops / b),
+        };
         let min_ms = stats.ms.iter().copied().fold(f64::INFINITY, f64::min);
         let max_ms = stats.ms.iter().copied().fold(0.0, f64::max);
         let distinct =
@@ -464,6 +589,13 @@ impl Measured<'_> {
             distribution: self.distribution,
             distinct,
             occupancy: distinct.map(|d| d as f64 / self.capacity.max(1) as f64),
+            location: st.map(|s| location_name(s.location)),
+            ticket_bits: st.map(|s| s.ticket_bits),
+            bound_ratio,
+            bound_gops,
+            host_memory_bytes: st
+                .filter(|s| s.location == Location::Host)
+                .map(|s| s.host_memory_bytes),
         });
     }
 }
@@ -591,6 +723,13 @@ pub fn run(cfg: &BenchConfig, progress: &mut dyn FnMut(Progress)) -> Result<Repo
         keys_log2: plan.keys_log2,
         load_factors: plan.load_factors.clone(),
         group_sizes: plan.group_sizes.clone(),
+        scheme: plan.scheme,
+        ticket_bits: plan.ticket_bits.clone(),
+        locations: plan.locations.iter().map(|l| location_name(*l)).collect(),
+        host_keys_log2: plan
+            .host_keys(Distribution::Unique)
+            .filter(|n| Some(*n) != plan.keys())
+            .map(|n| n.trailing_zeros()),
         distributions: plan.distributions.clone(),
         types: plan.types.clone(),
         ops: plan.ops.clone(),
@@ -643,7 +782,7 @@ mod tests {
         assert!(r.backend_note.is_some());
         assert_eq!(
             r.results.len(),
-            2 * DEFAULT_LOAD_FACTORS.len() * Op::ALL.len()
+            2 * DEFAULT_LOAD_FACTORS.len() * Op::DEFAULT.len()
         );
         assert!(
             r.all_verified(),
@@ -674,7 +813,7 @@ mod tests {
             "{:?}",
             r.results.iter().find(|x| !x.verified)
         );
-        assert_eq!(r.results.len(), 2 * 2 * 2 * Op::ALL.len());
+        assert_eq!(r.results.len(), 2 * 2 * 2 * Op::DEFAULT.len());
         assert_eq!(r.keys_log2, Some(12));
         assert!(r.zipf.is_some());
         assert!(r.notes.iter().any(|n| n.contains("GPU only")));
@@ -726,7 +865,7 @@ mod tests {
             assert_eq!(r.types, types);
             assert_eq!(
                 r.results.len(),
-                2 * 2 * DEFAULT_LOAD_FACTORS.len() * Op::ALL.len()
+                2 * 2 * DEFAULT_LOAD_FACTORS.len() * Op::DEFAULT.len()
             );
             assert!(
                 r.all_verified(),
@@ -745,6 +884,117 @@ mod tests {
                 assert_eq!(x.distinct.is_some(), x.distribution == Distribution::Zipf);
             }
         }
+    }
+
+    #[test]
+    fn cpu_find_half_verifies() {
+        for keys_log2 in [None, Some(11)] {
+            let cfg = BenchConfig {
+                force_cpu: true,
+                slots_log2: Some(12),
+                keys_log2,
+                runs: Some(2),
+                load_factors: Some(vec![0.5, 0.95]),
+                types: Some(vec![KvType::U32, KvType::U128U64]),
+                distributions: Some(Distribution::ALL.to_vec()),
+                ops: Some(vec![Op::FindHalf, Op::Insert]),
+                ..Default::default()
+            };
+            let r = run(&cfg, &mut |_| {}).unwrap();
+            assert_eq!(r.results.len(), 2 * 2 * 2 * 2);
+            assert!(
+                r.all_verified(),
+                "{:?}",
+                r.results.iter().find(|x| !x.verified)
+            );
+            assert!(r.results.iter().any(|x| x.op == Op::FindHalf));
+            assert!(r.method.contains("find_half: n queries"));
+        }
+    }
+
+    /// Stadium rows carry location, ticket_bits and bound_ratio; other rows do not.
+    #[test]
+    fn stadium_rows_serialise_their_fields() {
+        let roof = Roofline {
+            gather8_gops: Some(30.0),
+            cas8_gops: Some(20.0),
+            ..Roofline::default()
+        };
+        let bound = HostBound {
+            bytes: 1 << 30,
+            record_bytes: 8,
+            write_gops: 0.1,
+            read_gops: 0.2,
+            ops: 1 << 22,
+            runs: 5,
+        };
+        let m = |stadium: Option<StadiumInfo>| Measured {
+            scheme: if stadium.is_some() {
+                "stadium"
+            } else {
+                "warpdrive"
+            },
+            backend: Backend::Gpu,
+            key_bytes: 4,
+            value_bytes: 4,
+            key_type: "u32",
+            value_type: "u32",
+            capacity: 2000,
+            group_size: None,
+            filter_bits: None,
+            memory_bytes: 100,
+            stadium,
+            n: 1000,
+            load_factor: 0.5,
+            roofline: &roof,
+            distribution: Distribution::Unique,
+            distinct: vec![],
+        };
+        let stats = |ms: f64| OpStats {
+            ms: vec![ms],
+            failures: vec![],
+        };
+        let mut rows = Vec::new();
+        let host = m(Some(StadiumInfo {
+            location: Location::Host,
+            ticket_bits: 8,
+            host_memory_bytes: 1 << 30,
+            bound: Some(bound),
+        }));
+        // 1000 keys in 0.02 ms: 0.05 G/s.
+        host.push(Op::Insert, stats(0.02), &mut rows);
+        host.push(Op::FindMiss, stats(0.02), &mut rows);
+        let device = m(Some(StadiumInfo {
+            location: Location::Device,
+            ticket_bits: 1,
+            host_memory_bytes: 0,
+            bound: None,
+        }));
+        device.push(Op::FindHit, stats(0.0001), &mut rows);
+        m(None).push(Op::Insert, stats(0.001), &mut rows);
+        // (The JSON names and skip-if-none are checked by the CLI's tests, which have serde_json.)
+        let close = |v: Option<f64>, want: f64| (v.unwrap() - want).abs() < 1e-9;
+        assert_eq!(rows[0].scheme, "stadium");
+        assert_eq!(rows[0].location, Some("host"));
+        assert_eq!(rows[0].ticket_bits, Some(8));
+        assert!(close(rows[0].bound_ratio, 0.5), "{:?}", rows[0]); // 0.05 / 0.1 (writes)
+        assert!(close(rows[0].bound_gops, 0.1));
+        assert!(close(rows[1].bound_ratio, 0.25), "{:?}", rows[1]); // 0.05 / 0.2 (reads)
+        assert_eq!(rows[0].host_memory_bytes, Some(1 << 30));
+        assert_eq!(rows[2].location, Some("device"));
+        assert_eq!(rows[2].ticket_bits, Some(1));
+        // Device rows: bound_ratio is the roofline ratio (10 G/s over the 30 G/s gather).
+        assert!(close(rows[2].bound_ratio, 1.0 / 3.0), "{:?}", rows[2]);
+        assert_eq!(rows[2].bound_ratio, rows[2].roofline_ratio);
+        assert_eq!(
+            (rows[2].bound_gops, rows[2].host_memory_bytes),
+            (None, None)
+        );
+        let w = &rows[3];
+        assert_eq!(
+            (w.location, w.ticket_bits, w.bound_ratio, w.bound_gops),
+            (None, None, None, None)
+        );
     }
 
     #[test]

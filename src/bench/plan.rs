@@ -10,6 +10,7 @@
 //!   before the next one is made (Zipf: `ceil(distinct / lf)`, see [`ZipfLoad`]).
 
 use super::{run_seed, BenchConfig, Op, DEFAULT_LOAD_FACTORS};
+use crate::table::stadium::{Location, TICKET_BITS};
 use crate::table::warpdrive::{SlotLayout, DEFAULT_GROUP_SIZE, GROUP_SIZES};
 use crate::table::Backend;
 use crate::{Error, Result};
@@ -24,6 +25,95 @@ pub const CPU_MAX_KEYS_LOG2: u32 = 22;
 pub const QUICK_KEYS_LOG2: u32 = 18;
 /// The Zipf universe: `2^31` ranks for every key type (see [`Distribution::Zipf`]).
 pub const DEFAULT_ZIPF_UNIVERSE_LOG2: u32 = 31;
+
+/// `host_keys_log2` of the `stadium` preset: out-of-core (host-bucket) rows use 2^25 unique keys
+/// (tables of 256-512 MiB of pinned memory), as random accesses over the bus run at 0.04-0.45
+/// G/s; at 2^27 the host rows alone would take about 10 minutes.
+pub const STADIUM_HOST_KEYS_LOG2: u32 = 25;
+
+/// The GPU hash table a benchmark measures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheme {
+    /// [`WarpDrive`](crate::WarpDrive), a table per group size.
+    #[default]
+    WarpDrive,
+    /// [`Stadium`](crate::Stadium), a table per (bucket location, ticket size).
+    Stadium,
+}
+
+impl Scheme {
+    /// "warpdrive" or "stadium" (also the rows' `scheme`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::WarpDrive => "warpdrive",
+            Scheme::Stadium => "stadium",
+        }
+    }
+}
+
+impl FromStr for Scheme {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "warpdrive" => Ok(Scheme::WarpDrive),
+            "stadium" => Ok(Scheme::Stadium),
+            other => Err(format!("unknown scheme '{other}' (warpdrive or stadium)")),
+        }
+    }
+}
+
+impl fmt::Display for Scheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// "device" or "host" (the rows' `location`).
+pub fn location_name(l: Location) -> &'static str {
+    match l {
+        Location::Device => "device",
+        Location::Host => "host",
+    }
+}
+
+/// `device`, `host`, `both`, or a comma-separated list of the first two.
+pub fn parse_locations(s: &str) -> std::result::Result<Vec<Location>, String> {
+    let mut v = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.to_ascii_lowercase().as_str() {
+            "device" | "in-core" => v.push(Location::Device),
+            "host" | "out-of-core" => v.push(Location::Host),
+            "both" | "all" => v.extend([Location::Device, Location::Host]),
+            other => return Err(format!("unknown location '{other}' (device, host or both)")),
+        }
+    }
+    if v.is_empty() {
+        return Err("no location given (device, host or both)".into());
+    }
+    dedup_in_place(&mut v);
+    Ok(v)
+}
+
+/// One table configuration of a set loop: what varies besides type, distribution and load
+/// factor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// The CPU backend's `CpuTable`.
+    Cpu,
+    /// WarpDrive with this group size.
+    WarpDrive {
+        /// Coalesced group size.
+        group: u32,
+    },
+    /// Stadium with these buckets and tickets.
+    Stadium {
+        /// Where the buckets live.
+        location: Location,
+        /// Bits per ticket.
+        ticket_bits: u32,
+    },
+}
 
 /// How the inserted keys are drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -179,7 +269,10 @@ impl FromStr for Op {
             .into_iter()
             .find(|op| op.name() == t)
             .ok_or_else(|| {
-                format!("unknown operation '{s}' (insert, find_hit, find_miss, contains, erase)")
+                format!(
+                    "unknown operation '{s}' (insert, find_hit, find_half, find_miss, contains, \
+                     erase)"
+                )
             })
     }
 }
@@ -197,18 +290,23 @@ pub enum Preset {
     /// The comparison table: load factors 0.5, 0.8, 0.9, 0.95, `u32`/`u32` and `u64`/`u64`,
     /// 2^27 keys, insert, find_hit and find_miss, the default group size.
     Compare,
+    /// Stadium hashing (paper Figs. 14, 16, 17): `u32`/`u32`, 2^27 keys (host buckets: 2^25,
+    /// [`STADIUM_HOST_KEYS_LOG2`]), load factors 0.5, 0.8, 0.9, 0.95, ticket sizes 1, 2, 4, 8,
+    /// buckets in device and in host memory, insert, find_hit, find_half and find_miss.
+    Stadium,
 }
 
 impl Preset {
     /// Every preset.
-    pub const ALL: [Preset; 3] = [Preset::Fig7, Preset::Fig8, Preset::Compare];
+    pub const ALL: [Preset; 4] = [Preset::Fig7, Preset::Fig8, Preset::Compare, Preset::Stadium];
 
-    /// "fig7", "fig8" or "compare".
+    /// "fig7", "fig8", "compare" or "stadium".
     pub fn name(self) -> &'static str {
         match self {
             Preset::Fig7 => "fig7",
             Preset::Fig8 => "fig8",
             Preset::Compare => "compare",
+            Preset::Stadium => "stadium",
         }
     }
 
@@ -226,6 +324,11 @@ impl Preset {
             Preset::Compare => {
                 "comparison table: load factors 0.5/0.8/0.9/0.95, u32/u32 and u64/u64, 2^27 \
                  keys, insert + find_hit + find_miss, default group size"
+            }
+            Preset::Stadium => {
+                "Stadium hashing (paper Figs. 14, 16, 17): u32/u32, 2^27 keys (host buckets \
+                 2^25), load factors 0.5/0.8/0.9/0.95, tickets 1/2/4/8 bits, buckets on the \
+                 device and in host memory, insert + find_hit + find_half + find_miss"
             }
         }
     }
@@ -246,6 +349,7 @@ impl Preset {
                 types: vec![KvType::U32],
                 ops: vec![Op::Insert, Op::FindHit],
                 runs: 5,
+                ..PresetDefaults::warpdrive()
             },
             Preset::Compare => PresetDefaults {
                 keys_log2: 27,
@@ -256,6 +360,21 @@ impl Preset {
                 types: KvType::ALL.to_vec(),
                 ops: vec![Op::Insert, Op::FindHit, Op::FindMiss],
                 runs: 5,
+                ..PresetDefaults::warpdrive()
+            },
+            Preset::Stadium => PresetDefaults {
+                keys_log2: 27,
+                group_sizes: vec![DEFAULT_GROUP_SIZE],
+                add_given_group_sizes: false,
+                load_factors: DEFAULT_LOAD_FACTORS.to_vec(),
+                distributions: vec![Distribution::Unique],
+                types: vec![KvType::U32],
+                ops: vec![Op::Insert, Op::FindHit, Op::FindHalf, Op::FindMiss],
+                runs: 5,
+                scheme: Some(Scheme::Stadium),
+                ticket_bits: Some(TICKET_BITS.to_vec()),
+                locations: Some(vec![Location::Device, Location::Host]),
+                host_keys_log2: Some(STADIUM_HOST_KEYS_LOG2),
             },
         }
     }
@@ -268,7 +387,7 @@ impl FromStr for Preset {
         Preset::ALL
             .into_iter()
             .find(|p| p.name() == t)
-            .ok_or_else(|| format!("unknown preset '{s}' (fig7, fig8 or compare)"))
+            .ok_or_else(|| format!("unknown preset '{s}' (fig7, fig8, compare or stadium)"))
     }
 }
 
@@ -324,6 +443,30 @@ struct PresetDefaults {
     types: Vec<KvType>,
     ops: Vec<Op>,
     runs: usize,
+    scheme: Option<Scheme>,
+    ticket_bits: Option<Vec<u32>>,
+    locations: Option<Vec<Location>>,
+    host_keys_log2: Option<u32>,
+}
+
+impl PresetDefaults {
+    /// The fields a WarpDrive preset leaves at their defaults (`..` filler).
+    fn warpdrive() -> Self {
+        PresetDefaults {
+            keys_log2: 27,
+            group_sizes: vec![DEFAULT_GROUP_SIZE],
+            add_given_group_sizes: false,
+            load_factors: DEFAULT_LOAD_FACTORS.to_vec(),
+            distributions: vec![Distribution::Unique],
+            types: KvType::ALL.to_vec(),
+            ops: Op::DEFAULT.to_vec(),
+            runs: 5,
+            scheme: None,
+            ticket_bits: None,
+            locations: None,
+            host_keys_log2: None,
+        }
+    }
 }
 
 fn dedup_in_place<T: PartialEq + Copy>(v: &mut Vec<T>) {
@@ -385,6 +528,14 @@ pub struct Plan {
     pub zipf_load: ZipfLoad,
     /// WarpDrive's overflow filter.
     pub overflow_filter: crate::table::warpdrive::OverflowFilter,
+    /// The GPU scheme (the CPU backend measures `CpuTable` whatever it is).
+    pub scheme: Scheme,
+    /// Stadium ticket sizes (empty unless Stadium on a GPU).
+    pub ticket_bits: Vec<u32>,
+    /// Stadium bucket locations (empty unless Stadium on a GPU).
+    pub locations: Vec<Location>,
+    /// Fixed keys, Stadium host buckets, unique keys: `n = 2^min(keys_log2, this)`.
+    pub host_keys_log2: Option<u32>,
     /// Adjustments made to what was asked (caps, ignored flags), for the report.
     pub notes: Vec<String>,
 }
@@ -511,13 +662,102 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
         .ops
         .clone()
         .or_else(|| pd.map(|p| p.ops.clone()))
-        .unwrap_or_else(|| Op::ALL.to_vec());
+        .unwrap_or_else(|| Op::DEFAULT.to_vec());
     let ops: Vec<Op> = Op::ALL
         .into_iter()
         .filter(|op| asked_ops.contains(op))
         .collect();
     if ops.is_empty() {
         return Err(Error::invalid("no operation to measure"));
+    }
+
+    let scheme = cfg
+        .scheme
+        .or_else(|| pd.and_then(|p| p.scheme))
+        .unwrap_or_default();
+    let mut ticket_bits = cfg
+        .ticket_bits
+        .clone()
+        .or_else(|| pd.and_then(|p| p.ticket_bits.clone()))
+        .unwrap_or_else(|| vec![8]);
+    if let Some(bad) = ticket_bits.iter().find(|t| !TICKET_BITS.contains(t)) {
+        return Err(Error::invalid(format!(
+            "ticket size {bad} bits is not one of {TICKET_BITS:?}"
+        )));
+    }
+    ticket_bits.sort_unstable();
+    ticket_bits.dedup();
+    let mut locations = cfg
+        .locations
+        .clone()
+        .or_else(|| pd.and_then(|p| p.locations.clone()))
+        .unwrap_or_else(|| vec![Location::Device]);
+    dedup_in_place(&mut locations);
+    if ticket_bits.is_empty() || locations.is_empty() {
+        return Err(Error::invalid(
+            "no ticket size or bucket location to measure",
+        ));
+    }
+    let mut host_keys_log2 = cfg
+        .host_keys_log2
+        .or_else(|| pd.and_then(|p| p.host_keys_log2));
+    if let Some(h) = host_keys_log2 {
+        if !(4..=GPU_MAX_KEYS_LOG2).contains(&h) {
+            return Err(Error::invalid(format!(
+                "host keys 2^{h}: use --host-keys-log2 4 to {GPU_MAX_KEYS_LOG2}"
+            )));
+        }
+    }
+    let stadium_flags = cfg.ticket_bits.is_some() || cfg.locations.is_some();
+    match (scheme, gpu) {
+        (Scheme::WarpDrive, _) => {
+            if stadium_flags || cfg.host_keys_log2.is_some() {
+                notes.push(
+                    "--ticket-bits, --location and --host-keys-log2 apply to --scheme stadium \
+                     only: ignored"
+                        .into(),
+                );
+            }
+            ticket_bits.clear();
+            locations.clear();
+            host_keys_log2 = None;
+        }
+        (Scheme::Stadium, false) => {
+            notes.push(
+                "scheme stadium runs on a GPU only: the CPU backend measures CpuTable (rows \
+                 with scheme \"cpu\"); ticket sizes and bucket locations are ignored"
+                    .into(),
+            );
+            if locations.contains(&Location::Host) {
+                notes.push(
+                    "--location host (out-of-core buckets in pinned host memory) needs a GPU: \
+                     nothing out-of-core is measured on the CPU backend"
+                        .into(),
+                );
+            }
+            ticket_bits.clear();
+            locations.clear();
+            host_keys_log2 = None;
+        }
+        (Scheme::Stadium, true) => {
+            if cfg.group_sizes.is_some() {
+                notes.push("--group-sizes applies to WarpDrive only: ignored by stadium".into());
+            }
+            group_sizes.clear();
+            if !locations.contains(&Location::Host) {
+                host_keys_log2 = None;
+            }
+            if let (Some(h), Some(k)) = (host_keys_log2, keys_log2) {
+                if h < k {
+                    notes.push(format!(
+                        "host-bucket (out-of-core) rows with unique keys use n = 2^{h} keys \
+                         (device rows 2^{k}): random accesses over the bus run at 0.04-0.45 G/s"
+                    ));
+                } else {
+                    host_keys_log2 = None;
+                }
+            }
+        }
     }
 
     let keys = keys_log2.map(|k| 1usize << k);
@@ -587,8 +827,116 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
         zipf_universe_log2,
         zipf_load: cfg.zipf_load,
         overflow_filter: cfg.overflow_filter,
+        scheme,
+        ticket_bits,
+        locations,
+        host_keys_log2: host_keys_log2.filter(|_| keys_log2.is_some()),
         notes,
     })
+}
+
+/// Device bytes of a variant's table of `cap` slots or buckets (estimate).
+fn variant_device_bytes(v: Variant, kb: usize, vb: usize, cap: f64) -> f64 {
+    match v {
+        Variant::Cpu => 0.0,
+        Variant::WarpDrive { .. } => {
+            SlotLayout::for_widths(kb, vb).table_bytes(cap as usize) as f64
+        }
+        Variant::Stadium {
+            location,
+            ticket_bits,
+        } => {
+            let board =
+                (cap / crate::table::stadium::entries_per_word(ticket_bits) as f64).ceil() * 4.0;
+            board
+                + match location {
+                    Location::Device => cap * (kb + vb) as f64,
+                    Location::Host => 0.0,
+                }
+        }
+    }
+}
+
+/// Random accesses per second to pinned mapped host memory of `bytes` bytes (the issue's H200
+/// measurements, interpolated log-log; an estimate only: the bench measures the real bound).
+pub(crate) fn host_random_rate(bytes: f64) -> f64 {
+    const PTS: [(f64, f64); 4] = [
+        (64.0 * 1048576.0, 0.45e9),
+        (1073741824.0, 0.11e9),
+        (4.0 * 1073741824.0, 0.048e9),
+        (16.0 * 1073741824.0, 0.04e9),
+    ];
+    if bytes <= PTS[0].0 {
+        return PTS[0].1;
+    }
+    for w in PTS.windows(2) {
+        let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+        if bytes <= x1 {
+            let f = (bytes / x0).ln() / (x1 / x0).ln();
+            return (y0.ln() + f * (y1 / y0).ln()).exp();
+        }
+    }
+    PTS[3].1
+}
+
+/// Operations per second of a variant's kernel (the model of [`Plan::estimate`]).
+fn op_rate(v: Variant, kb: usize, vb: usize, lf: f64, host_table: f64, op: Op) -> f64 {
+    let half = |hit: f64, miss: f64| 2.0 / (1.0 / hit + 1.0 / miss);
+    match v {
+        Variant::Cpu => 1e9,
+        Variant::WarpDrive { .. } => {
+            let (ins, find, erase) = match SlotLayout::for_widths(kb, vb) {
+                SlotLayout::Packed8 => (6e9, 12e9, 8e9),
+                SlotLayout::Pair16 => (4e9, 8e9, 7e9),
+                SlotLayout::Tagged { .. } => (2e9, 4e9, 3.5e9),
+            };
+            let miss = (65e9 * (1.0 - lf)).clamp(0.4e9, 20e9);
+            match op {
+                Op::Insert => ins,
+                Op::FindHit | Op::Contains => find,
+                Op::FindMiss => miss,
+                Op::FindHalf => half(find, miss),
+                Op::Erase => erase,
+            }
+        }
+        Variant::Stadium {
+            location: Location::Device,
+            ticket_bits,
+        } => {
+            let miss = if ticket_bits >= 4 {
+                10e9
+            } else {
+                (10e9 * (1.0 - lf)).max(1e9)
+            };
+            match op {
+                Op::Insert | Op::Erase => 4e9,
+                Op::FindHit | Op::Contains => 5e9,
+                Op::FindMiss => miss,
+                Op::FindHalf => half(5e9, miss),
+            }
+        }
+        Variant::Stadium {
+            location: Location::Host,
+            ticket_bits,
+        } => {
+            let b = host_random_rate(host_table);
+            let a = lf.clamp(0.01, 0.99);
+            let fp = 0.5f64.powi(ticket_bits as i32 - 1);
+            // Expected host reads per query (double hashing at load a).
+            let miss_reads = fp * a / (1.0 - a);
+            let hit_reads = 1.0 + fp * ((1.0 / a) * (1.0 / (1.0 - a)).ln() - 1.0).max(0.0);
+            let insert_reads = fp * ((-(1.0 - a).ln() - a) / a).max(0.0);
+            let board = 1.0 / 10e9;
+            let t = |host_accesses: f64| 1.0 / (board + host_accesses / b);
+            match op {
+                Op::Insert => t(1.0 + insert_reads),
+                Op::FindHit | Op::Contains => t(hit_reads),
+                Op::FindMiss => t(miss_reads),
+                Op::FindHalf => half(t(hit_reads), t(miss_reads)),
+                Op::Erase => t(hit_reads),
+            }
+        }
+    }
 }
 
 /// The size of a plan and a rough time estimate.
@@ -650,17 +998,70 @@ impl Plan {
         }
     }
 
-    /// Measured sets: types x distributions x group sizes x load factors.
+    /// The tables a set loop runs over per (type, distribution, load factor): a WarpDrive per
+    /// group size, a Stadium per (location, ticket size), or the CPU table.
+    pub fn variants(&self) -> Vec<Variant> {
+        if self.backend == Backend::Cpu {
+            return vec![Variant::Cpu];
+        }
+        match self.scheme {
+            Scheme::WarpDrive => self
+                .group_sizes
+                .iter()
+                .map(|&group| Variant::WarpDrive { group })
+                .collect(),
+            Scheme::Stadium => self
+                .locations
+                .iter()
+                .flat_map(|&location| {
+                    self.ticket_bits
+                        .iter()
+                        .map(move |&ticket_bits| Variant::Stadium {
+                            location,
+                            ticket_bits,
+                        })
+                })
+                .collect(),
+        }
+    }
+
+    /// Fixed keys: `n` of a variant's sets (host-bucket Stadium tables with unique keys:
+    /// capped by `host_keys_log2`).
+    pub fn keys_for_variant(&self, v: Variant, dist: Distribution) -> Option<usize> {
+        match v {
+            Variant::Stadium {
+                location: Location::Host,
+                ..
+            } => self.host_keys(dist),
+            _ => self.keys(),
+        }
+    }
+
+    /// Fixed keys: `n` of the host-bucket Stadium sets of a distribution.
+    pub fn host_keys(&self, dist: Distribution) -> Option<usize> {
+        let n = self.keys()?;
+        Some(match (dist, self.host_keys_log2) {
+            (Distribution::Unique, Some(h)) => n.min(1 << h),
+            _ => n,
+        })
+    }
+
+    /// Measured sets: types x distributions x variants x load factors.
     pub fn sets(&self) -> usize {
         self.types.len()
             * self.distributions.len()
-            * self.group_slots().len()
+            * self.variants().len()
             * self.load_factors.len()
     }
 
-    /// Whether absent keys are needed (find_miss selected).
+    /// Whether absent keys are needed (find_miss or find_half selected).
     pub fn needs_misses(&self) -> bool {
-        self.ops.contains(&Op::FindMiss)
+        self.ops.contains(&Op::FindMiss) || self.needs_half()
+    }
+
+    /// Whether half-present queries are needed (find_half selected).
+    pub fn needs_half(&self) -> bool {
+        self.ops.contains(&Op::FindHalf)
     }
 
     /// The Zipf universe (ranks).
@@ -717,7 +1118,10 @@ impl Plan {
 
     /// Bytes of one key set of `n` keys: keys, values, and absent keys if needed.
     pub(crate) fn set_bytes(&self, n: usize, key_bytes: usize, value_bytes: usize) -> u64 {
-        let per = key_bytes + value_bytes + if self.needs_misses() { key_bytes } else { 0 };
+        let per = key_bytes
+            + value_bytes
+            + if self.needs_misses() { key_bytes } else { 0 }
+            + if self.needs_half() { key_bytes } else { 0 };
         n as u64 * per as u64
     }
 
@@ -730,30 +1134,41 @@ impl Plan {
     /// finds 12 G/s, erase 8 G/s; 16-byte pair slots (u64/u64, u32/u64): 4, 8 and 7 G/s; the
     /// tagged layout (u128 keys): half the pair rates, a guess, not calibrated; find_miss
     /// 65 G/s x (1 - lf)); table memory from the slot layout; 1 s per kernel module compile;
-    /// the roofline 3 s. CPU: about 80 ns (insert) and 50 ns (others) per key and operation per
-    /// thread.
+    /// the roofline 3 s. Stadium (guesses, not calibrated): device buckets insert 4 G/s, finds
+    /// 5 G/s, find_miss 10 G/s with 4- and 8-bit tickets; host buckets: every host access at the
+    /// bus's random-access rate for the table's size (the issue's H200 figures, 0.45 G/s at
+    /// 64 MiB to 0.04 G/s at 16 GiB, interpolated), with the expected bucket reads of double
+    /// hashing at the load factor, filtered by the info bits (a wrong candidate passes with
+    /// probability 2^-(T-1)); pinning the host buckets at 2 GB/s; the host bound 2 x (runs + 1)
+    /// kernels per table size. find_half: half a find_hit and half a find_miss. CPU: about 80 ns
+    /// (insert) and 50 ns (others) per key and operation per thread.
     pub fn estimate(&self, host_threads: usize) -> Estimate {
         const H2D: f64 = 10e9;
         const D2H: f64 = 12e9;
         let threads = host_threads.max(1) as f64;
         let sets = self.sets();
         let gpu = self.backend == Backend::Gpu;
-        let groups = self.group_slots().len();
+        let variants = self.variants();
+        let nv = variants.len();
         let tables = match self.keys() {
             Some(_) => sets,
-            None => self.types.len() * self.distributions.len() * groups,
+            None => self.types.len() * self.distributions.len() * nv,
         };
         let mut s = 0.5f64;
         let mut host_bytes = 0u64;
         let mut device_bytes = 0u64;
         if gpu {
             s += if self.quick { 1.0 } else { 3.0 };
-            s += 1.0 * (self.types.len() * groups) as f64;
+            s += 1.0 * (self.types.len() * nv) as f64;
         }
         for &t in &self.types {
             let (kb, vb) = (t.key_bytes(), t.value_bytes());
-            let layout = SlotLayout::for_widths(kb, vb);
-            let slot = layout.slot_bytes() as f64;
+            let dev_table = |cap: f64| -> f64 {
+                variants
+                    .iter()
+                    .map(|&v| variant_device_bytes(v, kb, vb, cap))
+                    .fold(0.0, f64::max)
+            };
             for &d in &self.distributions {
                 let gen_per_key = match d {
                     Distribution::Unique => 4e-9,
@@ -768,7 +1183,7 @@ impl Plan {
                         host_bytes = host_bytes.max(sets_bytes);
                     }
                     let lf_min = self.load_factors.iter().copied().fold(1.0, f64::min);
-                    let table = layout.table_bytes((n as f64 / lf_min).ceil() as usize) as f64;
+                    let table = dev_table((n as f64 / lf_min).ceil());
                     let outs = n as u64 * (vb as u64 + 1);
                     dev_cached = gpu && (sets_bytes as f64 + table) <= 40e9;
                     let resident = if dev_cached {
@@ -783,65 +1198,82 @@ impl Plan {
                         s += sets_bytes as f64 / H2D;
                     }
                 }
-                for &lf in &self.load_factors {
-                    let n = self
-                        .keys()
-                        .unwrap_or_else(|| super::keys_for(lf, self.slots));
-                    let nf = n as f64;
-                    let mut per_run = if host_cached { 0.0 } else { nf * gen_per_key };
-                    if gpu {
-                        let (ins, find, erase) = match layout {
-                            SlotLayout::Packed8 => (6e9, 12e9, 8e9),
-                            SlotLayout::Pair16 => (4e9, 8e9, 7e9),
-                            SlotLayout::Tagged { .. } => (2e9, 4e9, 3.5e9),
+                for (li, &lf) in self.load_factors.iter().enumerate() {
+                    let mut bound_measured = false;
+                    for &v in &variants {
+                        let n = self
+                            .keys_for_variant(v, d)
+                            .unwrap_or_else(|| super::keys_for(lf, self.slots));
+                        let nf = n as f64;
+                        let same_n = Some(n) == self.keys();
+                        let mut per_run = if host_cached && same_n {
+                            0.0
+                        } else {
+                            nf * gen_per_key
                         };
-                        let miss = (65e9 * (1.0 - lf)).clamp(0.4e9, 20e9);
-                        let upload = if dev_cached {
+                        if !gpu {
+                            let others = self.ops.iter().filter(|o| **o != Op::Insert).count();
+                            per_run += nf * (80e-9 + others as f64 * 50e-9 + 2e-9) / threads;
+                            s += self.runs as f64 * per_run;
+                            continue;
+                        }
+                        let cap = match self.keys() {
+                            Some(_) => (nf / lf).ceil(),
+                            None => self.slots as f64,
+                        };
+                        let host_table = match v {
+                            Variant::Stadium {
+                                location: Location::Host,
+                                ..
+                            } => cap * (kb + vb) as f64,
+                            _ => 0.0,
+                        };
+                        let rate = |op: Op| op_rate(v, kb, vb, lf, host_table, op);
+                        let upload = if dev_cached && same_n {
                             0.0
                         } else {
                             self.set_bytes(n, kb, vb) as f64
                         };
                         let mut down = 0.0;
-                        let mut kern = nf / ins;
-                        for op in &self.ops {
-                            match op {
-                                Op::Insert => {}
-                                Op::FindHit => {
-                                    kern += nf / find;
-                                    down += nf * (vb + 1) as f64;
-                                }
-                                Op::FindMiss => {
-                                    kern += nf / miss;
-                                    down += nf;
-                                }
-                                Op::Contains => {
-                                    kern += nf / find;
-                                    down += nf;
-                                }
-                                Op::Erase => kern += nf / erase,
+                        let mut kern = nf / rate(Op::Insert);
+                        for &op in &self.ops {
+                            if op != Op::Insert {
+                                kern += nf / rate(op);
                             }
+                            down += nf
+                                * match op {
+                                    Op::FindHit | Op::FindHalf => (vb + 1) as f64,
+                                    Op::FindMiss | Op::Contains => 1.0,
+                                    Op::Insert | Op::Erase => 0.0,
+                                };
                         }
                         let verify = nf * self.ops.len() as f64 * 2e-9 / threads;
                         per_run += kern + upload / H2D + down / D2H + verify + 0.003;
-                        let cap = match self.keys() {
-                            Some(n) => (n as f64 / lf).ceil(),
-                            None => self.slots as f64,
-                        };
                         if self.keys().is_none() {
                             device_bytes = device_bytes.max(
-                                layout.table_bytes(cap as usize) as u64
+                                dev_table(cap) as u64
                                     + self.set_bytes(n, kb, vb)
                                     + n as u64 * (vb as u64 + 1),
                             );
-                        } else {
-                            // A table per set: allocation, clear, warm-up.
-                            s += groups as f64 * (0.01 + cap * slot / 1e12);
                         }
-                    } else {
-                        let others = self.ops.iter().filter(|o| **o != Op::Insert).count();
-                        per_run += nf * (80e-9 + others as f64 * 50e-9 + 2e-9) / threads;
+                        if self.keys().is_some() || li == 0 {
+                            // A table: allocation, clear, warm-up; host buckets are pinned.
+                            s += 0.01
+                                + variant_device_bytes(v, kb, vb, cap) / 1e12
+                                + host_table / 2e9;
+                        }
+                        if host_table > 0.0 && !bound_measured && (self.keys().is_some() || li == 0)
+                        {
+                            bound_measured = true;
+                            let ops = super::roofline::host_bound_ops(
+                                self.quick,
+                                (host_table / (kb + vb) as f64) as u64,
+                            ) as f64;
+                            s += host_table / 2e9
+                                + 2.0 * (self.runs + 1) as f64 * ops / host_random_rate(host_table);
+                        }
+                        s += self.runs as f64 * per_run;
                     }
-                    s += groups as f64 * self.runs as f64 * per_run;
                 }
             }
         }
@@ -887,12 +1319,27 @@ impl Plan {
             }
         }
         out += &format!(
-            "load factors {}; group sizes {}; distributions {}; types {}; ops {}; {} runs\n",
+            "load factors {}; {}; distributions {}; types {}; ops {}; {} runs\n",
             list(self.load_factors.iter().map(|x| x.to_string()).collect()),
-            if self.group_sizes.is_empty() {
-                "- (cpu)".to_string()
-            } else {
-                list(self.group_sizes.iter().map(|x| x.to_string()).collect())
+            match (self.backend, self.scheme) {
+                (Backend::Cpu, _) => "group sizes - (cpu)".to_string(),
+                (Backend::Gpu, Scheme::WarpDrive) => format!(
+                    "warpdrive group sizes {}",
+                    list(self.group_sizes.iter().map(|x| x.to_string()).collect())
+                ),
+                (Backend::Gpu, Scheme::Stadium) => format!(
+                    "stadium ticket bits {}, buckets {}{}",
+                    list(self.ticket_bits.iter().map(|x| x.to_string()).collect()),
+                    list(
+                        self.locations
+                            .iter()
+                            .map(|l| location_name(*l).to_string())
+                            .collect()
+                    ),
+                    self.host_keys_log2
+                        .map(|h| format!(" (host rows: n = 2^{h} unique keys)"))
+                        .unwrap_or_default()
+                ),
             },
             list(self.distributions.iter().map(|x| x.to_string()).collect()),
             list(self.types.iter().map(|x| x.to_string()).collect()),
@@ -977,7 +1424,22 @@ impl Plan {
                 }
             );
         }
-        if self.ops.len() < Op::ALL.len() {
+        if self.backend == Backend::Gpu && self.scheme == Scheme::Stadium {
+            m +=
+                ". Stadium: a table per (bucket location, ticket size) instead of per group size, \
+                  the same loop; host-bucket (out-of-core) tables: before their runs, the bound of \
+                  the table's size is measured (a pinned mapped host buffer of the table's bucket \
+                  bytes, random writes then random reads of key + value byte records, one warm-up \
+                  then the median of the runs, CUDA events; roofline.host_bounds) and each host \
+                  row's bound_ratio = G ops/s over the random-write bound (insert, erase) or the \
+                  random-read bound (finds, contains); device-bucket rows: bound_ratio = \
+                  roofline_ratio";
+        }
+        if self.ops.contains(&Op::FindHalf) {
+            m += ". find_half: n queries, the inserted key at even positions and an absent key at \
+                  odd ones, every answer checked (found with value_for(key), or not found)";
+        }
+        if self.ops != Op::DEFAULT {
             m += &format!(
                 ". Operations measured: {} (insert runs in every run, as the others need a \
                  filled table; an unselected insert's verification failures are attached to \
@@ -1187,8 +1649,16 @@ mod tests {
         assert_eq!(p.group_sizes, vec![DEFAULT_GROUP_SIZE]);
         assert_eq!(p.distributions, vec![Distribution::Unique]);
         assert_eq!(p.types, KvType::ALL.to_vec());
-        assert_eq!(p.ops, Op::ALL.to_vec());
+        assert_eq!(p.ops, Op::DEFAULT.to_vec());
         assert!(p.notes.is_empty());
+        assert_eq!(p.scheme, Scheme::WarpDrive);
+        assert!(p.ticket_bits.is_empty() && p.locations.is_empty());
+        assert_eq!(
+            p.variants(),
+            vec![Variant::WarpDrive {
+                group: DEFAULT_GROUP_SIZE
+            }]
+        );
         assert_eq!(p.sets(), 8);
         let c = resolve(&cfg(), Backend::Cpu).unwrap();
         assert_eq!(c.slots, 1 << 22);
@@ -1361,6 +1831,194 @@ mod tests {
             types: Some(vec![KvType::U32]),
             ..cfg()
         }));
+    }
+
+    #[test]
+    fn stadium_flags_resolve() {
+        let p = resolve(
+            &BenchConfig {
+                scheme: Some(Scheme::Stadium),
+                ..cfg()
+            },
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(
+            (p.ticket_bits.clone(), p.locations.clone()),
+            (vec![8], vec![Location::Device])
+        );
+        assert!(p.group_sizes.is_empty());
+        assert_eq!(
+            p.variants(),
+            vec![Variant::Stadium {
+                location: Location::Device,
+                ticket_bits: 8
+            }]
+        );
+        assert_eq!(p.sets(), 2 * 4);
+        assert!(p
+            .summary()
+            .contains("stadium ticket bits 8, buckets device"));
+        assert!(p.method().contains("bound_ratio = roofline_ratio"));
+        let p = resolve(
+            &BenchConfig {
+                scheme: Some(Scheme::Stadium),
+                ticket_bits: Some(vec![8, 1, 8]),
+                locations: Some(vec![Location::Host, Location::Device]),
+                group_sizes: Some(vec![8]),
+                ..cfg()
+            },
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(p.ticket_bits, vec![1, 8]);
+        assert_eq!(p.variants().len(), 4);
+        assert_eq!(
+            p.variants()[0],
+            Variant::Stadium {
+                location: Location::Host,
+                ticket_bits: 1
+            }
+        );
+        assert!(p.notes.iter().any(|n| n.contains("WarpDrive only")));
+        // Bad ticket sizes and locations are errors on either backend.
+        for backend in [Backend::Gpu, Backend::Cpu] {
+            for bad in [vec![3], vec![], vec![16]] {
+                assert!(resolve(
+                    &BenchConfig {
+                        scheme: Some(Scheme::Stadium),
+                        ticket_bits: Some(bad.clone()),
+                        ..cfg()
+                    },
+                    backend,
+                )
+                .is_err());
+            }
+        }
+        assert!(parse_locations("device,host").is_ok());
+        assert_eq!(
+            parse_locations("both").unwrap(),
+            vec![Location::Device, Location::Host]
+        );
+        assert!(parse_locations("disk").is_err());
+        assert!(parse_locations("").is_err());
+        assert_eq!("STADIUM".parse::<Scheme>().unwrap(), Scheme::Stadium);
+        assert!("slab".parse::<Scheme>().is_err());
+        assert_eq!("find-half".parse::<Op>().unwrap(), Op::FindHalf);
+    }
+
+    #[test]
+    fn stadium_on_the_cpu_says_so() {
+        let p = resolve(
+            &BenchConfig {
+                scheme: Some(Scheme::Stadium),
+                locations: Some(vec![Location::Host]),
+                ticket_bits: Some(vec![1, 8]),
+                ..cfg()
+            },
+            Backend::Cpu,
+        )
+        .unwrap();
+        assert_eq!(p.variants(), vec![Variant::Cpu]);
+        assert!(p.ticket_bits.is_empty() && p.locations.is_empty());
+        assert!(
+            p.notes.iter().any(|n| n.contains("GPU only")),
+            "{:?}",
+            p.notes
+        );
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.contains("--location host") && n.contains("needs a GPU")),
+            "{:?}",
+            p.notes
+        );
+        // Stadium flags with WarpDrive: ignored, with a note.
+        let p = resolve(
+            &BenchConfig {
+                ticket_bits: Some(vec![4]),
+                ..cfg()
+            },
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert!(p.ticket_bits.is_empty());
+        assert!(p.notes.iter().any(|n| n.contains("--scheme stadium only")));
+    }
+
+    #[test]
+    fn stadium_preset_expands() {
+        let p = resolve(
+            &BenchConfig {
+                preset: Some(Preset::Stadium),
+                ..cfg()
+            },
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(p.scheme, Scheme::Stadium);
+        assert_eq!(p.keys_log2, Some(27));
+        assert_eq!(p.host_keys_log2, Some(STADIUM_HOST_KEYS_LOG2));
+        assert_eq!(p.ticket_bits, TICKET_BITS.to_vec());
+        assert_eq!(p.locations, vec![Location::Device, Location::Host]);
+        assert_eq!(p.types, vec![KvType::U32]);
+        assert_eq!(p.load_factors, DEFAULT_LOAD_FACTORS.to_vec());
+        assert_eq!(
+            p.ops,
+            vec![Op::Insert, Op::FindHit, Op::FindHalf, Op::FindMiss]
+        );
+        assert_eq!(p.sets(), 2 * 4 * 4);
+        let host = Variant::Stadium {
+            location: Location::Host,
+            ticket_bits: 8,
+        };
+        let device = Variant::Stadium {
+            location: Location::Device,
+            ticket_bits: 8,
+        };
+        assert_eq!(
+            p.keys_for_variant(device, Distribution::Unique),
+            Some(1 << 27)
+        );
+        assert_eq!(
+            p.keys_for_variant(host, Distribution::Unique),
+            Some(1 << 25)
+        );
+        assert_eq!(p.keys_for_variant(host, Distribution::Zipf), Some(1 << 27));
+        assert!(p.notes.iter().any(|n| n.contains("2^25")));
+        assert!(p.needs_misses() && p.needs_half());
+        // keys + values + absent keys + half-present queries.
+        assert_eq!(p.set_bytes(10, 4, 4), 10 * 16);
+        let e = p.estimate(16);
+        assert_eq!((e.rows, e.tables), (32 * 4, 32));
+        // Under one device command (run.sh's 570 s budget).
+        assert!(
+            e.seconds > 30.0 && e.seconds < 450.0,
+            "stadium estimate {} s",
+            e.seconds
+        );
+        let q = resolve(
+            &BenchConfig {
+                preset: Some(Preset::Stadium),
+                quick: true,
+                ..cfg()
+            },
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(q.keys_log2, Some(QUICK_KEYS_LOG2));
+        assert_eq!(q.host_keys_log2, None, "2^18 is below the host cap");
+        assert!(q.estimate(16).seconds < 60.0);
+    }
+
+    #[test]
+    fn host_rate_model_follows_the_measurements() {
+        let gib = (1u64 << 30) as f64;
+        assert!((host_random_rate(gib / 16.0) - 0.45e9).abs() < 1e6);
+        assert!((host_random_rate(gib) - 0.11e9).abs() < 1e6);
+        assert!((host_random_rate(64.0 * gib) - 0.04e9).abs() < 1e6);
+        let mid = host_random_rate(2.0 * gib);
+        assert!(mid < 0.11e9 && mid > 0.048e9);
     }
 
     #[test]

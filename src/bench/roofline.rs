@@ -2,13 +2,20 @@
 //! (the access pattern of every hash table here) and to a streaming copy. Kernels:
 //! `kernels/roofline.cu` (`roofline_gather8`, `roofline_cas8`, `roofline_copy`).
 //!
+//! For out-of-core Stadium rows, [`measure_host_bound`] measures the bound of the bus: random
+//! writes and reads of whole records (the table's key + value bytes) into pinned host memory
+//! mapped into the GPU, of the size of the table's host buckets (`roofline_write_records`,
+//! `roofline_read_records`). Random accesses to mapped host memory slow down as the buffer grows
+//! (address translation, not bandwidth), so the bound is measured per table size.
+//!
 //! The accesses go to a table of `u64`s far larger than L2 (2^28 elements, 2 GiB, by default),
 //! at indices hashed from the operation number, so no index array is read. Each kernel runs once
 //! to warm up, then `runs` times between CUDA events; the median counts. Every run uses a new
 //! index seed; the CAS table is reset to all ones (outside the timing) before each CAS run, so
 //! every run sees the same mix of successful and failing CASes.
 
-use super::{median, Roofline};
+use super::{median, HostBound, Roofline};
+use crate::device::MappedBuffer;
 use crate::device::{DeviceBuffer, Gpu, Kernel};
 use crate::hash::fmix64;
 use crate::kernels::{KernelSource, ROOFLINE};
@@ -170,5 +177,82 @@ pub fn measure(gpu: &Gpu, cfg: RooflineConfig, step: &mut dyn FnMut(&str)) -> Re
         table_elements: Some(n),
         ops: Some(cfg.ops),
         runs: Some(runs),
+        host_bounds: Vec::new(),
+    })
+}
+
+/// Random record accesses per timed kernel of the host bound: `2^22` (quick: `2^18`), at most
+/// one per record. At the bus's 0.04-0.45 G/s, 2^22 accesses take 10-100 ms.
+pub fn host_bound_ops(quick: bool, records: u64) -> u64 {
+    let ops: u64 = if quick { 1 << 18 } else { 1 << 22 };
+    ops.min(records.max(1))
+}
+
+/// Measures the out-of-core bound for a table whose host buckets take `bytes` bytes of records
+/// of `record_bytes` bytes (a multiple of 4): a pinned mapped host buffer of that size, random
+/// record writes, then random record reads, `ops` each per kernel, one warm-up then `runs`
+/// timed runs (CUDA events), the median counts. The buffer is freed before returning.
+pub fn measure_host_bound(
+    gpu: &Gpu,
+    bytes: u64,
+    record_bytes: usize,
+    ops: u64,
+    runs: usize,
+) -> Result<HostBound> {
+    let module = gpu.module(&KernelSource::new("roofline", ROOFLINE))?;
+    let k_write = module.kernel("roofline_write_records")?;
+    let k_read = module.kernel("roofline_read_records")?;
+    let record_words = (record_bytes / 4).max(1) as u32;
+    let records = (bytes / (4 * record_words as u64)).max(1);
+    let buf: MappedBuffer<u32> =
+        gpu.alloc_mapped::<u32>((records * record_words as u64) as usize)?;
+    let grid = grid(gpu);
+    let mut sink = gpu.alloc_filled::<u64>(grid as usize * BLOCK as usize, 0)?;
+    let runs = runs.max(1);
+    let timer = gpu.timer()?;
+    let seed_of = |kind: u64, run: usize| fmix64(0x0b05_b0d5 ^ fmix64(kind ^ (run as u64) << 8));
+
+    let mut time = |read: bool| -> Result<f64> {
+        let mut ms = Vec::with_capacity(runs);
+        for r in 0..=runs {
+            let seed = seed_of(u64::from(read), r);
+            let mut l = if read {
+                k_read.launch()
+            } else {
+                k_write.launch()
+            };
+            l.mapped(&buf)
+                .arg(&records)
+                .arg(&record_words)
+                .arg(&ops)
+                .arg(&seed);
+            if read {
+                l.buf_mut(&mut sink);
+            }
+            timer.start()?;
+            // SAFETY: roofline_write_records(u32* buf, u64 n_records, u32 record_words, u64
+            // n_ops, u64 seed) and roofline_read_records(the same, u64* sink): the arguments
+            // match in order and type; record indices are < records and buf holds records *
+            // record_words words; sink holds one element per launched thread (grid * BLOCK).
+            unsafe { l.run(grid, BLOCK, 0) }?;
+            let t = timer.stop_ms()?;
+            if r > 0 {
+                ms.push(t);
+            }
+        }
+        gpu.synchronize()?;
+        Ok(ops as f64 / (median(&ms) * 1e6))
+    };
+    let write_gops = time(false)?;
+    let read_gops = time(true)?;
+    drop(sink);
+    drop(buf);
+    Ok(HostBound {
+        bytes: records * record_words as u64 * 4,
+        record_bytes: record_words as usize * 4,
+        write_gops,
+        read_gops,
+        ops,
+        runs,
     })
 }

@@ -25,6 +25,8 @@ pub(crate) struct Tag {
 pub(crate) struct WorkloadSpec {
     pub dist: Distribution,
     pub misses: bool,
+    /// Half-present queries (find_half; needs `misses`).
+    pub half: bool,
     pub zipf_universe: u64,
     pub zipf_s: f64,
 }
@@ -34,6 +36,7 @@ impl WorkloadSpec {
         WorkloadSpec {
             dist,
             misses: plan.needs_misses(),
+            half: plan.needs_half(),
             zipf_universe: plan.zipf_universe(),
             zipf_s: plan.zipf_s,
         }
@@ -49,6 +52,8 @@ pub(crate) struct Workload<K, V> {
     pub vals: Vec<V>,
     /// `n` keys absent from `keys` (empty when find_miss is not measured).
     pub miss: Vec<K>,
+    /// find_half's queries: `keys[i]` at even `i`, `miss[i]` at odd `i` (empty unless measured).
+    pub half: Vec<K>,
     /// Distinct keys among `keys`.
     pub distinct: usize,
 }
@@ -60,6 +65,7 @@ impl<K: Key, V: Value> Workload<K, V> {
             keys: Vec::new(),
             vals: Vec::new(),
             miss: Vec::new(),
+            half: Vec::new(),
             distinct: 0,
         }
     }
@@ -170,6 +176,13 @@ fn generate<K: Key, V: Value>(
         }
     }
     keygen::values_into(&w.keys, &mut w.vals)?;
+    let half_n = if spec.half && spec.misses { n } else { 0 };
+    resize_par(&mut w.half, half_n, K::zeroed());
+    w.half
+        .par_iter_mut()
+        .enumerate()
+        .with_min_len(1 << 12)
+        .for_each(|(i, q)| *q = if i % 2 == 0 { w.keys[i] } else { w.miss[i] });
     w.tag = Some(tag);
     Ok(())
 }
@@ -212,6 +225,28 @@ pub(crate) fn bad_hits<K: Key, V: Value, F: Flag>(keys: &[K], out: &[V], found: 
         .zip(found.par_iter())
         .with_min_len(1 << 12)
         .filter(|((&k, &v), &f)| !f.is_found() || !value_matches(k, v))
+        .count()
+}
+
+/// find_half: wrong answers to [`Workload::half`]'s queries: an even position (`keys[i]`,
+/// inserted) not found or with a value other than `value_for(key)`, an odd one (absent) found
+/// or left unwritten.
+pub(crate) fn bad_half<K: Key, V: Value, F: Flag>(keys: &[K], out: &[V], found: &[F]) -> usize {
+    if keys.len() != out.len() || keys.len() != found.len() {
+        return keys.len().max(out.len()).max(found.len());
+    }
+    keys.par_iter()
+        .zip(out.par_iter())
+        .zip(found.par_iter())
+        .enumerate()
+        .with_min_len(1 << 12)
+        .filter(|(i, ((&k, &v), &f))| {
+            if i % 2 == 0 {
+                !f.is_found() || !value_matches(k, v)
+            } else {
+                !f.is_absent()
+            }
+        })
         .count()
 }
 
@@ -261,6 +296,7 @@ mod tests {
         WorkloadSpec {
             dist,
             misses: true,
+            half: true,
             zipf_universe: 1 << 31,
             zipf_s: keygen::DEFAULT_ZIPF_S,
         }
@@ -413,6 +449,41 @@ mod tests {
         assert_eq!(bad_contains(&t.contains(&w.keys).unwrap()), 0);
         assert_eq!(t.erase(&w.keys).unwrap(), w.distinct);
         assert_eq!(t.len().unwrap(), 0);
+    }
+
+    /// find_half's queries alternate inserted and absent keys, and the check is exact.
+    #[test]
+    fn half_queries_verify_exactly() {
+        for dist in Distribution::ALL {
+            let mut ws = Workloads::<u64, u32>::new(spec(dist), 1);
+            let w = ws.get(0, Tag { seed: 9, n: 10_001 }).unwrap();
+            let n = w.keys.len();
+            assert_eq!(w.half.len(), n);
+            let present: HashSet<u64> = w.keys.iter().copied().collect();
+            for (i, q) in w.half.iter().enumerate() {
+                assert_eq!(present.contains(q), i % 2 == 0, "{dist} query {i}");
+            }
+            let mut t = CpuTable::<u64, u32>::new(2 * n).unwrap();
+            t.insert(&w.keys, &w.vals).unwrap();
+            let mut out = vec![0u32; n];
+            let mut found = vec![false; n];
+            let hits = t.find_into(&w.half, &mut out, &mut found).unwrap();
+            assert_eq!(hits, n.div_ceil(2));
+            assert_eq!(bad_half(&w.keys, &out, &found), 0);
+            // A wrong value, a missed hit and a false hit are each counted.
+            out[0] ^= 1;
+            found[2] = false;
+            found[1] = true;
+            assert_eq!(bad_half(&w.keys, &out, &found), 3);
+            // Device flags: unwritten (poisoned) bytes are wrong in both halves.
+            let flags = vec![0xaau8; n];
+            assert_eq!(bad_half(&w.keys, &out, &flags), n);
+        }
+        // Not measured: no queries.
+        let mut s = spec(Distribution::Unique);
+        s.half = false;
+        let mut ws = Workloads::<u32, u32>::new(s, 1);
+        assert!(ws.get(0, Tag { seed: 1, n: 10 }).unwrap().half.is_empty());
     }
 
     #[test]

@@ -7,6 +7,10 @@
 //!   layout: a row of panels per (scheme, types, distribution) and a panel per operation, G
 //!   ops/s against load factor with one line per group size and the operation's roofline
 //!   (CAS for insert and erase, gather for the finds) as a dashed line.
+//! - Stadium rows (`--scheme stadium`, the stadium preset): the same layout with one line per
+//!   ticket size and a row of panels per bucket location; host-bucket panels draw the measured
+//!   bound of each table size (random record writes for insert and erase, reads for the finds)
+//!   as a dashed line instead of the device roofline.
 //!
 //! Points that failed verification are marked with a black cross.
 
@@ -23,6 +27,7 @@ fn op_color(op: Op) -> RGBColor {
     match op {
         Op::Insert => RGBColor(214, 39, 40),
         Op::FindHit => RGBColor(31, 119, 180),
+        Op::FindHalf => RGBColor(148, 103, 189),
         Op::FindMiss => RGBColor(23, 190, 207),
         Op::Contains => RGBColor(44, 160, 44),
         Op::Erase => RGBColor(255, 127, 14),
@@ -45,8 +50,15 @@ fn s<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
 
-/// A panel group: (scheme, backend, key type, value type, distribution).
-type PanelKey = (String, String, &'static str, &'static str, Distribution);
+/// A panel group: (scheme, backend, key type, value type, distribution, Stadium location).
+type PanelKey = (
+    String,
+    String,
+    &'static str,
+    &'static str,
+    Distribution,
+    Option<&'static str>,
+);
 
 fn panel_key(r: &BenchResult) -> PanelKey {
     (
@@ -55,7 +67,13 @@ fn panel_key(r: &BenchResult) -> PanelKey {
         r.key_type,
         r.value_type,
         r.distribution,
+        r.location,
     )
+}
+
+/// The line a row belongs to in the series layout: its group size or ticket size.
+fn series_key(r: &BenchResult) -> Option<u32> {
+    r.group_size.or(r.ticket_bits)
 }
 
 /// Distinct panel keys in order of appearance.
@@ -107,7 +125,7 @@ fn x_range(rows: &[&BenchResult]) -> (f64, f64) {
 
 /// The chart as SVG text.
 pub fn render(report: &Report) -> Result<String, String> {
-    if group_sizes(report).len() > 1 {
+    if group_sizes(report).len() > 1 || report.results.iter().any(|r| r.ticket_bits.is_some()) {
         render_by_group_size(report)
     } else {
         render_by_op(report)
@@ -133,7 +151,7 @@ fn render_by_op(report: &Report) -> Result<String, String> {
         }
         let areas = root.split_evenly((1, groups.len().max(1)));
         for (area, key) in areas.iter().zip(&groups) {
-            let (scheme, backend, kt, vt, dist) = key;
+            let (scheme, backend, kt, vt, dist, _) = key;
             let rows: Vec<&BenchResult> = report
                 .results
                 .iter()
@@ -281,8 +299,11 @@ fn fig_panel(
     op: Op,
     rows: &[&BenchResult],
 ) -> Result<(), String> {
-    let (scheme, backend, kt, vt, dist) = key;
-    let caption = format!("{op}: {scheme} {kt}/{vt}, {dist} keys ({backend})");
+    let (scheme, backend, kt, vt, dist, location) = key;
+    let caption = match location {
+        Some(l) => format!("{op}: {scheme} {kt}/{vt}, {dist} keys, {l} buckets ({backend})"),
+        None => format!("{op}: {scheme} {kt}/{vt}, {dist} keys ({backend})"),
+    };
     if rows.is_empty() {
         let mut chart = ChartBuilder::on(area)
             .caption(caption, ("sans-serif", 15))
@@ -297,11 +318,20 @@ fn fig_panel(
     } else {
         ("gather8 roofline", report.roofline.gather8_gops)
     };
+    // Host buckets: the measured bound per load factor (the table's size) replaces the roofline.
+    let mut bound: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| r.bound_gops.map(|b| (r.load_factor, b)))
+        .collect();
+    bound.sort_by(|a, b| a.0.total_cmp(&b.0));
+    bound.dedup_by(|a, b| a.0 == b.0);
+    let roof = if bound.is_empty() { roof } else { None };
     let (x0, x1) = x_range(rows);
     let y_top = rows
         .iter()
         .map(|r| r.gops)
         .chain(roof)
+        .chain(bound.iter().map(|b| b.1))
         .fold(0.0f64, f64::max)
         .max(1e-6)
         * 1.6; // the top stays free for the legend
@@ -329,20 +359,23 @@ fn fig_panel(
         .y_label_formatter(&|y| format!("{y:.1}"))
         .draw()
         .map_err(s)?;
-    let mut gs: Vec<Option<u32>> = rows.iter().map(|r| r.group_size).collect();
+    let mut gs: Vec<Option<u32>> = rows.iter().map(|r| series_key(r)).collect();
     gs.sort_unstable();
     gs.dedup();
+    let tickets = rows.iter().any(|r| r.ticket_bits.is_some());
     for g in gs {
         let mut pts: Vec<(f64, f64, bool)> = rows
             .iter()
-            .filter(|r| r.group_size == g)
+            .filter(|r| series_key(r) == g)
             .map(|r| (r.load_factor, r.gops, r.verified))
             .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         let color = g.map(group_color).unwrap_or(RGBColor(90, 90, 90));
-        let name = g
-            .map(|g| format!("|g| = {g}"))
-            .unwrap_or_else(|| "-".into());
+        let name = match (g, tickets) {
+            (Some(t), true) => format!("T = {t} bits"),
+            (Some(g), false) => format!("|g| = {g}"),
+            (None, _) => "-".into(),
+        };
         chart
             .draw_series(LineSeries::new(
                 pts.iter().map(|p| (p.0, p.1)),
@@ -366,6 +399,26 @@ fn fig_panel(
                     .map(|p| Cross::new((p.0, p.1), 6, BLACK.stroke_width(2))),
             )
             .map_err(s)?;
+    }
+    if !bound.is_empty() {
+        let color = RGBColor(40, 40, 40);
+        let name = if op.writes() {
+            "random-write bound (host)"
+        } else {
+            "random-read bound (host)"
+        };
+        chart
+            .draw_series(DashedLineSeries::new(
+                bound.iter().copied(),
+                8,
+                5,
+                color.stroke_width(2),
+            ))
+            .map_err(s)?
+            .label(name)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
     }
     if let Some(v) = roof {
         let color = RGBColor(40, 40, 40);
@@ -435,7 +488,58 @@ pub(crate) mod tests {
             distribution: dist,
             distinct: (dist == Distribution::Zipf).then_some(400),
             occupancy: (dist == Distribution::Zipf).then_some(0.2),
+            location: None,
+            ticket_bits: None,
+            bound_ratio: None,
+            bound_gops: None,
+            host_memory_bytes: None,
         }
+    }
+
+    /// A Stadium row: `location` "device" or "host", ticket size `t`.
+    pub(crate) fn stadium_row(lf: f64, op: Op, location: &'static str, t: u32) -> BenchResult {
+        let host = location == "host";
+        let gops = if host { 0.1 } else { 5.0 } * (1.2 - lf) * (1.0 + t as f64 * 0.05);
+        let bound = host.then_some(if op.writes() { 0.2 } else { 0.18 } * (1.1 - lf / 4.0));
+        BenchResult {
+            scheme: "stadium".into(),
+            group_size: None,
+            filter_bits: None,
+            location: Some(location),
+            ticket_bits: Some(t),
+            bound_gops: bound,
+            bound_ratio: match bound {
+                Some(b) => Some(gops / b),
+                None => Some(gops / 30.0),
+            },
+            host_memory_bytes: host.then_some(1 << 28),
+            gops,
+            roofline_ratio: Some(gops / 30.0),
+            verified: true,
+            ..row(4, "u32", lf, op, 4, Distribution::Unique)
+        }
+    }
+
+    /// A stadium-preset-like report: both locations, four ticket sizes, four operations.
+    pub(crate) fn fake_stadium_report() -> Report {
+        let mut results = Vec::new();
+        for location in ["device", "host"] {
+            for t in [1, 2, 4, 8] {
+                for lf in warpmap::bench::DEFAULT_LOAD_FACTORS {
+                    for op in [Op::Insert, Op::FindHit, Op::FindHalf, Op::FindMiss] {
+                        results.push(stadium_row(lf, op, location, t));
+                    }
+                }
+            }
+        }
+        let mut r = report(results);
+        r.scheme = warpmap::bench::Scheme::Stadium;
+        r.ticket_bits = vec![1, 2, 4, 8];
+        r.locations = vec!["device", "host"];
+        r.group_sizes = Vec::new();
+        r.types = vec![KvType::U32];
+        r.ops = vec![Op::Insert, Op::FindHit, Op::FindHalf, Op::FindMiss];
+        r
     }
 
     fn report(results: Vec<BenchResult>) -> Report {
@@ -450,6 +554,7 @@ pub(crate) mod tests {
                 table_elements: Some(1 << 28),
                 ops: Some(1 << 28),
                 runs: Some(5),
+                host_bounds: Vec::new(),
             },
             results,
             backend: Backend::Gpu,
@@ -465,6 +570,10 @@ pub(crate) mod tests {
             keys_log2: None,
             load_factors: warpmap::bench::DEFAULT_LOAD_FACTORS.to_vec(),
             group_sizes: vec![4],
+            scheme: warpmap::bench::Scheme::WarpDrive,
+            ticket_bits: Vec::new(),
+            locations: Vec::new(),
+            host_keys_log2: None,
             distributions: vec![Distribution::Unique],
             types: KvType::ALL.to_vec(),
             ops: Op::ALL.to_vec(),
@@ -623,6 +732,24 @@ pub(crate) mod tests {
         assert!(svg.contains("insert: warpdrive u128/u64, unique keys (gpu)"));
         assert!(svg.contains("insert: warpdrive u32/u64, unique keys (gpu)"));
         save("fake-types.svg", &svg);
+    }
+
+    #[test]
+    fn renders_stadium_by_location_and_ticket_size() {
+        let r = fake_stadium_report();
+        let svg = render(&r).unwrap();
+        for label in [
+            "T = 1 bits",
+            "T = 8 bits",
+            "insert: stadium u32/u32, unique keys, device buckets (gpu)",
+            "find_half: stadium u32/u32, unique keys, host buckets (gpu)",
+            "random-write bound (host)",
+            "random-read bound (host)",
+            "cas8 roofline 22.00",
+        ] {
+            assert!(svg.contains(label), "{label} missing");
+        }
+        save("fake-stadium.svg", &svg);
     }
 
     #[test]

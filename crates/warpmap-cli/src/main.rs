@@ -4,8 +4,9 @@
 //!   bulk operation of each table at several load factors, verified; a table on stdout, JSON and
 //!   an SVG chart on disk. Exit code 1 if any result failed verification. More: `--keys-log2 N`
 //!   (n = 2^N keys and a new table per load factor), `--group-sizes`, `--distribution
-//!   unique|zipf|both`, `--types u32,u64,u32u64,u128`, `--ops`, `--preset fig7|fig8|compare`,
-//!   `--dry-run`.
+//!   unique|zipf|both`, `--types u32,u64,u32u64,u128`, `--ops`, `--preset
+//!   fig7|fig8|compare|stadium`, `--scheme warpdrive|stadium` with `--ticket-bits 1,2,4,8` and
+//!   `--location device,host`, `--dry-run`.
 //! - `warpmap info`: the GPU, NVRTC and the kernel cache, or why each is missing.
 
 mod chart;
@@ -17,10 +18,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 use warpmap::bench::{
-    self, BenchConfig, Distribution, KvType, Op, Preset, Progress, Report, ZipfLoad,
+    self, BenchConfig, Distribution, KvType, Op, Preset, Progress, Report, Scheme, ZipfLoad,
 };
 use warpmap::table::warpdrive::OverflowFilter;
 use warpmap::table::Backend;
+use warpmap::Location;
 use warpmap::{Error, Gpu, Result};
 
 /// The source revision this binary was built from (build.rs).
@@ -84,13 +86,16 @@ struct BenchArgs {
     /// (or the preset's); u32u64 and u128 run only when listed.
     #[arg(long, value_delimiter = ',', value_name = "u32,u64,u32u64,u128")]
     types: Option<Vec<KvType>>,
-    /// Operations with rows, comma-separated, of insert,find_hit,find_miss,contains,erase
-    /// (default all; insert always runs, the others need it).
+    /// Operations with rows, comma-separated, of insert,find_hit,find_half,find_miss,contains,
+    /// erase (default all but find_half; insert always runs, the others need it). find_half:
+    /// half the queries present, half absent.
     #[arg(long, value_delimiter = ',', value_name = "OP,...")]
     ops: Option<Vec<Op>>,
     /// A preset: fig7 (paper Fig. 7: group sizes x load factors 0.4-0.99, 2^27 unique u32
     /// keys), fig8 (the same with Zipf keys) or compare (u32 and u64 at 0.5/0.8/0.9/0.95,
-    /// 2^27 keys, insert/find_hit/find_miss). Other flags override its values.
+    /// 2^27 keys, insert/find_hit/find_miss) or stadium (Stadium hashing: tickets 1/2/4/8,
+    /// buckets on the device and in host memory, u32 at 0.5-0.95, 2^27 keys, 2^25 for host
+    /// buckets). Other flags override its values.
     #[arg(long, value_name = "NAME")]
     preset: Option<Preset>,
     /// Zipf exponent s (default 1.000001).
@@ -113,6 +118,29 @@ struct BenchArgs {
     /// paper's exact scheme), or 1, 2, 4, 8 bits per window.
     #[arg(long, value_name = "auto|off|BITS", value_parser = parse_filter)]
     overflow_filter: Option<OverflowFilter>,
+    /// The GPU table: warpdrive (default) or stadium. The CPU backend (--cpu, or no GPU)
+    /// measures CpuTable either way.
+    #[arg(long, value_name = "warpdrive|stadium")]
+    scheme: Option<Scheme>,
+    /// Stadium ticket sizes in bits, comma-separated, of 1,2,4,8 (default 8); a table per size.
+    #[arg(long, value_delimiter = ',', value_name = "BITS,...")]
+    ticket_bits: Option<Vec<u32>>,
+    /// Stadium bucket locations: device (in-core), host (out-of-core: pinned host memory), or
+    /// both, comma-separated (default device); a table per location.
+    #[arg(long, value_name = "device,host", value_parser = parse_locations)]
+    location: Option<LocList>,
+    /// Fixed keys, Stadium host buckets: n = 2^min(keys-log2, N) unique keys (random accesses
+    /// over the bus are slow; the stadium preset uses 25).
+    #[arg(long, value_name = "N")]
+    host_keys_log2: Option<u32>,
+}
+
+/// A parsed `--location` value.
+#[derive(Clone, Debug)]
+struct LocList(Vec<Location>);
+
+fn parse_locations(s: &str) -> std::result::Result<LocList, String> {
+    bench::parse_locations(s).map(LocList)
 }
 
 fn parse_filter(s: &str) -> std::result::Result<OverflowFilter, String> {
@@ -156,6 +184,10 @@ impl BenchArgs {
             zipf_universe_log2: self.zipf_universe_log2,
             zipf_load: self.zipf_load.unwrap_or(d.zipf_load),
             overflow_filter: self.overflow_filter.unwrap_or_default(),
+            scheme: self.scheme,
+            ticket_bits: self.ticket_bits.clone(),
+            locations: self.location.as_ref().map(|l| l.0.clone()),
+            host_keys_log2: self.host_keys_log2,
         }
     }
 }
@@ -259,6 +291,7 @@ fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
     print_table(&report);
     println!();
     print_roofline(&report);
+    print_host_bounds(&report);
 
     let json = serde_json::to_string_pretty(&report)
         .map_err(|e| io_err(&a.json, std::io::Error::other(e)))?;
@@ -289,7 +322,11 @@ fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
                 r.key_type,
                 r.value_type,
                 r.distribution,
-                r.group_size.map(|g| format!(" g {g}")).unwrap_or_default(),
+                match (r.group_size, r.location, r.ticket_bits) {
+                    (Some(g), _, _) => format!(" g {g}"),
+                    (None, Some(l), Some(t)) => format!(" {l} T {t}"),
+                    _ => String::new(),
+                },
                 r.load_factor,
                 r.op,
                 r.failures.join("; ")
@@ -347,10 +384,18 @@ fn table_text(report: &Report) -> String {
     if show_distinct {
         head += &format!(" {:>11}", "distinct");
     }
+    let stadium = report.results.iter().any(|r| r.ticket_bits.is_some());
+    if stadium {
+        head += &format!(" {:<6} {:>2}", "bucket", "T");
+    }
     head += &format!(
-        " {:>5} {:<10} {:>9} {:>10} {:>9} verified",
+        " {:>5} {:<10} {:>9} {:>10} {:>9}",
         "lf", "op", "G ops/s", "median ms", "roofline"
     );
+    if stadium {
+        head += &format!(" {:>7}", "bound");
+    }
+    head += " verified";
     out += &head;
     out.push('\n');
     let mut prev = None;
@@ -359,7 +404,8 @@ fn table_text(report: &Report) -> String {
             r.key_bytes,
             r.value_bytes,
             r.distribution,
-            r.group_size,
+            r.group_size.or(r.ticket_bits),
+            r.location,
             r.load_factor.to_bits(),
         );
         if prev.is_some() && prev != Some(group) {
@@ -396,15 +442,32 @@ fn table_text(report: &Report) -> String {
                     .unwrap_or_else(|| "-".into())
             );
         }
+        if stadium {
+            line += &format!(
+                " {:<6} {:>2}",
+                r.location.unwrap_or("-"),
+                r.ticket_bits
+                    .map(|t| t.to_string())
+                    .unwrap_or_else(|| "-".into())
+            );
+        }
         line += &format!(
-            " {:>5} {:<10} {:>9.3} {:>10.3} {:>9} {}",
+            " {:>5} {:<10} {:>9.3} {:>10.3} {:>9}",
             format!("{:.2}", r.load_factor),
             r.op.name(),
             r.gops,
             r.median_ms,
             ratio,
-            if r.verified { "PASS" } else { "FAIL" }
         );
+        if stadium {
+            line += &format!(
+                " {:>7}",
+                r.bound_ratio
+                    .map(|x| format!("{x:.3}"))
+                    .unwrap_or_else(|| "-".into())
+            );
+        }
+        line += if r.verified { " PASS" } else { " FAIL" };
         out += &line;
         out.push('\n');
     }
@@ -429,6 +492,21 @@ fn print_roofline(report: &Report) {
             report.backend,
             report.backend_note.as_deref().map(|n| format!(": {n}")).unwrap_or_default()
         ),
+    }
+}
+
+fn print_host_bounds(report: &Report) {
+    for b in &report.roofline.host_bounds {
+        println!(
+            "host bound: {:.1} MiB of {}-byte records in pinned mapped host memory: random \
+             writes {:.3} G/s, random reads {:.3} G/s ({} ops, median of {})",
+            b.bytes as f64 / (1u64 << 20) as f64,
+            b.record_bytes,
+            b.write_gops,
+            b.read_gops,
+            b.ops,
+            b.runs
+        );
     }
 }
 
@@ -604,6 +682,97 @@ mod tests {
             assert_eq!(serde_json::to_value(t).unwrap(), t.name());
             assert_eq!(t.name().parse::<KvType>().unwrap(), t);
         }
+    }
+
+    #[test]
+    fn parses_the_stadium_flags() {
+        let c = bench_args(&[
+            "--scheme",
+            "stadium",
+            "--ticket-bits",
+            "1,2,4,8",
+            "--location",
+            "device,host",
+            "--host-keys-log2",
+            "24",
+            "--ops",
+            "insert,find_half",
+        ])
+        .unwrap()
+        .config();
+        assert_eq!(c.scheme, Some(Scheme::Stadium));
+        assert_eq!(c.ticket_bits, Some(vec![1, 2, 4, 8]));
+        assert_eq!(c.locations, Some(vec![Location::Device, Location::Host]));
+        assert_eq!(c.host_keys_log2, Some(24));
+        assert_eq!(c.ops, Some(vec![Op::Insert, Op::FindHalf]));
+        let p = resolve(&c, Backend::Gpu).unwrap();
+        assert_eq!(p.variants().len(), 8);
+        assert_eq!(bench_args(&[]).unwrap().config().scheme, None);
+        assert!(bench_args(&["--scheme", "slab"]).is_err());
+        assert!(bench_args(&["--location", "disk"]).is_err());
+        assert!(bench_args(&["--ticket-bits", "x"]).is_err());
+        // Parsed, then refused by the plan.
+        let bad = |args: &[&str]| resolve(&bench_args(args).unwrap().config(), Backend::Gpu);
+        assert!(bad(&["--scheme", "stadium", "--ticket-bits", "3"]).is_err());
+        // --cpu with host buckets: measured on CpuTable, with notes that say so.
+        let p = resolve(
+            &bench_args(&["--scheme", "stadium", "--location", "host", "--cpu"])
+                .unwrap()
+                .config(),
+            Backend::Cpu,
+        )
+        .unwrap();
+        assert!(
+            p.summary().contains("note: --location host"),
+            "{}",
+            p.summary()
+        );
+        let p = resolve(
+            &bench_args(&["--preset", "stadium"]).unwrap().config(),
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(p.scheme, Scheme::Stadium);
+        assert_eq!(p.sets(), 32);
+    }
+
+    #[test]
+    fn table_shows_stadium_columns() {
+        let r = chart::tests::fake_stadium_report();
+        let t = table_text(&r);
+        let head = t.lines().next().unwrap();
+        assert!(head.contains("bucket") && head.contains("bound"), "{head}");
+        assert!(t
+            .lines()
+            .any(|l| l.contains("stadium") && l.contains(" host ")));
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["scheme"], "stadium");
+        assert_eq!(json["locations"][1], "host");
+        assert_eq!(json["results"][0]["ticket_bits"], 1);
+        assert!(json["results"][0]["bound_ratio"].is_number());
+        let host = json["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["location"] == "host")
+            .unwrap();
+        for f in [
+            "ticket_bits",
+            "bound_ratio",
+            "bound_gops",
+            "host_memory_bytes",
+        ] {
+            assert!(host[f].is_number(), "host row lacks {f}: {host}");
+        }
+        let wd = serde_json::to_value(chart::tests::fake_report()).unwrap();
+        let row = &wd["results"][0];
+        for f in ["location", "ticket_bits", "bound_ratio", "bound_gops"] {
+            assert!(row.get(f).is_none(), "warpdrive row has {f}");
+        }
+        assert!(wd.get("ticket_bits").is_none() && wd["roofline"].get("host_bounds").is_none());
+        // WarpDrive tables keep their columns.
+        let plain = table_text(&chart::tests::fake_report());
+        assert!(!plain.lines().next().unwrap().contains("bucket"));
     }
 
     #[test]
