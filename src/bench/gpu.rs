@@ -494,41 +494,39 @@ fn run_once<K: Key, V: Value>(
     s.failures
         .extend(check_len_after_insert(r, len, n, w.distinct));
 
-    // find_hit: outputs poisoned, so an unwritten element fails.
-    if on(Op::FindHit) {
-        let s = &mut stats[Op::FindHit.index()];
-        gpu.fill_bytes(d_out, 0xaa)?;
-        gpu.fill_bytes(d_found, 0xaa)?;
-        timer.start()?;
-        table.find_device_async(&d.keys, d_out, d_found)?;
-        s.ms.push(timer.stop_ms()?);
-        table_full_is_failure(table.synchronize(), &mut s.failures, r)?;
-        gpu.copy_to_host(d_found, found)?;
-        gpu.copy_to_host(d_out, out)?;
-        let bad = bad_hits(&w.keys, out, found);
-        if bad > 0 {
-            s.failures.push(format!(
-                "run {r}: {bad} of {n} inserted keys not found or with a wrong value"
-            ));
+    // find_hit, find_half: outputs poisoned, so an unwritten element fails; every answer
+    // checked (find_half: the inserted key at even positions, an absent one at odd ones).
+    for (op, queries, what) in [
+        (
+            Op::FindHit,
+            &d.keys,
+            "inserted keys not found or with a wrong value",
+        ),
+        (
+            Op::FindHalf,
+            &d.half,
+            "half-present queries answered wrongly",
+        ),
+    ] {
+        if !on(op) {
+            continue;
         }
-    }
-
-    // find_half: outputs poisoned, every answer checked.
-    if on(Op::FindHalf) {
-        let s = &mut stats[Op::FindHalf.index()];
+        let s = &mut stats[op.index()];
         gpu.fill_bytes(d_out, 0xaa)?;
         gpu.fill_bytes(d_found, 0xaa)?;
         timer.start()?;
-        table.find_device_async(&d.half, d_out, d_found)?;
+        table.find_device_async(queries, d_out, d_found)?;
         s.ms.push(timer.stop_ms()?);
         table_full_is_failure(table.synchronize(), &mut s.failures, r)?;
         gpu.copy_to_host(d_found, found)?;
         gpu.copy_to_host(d_out, out)?;
-        let bad = bad_half(&w.keys, out, found);
+        let bad = if op == Op::FindHit {
+            bad_hits(&w.keys, out, found)
+        } else {
+            bad_half(&w.keys, out, found)
+        };
         if bad > 0 {
-            s.failures.push(format!(
-                "run {r}: {bad} of {n} half-present queries answered wrongly"
-            ));
+            s.failures.push(format!("run {r}: {bad} of {n} {what}"));
         }
     }
 

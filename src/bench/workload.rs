@@ -214,24 +214,14 @@ impl Flag for bool {
     }
 }
 
-/// find_hit: queries (inserted keys, repeats allowed) not found or found with a value other
-/// than `value_for(key)`.
-pub(crate) fn bad_hits<K: Key, V: Value, F: Flag>(keys: &[K], out: &[V], found: &[F]) -> usize {
-    if keys.len() != out.len() || keys.len() != found.len() {
-        return keys.len().max(out.len()).max(found.len());
-    }
-    keys.par_iter()
-        .zip(out.par_iter())
-        .zip(found.par_iter())
-        .with_min_len(1 << 12)
-        .filter(|((&k, &v), &f)| !f.is_found() || !value_matches(k, v))
-        .count()
-}
-
-/// find_half: wrong answers to [`Workload::half`]'s queries: an even position (`keys[i]`,
-/// inserted) not found or with a value other than `value_for(key)`, an odd one (absent) found
-/// or left unwritten.
-pub(crate) fn bad_half<K: Key, V: Value, F: Flag>(keys: &[K], out: &[V], found: &[F]) -> usize {
+/// Wrong answers of a find whose query `i` is `keys[i]` where `present(i)` (it must be found
+/// with `value_for(keys[i])`) and an absent key elsewhere (it must be reported absent).
+fn bad_answers<K: Key, V: Value, F: Flag>(
+    keys: &[K],
+    out: &[V],
+    found: &[F],
+    present: impl Fn(usize) -> bool + Sync,
+) -> usize {
     if keys.len() != out.len() || keys.len() != found.len() {
         return keys.len().max(out.len()).max(found.len());
     }
@@ -240,14 +230,27 @@ pub(crate) fn bad_half<K: Key, V: Value, F: Flag>(keys: &[K], out: &[V], found: 
         .zip(found.par_iter())
         .enumerate()
         .with_min_len(1 << 12)
-        .filter(|(i, ((&k, &v), &f))| {
-            if i % 2 == 0 {
+        .filter(|&(i, ((&k, &v), &f))| {
+            if present(i) {
                 !f.is_found() || !value_matches(k, v)
             } else {
                 !f.is_absent()
             }
         })
         .count()
+}
+
+/// find_hit: queries (inserted keys, repeats allowed) not found or found with a value other
+/// than `value_for(key)`.
+pub(crate) fn bad_hits<K: Key, V: Value, F: Flag>(keys: &[K], out: &[V], found: &[F]) -> usize {
+    bad_answers(keys, out, found, |_| true)
+}
+
+/// find_half: wrong answers to [`Workload::half`]'s queries: an even position (`keys[i]`,
+/// inserted) not found or with a value other than `value_for(key)`, an odd one (absent) found
+/// or left unwritten.
+pub(crate) fn bad_half<K: Key, V: Value, F: Flag>(keys: &[K], out: &[V], found: &[F]) -> usize {
+    bad_answers(keys, out, found, |i| i % 2 == 0)
 }
 
 /// find_miss: absent keys reported found (or left unwritten).
