@@ -70,10 +70,10 @@ use crate::hash::{next_prime, HashFunction};
 use crate::kernels::{KernelSource, STADIUM};
 use crate::key::{Key, Value};
 use crate::status::InsertStatus;
+use crate::table::gpu_glue::{self, Counters, GpuLaunches};
 use crate::table::{Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};
 use crate::{Error, Result};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The ticket sizes the paper evaluates, in bits (availability bit + info bits).
@@ -254,9 +254,7 @@ pub struct Stadium<K: Key, V: Value> {
     board: DeviceBuffer<u32>,
     buckets: Buckets,
     /// `[stored keys, keys left unplaced by all inserts so far]`.
-    meta: DeviceBuffer<u64>,
-    /// `meta[1]` at the last synchronize: failures since then are `meta[1] - this`.
-    failed_seen: AtomicU64,
+    counters: Counters,
     kernels: Kernels,
     _kv: PhantomData<(K, V)>,
 }
@@ -335,13 +333,12 @@ impl<K: Key, V: Value> Stadium<K, V> {
         };
         let mut table = Stadium {
             board: gpu.alloc::<u32>(board_words)?,
-            meta: gpu.alloc_filled::<u64>(2, 0)?,
+            counters: Counters::new(&gpu)?,
             gpu,
             config,
             size,
             max_probes,
             buckets,
-            failed_seen: AtomicU64::new(0),
             kernels,
             _kv: PhantomData,
         };
@@ -384,19 +381,6 @@ impl<K: Key, V: Value> Stadium<K, V> {
         (n as u64).div_ceil(BLOCK as u64).clamp(1, max_blocks) as u32
     }
 
-    fn read_meta(&self) -> Result<[u64; 2]> {
-        let mut m = [0u64; 2];
-        self.gpu.copy_to_host(&self.meta, &mut m)?;
-        Ok(m)
-    }
-
-    /// Marks the failures counted so far as reported (the caller returned them per key).
-    fn failures_reported(&self) -> Result<()> {
-        self.failed_seen
-            .store(self.read_meta()?[1], Ordering::Relaxed);
-        Ok(())
-    }
-
     fn launch_insert(
         &mut self,
         keys: &DeviceBuffer<K>,
@@ -417,7 +401,7 @@ impl<K: Key, V: Value> Stadium<K, V> {
         let mut l = self.kernels.insert.launch();
         l.buf_mut(&mut self.board);
         self.buckets.push(&mut l);
-        l.buf_mut(&mut self.meta).buf(keys).buf(values);
+        l.buf_mut(self.counters.buffer()).buf(keys).buf(values);
         match status {
             Some(s) => l.buf_mut(s),
             None => l.arg(&null),
@@ -475,7 +459,7 @@ impl<K: Key, V: Value> Stadium<K, V> {
         let mut l = self.kernels.erase.launch();
         l.buf_mut(&mut self.board);
         self.buckets.push(&mut l);
-        l.buf_mut(&mut self.meta)
+        l.buf_mut(self.counters.buffer())
             .buf(keys)
             .arg(&n)
             .arg(&self.size)
@@ -515,37 +499,6 @@ impl<K: Key, V: Value> Stadium<K, V> {
         }
         Ok((out_keys, out_values))
     }
-
-    /// Looks `keys` up on the device: `found` receives the flags and, when given, `values` the
-    /// values where found (untouched elsewhere). Returns the number found.
-    fn lookup_into(
-        &self,
-        keys: &[K],
-        values: Option<&mut [V]>,
-        found: &mut [bool],
-    ) -> Result<usize> {
-        if keys.is_empty() {
-            return Ok(0);
-        }
-        let dk = self.gpu.upload(keys)?;
-        let mut df = self.gpu.alloc::<u8>(keys.len())?;
-        let mut dv = match values {
-            Some(_) => Some(self.gpu.alloc::<V>(keys.len())?),
-            None => None,
-        };
-        self.launch_find(&dk, dv.as_mut(), &mut df)?;
-        let flags = self.gpu.download(&df)?;
-        if let (Some(dv), Some(values)) = (dv, values) {
-            let v = self.gpu.download(&dv)?;
-            for i in (0..keys.len()).filter(|&i| flags[i] != 0) {
-                values[i] = v[i];
-            }
-        }
-        for (f, &b) in found.iter_mut().zip(&flags) {
-            *f = b != 0;
-        }
-        Ok(flags.iter().filter(|&&b| b != 0).count())
-    }
 }
 
 impl<K: Key, V: Value> HashTable<K, V> for Stadium<K, V> {
@@ -564,19 +517,7 @@ impl<K: Key, V: Value> HashTable<K, V> for Stadium<K, V> {
         status: &mut [InsertStatus],
         mode: InsertMode,
     ) -> Result<usize> {
-        check_same_len("insert", keys.len(), values.len())?;
-        check_same_len("insert status", keys.len(), status.len())?;
-        if keys.is_empty() {
-            return Ok(0);
-        }
-        self.synchronize()?;
-        let (dk, dv) = (self.gpu.upload(keys)?, self.gpu.upload(values)?);
-        let mut ds = self.gpu.alloc::<u32>(keys.len())?;
-        self.launch_insert(&dk, &dv, Some(&mut ds), mode)?;
-        self.gpu
-            .copy_to_host(&ds, bytemuck::cast_slice_mut(status))?;
-        self.failures_reported()?;
-        Ok(status.iter().filter(|s| s.is_failure()).count())
+        gpu_glue::insert(self, keys, values, status, mode)
     }
 
     fn mixed_batch(
@@ -588,85 +529,23 @@ impl<K: Key, V: Value> HashTable<K, V> for Stadium<K, V> {
         out: &mut [V],
         found: &mut [bool],
     ) -> Result<usize> {
-        crate::table::check_mixed_lens(
-            keys.len(),
-            ops.len(),
-            values.len(),
-            status.len(),
-            out.len(),
-            found.len(),
-        )?;
-        if keys.is_empty() {
-            return Ok(0);
-        }
-        self.synchronize()?;
-        let n = keys.len();
-        let d_ops = self.gpu.upload(bytemuck::cast_slice::<MixedOp, u8>(ops))?;
-        let (dk, dv) = (self.gpu.upload(keys)?, self.gpu.upload(values)?);
-        // Uploaded, so that entries of the other kind of operation come back unchanged.
-        let mut ds = self
-            .gpu
-            .upload(bytemuck::cast_slice::<InsertStatus, u32>(status))?;
-        let mut d_out = self.gpu.upload(out)?;
-        let mut d_found = self.gpu.alloc_filled::<u8>(n, 0)?;
-        let (n64, grid) = (n as u64, self.grid(n));
-        let mut l = self.kernels.mixed.launch();
-        l.buf_mut(&mut self.board);
-        self.buckets.push(&mut l);
-        l.buf_mut(&mut self.meta)
-            .buf(&d_ops)
-            .buf(&dk)
-            .buf(&dv)
-            .buf_mut(&mut ds)
-            .buf_mut(&mut d_out)
-            .buf_mut(&mut d_found)
-            .arg(&n64)
-            .arg(&self.size)
-            .arg(&self.max_probes)
-            .arg(&self.config.seed);
-        // SAFETY: arguments match stadium_mixed's parameters in order and type; every per-op
-        // buffer holds n elements (checked above) and the table buffers have the sizes the
-        // kernel indexes.
-        unsafe { l.run(grid, BLOCK, 0) }?;
-        self.gpu
-            .copy_to_host(&ds, bytemuck::cast_slice_mut::<InsertStatus, u32>(status))?;
-        self.gpu.copy_to_host(&d_out, out)?;
-        let flags = self.gpu.download(&d_found)?;
-        let mut failed = 0;
-        for (i, op) in ops.iter().enumerate() {
-            match op {
-                MixedOp::Insert => failed += usize::from(status[i].is_failure()),
-                MixedOp::Find => found[i] = flags[i] != 0,
-            }
-        }
-        self.failures_reported()?;
-        Ok(failed)
+        gpu_glue::mixed(self, ops, keys, values, status, out, found)
     }
 
     fn find_into(&self, keys: &[K], values: &mut [V], found: &mut [bool]) -> Result<usize> {
-        check_same_len("find", keys.len(), values.len())?;
-        check_same_len("find", keys.len(), found.len())?;
-        self.lookup_into(keys, Some(values), found)
+        gpu_glue::find_into(self, keys, values, found)
     }
 
     fn contains(&self, keys: &[K]) -> Result<Vec<bool>> {
-        let mut found = vec![false; keys.len()];
-        self.lookup_into(keys, None, &mut found)?;
-        Ok(found)
+        gpu_glue::contains(self, keys)
     }
 
     fn erase(&mut self, keys: &[K]) -> Result<usize> {
-        if keys.is_empty() {
-            return Ok(0);
-        }
-        let before = self.len()?;
-        let dk = self.gpu.upload(keys)?;
-        self.launch_erase(&dk)?;
-        Ok(before.saturating_sub(self.len()?))
+        gpu_glue::erase(self, keys)
     }
 
     fn len(&self) -> Result<usize> {
-        Ok(self.read_meta()?[0] as usize)
+        self.counters.len(&self.gpu)
     }
 
     fn capacity(&self) -> usize {
@@ -676,8 +555,7 @@ impl<K: Key, V: Value> HashTable<K, V> for Stadium<K, V> {
     /// Resets the ticket board (every entry empty: all bits set); buckets are left as they are.
     fn clear(&mut self) -> Result<()> {
         self.gpu.fill_bytes(&mut self.board, 0xff)?;
-        let failed = self.read_meta()?[1];
-        self.gpu.copy_to_device(&[0u64, failed], &mut self.meta)?;
+        self.counters.reset(&self.gpu)?;
         self.gpu.synchronize()
     }
 
@@ -720,7 +598,7 @@ impl<K: Key, V: Value> HashTable<K, V> for Stadium<K, V> {
             Buckets::Device(b) => b.num_bytes(),
             Buckets::Host(_) => 0,
         };
-        self.board.num_bytes() + device_buckets + self.meta.num_bytes()
+        self.board.num_bytes() + device_buckets + self.counters.num_bytes()
     }
 }
 
@@ -761,18 +639,52 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for Stadium<K, V> {
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.gpu.synchronize()?;
-        let failed_total = self.read_meta()?[1];
-        let seen = self.failed_seen.swap(failed_total, Ordering::Relaxed);
-        let failed = failed_total.saturating_sub(seen) as usize;
-        if failed > 0 {
-            return Err(Error::TableFull {
-                failed,
-                batch: 0,
-                capacity: self.size as usize,
-            });
+        self.counters.synchronize(&self.gpu, self.size as usize)
+    }
+}
+
+impl<K: Key, V: Value> GpuLaunches<K, V> for Stadium<K, V> {
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn launch_mixed(
+        &mut self,
+        ops: &DeviceBuffer<u8>,
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        status: &mut DeviceBuffer<u32>,
+        out: &mut DeviceBuffer<V>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        for len in [
+            ops.len(),
+            values.len(),
+            status.len(),
+            out.len(),
+            found.len(),
+        ] {
+            check_same_len("mixed batch", keys.len(), len)?;
         }
-        Ok(())
+        let (n, grid) = (keys.len() as u64, self.grid(keys.len()));
+        let mut l = self.kernels.mixed.launch();
+        l.buf_mut(&mut self.board);
+        self.buckets.push(&mut l);
+        l.buf_mut(self.counters.buffer())
+            .buf(ops)
+            .buf(keys)
+            .buf(values)
+            .buf_mut(status)
+            .buf_mut(out)
+            .buf_mut(found)
+            .arg(&n)
+            .arg(&self.size)
+            .arg(&self.max_probes)
+            .arg(&self.config.seed);
+        // SAFETY: arguments match stadium_mixed's parameters in order and type; every per-op
+        // buffer holds n elements (checked above) and the table buffers have the sizes the
+        // kernel indexes.
+        unsafe { l.run(grid, BLOCK, 0) }
     }
 }
 

@@ -67,10 +67,10 @@ use crate::hash::{next_prime, HashFunction};
 use crate::kernels::{KernelSource, WARPDRIVE};
 use crate::key::{Key, Value};
 use crate::status::InsertStatus;
+use crate::table::gpu_glue::{self, Counters, GpuLaunches};
 use crate::table::{Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};
 use crate::{Error, Result};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The group sizes the paper allows.
@@ -339,9 +339,7 @@ pub struct WarpDrive<K: Key, V: Value> {
     /// Side path for sentinel-valued keys: [occupied0, value0, occupied1, value1].
     side: DeviceBuffer<u64>,
     /// `[stored keys, keys left unplaced by all inserts so far]`.
-    meta: DeviceBuffer<u64>,
-    /// `meta[1]` at the last synchronize: failures since then are `meta[1] - this`.
-    failed_seen: AtomicU64,
+    counters: Counters,
     kernels: Kernels,
     _kv: PhantomData<(K, V)>,
 }
@@ -413,7 +411,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             .max(1);
         let filter = gpu.alloc::<u32>(filter_words)?;
         let side = gpu.alloc::<u64>(4)?;
-        let meta = gpu.alloc_filled::<u64>(2, 0)?;
+        let counters = Counters::new(&gpu)?;
         let mut t = WarpDrive {
             gpu,
             config,
@@ -423,8 +421,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
             filter_bits,
             filter,
             side,
-            meta,
-            failed_seen: AtomicU64::new(0),
+            counters,
             kernels,
             _kv: PhantomData,
         };
@@ -486,7 +483,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         l.buf_mut(&mut self.slots)
             .buf_mut(&mut self.filter)
             .buf_mut(&mut self.side)
-            .buf_mut(&mut self.meta);
+            .buf_mut(self.counters.buffer());
         l.buf(keys).buf(values);
         match status {
             Some(s) => l.buf_mut(s),
@@ -505,12 +502,6 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
 }
 
 impl<K: Key, V: Value> WarpDrive<K, V> {
-    fn read_meta(&self) -> Result<[u64; 2]> {
-        let mut m = [0u64; 2];
-        self.gpu.copy_to_host(&self.meta, &mut m)?;
-        Ok(m)
-    }
-
     fn launch_find(
         &self,
         keys: &DeviceBuffer<K>,
@@ -555,7 +546,7 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         l.buf_mut(&mut self.slots)
             .buf(&self.filter)
             .buf_mut(&mut self.side)
-            .buf_mut(&mut self.meta)
+            .buf_mut(self.counters.buffer())
             .buf(keys);
         l.arg(&n)
             .arg(&self.windows)
@@ -620,23 +611,7 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
         status: &mut [InsertStatus],
         mode: InsertMode,
     ) -> Result<usize> {
-        check_same_len("insert", keys.len(), values.len())?;
-        check_same_len("insert status", keys.len(), status.len())?;
-        if keys.is_empty() {
-            return Ok(0);
-        }
-        self.synchronize()?;
-        let dk = self.gpu.upload(keys)?;
-        let dv = self.gpu.upload(values)?;
-        let mut ds = self.gpu.alloc::<u32>(keys.len())?;
-        self.launch_insert(&dk, &dv, Some(&mut ds), mode)?;
-        self.gpu
-            .copy_to_host(&ds, bytemuck::cast_slice_mut(status))?;
-        let failed = status.iter().filter(|s| s.is_failure()).count();
-        // The statuses are the report; account for these failures as seen.
-        self.failed_seen
-            .store(self.read_meta()?[1], Ordering::Relaxed);
-        Ok(failed)
+        gpu_glue::insert(self, keys, values, status, mode)
     }
 
     fn mixed_batch(
@@ -648,14 +623,6 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
         out: &mut [V],
         found: &mut [bool],
     ) -> Result<usize> {
-        crate::table::check_mixed_lens(
-            keys.len(),
-            ops.len(),
-            values.len(),
-            status.len(),
-            out.len(),
-            found.len(),
-        )?;
         if SlotLayout::for_widths(K::BYTES, V::BYTES) == SlotLayout::Pair16 && self.gpu.sm() < 90 {
             return Err(Error::Unsupported(format!(
                 "mixed insert/find batches of {}→{} pairs need a 128-bit CAS (sm_90 or newer); \
@@ -665,106 +632,23 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
                 self.gpu.sm()
             )));
         }
-        if keys.is_empty() {
-            return Ok(0);
-        }
-        self.synchronize()?;
-        let n = keys.len();
-        let d_ops = self.gpu.upload(bytemuck::cast_slice::<MixedOp, u8>(ops))?;
-        let dk = self.gpu.upload(keys)?;
-        let dv = self.gpu.upload(values)?;
-        let mut ds = self
-            .gpu
-            .upload(bytemuck::cast_slice::<InsertStatus, u32>(status))?;
-        let mut d_out = self.gpu.upload(out)?;
-        let mut d_found = self.gpu.alloc_filled::<u8>(n, 0)?;
-        let (n64, grid) = (n as u64, self.grid(n));
-        let mut l = self.kernels.mixed.launch();
-        l.buf_mut(&mut self.slots)
-            .buf_mut(&mut self.filter)
-            .buf_mut(&mut self.side)
-            .buf_mut(&mut self.meta)
-            .buf(&d_ops)
-            .buf(&dk)
-            .buf(&dv)
-            .buf_mut(&mut ds)
-            .buf_mut(&mut d_out)
-            .buf_mut(&mut d_found)
-            .arg(&n64)
-            .arg(&self.windows)
-            .arg(&self.max_probes)
-            .arg(&self.config.seed);
-        // SAFETY: arguments match warpdrive_mixed's parameters in order and type; every per-op
-        // buffer holds n elements (checked above) and the table buffers have the sizes the
-        // kernel indexes.
-        unsafe { l.run(grid, BLOCK, 0) }?;
-        self.gpu
-            .copy_to_host(&ds, bytemuck::cast_slice_mut::<InsertStatus, u32>(status))?;
-        self.gpu.copy_to_host(&d_out, out)?;
-        let f = self.gpu.download(&d_found)?;
-        let mut failed = 0;
-        for i in 0..n {
-            match ops[i] {
-                MixedOp::Insert => failed += usize::from(status[i].is_failure()),
-                MixedOp::Find => found[i] = f[i] != 0,
-            }
-        }
-        self.failed_seen
-            .store(self.read_meta()?[1], Ordering::Relaxed);
-        Ok(failed)
+        gpu_glue::mixed(self, ops, keys, values, status, out, found)
     }
 
     fn find_into(&self, keys: &[K], values: &mut [V], found: &mut [bool]) -> Result<usize> {
-        check_same_len("find", keys.len(), values.len())?;
-        check_same_len("find", keys.len(), found.len())?;
-        if keys.is_empty() {
-            return Ok(0);
-        }
-        let dk = self.gpu.upload(keys)?;
-        let mut dv = self.gpu.alloc::<V>(keys.len())?;
-        let mut df = self.gpu.alloc::<u8>(keys.len())?;
-        self.launch_find(&dk, Some(&mut dv), &mut df)?;
-        let f = self.gpu.download(&df)?;
-        let v = self.gpu.download(&dv)?;
-        let mut hits = 0;
-        for i in 0..keys.len() {
-            found[i] = f[i] != 0;
-            if found[i] {
-                values[i] = v[i];
-                hits += 1;
-            }
-        }
-        Ok(hits)
+        gpu_glue::find_into(self, keys, values, found)
     }
 
     fn contains(&self, keys: &[K]) -> Result<Vec<bool>> {
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        let dk = self.gpu.upload(keys)?;
-        let mut df = self.gpu.alloc::<u8>(keys.len())?;
-        self.launch_find(&dk, None, &mut df)?;
-        Ok(self
-            .gpu
-            .download(&df)?
-            .into_iter()
-            .map(|b| b != 0)
-            .collect())
+        gpu_glue::contains(self, keys)
     }
 
     fn erase(&mut self, keys: &[K]) -> Result<usize> {
-        if keys.is_empty() {
-            return Ok(0);
-        }
-        let before = self.len()?;
-        let dk = self.gpu.upload(keys)?;
-        self.launch_erase(&dk)?;
-        let after = self.len()?;
-        Ok(before.saturating_sub(after))
+        gpu_glue::erase(self, keys)
     }
 
     fn len(&self) -> Result<usize> {
-        Ok(self.read_meta()?[0] as usize)
+        self.counters.len(&self.gpu)
     }
 
     fn capacity(&self) -> usize {
@@ -775,8 +659,7 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
         self.gpu.fill_bytes(&mut self.slots, 0xff)?;
         self.gpu.fill_bytes(&mut self.filter, 0)?;
         self.gpu.fill_bytes(&mut self.side, 0)?;
-        let failed = self.read_meta()?[1];
-        self.gpu.copy_to_device(&[0u64, failed], &mut self.meta)?;
+        self.counters.reset(&self.gpu)?;
         self.gpu.synchronize()
     }
 
@@ -819,7 +702,7 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
         self.slots.num_bytes()
             + self.filter.num_bytes()
             + self.side.num_bytes()
-            + self.meta.num_bytes()
+            + self.counters.num_bytes()
     }
 }
 
@@ -860,17 +743,52 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for WarpDrive<K, V> {
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.gpu.synchronize()?;
-        let failed_total = self.read_meta()?[1];
-        let seen = self.failed_seen.swap(failed_total, Ordering::Relaxed);
-        let failed = failed_total.saturating_sub(seen) as usize;
-        if failed > 0 {
-            return Err(Error::TableFull {
-                failed,
-                batch: 0,
-                capacity: self.slot_count(),
-            });
+        self.counters.synchronize(&self.gpu, self.slot_count())
+    }
+}
+
+impl<K: Key, V: Value> GpuLaunches<K, V> for WarpDrive<K, V> {
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn launch_mixed(
+        &mut self,
+        ops: &DeviceBuffer<u8>,
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        status: &mut DeviceBuffer<u32>,
+        out: &mut DeviceBuffer<V>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        for len in [
+            ops.len(),
+            values.len(),
+            status.len(),
+            out.len(),
+            found.len(),
+        ] {
+            check_same_len("mixed batch", keys.len(), len)?;
         }
-        Ok(())
+        let (n, grid) = (keys.len() as u64, self.grid(keys.len()));
+        let mut l = self.kernels.mixed.launch();
+        l.buf_mut(&mut self.slots)
+            .buf_mut(&mut self.filter)
+            .buf_mut(&mut self.side)
+            .buf_mut(self.counters.buffer())
+            .buf(ops)
+            .buf(keys)
+            .buf(values)
+            .buf_mut(status)
+            .buf_mut(out)
+            .buf_mut(found)
+            .arg(&n)
+            .arg(&self.windows)
+            .arg(&self.max_probes)
+            .arg(&self.config.seed);
+        // SAFETY: arguments match warpdrive_mixed's parameters in order and type; every per-op
+        // buffer holds n elements (checked above) and the table buffers have the sizes the
+        // kernel indexes.
+        unsafe { l.run(grid, BLOCK, 0) }
     }
 }
