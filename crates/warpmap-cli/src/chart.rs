@@ -14,6 +14,7 @@
 //!
 //! Points that failed verification are marked with a black cross.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use warpmap::bench::{BenchResult, Distribution, Op, Report};
@@ -48,6 +49,36 @@ fn group_color(g: u32) -> RGBColor {
 
 fn s<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
+}
+
+/// A panel's chart: G ops/s against load factor.
+type Panel<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A dashed reference line (a roofline or a measured bound) with its legend entry.
+fn reference_line(
+    chart: &mut Panel<'_, '_>,
+    points: Vec<(f64, f64)>,
+    label: String,
+    color: RGBColor,
+) -> Result<(), String> {
+    chart
+        .draw_series(DashedLineSeries::new(points, 8, 5, color.stroke_width(2)))
+        .map_err(s)?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+    Ok(())
+}
+
+/// The legend box in a panel's upper right corner.
+fn legend<'a, 'b: 'a>(chart: &mut Panel<'a, 'b>, font_size: u32) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", font_size))
+        .draw()
+        .map_err(s)
 }
 
 /// A panel group: (scheme, backend, key type, value type, distribution, Stadium location).
@@ -230,28 +261,15 @@ fn render_by_op(report: &Report) -> Result<String, String> {
                 ("cas8 roofline", cas, RGBColor(150, 150, 150)),
             ] {
                 if let Some(v) = value {
-                    chart
-                        .draw_series(DashedLineSeries::new(
-                            vec![(x0, v), (x1, v)],
-                            8,
-                            5,
-                            color.stroke_width(2),
-                        ))
-                        .map_err(s)?
-                        .label(format!("{name} {v:.2}"))
-                        .legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                        });
+                    reference_line(
+                        &mut chart,
+                        vec![(x0, v), (x1, v)],
+                        format!("{name} {v:.2}"),
+                        color,
+                    )?;
                 }
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 13))
-                .draw()
-                .map_err(s)?;
+            legend(&mut chart, 13)?;
         }
         root.present().map_err(s)?;
     }
@@ -407,43 +425,18 @@ fn fig_panel(
         } else {
             "random-read bound (host)"
         };
-        chart
-            .draw_series(DashedLineSeries::new(
-                bound.iter().copied(),
-                8,
-                5,
-                color.stroke_width(2),
-            ))
-            .map_err(s)?
-            .label(name)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+        reference_line(&mut chart, bound, name.to_string(), color)?;
     }
     if let Some(v) = roof {
         let color = RGBColor(40, 40, 40);
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(x0, v), (x1, v)],
-                8,
-                5,
-                color.stroke_width(2),
-            ))
-            .map_err(s)?
-            .label(format!("{roof_name} {v:.2}"))
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+        reference_line(
+            &mut chart,
+            vec![(x0, v), (x1, v)],
+            format!("{roof_name} {v:.2}"),
+            color,
+        )?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 12))
-        .draw()
-        .map_err(s)?;
-    Ok(())
+    legend(&mut chart, 12)
 }
 
 #[cfg(test)]
