@@ -45,6 +45,7 @@
 
 mod cpu;
 mod gpu;
+pub mod lanes;
 mod plan;
 pub mod roofline;
 mod workload;

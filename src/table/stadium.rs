@@ -132,6 +132,20 @@ impl InsertStrategy {
     }
 }
 
+/// The hybrid's switching load factor, measured as the paper's Fig. 13 describes
+/// (`warpmap lanes threshold`; see `bench/NOTES.md`). Not yet measured on this commit's
+/// kernels: the default strategy stays basic Stash until it is.
+pub const HYBRID_THRESHOLD: f64 = 0.5;
+
+impl InsertStrategy {
+    /// The hybrid with the measured [`HYBRID_THRESHOLD`].
+    pub fn default_hybrid() -> Self {
+        InsertStrategy::Hybrid {
+            threshold: HYBRID_THRESHOLD,
+        }
+    }
+}
+
 impl Default for InsertStrategy {
     fn default() -> Self {
         InsertStrategy::Stash
