@@ -391,7 +391,8 @@ impl<K: Key, V: Value> Stadium<K, V> {
             }
         }
         let insert_cl = module.kernel("stadium_insert_cl")?;
-        let insert_cl_grid = gpu.sm_count() * insert_cl.max_active_blocks_per_sm(BLOCK)?.max(1);
+        let insert_cl_grid =
+            gpu.sm_count() * gpu.max_active_blocks_per_sm(&insert_cl, BLOCK)?.max(1);
         let kernels = Kernels {
             insert_cl,
             insert_cl_grid,
