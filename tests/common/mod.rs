@@ -173,13 +173,26 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
     // 2-bit tickets with Mueller's hash, and 4-bit tickets with buckets in pinned host memory.
     if let Some(gpu) = gpu() {
         for (label, config) in [
-            ("t8", StadiumConfig::new(capacity).ticket_bits(8)),
-            ("t1", StadiumConfig::new(capacity).ticket_bits(1)),
+            // Device buckets explicitly: the default (Location::Auto) would choose them too for
+            // these small tables, but the labels promise them.
+            (
+                "t8",
+                StadiumConfig::new(capacity)
+                    .ticket_bits(8)
+                    .location(Location::Device),
+            ),
+            (
+                "t1",
+                StadiumConfig::new(capacity)
+                    .ticket_bits(1)
+                    .location(Location::Device),
+            ),
             (
                 "t2/mueller",
                 StadiumConfig::new(capacity)
                     .ticket_bits(2)
-                    .hash(warpmap::HashFunction::Mueller),
+                    .hash(warpmap::HashFunction::Mueller)
+                    .location(Location::Device),
             ),
             (
                 "t4/host",
