@@ -97,6 +97,9 @@ pub struct Sizes {
     pub keys: u64,
     /// Insert batches.
     pub batches: u64,
+    /// Keys per insert batch: the keys split evenly over the batches, at most
+    /// `2^batch_log2` (the last batch may hold fewer).
+    pub batch_keys: u64,
     /// Keys per lookup batch.
     pub queries: u64,
     /// Device bytes of the insert batch buffers (keys and values) and of the lookup buffers
@@ -155,7 +158,8 @@ pub fn sizes(cfg: &OutOfCoreConfig) -> Result<Sizes> {
     }
     let buckets = next_prime(want);
     let keys = ((cfg.load_factor * buckets as f64).round() as u64).clamp(1, buckets);
-    let batch = 1u64 << cfg.batch_log2;
+    let batches = keys.div_ceil(1u64 << cfg.batch_log2);
+    let batch = keys.div_ceil(batches);
     let queries = (1u64 << cfg.query_log2).min(keys);
     let vb = cfg.value_bytes as u64;
     Ok(Sizes {
@@ -164,9 +168,10 @@ pub fn sizes(cfg: &OutOfCoreConfig) -> Result<Sizes> {
         host_bucket_bytes: buckets * record,
         board_bytes: buckets.div_ceil(entries_per_word(cfg.ticket_bits) as u64) * 4,
         keys,
-        batches: keys.div_ceil(batch),
+        batches,
+        batch_keys: batch,
         queries,
-        batch_device_bytes: (batch.min(keys) * (8 + vb)).max(queries * (8 + vb + 1)),
+        batch_device_bytes: (batch * (8 + vb)).max(queries * (8 + vb + 1)),
     })
 }
 
@@ -340,8 +345,6 @@ pub struct OutOfCoreReport {
     pub load_factor_target: f64,
     /// Stored keys over buckets, measured from the table's count.
     pub load_factor: f64,
-    /// Keys per insert batch (the last may be smaller).
-    pub batch_keys: u64,
     /// Sizes of table and batches.
     pub sizes: Sizes,
     /// Where the buckets went (`host`).
@@ -526,7 +529,7 @@ pub fn method(cfg: &OutOfCoreConfig, s: &Sizes) -> String {
         "Stadium table, u64 keys and {vb}-byte values ({rb}-byte buckets), {t}-bit tickets, \
          ticket board in GPU memory and buckets in host memory mapped into the GPU ({pages} \
          pages). Keys: keygen's injective u64 sequence, generated on the device; values: a hash \
-         of the key. Inserts: {batches} batches of up to 2^{bl} keys to load factor {lf}, each \
+         of the key. Inserts: {batches} batches of {bk} keys (at most 2^{bl}) to load factor {lf}, each \
          timed with CUDA events around the insert kernel alone. Lookups: {runs} runs each of \
          {q} present keys (sampled from the inserted ones, values verified on the device) and \
          {q} absent keys (later indices of the sequence; found must be false), fresh keys each \
@@ -537,6 +540,7 @@ pub fn method(cfg: &OutOfCoreConfig, s: &Sizes) -> String {
         pages = cfg.pages,
         batches = s.batches,
         bl = cfg.batch_log2,
+        bk = s.batch_keys,
         lf = cfg.load_factor,
         runs = cfg.runs,
         q = s.queries,
@@ -605,9 +609,9 @@ fn run_typed<V: Value>(
     // Inserts.
     let t_ins = Instant::now();
     let timer = gpu.timer()?;
-    let batch = 1u64 << cfg.batch_log2;
-    let mut keys = gpu.alloc::<u64>(batch.min(s.keys) as usize)?;
-    let mut values = gpu.alloc::<V>(batch.min(s.keys) as usize)?;
+    let batch = s.batch_keys;
+    let mut keys = gpu.alloc::<u64>(batch as usize)?;
+    let mut values = gpu.alloc::<V>(batch as usize)?;
     let mut rows = Vec::with_capacity(s.batches as usize);
     let mut first = 0u64;
     while first < s.keys {
@@ -704,7 +708,6 @@ fn run_typed<V: Value>(
         ticket_bits: cfg.ticket_bits,
         load_factor_target: cfg.load_factor,
         load_factor: stored as f64 / s.buckets as f64,
-        batch_keys: batch,
         sizes: s,
         location: "host",
         pages: cfg.pages,
@@ -754,12 +757,15 @@ mod tests {
         // 0.85 of the buckets, in batches of 2^26.
         assert_eq!(s.keys, (0.85 * s.buckets as f64).round() as u64);
         assert_eq!(s.batches, s.keys.div_ceil(1 << 26));
-        // 90 GiB * 0.85 / 136 B is 9 * 2^26 exactly; the prime adds a few keys: a 10th batch.
+        // 90 GiB * 0.85 / 136 B is 9 * 2^26 exactly; the prime adds a few keys: a 10th batch,
+        // and the keys are spread evenly over the ten.
         assert_eq!(s.batches, 10);
+        assert_eq!(s.batch_keys, s.keys.div_ceil(10));
+        assert!(s.batch_keys <= 1 << 26);
         // 8-bit tickets: 3 per word.
         assert_eq!(s.board_bytes, s.buckets.div_ceil(3) * 4);
         assert!(s.board_bytes < 1 << 30);
-        // Insert buffers: 2^26 * 136 bytes; lookups one more byte per query.
+        // Lookup buffers (2^26 * 137 bytes) are larger than the insert buffers.
         assert_eq!(s.batch_device_bytes, (1u64 << 26) * 137);
     }
 
