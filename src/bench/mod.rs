@@ -45,6 +45,7 @@
 
 mod cpu;
 mod gpu;
+pub mod lanes;
 pub mod outofcore;
 mod plan;
 pub mod roofline;

@@ -556,6 +556,14 @@ impl Kernel {
     pub fn name(&self) -> &str {
         &self.name
     }
+    /// How many blocks of `block_size` threads (and no dynamic shared memory) one multiprocessor
+    /// runs at once: the size of a grid that fits the GPU in one wave is this times the
+    /// multiprocessor count.
+    pub fn max_active_blocks_per_sm(&self, block_size: u32) -> Result<u32> {
+        self.func
+            .occupancy_max_active_blocks_per_multiprocessor(block_size, 0, None)
+            .map_err(|e| driver_err(&format!("occupancy of {}", self.name), e))
+    }
 }
 
 mod sealed {

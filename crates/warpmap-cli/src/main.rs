@@ -16,6 +16,7 @@
 //! - `warpmap info`: the GPU, NVRTC and the kernel cache, or why each is missing.
 
 mod chart;
+mod lanes;
 mod ooc;
 
 use clap::{Args, Parser, Subcommand};
@@ -58,6 +59,10 @@ enum Command {
     Outofcore(Box<ooc::OutOfCoreArgs>),
     /// Show the GPU, NVRTC and the kernel cache (or why they are missing).
     Info,
+    /// Stadium's insert strategies: the hybrid threshold (Fig. 13) and Stash vs clStash vs
+    /// hybrid (Fig. 18).
+    #[command(subcommand)]
+    Lanes(lanes::LanesCommand),
 }
 
 #[derive(Args)]
@@ -212,6 +217,7 @@ fn main() -> ExitCode {
         Command::Hostbound(a) => ooc::hostbound_cmd(a),
         Command::Outofcore(a) => ooc::outofcore_cmd(*a),
         Command::Info => info_cmd().map(|()| ExitCode::SUCCESS),
+        Command::Lanes(c) => lanes::run(c),
     };
     match result {
         Ok(code) => code,
@@ -604,7 +610,7 @@ mod tests {
         v.extend_from_slice(args);
         match Cli::try_parse_from(v)?.command {
             Command::Bench(a) => Ok(*a),
-            _ => unreachable!(),
+            _ => unreachable!("the arguments name bench"),
         }
     }
 
