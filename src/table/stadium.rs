@@ -221,7 +221,7 @@ pub struct StadiumConfig {
     /// [`default_budget_margin`]. Used only by `Auto`.
     pub device_memory_budget: Option<u64>,
     /// The host pages of host buckets ([`Location::Host`], or `Auto` resolved to it); default
-    /// [`DEFAULT_HOST_PAGES`](crate::device::DEFAULT_HOST_PAGES).
+    /// [`DEFAULT_HOST_PAGES`].
     pub host_pages: HostPages,
     /// Buckets probed before an insert gives up (`PROBE_LIMIT`); `None`: the table size, so that
     /// an insert fails only when no bucket is free (`TABLE_FULL`). Values above the table size
