@@ -37,7 +37,7 @@ const VALUE_SALT: u64 = 0x5bd1_e995_c2b2_ae35;
 /// The index mask `S` of a seed: seeds that differ in a few low bits still give unrelated
 /// key sets (a plain `i ^ seed` would map seeds 1 and 2 onto the same set of indices).
 #[inline]
-fn seed_mask(seed: u64) -> u64 {
+pub(crate) fn seed_mask(seed: u64) -> u64 {
     splitmix64(seed ^ 0x2545_f491_4f6c_dd1d)
 }
 

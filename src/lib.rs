@@ -13,7 +13,7 @@ pub mod status;
 pub mod table;
 
 pub use cpu::CpuTable;
-pub use device::{DeviceBuffer, Gpu, MappedBuffer, PinnedBuffer};
+pub use device::{DeviceBuffer, Gpu, HostPages, MappedBuffer, PinnedBuffer};
 pub use error::{Error, Result};
 pub use hash::HashFunction;
 pub use key::{Key, Value};

@@ -8,7 +8,7 @@
 //! loads). Also: a broken source yields `Error::Compile` whose log points at the real
 //! `kernels/<file>(<line>)`, and NVRTC reports version 13.x.
 
-use warpmap::kernels::{KernelFile, KernelSource, COMMON, ROOFLINE};
+use warpmap::kernels::{KernelFile, KernelSource, COMMON, ROOFLINE, WORKLOAD};
 use warpmap::Error;
 
 /// The architectures we compile for: sm_80 (A100) and sm_90 (H100, H200).
@@ -33,6 +33,7 @@ fn all_sources() -> Vec<KernelSource> {
     let mut v = warpmap::table::warpdrive::all_kernel_sources();
     v.extend(warpmap::table::stadium::all_kernel_sources());
     v.push(KernelSource::new("roofline", ROOFLINE));
+    v.push(KernelSource::new("workload", WORKLOAD));
     v
 }
 

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use warpmap::status::{PROBE_LIMIT, TABLE_FULL};
 use warpmap::table::stadium::TICKET_BITS;
 use warpmap::{
-    DeviceHashTable, Error, HashTable, InsertStatus, InsertStrategy, Key, Location, Stadium,
-    StadiumConfig, Value,
+    DeviceHashTable, Error, HashTable, HostPages, InsertStatus, InsertStrategy, Key, Location,
+    Stadium, StadiumConfig, Value,
 };
 
 const LOCATIONS: [Location; 2] = [Location::Device, Location::Host];
@@ -239,7 +239,11 @@ fn a_table_at_load_one() {
             load_one::<u32, u64>(StadiumConfig::new(4093).ticket_bits(t).location(location));
         }
     }
-    load_one::<[u8; 32], [u8; 32]>(StadiumConfig::new(1000).ticket_bits(8));
+    load_one::<[u8; 32], [u8; 32]>(
+        StadiumConfig::new(1000)
+            .ticket_bits(8)
+            .location(Location::Device),
+    );
 }
 
 /// At load 0.9 (after churn, so deleted tickets lie on the chains), lookups of absent keys
@@ -338,7 +342,9 @@ fn device_buffers_and_async_overflow() {
                 assert_eq!(t.host_memory_bytes(), cap * 16, "{name}");
                 assert!(t.memory_bytes() < board + cap * 16, "{name}");
             }
+            Location::Auto => unreachable!("LOCATIONS holds resolved locations"),
         }
+        assert_eq!(t.location(), location, "{name}");
         let mut rng = SplitMix64::new(0xdb);
         let keys = unique_keys::<u64>(&mut rng, 3 * cap, true);
         let values: Vec<u64> = keys.iter().map(|&k| value_for(k, 0)).collect();
@@ -402,8 +408,13 @@ fn invalid_configurations_are_errors() {
         matches!(e, Some(Error::Unsupported(_))),
         "2^33 buckets: {e:?}"
     );
-    // Device buckets beyond GPU memory: an error, never an attempt.
-    let e = Stadium::<[u8; 64], [u8; 256]>::new(gpu.clone(), StadiumConfig::new(1 << 31)).err();
+    // Device buckets beyond GPU memory: an error, never an attempt (explicitly on the device:
+    // the default, Location::Auto, would put these 687 GB in host memory).
+    let e = Stadium::<[u8; 64], [u8; 256]>::new(
+        gpu.clone(),
+        StadiumConfig::new(1 << 31).location(Location::Device),
+    )
+    .err();
     assert!(
         matches!(e, Some(Error::OutOfMemory { .. })),
         "huge table: {e:?}"
@@ -415,4 +426,68 @@ fn invalid_configurations_are_errors() {
         Err(Error::InvalidInput(_))
     ));
     assert_eq!(t.len().unwrap(), 0);
+}
+
+/// `Location::Auto`: a tiny device-memory budget sends the buckets to host memory (the board
+/// stays on the GPU), an ample one keeps them on the device, and a budget below the board is
+/// `OutOfMemory`; the table works either way. The same for host buckets on huge pages, where
+/// the kernel grants them (a kernel without THP gives `Unsupported`, which is checked too).
+#[test]
+fn auto_location_follows_the_budget() {
+    let Some(gpu) = gpu() else { return };
+    let cases = [
+        (Some(16384u64), Location::Host, HostPages::Pinned),
+        (None, Location::Device, HostPages::Pinned),
+        (Some(1 << 30), Location::Device, HostPages::Pinned),
+        (Some(16384), Location::Host, HostPages::Huge),
+    ];
+    for (budget, want, pages) in cases {
+        let mut config = StadiumConfig::new(5000).ticket_bits(8).host_pages(pages);
+        if let Some(b) = budget {
+            config = config.device_memory_budget(b);
+        }
+        assert_eq!(config.location, Location::Auto);
+        let name = format!("auto, budget {budget:?}, {pages}");
+        let mut t = match Stadium::<u64, [u8; 24]>::new(gpu.clone(), config) {
+            Ok(t) => t,
+            Err(Error::Unsupported(why)) if pages == HostPages::Huge => {
+                eprintln!("{name}: no transparent huge pages here ({why}); skipped");
+                continue;
+            }
+            Err(e) => panic!("{name}: {e}"),
+        };
+        assert_eq!(t.location(), want, "{name}");
+        assert!(
+            t.board_bytes() <= 16384,
+            "{name}: the board fits the budget"
+        );
+        match want {
+            Location::Host => {
+                assert_eq!(t.host_memory_bytes(), t.capacity() * 32, "{name}");
+                assert_eq!(t.host_pages(), Some(pages), "{name}");
+            }
+            _ => {
+                assert_eq!(t.host_memory_bytes(), 0, "{name}");
+                assert_eq!(t.host_pages(), None, "{name}");
+            }
+        }
+        let mut rng = SplitMix64::new(0xa070);
+        let keys = unique_keys::<u64>(&mut rng, 4000, true);
+        let mut oracle = HashMap::new();
+        insert_all(&name, &mut t, &keys[..3000], 1, &mut oracle);
+        assert_matches(&name, &t, &oracle);
+        let absent = t.contains(&keys[3000..]).unwrap();
+        assert!(absent.iter().all(|&f| !f), "{name}: absent keys found");
+        // Rehash decides again (with the same budget: host buckets stay in host memory).
+        t.rehash(2 * t.capacity()).unwrap();
+        assert_eq!(t.location(), want, "{name}: after rehash");
+        assert_matches(&format!("{name} after rehash"), &t, &oracle);
+    }
+    // Not even the board fits the budget.
+    let e = Stadium::<u64, u64>::new(
+        gpu.clone(),
+        StadiumConfig::new(100_000).device_memory_budget(1000),
+    )
+    .err();
+    assert!(matches!(e, Some(Error::OutOfMemory { .. })), "{e:?}");
 }

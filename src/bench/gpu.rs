@@ -192,7 +192,14 @@ fn host_bound(cx: &mut SetCx<'_, '_>, bytes: u64, record_bytes: usize) -> Result
          writes and reads per kernel",
         bytes >> 20
     ));
-    let b = roofline::measure_host_bound(cx.gpu, bytes, record_bytes, ops, cx.plan.runs)?;
+    let b = roofline::measure_host_bound(
+        cx.gpu,
+        bytes,
+        record_bytes,
+        ops,
+        cx.plan.runs,
+        crate::device::DEFAULT_HOST_PAGES,
+    )?;
     cx.bounds.push(b.clone());
     Ok(b)
 }

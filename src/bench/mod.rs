@@ -46,6 +46,7 @@
 mod cpu;
 mod gpu;
 pub mod lanes;
+pub mod outofcore;
 mod plan;
 pub mod roofline;
 mod workload;
@@ -273,6 +274,14 @@ pub struct HostBound {
     pub ops: u64,
     /// Timed runs per kernel (after one warm-up).
     pub runs: usize,
+    /// How the host buffer was allocated ([`HostPages`](crate::HostPages)): "pinned" or "huge".
+    pub pages: crate::HostPages,
+    /// Bytes of the buffer the kernel backed with transparent huge pages (`AnonHugePages` in
+    /// `/proc/self/smaps`), read after the timed runs; absent when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub huge_page_bytes: Option<u64>,
+    /// Milliseconds to allocate, zero and map the buffer (wall clock).
+    pub alloc_ms: f64,
 }
 
 impl HostBound {
@@ -928,6 +937,9 @@ mod tests {
             read_gops: 0.2,
             ops: 1 << 22,
             runs: 5,
+            pages: crate::HostPages::Pinned,
+            huge_page_bytes: None,
+            alloc_ms: 1.0,
         };
         let m = |stadium: Option<StadiumInfo>| Measured {
             scheme: if stadium.is_some() {

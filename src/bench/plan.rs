@@ -69,11 +69,12 @@ impl fmt::Display for Scheme {
     }
 }
 
-/// "device" or "host" (the rows' `location`).
+/// "device" or "host" (the rows' `location`; "auto" for an unresolved [`Location::Auto`]).
 pub fn location_name(l: Location) -> &'static str {
     match l {
         Location::Device => "device",
         Location::Host => "host",
+        Location::Auto => "auto",
     }
 }
 
@@ -850,7 +851,8 @@ fn variant_device_bytes(v: Variant, kb: usize, vb: usize, cap: f64) -> f64 {
                 (cap / crate::table::stadium::entries_per_word(ticket_bits) as f64).ceil() * 4.0;
             board
                 + match location {
-                    Location::Device => cap * (kb + vb) as f64,
+                    // Auto: at most device buckets.
+                    Location::Device | Location::Auto => cap * (kb + vb) as f64,
                     Location::Host => 0.0,
                 }
         }
@@ -899,8 +901,9 @@ fn op_rate(v: Variant, kb: usize, vb: usize, lf: f64, host_table: f64, op: Op) -
                 Op::Erase => erase,
             }
         }
+        // Auto: the plan's locations are resolved ones; estimate it as in-core.
         Variant::Stadium {
-            location: Location::Device,
+            location: Location::Device | Location::Auto,
             ticket_bits,
         } => {
             let miss = if ticket_bits >= 4 {

@@ -6,7 +6,9 @@
 //! writes and reads of whole records (the table's key + value bytes) into pinned host memory
 //! mapped into the GPU, of the size of the table's host buckets (`roofline_write_records`,
 //! `roofline_read_records`). Random accesses to mapped host memory slow down as the buffer grows
-//! (address translation, not bandwidth), so the bound is measured per table size.
+//! (address translation, not bandwidth), so the bound is measured per table size, and for either
+//! kind of host pages ([`HostPages`]: the driver's pinned pages, or transparent huge pages;
+//! `warpmap hostbound` compares them).
 //!
 //! The accesses go to a table of `u64`s far larger than L2 (2^28 elements, 2 GiB, by default),
 //! at indices hashed from the operation number, so no index array is read. Each kernel runs once
@@ -19,7 +21,7 @@ use crate::device::MappedBuffer;
 use crate::device::{DeviceBuffer, Gpu, Kernel};
 use crate::hash::fmix64;
 use crate::kernels::{KernelSource, ROOFLINE};
-use crate::Result;
+use crate::{Error, HostPages, Result};
 
 const BLOCK: u32 = 256;
 
@@ -189,23 +191,34 @@ pub fn host_bound_ops(quick: bool, records: u64) -> u64 {
 }
 
 /// Measures the out-of-core bound for a table whose host buckets take `bytes` bytes of records
-/// of `record_bytes` bytes (a multiple of 4): a pinned mapped host buffer of that size, random
-/// record writes, then random record reads, `ops` each per kernel, one warm-up then `runs`
-/// timed runs (CUDA events), the median counts. The buffer is freed before returning.
+/// of `record_bytes` bytes (a multiple of 4): a mapped host buffer of that size and page kind
+/// (`pages`, as [`Gpu::alloc_mapped_with`] allocates it), random record writes, then random
+/// record reads, `ops` each per kernel, one warm-up then `runs` timed runs (CUDA events), the
+/// median counts. The buffer is freed before returning. [`Error::InvalidInput`] for a record
+/// size that is not a positive multiple of 4.
 pub fn measure_host_bound(
     gpu: &Gpu,
     bytes: u64,
     record_bytes: usize,
     ops: u64,
     runs: usize,
+    pages: HostPages,
 ) -> Result<HostBound> {
+    if record_bytes == 0 || record_bytes % 4 != 0 {
+        return Err(Error::invalid(format!(
+            "record size {record_bytes} bytes: must be a positive multiple of 4"
+        )));
+    }
     let module = gpu.module(&KernelSource::new("roofline", ROOFLINE))?;
     let k_write = module.kernel("roofline_write_records")?;
     let k_read = module.kernel("roofline_read_records")?;
-    let record_words = (record_bytes / 4).max(1) as u32;
+    let record_words = (record_bytes / 4) as u32;
     let records = (bytes / (4 * record_words as u64)).max(1);
-    let buf: MappedBuffer<u32> =
-        gpu.alloc_mapped::<u32>((records * record_words as u64) as usize)?;
+    let words = usize::try_from(records * record_words as u64)
+        .map_err(|_| Error::invalid(format!("host bound of {bytes} bytes")))?;
+    let started = std::time::Instant::now();
+    let buf: MappedBuffer<u32> = gpu.alloc_mapped_with::<u32>(words, pages)?;
+    let alloc_ms = started.elapsed().as_secs_f64() * 1e3;
     let grid = grid(gpu);
     let mut sink = gpu.alloc_filled::<u64>(grid as usize * BLOCK as usize, 0)?;
     let runs = runs.max(1);
@@ -245,6 +258,7 @@ pub fn measure_host_bound(
     };
     let write_gops = time(false)?;
     let read_gops = time(true)?;
+    let huge_page_bytes = buf.huge_page_bytes();
     drop(sink);
     drop(buf);
     Ok(HostBound {
@@ -254,5 +268,8 @@ pub fn measure_host_bound(
         read_gops,
         ops,
         runs,
+        pages,
+        huge_page_bytes,
+        alloc_ms,
     })
 }

@@ -4,7 +4,8 @@
 //!   ([`Error::NoDevice`] when there is no driver or GPU);
 //! - [`nvrtc`](mod@nvrtc): NVRTC discovery and compilation to CUBIN for the device's own `sm_XY`;
 //! - module cache: in memory per [`Gpu`], and on disk ([`cache`]);
-//! - [`DeviceBuffer`] and [`PinnedBuffer`], and [`Kernel`] launches.
+//! - [`DeviceBuffer`], [`PinnedBuffer`] and [`MappedBuffer`] (host memory mapped into the GPU,
+//!   of either [`HostPages`] kind), and [`Kernel`] launches.
 //!
 //! Every operation of one [`Gpu`] is issued on its one stream, in order, so buffers need no
 //! cross-stream event tracking (we turn cudarc's off: it costs two events per buffer).
@@ -356,34 +357,87 @@ impl Gpu {
     /// Allocates `len` elements of page-locked host memory mapped into the GPU's address space
     /// (`cuMemHostAlloc` with `DEVICEMAP | PORTABLE`), zeroed. Kernels read and write it over
     /// the bus, at its [`MappedBuffer::device_address`]: for tables larger than device memory.
+    /// The same as [`alloc_mapped_with`](Self::alloc_mapped_with)`(len, HostPages::Pinned)`.
     pub fn alloc_mapped<T: bytemuck::Pod>(&self, len: usize) -> Result<MappedBuffer<T>> {
+        self.alloc_mapped_with(len, HostPages::Pinned)
+    }
+
+    /// Allocates `len` elements of zeroed host memory mapped into the GPU's address space, of
+    /// the given page kind ([`HostPages`]): `cuMemHostAlloc` for [`HostPages::Pinned`]; for
+    /// [`HostPages::Huge`], an anonymous `mmap` aligned to 2 MiB, `madvise(MADV_HUGEPAGE)`,
+    /// every page touched, then `cuMemHostRegister` (`DEVICEMAP | PORTABLE`). Errors, never
+    /// panics: [`Error::InvalidInput`] for a size that overflows, [`Error::Unsupported`] when
+    /// the kernel refuses the huge-page advice, [`Error::OutOfMemory`] / [`Error::Driver`] when
+    /// the memory cannot be had or pinned.
+    pub fn alloc_mapped_with<T: bytemuck::Pod>(
+        &self,
+        len: usize,
+        pages: HostPages,
+    ) -> Result<MappedBuffer<T>> {
         let bytes = len
             .checked_mul(std::mem::size_of::<T>())
-            .filter(|&b| b < isize::MAX as usize)
+            .filter(|&b| b < isize::MAX as usize / 2)
             .ok_or_else(|| {
                 Error::invalid(format!("mapped allocation of {len} elements overflows"))
             })?;
-        let flags = drv_sys::CU_MEMHOSTALLOC_DEVICEMAP | drv_sys::CU_MEMHOSTALLOC_PORTABLE;
-        // SAFETY: the memory is uninitialised until the fill below, and nothing reads it before.
-        let mut slice = unsafe { self.ctx.alloc_pinned_with_flags::<u8>(bytes.max(1), flags) }
-            .map_err(|e| driver_err("allocating mapped host memory", e))?;
-        slice
-            .as_mut_slice()
-            .map_err(|e| driver_err("mapped host memory", e))?
-            .fill(0);
-        let host = slice
-            .as_mut_ptr()
-            .map_err(|e| driver_err("mapped host memory", e))?;
+        let (backing, host) = match pages {
+            HostPages::Pinned => {
+                let flags = drv_sys::CU_MEMHOSTALLOC_DEVICEMAP | drv_sys::CU_MEMHOSTALLOC_PORTABLE;
+                // SAFETY: the memory is uninitialised until the fill below, and nothing reads it
+                // before.
+                let mut slice =
+                    unsafe { self.ctx.alloc_pinned_with_flags::<u8>(bytes.max(1), flags) }
+                        .map_err(|e| {
+                            host_oom(driver_err("allocating mapped host memory", e), bytes)
+                        })?;
+                parallel_zero(
+                    slice
+                        .as_mut_slice()
+                        .map_err(|e| driver_err("mapped host memory", e))?,
+                );
+                let host = slice
+                    .as_mut_ptr()
+                    .map_err(|e| driver_err("mapped host memory", e))?;
+                (Backing::Pinned(slice), host)
+            }
+            HostPages::Huge => {
+                let region = huge::Region::new(bytes.max(1))?;
+                self.ctx
+                    .bind_to_thread()
+                    .map_err(|e| driver_err("binding the context", e))?;
+                let flags =
+                    drv_sys::CU_MEMHOSTREGISTER_DEVICEMAP | drv_sys::CU_MEMHOSTREGISTER_PORTABLE;
+                // SAFETY: the region is a live, page-aligned mapping of `region.len` bytes owned
+                // by `region`, which is unregistered (Registered's drop) before it is unmapped;
+                // the context is current on this thread (bound above).
+                unsafe { drv_sys::cuMemHostRegister_v2(region.ptr().cast(), region.len(), flags) }
+                    .result()
+                    .map_err(|e| {
+                        host_oom(driver_err("registering host memory with CUDA", e), bytes)
+                    })?;
+                let host = region.ptr();
+                (
+                    Backing::Registered(Registered {
+                        region,
+                        ctx: self.ctx.clone(),
+                    }),
+                    host,
+                )
+            }
+        };
         let mut device_ptr: drv_sys::CUdeviceptr = 0;
-        // SAFETY: `host` is the start of a live allocation made with CU_MEMHOSTALLOC_DEVICEMAP in
-        // this context (bound to this thread by the allocation above); flags must be 0.
+        // SAFETY: `host` is the start of a live allocation made with CU_MEMHOSTALLOC_DEVICEMAP
+        // (or registered with CU_MEMHOSTREGISTER_DEVICEMAP) in this context, which the calls
+        // above bound to this thread; flags must be 0.
         unsafe { drv_sys::cuMemHostGetDevicePointer_v2(&mut device_ptr, host.cast(), 0) }
             .result()
             .map_err(|e| driver_err("mapping host memory into the GPU", e))?;
         Ok(MappedBuffer {
-            bytes: slice,
+            backing,
+            host: host as usize,
             device_ptr,
             len,
+            pages,
             stream: self.stream.clone(),
             _t: PhantomData,
         })
@@ -651,13 +705,278 @@ impl<T: bytemuck::Pod> PinnedBuffer<T> {
     }
 }
 
-/// Page-locked host memory mapped into the GPU's address space ([`Gpu::alloc_mapped`]): kernels
-/// access it directly over the bus, without copies. Dropping it first waits for the GPU's
-/// stream, so no kernel still uses it when it is freed.
+/// How [`Gpu::alloc_mapped_with`] gets host memory mapped into the GPU.
+///
+/// Random accesses from a kernel to mapped host memory slow down as the buffer grows (measured on
+/// an H200: 0.45 G/s of 8-byte accesses on 64 MiB, 0.04 G/s on 16 GiB), which points at address
+/// translation rather than bus bandwidth; 2 MiB pages need 512 times fewer translations than
+/// 4 KiB pages. Whether they help is measured by `warpmap hostbound --pages pinned,huge`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HostPages {
+    /// `cuMemHostAlloc(DEVICEMAP | PORTABLE)`: the driver's pinned memory, in the pages the
+    /// driver chooses (normally 4 KiB).
+    #[default]
+    Pinned,
+    /// An anonymous `mmap` aligned to 2 MiB with `madvise(MADV_HUGEPAGE)` (transparent huge
+    /// pages), touched, then pinned and mapped with `cuMemHostRegister(DEVICEMAP | PORTABLE)`.
+    /// Whether the kernel grants huge pages depends on its THP setting
+    /// ([`transparent_huge_pages`]); [`MappedBuffer::huge_page_bytes`] says what was granted.
+    Huge,
+}
+
+/// The default [`HostPages`] of out-of-core tables. One line to change when measurements show
+/// [`HostPages::Huge`] faster.
+pub const DEFAULT_HOST_PAGES: HostPages = HostPages::Pinned;
+
+impl HostPages {
+    /// Both kinds.
+    pub const ALL: [HostPages; 2] = [HostPages::Pinned, HostPages::Huge];
+
+    /// "pinned" or "huge".
+    pub fn name(self) -> &'static str {
+        match self {
+            HostPages::Pinned => "pinned",
+            HostPages::Huge => "huge",
+        }
+    }
+}
+
+impl std::fmt::Display for HostPages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for HostPages {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "pinned" | "pin" | "4k" => Ok(HostPages::Pinned),
+            "huge" | "thp" | "2m" => Ok(HostPages::Huge),
+            other => Err(format!("unknown host page kind '{other}' (pinned or huge)")),
+        }
+    }
+}
+
+/// The kernel's transparent huge page mode: the bracketed word of
+/// `/sys/kernel/mm/transparent_hugepage/enabled` (`always`, `madvise` or `never`), or `None`
+/// when the file is missing (a kernel without THP) or unreadable.
+pub fn transparent_huge_pages() -> Option<String> {
+    let text = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok()?;
+    parse_thp_mode(&text)
+}
+
+/// The bracketed (selected) word of a THP setting file such as `always [madvise] never`.
+pub fn parse_thp_mode(text: &str) -> Option<String> {
+    let start = text.find('[')? + 1;
+    let end = start + text[start..].find(']')?;
+    Some(text[start..end].to_string())
+}
+
+/// Bytes of `AnonHugePages` that `/proc/self/smaps` reports for the mappings overlapping
+/// `[addr, addr + len)`; `None` when smaps cannot be read.
+pub fn anon_huge_page_bytes(addr: usize, len: usize) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    Some(parse_smaps_huge(&text, addr, len))
+}
+
+/// [`anon_huge_page_bytes`] over the text of an smaps file.
+pub fn parse_smaps_huge(smaps: &str, addr: usize, len: usize) -> u64 {
+    let (lo, hi) = (addr as u64, addr as u64 + len as u64);
+    let mut inside = false;
+    let mut total = 0u64;
+    for line in smaps.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if let Some((a, b)) = first.split_once('-') {
+            if let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) {
+                inside = a < hi && b > lo;
+                continue;
+            }
+        }
+        if inside {
+            if let Some(rest) = line.strip_prefix("AnonHugePages:") {
+                let kb = rest
+                    .split_whitespace()
+                    .next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0);
+                total += kb * 1024;
+            }
+        }
+    }
+    total
+}
+
+/// An out-of-memory error from a host allocation of `bytes`, named as such (the driver's
+/// CUDA_ERROR_OUT_OF_MEMORY maps to [`Error::OutOfMemory`], which speaks of device memory).
+fn host_oom(e: Error, bytes: usize) -> Error {
+    match e {
+        Error::OutOfMemory { .. } => Error::Driver {
+            context: format!("pinning {bytes} bytes of host memory"),
+            message: "CUDA_ERROR_OUT_OF_MEMORY: the host cannot pin that much memory".into(),
+        },
+        other => other,
+    }
+}
+
+/// Zeroes `b` on all host threads (a 90 GiB table on one thread takes tens of seconds).
+fn parallel_zero(b: &mut [u8]) {
+    use rayon::prelude::*;
+    b.par_chunks_mut(1 << 24).for_each(|c| c.fill(0));
+}
+
+/// The host memory behind a [`MappedBuffer`].
+enum Backing {
+    /// `cuMemHostAlloc`: freed by cudarc.
+    Pinned(PinnedHostSlice<u8>),
+    /// `mmap` + `cuMemHostRegister`.
+    Registered(Registered),
+}
+
+/// A registered huge-page region: unregistered, then unmapped, on drop.
+struct Registered {
+    region: huge::Region,
+    ctx: Arc<CudaContext>,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        // An error means the context is gone, and the registration with it; the region is
+        // unmapped either way (by its own drop, after this).
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: the region was registered with cuMemHostRegister in this context (now
+            // current) and no kernel uses it any more (MappedBuffer's drop waited for the
+            // stream before this runs).
+            let _ = unsafe { drv_sys::cuMemHostUnregister(self.region.ptr().cast()) };
+        }
+    }
+}
+
+mod huge {
+    //! An anonymous mapping aligned to 2 MiB with transparent huge pages advised.
+    use crate::{Error, Result};
+
+    /// The transparent huge page size on x86-64 and most arm64 kernels.
+    pub const HUGE_PAGE: usize = 2 << 20;
+
+    /// A private anonymous read-write mapping, unmapped on drop. The address is kept as an
+    /// integer so that the buffer is Send and Sync (the memory is plain bytes).
+    pub struct Region {
+        addr: usize,
+        len: usize,
+    }
+
+    fn os_err(what: &str) -> Error {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::ENOMEM) {
+            return Error::Driver {
+                context: what.to_string(),
+                message: format!("{e}: the host has not that much memory free"),
+            };
+        }
+        Error::Driver {
+            context: what.to_string(),
+            message: e.to_string(),
+        }
+    }
+
+    impl Region {
+        /// Maps `bytes` (rounded up to 2 MiB) at a 2 MiB boundary, advises huge pages, and
+        /// touches every 4 KiB page (in parallel) so that the memory is faulted in, zeroed by
+        /// the kernel, before it is pinned.
+        pub fn new(bytes: usize) -> Result<Region> {
+            let len = bytes
+                .checked_next_multiple_of(HUGE_PAGE)
+                .filter(|l| *l <= isize::MAX as usize - HUGE_PAGE)
+                .ok_or_else(|| Error::invalid(format!("huge-page region of {bytes} bytes")))?;
+            let span = len + HUGE_PAGE;
+            // SAFETY: a fresh anonymous private mapping (no file, no fixed address) touches no
+            // existing memory; the result is checked against MAP_FAILED.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    span,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(os_err(&format!("mmap of {span} bytes")));
+            }
+            let base = p as usize;
+            let addr = base.next_multiple_of(HUGE_PAGE);
+            let (head, tail) = (addr - base, span - (addr - base) - len);
+            // SAFETY: [base, addr) and [addr + len, base + span) lie inside the mapping just
+            // made and outside the part kept; unmapping them leaves [addr, addr + len) mapped.
+            unsafe {
+                if head > 0 {
+                    libc::munmap(base as *mut libc::c_void, head);
+                }
+                if tail > 0 {
+                    libc::munmap((addr + len) as *mut libc::c_void, tail);
+                }
+            }
+            let region = Region { addr, len };
+            // SAFETY: [addr, addr + len) is our mapping; madvise changes only its paging policy.
+            if unsafe { libc::madvise(addr as *mut libc::c_void, len, libc::MADV_HUGEPAGE) } != 0 {
+                let e = std::io::Error::last_os_error();
+                return Err(Error::Unsupported(format!(
+                    "madvise(MADV_HUGEPAGE) refused ({e}): this kernel has no transparent huge \
+                     pages (THP setting: {}); use host pages 'pinned'",
+                    super::transparent_huge_pages().unwrap_or_else(|| "absent".into())
+                )));
+            }
+            region.touch();
+            Ok(region)
+        }
+
+        /// Writes a zero into every 4 KiB page, on all host threads.
+        fn touch(&self) {
+            use rayon::prelude::*;
+            let pages = self.len / HUGE_PAGE;
+            let addr = self.addr;
+            (0..pages).into_par_iter().for_each(|i| {
+                for off in (0..HUGE_PAGE).step_by(4096) {
+                    // SAFETY: i * HUGE_PAGE + off < len, inside our read-write mapping; a
+                    // volatile write so the page is faulted in even though it stores the zero
+                    // already there; no other reference to the memory exists yet.
+                    unsafe { std::ptr::write_volatile((addr + i * HUGE_PAGE + off) as *mut u8, 0) };
+                }
+            });
+        }
+
+        /// The start of the region.
+        pub fn ptr(&self) -> *mut u8 {
+            self.addr as *mut u8
+        }
+        /// Its length in bytes (a multiple of 2 MiB).
+        pub fn len(&self) -> usize {
+            self.len
+        }
+    }
+
+    impl Drop for Region {
+        fn drop(&mut self) {
+            // SAFETY: [addr, addr + len) is the mapping this Region owns; nothing refers to it
+            // after the drop (the CUDA registration is removed before, by Registered's drop).
+            unsafe { libc::munmap(self.addr as *mut libc::c_void, self.len) };
+        }
+    }
+}
+
+/// Host memory mapped into the GPU's address space ([`Gpu::alloc_mapped`],
+/// [`Gpu::alloc_mapped_with`]): kernels access it directly over the bus, without copies.
+/// Dropping it first waits for the GPU's stream, so no kernel still uses it when it is freed.
 pub struct MappedBuffer<T> {
-    bytes: PinnedHostSlice<u8>,
+    backing: Backing,
+    /// The host address of the first element.
+    host: usize,
     device_ptr: u64,
     len: usize,
+    pages: HostPages,
     stream: Arc<CudaStream>,
     _t: PhantomData<T>,
 }
@@ -679,18 +998,39 @@ impl<T: bytemuck::Pod> MappedBuffer<T> {
     pub fn device_address(&self) -> u64 {
         self.device_ptr
     }
+    /// The kind of pages it was allocated with.
+    pub fn pages(&self) -> HostPages {
+        self.pages
+    }
+    /// Bytes of it that the kernel backs with transparent huge pages now (`AnonHugePages` of
+    /// `/proc/self/smaps` over its address range); `None` when smaps cannot be read. Memory
+    /// from `cuMemHostAlloc` ([`HostPages::Pinned`]) is usually not anonymous memory and
+    /// reports 0.
+    pub fn huge_page_bytes(&self) -> Option<u64> {
+        anon_huge_page_bytes(self.host, self.num_bytes())
+    }
     /// The contents, after waiting for the GPU's stream (kernels may be writing it).
     pub fn to_vec(&self) -> Result<Vec<T>> {
         self.stream
             .synchronize()
             .map_err(|e| driver_err("synchronising the stream", e))?;
-        let b = self
-            .bytes
-            .as_slice()
-            .map_err(|e| driver_err("mapped host memory", e))?;
+        let n = self.num_bytes();
         let mut v = vec![T::zeroed(); self.len];
-        bytemuck::cast_slice_mut::<T, u8>(&mut v)
-            .copy_from_slice(&b[..self.len * std::mem::size_of::<T>()]);
+        let dst = bytemuck::cast_slice_mut::<T, u8>(&mut v);
+        match &self.backing {
+            Backing::Pinned(b) => {
+                let b = b
+                    .as_slice()
+                    .map_err(|e| driver_err("mapped host memory", e))?;
+                dst.copy_from_slice(&b[..n]);
+            }
+            Backing::Registered(r) => {
+                // SAFETY: the region holds at least n bytes (it was mapped for them), stays
+                // mapped while `self` lives, and no kernel writes it now (the stream is idle).
+                let src = unsafe { std::slice::from_raw_parts(r.region.ptr(), n) };
+                dst.copy_from_slice(src);
+            }
+        }
         Ok(v)
     }
 }
@@ -698,7 +1038,8 @@ impl<T: bytemuck::Pod> MappedBuffer<T> {
 impl<T> Drop for MappedBuffer<T> {
     fn drop(&mut self) {
         // Kernels enqueued on the stream may still access the memory: wait before it is freed
-        // (an error here means the context is gone, and the memory with it).
+        // (an error here means the context is gone, and the memory with it). The backing is
+        // freed after this (field drop): unregistered and unmapped, or cuMemFreeHost.
         let _ = self.stream.synchronize();
     }
 }
@@ -743,6 +1084,68 @@ mod tests {
         match Gpu::new(4096) {
             Err(Error::NoDevice { reason }) => assert!(!reason.is_empty()),
             other => panic!("expected NoDevice, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn thp_mode_is_the_bracketed_word() {
+        assert_eq!(
+            parse_thp_mode("always [madvise] never\n").as_deref(),
+            Some("madvise")
+        );
+        assert_eq!(parse_thp_mode("[never]").as_deref(), Some("never"));
+        assert_eq!(parse_thp_mode("garbage"), None);
+    }
+
+    #[test]
+    fn smaps_huge_pages_of_a_range() {
+        let smaps = "\
+00400000-00452000 r-xp 00000000 08:02 173521      /usr/bin/x
+Size:                328 kB
+AnonHugePages:         0 kB
+7f0000000000-7f0000400000 rw-p 00000000 00:00 0
+Size:               4096 kB
+AnonHugePages:      4096 kB
+Swap:                  0 kB
+7f0000400000-7f0000600000 rw-p 00000000 00:00 0
+AnonHugePages:      2048 kB
+7f0000600000-7f0000800000 rw-p 00000000 00:00 0
+AnonHugePages:      2048 kB
+";
+        let mib = 1usize << 20;
+        let base = 0x7f00_0000_0000usize;
+        assert_eq!(parse_smaps_huge(smaps, base, 6 * mib), 6 * mib as u64);
+        assert_eq!(
+            parse_smaps_huge(smaps, base + 4 * mib, 4 * mib),
+            4 * mib as u64
+        );
+        assert_eq!(parse_smaps_huge(smaps, 0x1000, 4096), 0);
+    }
+
+    #[test]
+    fn host_pages_parse_and_name() {
+        for p in HostPages::ALL {
+            assert_eq!(p.name().parse::<HostPages>(), Ok(p));
+        }
+        assert_eq!("THP".parse::<HostPages>(), Ok(HostPages::Huge));
+        assert!("small".parse::<HostPages>().is_err());
+        assert_eq!(HostPages::default(), DEFAULT_HOST_PAGES);
+    }
+
+    /// The huge-page region on its own (no GPU): aligned, zeroed, writable, unmapped on drop.
+    #[test]
+    fn huge_region_is_aligned_and_zeroed() {
+        match huge::Region::new(3 << 20) {
+            Ok(r) => {
+                assert_eq!(r.ptr() as usize % huge::HUGE_PAGE, 0);
+                assert_eq!(r.len(), 4 << 20);
+                // SAFETY: the region is a live read-write mapping of r.len() bytes, ours alone.
+                let b = unsafe { std::slice::from_raw_parts_mut(r.ptr(), r.len()) };
+                assert!(b.iter().all(|&x| x == 0));
+                b[r.len() - 1] = 7;
+            }
+            // A kernel without THP refuses the advice: an error, not a panic.
+            Err(e) => assert!(matches!(e, Error::Unsupported(_)), "{e}"),
         }
     }
 }

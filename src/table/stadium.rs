@@ -47,6 +47,14 @@
 //!   [`Key`] and [`Value`] type is a multiple of 4 bytes) in the widest vector accesses the
 //!   record's alignment allows. Any key and value type of warpmap works, up to 64-byte keys and
 //!   256-byte values.
+//! - **Where the buckets go** ([`Location`]): the default, [`Location::Auto`], puts them in GPU
+//!   memory when the board and the buckets fit a device-memory budget
+//!   ([`StadiumConfig::device_memory_budget`]; by default the GPU's free memory less
+//!   [`default_budget_margin`]) and in pinned host memory mapped into the GPU otherwise, so a
+//!   table larger than the GPU works without asking; [`Location::Device`] and [`Location::Host`]
+//!   force one. [`Stadium::location`] says where they went. Host buckets use the page kind of
+//!   [`StadiumConfig::host_pages`] ([`HostPages`]: the driver's pinned pages, or transparent
+//!   huge pages registered with CUDA).
 //! - [`HashTable::memory_bytes`] counts device memory only: the board, device buckets and a
 //!   counter. Host buckets are reported by [`Stadium::host_memory_bytes`].
 //!
@@ -70,7 +78,9 @@
 //! # Ok(()) }
 //! ```
 
-use crate::device::{DeviceBuffer, Gpu, Kernel, Launch, MappedBuffer};
+use crate::device::{
+    DeviceBuffer, Gpu, HostPages, Kernel, Launch, MappedBuffer, DEFAULT_HOST_PAGES,
+};
 use crate::error::check_same_len;
 use crate::hash::{next_prime, HashFunction};
 use crate::kernels::{KernelSource, STADIUM};
@@ -95,14 +105,59 @@ const BLOCK: u32 = 256;
 const GRID_WAVES: u64 = 32;
 
 /// Where a Stadium table keeps its buckets (the ticket board is always in GPU memory).
+///
+/// [`StadiumConfig::new`] asks for [`Location::Auto`]: a table that fits the device-memory
+/// budget ([`StadiumConfig::device_memory_budget`]) is in-core, a larger one goes to host
+/// memory by itself, so asking for a 100 GB table gives one that works. A table says where its
+/// buckets went with [`Stadium::location`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Location {
     /// Buckets in GPU memory (in-core).
-    #[default]
     Device,
     /// Buckets in pinned host memory mapped into the GPU (out-of-core): tables larger than GPU
     /// memory; kernels reach the buckets over the bus.
     Host,
+    /// Decided when the table is made: [`Location::Device`] when the board and the buckets
+    /// together fit the device-memory budget, else [`Location::Host`] (see
+    /// [`resolve_location`]).
+    #[default]
+    Auto,
+}
+
+/// Device memory kept free when [`StadiumConfig::device_memory_budget`] is `None`: 1 GiB or 5 %
+/// of the GPU's memory, whichever is larger (4 GiB on an 80 GB H100). Beside the board and the
+/// buckets a table needs device memory for its batches (keys, values, status and results: a
+/// 2^24-key batch of `u64` keys and values with status and found flags is about 0.3 GiB),
+/// the kernel modules, and the local memory the driver reserves at the first launch of each
+/// kernel; other tables and libraries of the process share the GPU too. A larger batch needs
+/// an explicit budget.
+pub fn default_budget_margin(total_device_bytes: u64) -> u64 {
+    (1u64 << 30).max(total_device_bytes / 20)
+}
+
+/// Where the buckets go for a `requested` location, given the ticket board's and the buckets'
+/// bytes and the device-memory budget in bytes (a pure function: [`Stadium::new`] passes the
+/// budget it computed). [`Location::Device`] and [`Location::Host`] are kept as asked (their
+/// allocations report [`Error::OutOfMemory`] themselves); [`Location::Auto`] gives `Device` when
+/// `board + buckets <= budget`, else `Host` when the board alone fits, else
+/// [`Error::OutOfMemory`] (the board is always in GPU memory). Never returns `Auto`.
+pub fn resolve_location(
+    requested: Location,
+    board_bytes: u64,
+    bucket_bytes: u64,
+    budget: u64,
+) -> Result<Location> {
+    match requested {
+        Location::Device | Location::Host => Ok(requested),
+        Location::Auto if board_bytes.saturating_add(bucket_bytes) <= budget => {
+            Ok(Location::Device)
+        }
+        Location::Auto if board_bytes <= budget => Ok(Location::Host),
+        Location::Auto => Err(Error::OutOfMemory {
+            requested_bytes: board_bytes,
+            free_bytes: budget,
+        }),
+    }
 }
 
 /// How an insert batch is scheduled on the GPU's warps (§III-C).
@@ -159,8 +214,15 @@ pub struct StadiumConfig {
     pub capacity: usize,
     /// Bits per ticket: 1, 2, 4 or 8 (the availability bit and `ticket_bits - 1` info bits).
     pub ticket_bits: u32,
-    /// Where the buckets live.
+    /// Where the buckets live (default [`Location::Auto`]).
     pub location: Location,
+    /// The device memory, in bytes, that [`Location::Auto`] lets the board and the buckets take;
+    /// `None` (the default): the GPU's free memory when the table is made minus
+    /// [`default_budget_margin`]. Used only by `Auto`.
+    pub device_memory_budget: Option<u64>,
+    /// The host pages of host buckets ([`Location::Host`], or `Auto` resolved to it); default
+    /// [`DEFAULT_HOST_PAGES`].
+    pub host_pages: HostPages,
     /// Buckets probed before an insert gives up (`PROBE_LIMIT`); `None`: the table size, so that
     /// an insert fails only when no bucket is free (`TABLE_FULL`). Values above the table size
     /// mean the table size.
@@ -179,7 +241,9 @@ impl StadiumConfig {
         StadiumConfig {
             capacity,
             ticket_bits: DEFAULT_TICKET_BITS,
-            location: Location::Device,
+            location: Location::Auto,
+            device_memory_budget: None,
+            host_pages: DEFAULT_HOST_PAGES,
             max_probes: None,
             seed: DEFAULT_SEED,
             hash: HashFunction::default(),
@@ -194,6 +258,16 @@ impl StadiumConfig {
     /// Sets where the buckets live.
     pub fn location(mut self, location: Location) -> Self {
         self.location = location;
+        self
+    }
+    /// Sets the device-memory budget of [`Location::Auto`], in bytes.
+    pub fn device_memory_budget(mut self, bytes: u64) -> Self {
+        self.device_memory_budget = Some(bytes);
+        self
+    }
+    /// Sets the kind of host pages for host buckets.
+    pub fn host_pages(mut self, pages: HostPages) -> Self {
+        self.host_pages = pages;
         self
     }
     /// Sets the probe limit.
@@ -225,6 +299,8 @@ pub fn entries_per_word(ticket_bits: u32) -> u32 {
 }
 
 /// The kernel module specialisation for these widths, ticket size, bucket location and hash.
+/// `location` is a resolved one ([`Location::Device`] or [`Location::Host`];
+/// [`Stadium::new`] resolves [`Location::Auto`] first).
 pub fn kernel_source(
     key_bytes: usize,
     value_bytes: usize,
@@ -324,10 +400,12 @@ pub struct Stadium<K: Key, V: Value> {
 }
 
 impl<K: Key, V: Value> Stadium<K, V> {
-    /// Creates an empty table on `gpu`. [`Error::InvalidInput`] for a capacity of 0, a ticket
+    /// Creates an empty table on `gpu`, its buckets where [`resolve_location`] puts them
+    /// ([`Stadium::location`] says). [`Error::InvalidInput`] for a capacity of 0, a ticket
     /// size other than 1, 2, 4 or 8, or `max_probes` 0; [`Error::Unsupported`] for more than
     /// 2^32 - 5 buckets; [`Error::OutOfMemory`] when the board (and device buckets) exceed GPU
-    /// memory.
+    /// memory, or, with [`Location::Auto`], when the board alone exceeds the budget; an error
+    /// from [`Gpu::alloc_mapped_with`] when host buckets cannot be had.
     pub fn new(gpu: Arc<Gpu>, config: StadiumConfig) -> Result<Self> {
         if config.capacity == 0 {
             return Err(Error::invalid("capacity must be at least 1"));
@@ -365,10 +443,23 @@ impl<K: Key, V: Value> Stadium<K, V> {
         let board_words = (size as usize).div_ceil(entries_per_word(t) as usize);
         let record_words = (K::BYTES + V::BYTES) / 4;
         let bucket_words = size as usize * record_words;
+        let budget = match (config.location, config.device_memory_budget) {
+            (Location::Auto, None) => gpu
+                .free_memory()?
+                .saturating_sub(default_budget_margin(gpu.total_memory())),
+            (_, Some(b)) => b,
+            (_, None) => gpu.total_memory(),
+        };
+        let location = resolve_location(
+            config.location,
+            board_words as u64 * 4,
+            bucket_words as u64 * 4,
+            budget,
+        )?;
         let device_bytes = board_words as u64 * 4
-            + match config.location {
+            + match location {
                 Location::Device => bucket_words as u64 * 4,
-                Location::Host => 0,
+                _ => 0,
             };
         if device_bytes > gpu.total_memory() {
             return Err(Error::OutOfMemory {
@@ -376,13 +467,7 @@ impl<K: Key, V: Value> Stadium<K, V> {
                 free_bytes: gpu.free_memory().unwrap_or(0),
             });
         }
-        let module = gpu.module(&kernel_source(
-            K::BYTES,
-            V::BYTES,
-            t,
-            config.location,
-            config.hash,
-        ))?;
+        let module = gpu.module(&kernel_source(K::BYTES, V::BYTES, t, location, config.hash))?;
         if let InsertStrategy::Hybrid { threshold } = config.insert_strategy {
             if !(0.0..=1.0).contains(&threshold) {
                 return Err(Error::invalid(format!(
@@ -403,9 +488,9 @@ impl<K: Key, V: Value> Stadium<K, V> {
             mixed: module.kernel("stadium_mixed")?,
         };
         // Buckets need no initialisation: the board says which hold keys.
-        let buckets = match config.location {
+        let buckets = match location {
             Location::Device => Buckets::Device(gpu.alloc::<u32>(bucket_words)?),
-            Location::Host => Buckets::Host(gpu.alloc_mapped::<u32>(bucket_words)?),
+            _ => Buckets::Host(gpu.alloc_mapped_with::<u32>(bucket_words, config.host_pages)?),
         };
         let mut table = Stadium {
             board: gpu.alloc::<u32>(board_words)?,
@@ -430,6 +515,29 @@ impl<K: Key, V: Value> Stadium<K, V> {
     /// The configuration it was made with.
     pub fn config(&self) -> &StadiumConfig {
         &self.config
+    }
+    /// Where the buckets are: [`Location::Device`] or [`Location::Host`] (never `Auto`: the
+    /// location [`Location::Auto`] resolved to).
+    pub fn location(&self) -> Location {
+        match &self.buckets {
+            Buckets::Device(_) => Location::Device,
+            Buckets::Host(_) => Location::Host,
+        }
+    }
+    /// The host page kind of host buckets (`None` for device buckets).
+    pub fn host_pages(&self) -> Option<HostPages> {
+        match &self.buckets {
+            Buckets::Device(_) => None,
+            Buckets::Host(b) => Some(b.pages()),
+        }
+    }
+    /// Bytes of the host buckets backed by transparent huge pages now (see
+    /// [`MappedBuffer::huge_page_bytes`]); `None` for device buckets or when unknown.
+    pub fn host_huge_page_bytes(&self) -> Option<u64> {
+        match &self.buckets {
+            Buckets::Device(_) => None,
+            Buckets::Host(b) => b.huge_page_bytes(),
+        }
     }
     /// The number of buckets (prime).
     pub fn size(&self) -> u32 {
@@ -656,8 +764,9 @@ impl<K: Key, V: Value> HashTable<K, V> for Stadium<K, V> {
     }
 
     /// Moves every pair, on the device, into a new table of at least `new_capacity` buckets
-    /// (same ticket size, location, hash and seed) that then replaces this one. Peak memory is
-    /// both tables plus the pairs (in device memory).
+    /// (same configuration: ticket size, location, hash and seed; [`Location::Auto`] decides
+    /// again for the new size, with the memory free then) that then replaces this one. Peak
+    /// memory is both tables plus the pairs (in device memory).
     fn rehash(&mut self, new_capacity: usize) -> Result<()> {
         self.synchronize()?; // earlier async failures surface here, not after the swap
         let n = self.len()?;
@@ -787,6 +896,65 @@ impl<K: Key, V: Value> GpuLaunches<K, V> for Stadium<K, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn auto_resolves_by_the_budget() {
+        use Location::*;
+        let gib = 1u64 << 30;
+        // Board + buckets fit: in-core; exactly at the budget too.
+        assert_eq!(
+            resolve_location(Auto, gib, 8 * gib, 10 * gib).unwrap(),
+            Device
+        );
+        assert_eq!(
+            resolve_location(Auto, gib, 9 * gib, 10 * gib).unwrap(),
+            Device
+        );
+        // One byte over: buckets to host memory, the board stays.
+        assert_eq!(
+            resolve_location(Auto, gib, 9 * gib + 1, 10 * gib).unwrap(),
+            Host
+        );
+        assert_eq!(resolve_location(Auto, 1, u64::MAX, 1).unwrap(), Host);
+        // Not even the board: out of memory, whatever the buckets.
+        match resolve_location(Auto, 11 * gib, 0, 10 * gib) {
+            Err(Error::OutOfMemory {
+                requested_bytes,
+                free_bytes,
+            }) => assert_eq!((requested_bytes, free_bytes), (11 * gib, 10 * gib)),
+            other => panic!("expected OutOfMemory, got {other:?}"),
+        }
+        // Explicit locations are kept (their allocations check memory themselves).
+        for l in [Device, Host] {
+            assert_eq!(
+                resolve_location(l, 11 * gib, 99 * gib, 10 * gib).unwrap(),
+                l
+            );
+        }
+        // Never Auto.
+        for budget in [0, 1, gib, u64::MAX] {
+            if let Ok(l) = resolve_location(Auto, 4096, gib, budget) {
+                assert_ne!(l, Auto);
+            }
+        }
+    }
+
+    #[test]
+    fn default_config_is_auto_with_the_default_pages() {
+        let c = StadiumConfig::new(10);
+        assert_eq!(c.location, Location::Auto);
+        assert_eq!(Location::default(), Location::Auto);
+        assert_eq!(c.device_memory_budget, None);
+        assert_eq!(c.host_pages, DEFAULT_HOST_PAGES);
+        let c = c.device_memory_budget(123).host_pages(HostPages::Huge);
+        assert_eq!(
+            (c.device_memory_budget, c.host_pages),
+            (Some(123), HostPages::Huge)
+        );
+        // The margin: 1 GiB, or 5 % of a large GPU.
+        assert_eq!(default_budget_margin(8 << 30), 1 << 30);
+        assert_eq!(default_budget_margin(80 << 30), 4 << 30);
+    }
 
     #[test]
     fn board_packing() {

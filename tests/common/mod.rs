@@ -175,18 +175,27 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
     // 4-bit tickets with buckets in pinned host memory and clStash.
     if let Some(gpu) = gpu() {
         for (label, config) in [
-            ("t8", StadiumConfig::new(capacity).ticket_bits(8)),
+            // Device buckets explicitly: the default (Location::Auto) would choose them too for
+            // these small tables, but the labels promise them.
+            (
+                "t8",
+                StadiumConfig::new(capacity)
+                    .ticket_bits(8)
+                    .location(Location::Device),
+            ),
             (
                 "t1/clstash",
                 StadiumConfig::new(capacity)
                     .ticket_bits(1)
-                    .insert_strategy(InsertStrategy::ClStash),
+                    .insert_strategy(InsertStrategy::ClStash)
+                    .location(Location::Device),
             ),
             (
                 "t2/mueller/hybrid",
                 StadiumConfig::new(capacity)
                     .ticket_bits(2)
                     .hash(warpmap::HashFunction::Mueller)
+                    .location(Location::Device)
                     .insert_strategy(InsertStrategy::Hybrid { threshold: 0.5 }),
             ),
             (

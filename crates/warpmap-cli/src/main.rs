@@ -7,10 +7,17 @@
 //!   unique|zipf|both`, `--types u32,u64,u32u64,u128`, `--ops`, `--preset
 //!   fig7|fig8|compare|stadium`, `--scheme warpdrive|stadium` with `--ticket-bits 1,2,4,8` and
 //!   `--location device,host`, `--dry-run`.
+//! - `warpmap hostbound [--sizes-gib 0.0625,1,4,16] [--record-bytes 8] [--pages pinned,huge]
+//!   [--json PATH]`: random record writes and reads from a kernel into mapped host memory of
+//!   each size and page kind (the out-of-core bound), and whether huge pages were granted.
+//! - `warpmap outofcore [--host-gib 90] [--quick] [--pages pinned|huge] [--json PATH] ...`: a
+//!   Stadium table with host buckets larger than the GPU's memory, built and queried on the
+//!   device, verified.
 //! - `warpmap info`: the GPU, NVRTC and the kernel cache, or why each is missing.
 
 mod chart;
 mod lanes;
+mod ooc;
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -44,6 +51,12 @@ struct Cli {
 enum Command {
     /// Measure the roofline and every table operation; print a table, write JSON and SVG.
     Bench(Box<BenchArgs>),
+    /// Measure the out-of-core bound: random record writes and reads into mapped host memory,
+    /// per size and host-page kind (pinned, huge); print a table, write JSON.
+    Hostbound(ooc::HostBoundArgs),
+    /// Build and query a Stadium table with host buckets larger than the GPU's memory (90 GiB
+    /// by default; --quick: 0.25 GiB); print progress and figures, write JSON.
+    Outofcore(Box<ooc::OutOfCoreArgs>),
     /// Show the GPU, NVRTC and the kernel cache (or why they are missing).
     Info,
     /// Stadium's insert strategies: the hybrid threshold (Fig. 13) and Stash vs clStash vs
@@ -201,6 +214,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench(a) => bench_cmd(*a),
+        Command::Hostbound(a) => ooc::hostbound_cmd(a),
+        Command::Outofcore(a) => ooc::outofcore_cmd(*a),
         Command::Info => info_cmd().map(|()| ExitCode::SUCCESS),
         Command::Lanes(c) => lanes::run(c),
     };
@@ -504,10 +519,11 @@ fn print_roofline(report: &Report) {
 fn print_host_bounds(report: &Report) {
     for b in &report.roofline.host_bounds {
         println!(
-            "host bound: {:.1} MiB of {}-byte records in pinned mapped host memory: random \
+            "host bound: {:.1} MiB of {}-byte records in mapped host memory ({} pages): random \
              writes {:.3} G/s, random reads {:.3} G/s ({} ops, median of {})",
             b.bytes as f64 / (1u64 << 20) as f64,
             b.record_bytes,
+            b.pages,
             b.write_gops,
             b.read_gops,
             b.ops,
@@ -594,7 +610,7 @@ mod tests {
         v.extend_from_slice(args);
         match Cli::try_parse_from(v)?.command {
             Command::Bench(a) => Ok(*a),
-            Command::Info | Command::Lanes(_) => unreachable!("the arguments name bench"),
+            _ => unreachable!("the arguments name bench"),
         }
     }
 
