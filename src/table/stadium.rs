@@ -161,9 +161,10 @@ pub fn resolve_location(
 }
 
 /// How an insert batch is scheduled on the GPU's warps (§III-C).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum InsertStrategy {
     /// Basic Stash: one thread per pair, to the end. A warp waits for its slowest lane.
+    #[default]
     Stash,
     /// Stash with collaborative lanes (clStash, Fig. 12): each warp parks unfinished pairs in a
     /// shared-memory queue and keeps all 32 lanes busy with fresh or parked pairs.
@@ -201,11 +202,7 @@ impl InsertStrategy {
     }
 }
 
-impl Default for InsertStrategy {
-    fn default() -> Self {
-        InsertStrategy::Stash
-    }
-}
+
 
 /// The parameters of a [`Stadium`] table.
 #[derive(Clone, Debug, PartialEq)]
