@@ -612,6 +612,9 @@ fn render_mixed(report: &Report) -> Result<String, String> {
     Ok(svg)
 }
 
+/// A size sweep's x-axis name and a row's x (`None`: the row is not in the sweep).
+type Sweep = (&'static str, fn(&BenchResult) -> Option<usize>);
+
 /// The Stadium paper's Fig. 19: rate against key bytes (8-byte values) and value bytes (8-byte
 /// keys), a row of panels per bucket location.
 fn render_sizes(report: &Report) -> Result<String, String> {
@@ -621,7 +624,7 @@ fn render_sizes(report: &Report) -> Result<String, String> {
             locs.push(r.location);
         }
     }
-    let sweeps: [(&str, fn(&BenchResult) -> Option<usize>); 2] = [
+    let sweeps: [Sweep; 2] = [
         ("key bytes (8-byte values)", |r| {
             (r.value_bytes == 8).then_some(r.key_bytes)
         }),
