@@ -1554,8 +1554,8 @@ impl Plan {
                             }
                             upload = slices * nf * (3.0 * (k + v) + 2.0);
                             down = slices * nf * (4.0 * (v + 1.0) + 8.0);
-                            per_run = slices * nf * (gen_per_key + 40e-9 / threads);
-                            verify = slices * nf * 20e-9 / threads;
+                            per_run = slices * nf * (gen_per_key + 150e-9 / threads);
+                            verify = slices * nf * 50e-9 / threads;
                         }
                         per_run += kern + upload / H2D + down / D2H + verify + 0.003;
                         if self.keys().is_none() {
@@ -2446,7 +2446,7 @@ mod tests {
         assert_eq!(p.sets(), 11 * 4);
         assert_eq!(p.variants().len(), 4);
         let e = p.estimate(16);
-        eprintln!("fig19: {}", p.summary());
+        eprintln!("fig19: {:.0} s with 16 threads; {}", e.seconds, p.summary());
         assert!(e.seconds > 20.0 && e.seconds < 180.0, "{e:?}");
         assert!(e.device_bytes < 60 << 30, "{e:?}");
         // Both sweeps: keys 4..64 with 8-byte values, values 4..256 with 8-byte keys.
@@ -2493,7 +2493,7 @@ mod tests {
         );
         assert_eq!(p.sets(), 9 * 4 * 2);
         let e = p.estimate(16);
-        eprintln!("fig15: {}", p.summary());
+        eprintln!("fig15: {:.0} s with 16 threads; {}", e.seconds, p.summary());
         assert!(e.seconds > 10.0 && e.seconds < 180.0, "{e:?}");
         assert!(p.method().contains("concurrency_efficiency"));
         assert!(p.summary().contains("slices of 2^17,2^21 operations"));
