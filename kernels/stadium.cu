@@ -166,6 +166,7 @@ struct st_probe {
   u32 pos;
   u32 step;
   u32 info;
+  __device__ __forceinline__ st_probe() {}
   __device__ __forceinline__ st_probe(const st_key& k, u32 size, u64 seed) {
 #if ST_KEY_WORDS <= 2
     const u64 bits = (u64)k.w[0] | (ST_KEY_WORDS == 2 ? (u64)k.w[ST_KEY_WORDS - 1] << 32 : 0ull);
@@ -225,10 +226,21 @@ __device__ __forceinline__ void st_hold(u32* board, const st_slot& s) {
   while (atomicOr(board + s.word, ST_ACCESS << s.shift) & (ST_ACCESS << s.shift)) __nanosleep(20);
   __threadfence();  // the value accesses after taking the hold
 }
+// A release-ordered atomic AND that returns nothing: every store of this thread before it (the
+// bucket's record or value) is visible before the AND is (to the GPU, or to the system for host
+// buckets, where it plays the paper's __threadfence_system). One `red.release` costs less than
+// a sequentially consistent fence followed by an atomic.
+__device__ __forceinline__ void st_and_release(u32* word, u32 mask) {
+#if ST_HOST_BUCKETS
+  asm volatile("red.release.sys.and.b32 [%0], %1;" ::"l"(word), "r"(mask) : "memory");
+#else
+  asm volatile("red.release.gpu.and.b32 [%0], %1;" ::"l"(word), "r"(mask) : "memory");
+#endif
+}
+
 // Releases a hold, or publishes a newly written bucket: the bucket's stores before the entry.
 __device__ __forceinline__ void st_release(u32* board, const st_slot& s) {
-  st_fence();
-  atomicAnd(board + s.word, ~(ST_ACCESS << s.shift));
+  st_and_release(board + s.word, ~(ST_ACCESS << s.shift));
 }
 
 __device__ __forceinline__ u32* st_value_ptr(u32* buckets, u32 i) { return st_record(buckets, i) + ST_KEY_WORDS; }
@@ -283,69 +295,110 @@ __device__ __forceinline__ bool st_reserve_deleted(u32* board, u32 i) {
   return false;
 }
 
-// Fills reserved bucket i: the info bits (Fig. 8: an atomicAnd with the info in a field of
-// ones), the record in one store sequence, then the access bit cleared after the fence.
+// Fills reserved bucket i: the record in one store sequence, then one release-ordered atomicAnd
+// that writes the info bits (Fig. 8: the info in a field of ones) and clears the access bit
+// together. The paper writes the info bits first with an atomicAnd of their own; here they stay
+// all ones while the entry is busy, which every reader treats as "may be my key" (it waits), so
+// one atomic fewer per insert changes nothing a reader can observe.
 __device__ __forceinline__ void st_fill(u32* board, u32* buckets, u32 i, u32 info, const st_key& k,
                                         const st_value& v) {
   const st_slot s(i);
-  if (ST_INFO_BITS > 0) atomicAnd(board + s.word, ~((~info & ST_INFO_MASK) << (s.shift + 1)));
   u32 rec[ST_RECORD_WORDS];
 #pragma unroll
   for (int w = 0; w < ST_KEY_WORDS; w++) rec[w] = k.w[w];
 #pragma unroll
   for (int w = 0; w < ST_VALUE_WORDS; w++) rec[ST_KEY_WORDS + w] = v.w[w];
   st_store_words<ST_RECORD_WORDS, ST_RECORD_ALIGN>(st_record(buckets, i), rec);
-  st_release(board, s);
+  const u32 clear_info = ST_INFO_BITS > 0 ? (~info & ST_INFO_MASK) << (s.shift + 1) : 0u;
+  st_and_release(board + s.word, ~((ST_ACCESS << s.shift) | clear_info));
 }
 
-// Inserts (k, v); returns its status and counts into inserted / failed.
-// assign: a present key gets v (UPDATED); otherwise it keeps its value (PRESENT).
-__device__ __forceinline__ u32 st_insert_one(u32* board, u32* buckets, const st_key& k, const st_value& v, u32 size,
-                                             u32 max_probes, u64 seed, bool assign, u32& inserted, u32& failed) {
-  st_probe p(k, size, seed);
-  u32 probe = 0;
-  u32 deleted_pos = ST_NONE, deleted_probe = 0;  // the first deleted entry on the chain
-  while (true) {
-    if (probe < max_probes) {
-      const st_slot s(p.pos);
-      const u32 e = st_settled_entry<true>(board, s, p.info);
-      if (st_is_live(e) && st_holds<true>(buckets, p.pos, e, k, p.info)) {
-        if (assign) st_replace_value(board, buckets, p.pos, v);
+// The chain ended without the key: take its first deleted entry (CAS deleted -> busy); lost to
+// another insert, walk on from there (the entries before it cannot have changed).
+__device__ __forceinline__ u32 st_take_deleted(u32* board, u32* buckets, struct st_job& j, const st_value* values);
+
+// An insert in progress: its input index, key, probe sequence, probes made, and the first
+// deleted entry of its chain. clStash parks these in shared memory between attempts.
+struct st_job {
+  u64 idx;
+  st_key k;
+  st_probe p;
+  u32 probe;
+  u32 deleted_pos;
+  u32 deleted_probe;
+  __device__ __forceinline__ st_job() : p() {}
+  __device__ __forceinline__ st_job(u64 i, const st_key& key, u32 size, u64 seed)
+      : idx(i), k(key), p(key, size, seed), probe(0), deleted_pos(ST_NONE), deleted_probe(0) {}
+};
+
+// st_insert_step's answer while the job goes on (not a status: statuses are below 0x800).
+#define ST_PENDING 0xffffffffu
+
+// One attempt of an insert (one pass of Fig. 6's loop, with warpmap's duplicate check): looks at
+// the job's current bucket and either finishes the job (returns its status) or moves it on
+// (returns ST_PENDING). A busy entry that may hold the job's key, or a reservation lost to
+// another thread, leaves the job at the same bucket: the next attempt looks again (basic Stash
+// retries at once; clStash parks the job and does other work first).
+// assign: a present key gets its value (UPDATED); otherwise it keeps its own (PRESENT).
+__device__ __forceinline__ u32 st_insert_step(u32* board, u32* buckets, st_job& j, const st_value* values, u32 size,
+                                              u32 max_probes, bool assign) {
+  if (j.probe < max_probes) {
+    const st_slot s(j.p.pos);
+    const u32 e = st_entry(__ldcg(board + s.word), s);
+    if (st_is_busy(e)) {
+      const u32 seen = st_info_of(e);
+      if (seen == j.p.info || seen == ST_INFO_MASK) return ST_PENDING;  // may become our key: look again
+    } else if (st_is_live(e)) {
+      if (st_holds<true>(buckets, j.p.pos, e, j.k, j.p.info)) {
+        if (assign) st_replace_value(board, buckets, j.p.pos, values[j.idx]);
         return assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
       }
-      if (st_is_deleted(e) && deleted_pos == ST_NONE) {
-        deleted_pos = p.pos;
-        deleted_probe = probe;
+    } else if (st_is_deleted(e)) {
+      if (j.deleted_pos == ST_NONE) {
+        j.deleted_pos = j.p.pos;
+        j.deleted_probe = j.probe;
       }
-      if (!st_is_empty(e)) {  // the chain goes on
-        p.next(size);
-        probe++;
-        continue;
-      }
-      // An empty entry ends the chain: k is not in the table.
-      if (deleted_pos == ST_NONE) {
-        if (st_reserve_empty(board, p.pos)) {
-          st_fill(board, buckets, p.pos, p.info, k, v);
-          inserted++;
-          return WM_STATUS_OK;
-        }
-        continue;  // lost to another insert: look at this position again (it may be k)
-      }
-    } else if (deleted_pos == ST_NONE) {
-      failed++;
-      return max_probes >= size ? WM_STATUS_TABLE_FULL : WM_STATUS_PROBE_LIMIT;
-    }
-    // Take the first deleted entry of the chain (k is not in the table).
-    if (st_reserve_deleted(board, deleted_pos)) {
-      st_fill(board, buckets, deleted_pos, p.info, k, v);
-      inserted++;
+    } else if (j.deleted_pos == ST_NONE) {
+      // An empty entry ends the chain: the key is not in the table, and no deleted entry came
+      // before, so take this one (the paper's TryBookASeat).
+      if (!st_reserve_empty(board, j.p.pos)) return ST_PENDING;  // lost: look at it again (it may be k)
+      st_fill(board, buckets, j.p.pos, j.p.info, j.k, values[j.idx]);
       return WM_STATUS_OK;
+    } else {
+      return st_take_deleted(board, buckets, j, values);  // the chain ends: take its first deleted entry
     }
-    // Lost it: walk on from there (entries before it cannot have changed).
-    p.pos = deleted_pos;
-    probe = deleted_probe;
-    deleted_pos = ST_NONE;
+    j.p.next(size);  // the chain goes on
+    j.probe++;
+    return ST_PENDING;
   }
+  if (j.deleted_pos == ST_NONE) return max_probes >= size ? WM_STATUS_TABLE_FULL : WM_STATUS_PROBE_LIMIT;
+  return st_take_deleted(board, buckets, j, values);
+}
+
+__device__ __forceinline__ u32 st_take_deleted(u32* board, u32* buckets, st_job& j, const st_value* values) {
+  if (st_reserve_deleted(board, j.deleted_pos)) {
+    st_fill(board, buckets, j.deleted_pos, j.p.info, j.k, values[j.idx]);
+    return WM_STATUS_OK;
+  }
+  j.p.pos = j.deleted_pos;
+  j.probe = j.deleted_probe;
+  j.deleted_pos = ST_NONE;
+  return ST_PENDING;
+}
+
+// Counts a finished insert's status into inserted / failed.
+__device__ __forceinline__ void st_count(u32 st, u32& inserted, u32& failed) {
+  inserted += st == WM_STATUS_OK ? 1u : 0u;
+  failed += (st & WM_STATUS_FAILURE_MASK) != 0u ? 1u : 0u;
+}
+
+// Inserts one pair to the end, one attempt after another (basic Stash: the thread owns its job).
+__device__ __forceinline__ u32 st_insert_one(u32* board, u32* buckets, st_job& j, const st_value* values, u32 size,
+                                             u32 max_probes, bool assign) {
+  u32 st;
+  while ((st = st_insert_step(board, buckets, j, values, size, max_probes, assign)) == ST_PENDING) {
+  }
+  return st;
 }
 
 // Looks k up: the bucket holding it, or ST_NONE (Fig. 9 and 10, going on past deleted entries).
@@ -382,10 +435,160 @@ extern "C" __global__ void stadium_insert(u32* board, u32* buckets, u64* meta, c
                                           u64 seed, u32 assign) {
   u32 inserted = 0, failed = 0;
   ST_FOR_EACH(idx, n) {
-    const st_key k = keys[idx];  // into registers: the walk compares it many times
-    const u32 st = st_insert_one(board, buckets, k, values[idx], size, max_probes, seed, assign != 0u, inserted,
-                                 failed);
+    st_job j(idx, keys[idx], size, seed);  // the key into registers: the walk compares it many times
+    const u32 st = st_insert_one(board, buckets, j, values, size, max_probes, assign != 0u);
+    st_count(st, inserted, failed);
     if (status != nullptr) status[idx] = st;
+  }
+  st_add_count(meta, inserted, false);
+  st_add_count(meta + 1, failed, false);
+}
+
+// ---- clStash: collaborative lanes (§III-C, Fig. 12) and the Stash+clStash hybrid ----------
+//
+// Basic Stash gives each thread one pair to the end, so a warp waits for its slowest lane (the
+// paper measured 40-50 % warp execution efficiency, Table I). In clStash each warp keeps a queue
+// of up to 32 unfinished jobs in shared memory. Every lane makes one attempt; while the
+// unfinished jobs would not fit the queue (unfinished + queued > 32), the lanes that finished
+// pop queued jobs (an intra-warp prefix sum over the ballot of free lanes gives each its slot)
+// and every lane attempts again; then the unfinished jobs are pushed (another prefix sum) and
+// all 32 lanes fetch fresh pairs. When the input runs out the queue is drained.
+//
+// A job is parked whole: its input index, key (when at most 16 bytes; wider keys are read
+// again from the input), probe position, step, info bits, probes made and first deleted entry.
+//
+// The hybrid (§III-C 2): clStash costs ballots, prefix sums and shared-memory traffic, which do
+// not pay while the table is nearly empty and first attempts succeed. A warp processes a chunk
+// of 32 fresh pairs with basic Stash while the table holds fewer than `cl_from` keys (read
+// from the live count, meta[0], which the warps update every ST_CL_FLUSH chunks), and with
+// collaborative lanes after. cl_from = 0: clStash throughout; cl_from = ~0: Stash throughout.
+// The host derives cl_from from the threshold load factor measured as Fig. 13 describes.
+//
+// Launched with ST_BLOCK threads per block and a grid that fits the GPU at once (persistent
+// warps striding over chunks), so the input is consumed in order and the live count tracks the
+// load.
+
+#define ST_BLOCK 256
+#define ST_CL_WARPS (ST_BLOCK / 32)
+#define ST_CL_FLUSH 8  // chunks between the warps' updates of the live count
+#define ST_CL_KEY_WORDS (ST_KEY_WORDS <= 4 ? ST_KEY_WORDS : 1)
+
+// One block's queues, structure of arrays so that the 32 lanes of a warp touch 32 banks.
+struct st_queues {
+  u64 idx[ST_CL_WARPS][32];
+  u32 pos[ST_CL_WARPS][32];
+  u32 step[ST_CL_WARPS][32];
+  u32 info[ST_CL_WARPS][32];
+  u32 probe[ST_CL_WARPS][32];
+  u32 deleted_pos[ST_CL_WARPS][32];
+  u32 deleted_probe[ST_CL_WARPS][32];
+  u32 key[ST_CL_KEY_WORDS][ST_CL_WARPS][32];
+};
+
+__device__ __forceinline__ void st_park(st_queues& q, u32 w, u32 slot, const st_job& j) {
+  q.idx[w][slot] = j.idx;
+  q.pos[w][slot] = j.p.pos;
+  q.step[w][slot] = j.p.step;
+  q.info[w][slot] = j.p.info;
+  q.probe[w][slot] = j.probe;
+  q.deleted_pos[w][slot] = j.deleted_pos;
+  q.deleted_probe[w][slot] = j.deleted_probe;
+#if ST_KEY_WORDS <= 4
+#pragma unroll
+  for (int i = 0; i < ST_KEY_WORDS; i++) q.key[i][w][slot] = j.k.w[i];
+#endif
+}
+
+__device__ __forceinline__ void st_unpark(const st_queues& q, u32 w, u32 slot, const st_key* keys, st_job& j) {
+  j.idx = q.idx[w][slot];
+  j.p.pos = q.pos[w][slot];
+  j.p.step = q.step[w][slot];
+  j.p.info = q.info[w][slot];
+  j.probe = q.probe[w][slot];
+  j.deleted_pos = q.deleted_pos[w][slot];
+  j.deleted_probe = q.deleted_probe[w][slot];
+#if ST_KEY_WORDS <= 4
+#pragma unroll
+  for (int i = 0; i < ST_KEY_WORDS; i++) j.k.w[i] = q.key[i][w][slot];
+#else
+  j.k = keys[j.idx];
+#endif
+}
+
+// A finished job: its status, and the lane's counts.
+__device__ __forceinline__ void st_finish(u32* status, const st_job& j, u32 st, u32& inserted, u32& failed) {
+  st_count(st, inserted, failed);
+  if (status != nullptr) status[j.idx] = st;
+}
+
+// Inserts like stadium_insert, with collaborative lanes once the table holds cl_from keys.
+extern "C" __global__ void __launch_bounds__(ST_BLOCK) stadium_insert_cl(
+    u32* board, u32* buckets, u64* meta, const st_key* keys, const st_value* values, u32* status, u64 n, u32 size,
+    u32 max_probes, u64 seed, u32 assign, u64 cl_from) {
+  __shared__ st_queues q;
+  const u32 lane = threadIdx.x & 31u, w = threadIdx.x >> 5;
+  const u32 below = (1u << lane) - 1u;  // lanes before this one
+  const u64 warps = (u64)gridDim.x * ST_CL_WARPS;
+  const bool set = assign != 0u;
+  u32 inserted = 0, failed = 0, unflushed = 0;  // unflushed: inserted, not yet added to meta[0]
+  u32 queued = 0;                               // jobs in this warp's queue (the same in every lane)
+  bool collaborate = cl_from == 0ull;
+  u64 chunk_no = 0;
+  for (u64 chunk = ((u64)blockIdx.x * ST_CL_WARPS + w) * 32u;; chunk += warps * 32u, chunk_no++) {
+    const bool fresh = chunk < n;
+    if (!fresh && queued == 0u) break;
+    // Every ST_CL_FLUSH chunks: add the new keys to the live count and, in hybrid mode, read it.
+    if (chunk_no % ST_CL_FLUSH == 0u && !collaborate) {
+      const u32 total = __reduce_add_sync(0xffffffffu, unflushed);
+      u64 stored = 0;
+      if (lane == 0u) stored = (total != 0u ? atomicAdd(meta, (u64)total) : __ldcg(meta)) + total;
+      stored = __shfl_sync(0xffffffffu, stored, 0);
+      inserted -= unflushed;
+      unflushed = 0;
+      collaborate = stored >= cl_from;
+    }
+    st_job j;
+    bool have = false;
+    if (fresh && chunk + lane < n) {
+      j = st_job(chunk + lane, keys[chunk + lane], size, seed);
+      have = true;
+    }
+    if (!collaborate) {  // basic Stash: each lane to the end of its own job
+      if (have) {
+        const u32 st = st_insert_one(board, buckets, j, values, size, max_probes, set);
+        st_finish(status, j, st, inserted, failed);
+        unflushed += st == WM_STATUS_OK ? 1u : 0u;
+      }
+      continue;
+    }
+    // clStash (Fig. 12, lines 3-27).
+    while (true) {
+      if (have) {
+        const u32 st = st_insert_step(board, buckets, j, values, size, max_probes, set);
+        if (st != ST_PENDING) {
+          st_finish(status, j, st, inserted, failed);
+          have = false;
+        }
+      }
+      const u32 unfinished = __ballot_sync(0xffffffffu, have);
+      const u32 n_unfinished = __popc(unfinished);
+      if (fresh ? n_unfinished + queued <= 32u : n_unfinished + queued == 0u) break;
+      // Free lanes pop queued jobs from the top (a prefix sum over the free lanes).
+      const u32 n_pop = min(queued, 32u - n_unfinished);
+      const u32 rank = __popc(~unfinished & below);
+      if (!have && rank < n_pop) {
+        st_unpark(q, w, queued - 1u - rank, keys, j);
+        have = true;
+      }
+      __syncwarp();
+      queued -= n_pop;
+    }
+    if (!fresh) break;  // drained
+    // Park the unfinished jobs (a prefix sum over the unfinished lanes), then fetch fresh ones.
+    const u32 unfinished = __ballot_sync(0xffffffffu, have);
+    if (have) st_park(q, w, queued + __popc(unfinished & below), j);
+    __syncwarp();
+    queued += __popc(unfinished);
   }
   st_add_count(meta, inserted, false);
   st_add_count(meta + 1, failed, false);
@@ -412,7 +615,9 @@ extern "C" __global__ void stadium_mixed(u32* board, u32* buckets, u64* meta, co
   ST_FOR_EACH(idx, n) {
     const st_key k = keys[idx];
     if (ops[idx] == 0) {
-      status[idx] = st_insert_one(board, buckets, k, values[idx], size, max_probes, seed, true, inserted, failed);
+      st_job j(idx, k, size, seed);
+      status[idx] = st_insert_one(board, buckets, j, values, size, max_probes, true);
+      st_count(status[idx], inserted, failed);
     } else {
       const u32 at = st_find_one<true>(board, buckets, k, size, max_probes, seed);
       if (at != ST_NONE) st_read_value<true>(board, buckets, at, out + idx);

@@ -4,10 +4,12 @@
 # beside the binaries it builds. It needs no Rust: only bash, coreutils and the CUDA toolkit.)
 #
 # Usage: run.sh [STEP...] [--quick] [--filter PATTERN] [--bins a,b] [--list] [-- BENCH ARGS...]
-#   STEP       tests | memcheck | bench | all (default: all, in that order)
+#   STEP       tests | memcheck | racecheck | bench | all (default: tests memcheck bench)
 #     tests      every test binary, WARPMAP_REQUIRE_GPU=1 (GPU tests fail instead of skipping)
 #     memcheck   compute-sanitizer --tool memcheck --error-exitcode 1 over the GPU test binaries
 #                (all but kernels_compile; MEMCHECK_BINS="contract warpmap-unit" to choose)
+#     racecheck  compute-sanitizer --tool racecheck (shared-memory hazards) over RACECHECK_BINS
+#                (default: stadium, whose clStash queues live in shared memory)
 #     bench      warpmap bench --json $OUT/bench.json --svg $OUT/bench.svg [--quick] [BENCH ARGS]
 #   --quick    passed to `warpmap bench`
 #   --filter P a libtest name filter for tests and memcheck (e.g. --filter warpdrive)
@@ -34,7 +36,7 @@ usage() { sed -n '2,21p' "$B/run.sh" 2>/dev/null | sed 's/^# \{0,1\}//'; }
 STEPS=(); QUICK=0; FILTER=(); ONLY=""; BENCH_EXTRA=()
 while (( $# )); do
   case "$1" in
-    tests|memcheck|bench) STEPS+=("$1") ;;
+    tests|memcheck|racecheck|bench) STEPS+=("$1") ;;
     all) STEPS+=(tests memcheck bench) ;;
     --quick) QUICK=1 ;;
     --filter) [[ $# -ge 2 ]] || { echo "run.sh: --filter needs a pattern" >&2; exit 2; }; FILTER=("$2"); shift ;;
@@ -155,6 +157,27 @@ step_memcheck() {
   (( ${#nocuda[@]} )) && counts+="; no CUDA calls in: ${nocuda[*]}"
   if (( ${#bad[@]} )); then record memcheck FAIL $((SECONDS - t0)) "$ran binaries, $errs memcheck errors, $counts; failed: ${bad[*]}"
   else record memcheck PASS $((SECONDS - t0)) "$ran binaries, $errs memcheck errors, $counts"; fi
+}
+
+step_racecheck() {
+  local log="$OUT/racecheck.log" t0=$SECONDS bad=() name dir rc ran=0
+  : > "$log"
+  if [[ -z "$SANITIZER" ]]; then record racecheck FAIL 0 "compute-sanitizer not found"; return; fi
+  local want="${RACECHECK_BINS:-stadium}"
+  while read -r name dir; do
+    [[ " $want " == *" $name "* ]] || continue
+    if (( $(remaining) < 20 )); then bad+=("$name(not run: out of time)"); continue; fi
+    ran=$((ran + 1))
+    WARPMAP_SANITIZER=racecheck run_bin "$log" "$name" "$dir" -- "$SANITIZER" --tool racecheck \
+      --error-exitcode 1 --print-limit 50 "$B/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
+    rc=$?
+    if (( rc == 124 || rc == 137 )); then bad+=("$name(timeout)")
+    elif (( rc != 0 )); then bad+=("$name(exit $rc)"); fi
+  done < <(selected_bins)
+  local hazards; hazards="$(grep -h 'RACECHECK SUMMARY' "$log" | awk '{s += $4} END {print s + 0}')"
+  local counts; counts="$(test_counts < "$log")"
+  if (( ${#bad[@]} )); then record racecheck FAIL $((SECONDS - t0)) "$ran binaries, $hazards hazards, $counts; failed: ${bad[*]}"
+  else record racecheck PASS $((SECONDS - t0)) "$ran binaries, $hazards hazards, $counts"; fi
 }
 
 step_bench() {

@@ -18,6 +18,6 @@ pub use error::{Error, Result};
 pub use hash::HashFunction;
 pub use key::{Key, Value};
 pub use status::InsertStatus;
-pub use table::stadium::{Location, Stadium, StadiumConfig};
+pub use table::stadium::{InsertStrategy, Location, Stadium, StadiumConfig};
 pub use table::warpdrive::{WarpDrive, WarpDriveConfig};
 pub use table::{Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};

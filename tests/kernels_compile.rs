@@ -44,6 +44,11 @@ fn declared_kernels(file: &KernelFile) -> Vec<String> {
         if !line.starts_with("extern \"C\"") || !line.contains("__global__") {
             continue;
         }
+        // `__launch_bounds__(...)` may stand between the return type and the name.
+        let line = match (line.find("__launch_bounds__("), line.find(") ")) {
+            (Some(_), Some(close)) => &line[close + 2..],
+            _ => line,
+        };
         if let Some(open) = line.find('(') {
             if let Some(name) = line[..open].split_whitespace().last() {
                 names.push(name.to_string());

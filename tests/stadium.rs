@@ -11,20 +11,28 @@ use std::collections::HashMap;
 use warpmap::status::{PROBE_LIMIT, TABLE_FULL};
 use warpmap::table::stadium::TICKET_BITS;
 use warpmap::{
-    DeviceHashTable, Error, HashTable, InsertStatus, Key, Location, Stadium, StadiumConfig, Value,
+    DeviceHashTable, Error, HashTable, InsertStatus, InsertStrategy, Key, Location, Stadium,
+    StadiumConfig, Value,
 };
 
 const LOCATIONS: [Location; 2] = [Location::Device, Location::Host];
 
 fn label<K: Key, V: Value>(config: &StadiumConfig) -> String {
     format!(
-        "stadium/t{}/{:?} <{}, {}>",
+        "stadium/t{}/{:?}/{:?} <{}, {}>",
         config.ticket_bits,
         config.location,
+        config.insert_strategy,
         K::NAME,
         V::NAME
     )
 }
+
+const STRATEGIES: [InsertStrategy; 3] = [
+    InsertStrategy::Stash,
+    InsertStrategy::ClStash,
+    InsertStrategy::Hybrid { threshold: 0.4 },
+];
 
 /// Inserts `keys` with `value_for(k, round)`, checks that none failed, and adds them to `oracle`.
 fn insert_all<K: Key, V: Value>(
@@ -88,6 +96,89 @@ fn every_ticket_size_and_location_at_high_load_with_churn() {
         for location in LOCATIONS {
             churn::<u32, u32>(StadiumConfig::new(3000).ticket_bits(t).location(location));
             churn::<u64, u64>(StadiumConfig::new(2000).ticket_bits(t).location(location));
+        }
+    }
+}
+
+#[test]
+fn collaborative_lanes_and_the_hybrid_with_churn() {
+    for strategy in [STRATEGIES[1], STRATEGIES[2]] {
+        for t in [1, 8] {
+            for location in LOCATIONS {
+                let config = |cap| {
+                    StadiumConfig::new(cap)
+                        .ticket_bits(t)
+                        .location(location)
+                        .insert_strategy(strategy)
+                };
+                churn::<u32, u32>(config(3000));
+                churn::<u64, u64>(config(2000));
+            }
+        }
+        // Keys wider than 16 bytes are read again from the input when a parked job resumes.
+        churn::<[u8; 64], [u8; 256]>(
+            StadiumConfig::new(1500)
+                .ticket_bits(4)
+                .insert_strategy(strategy),
+        );
+        churn::<[u8; 20], [u8; 8]>(StadiumConfig::new(1500).insert_strategy(strategy));
+    }
+}
+
+/// Many warps at once: a million buckets filled to 0.97 in one batch, with every tenth key
+/// given three times (duplicates racing across warps and parked jobs), for every strategy; each
+/// key stored once, exactly one occurrence reported new, and every key found with one of its
+/// values.
+#[test]
+fn one_large_batch_with_duplicates_for_every_strategy() {
+    let Some(gpu) = gpu() else { return };
+    let cap = if std::env::var_os("WARPMAP_SANITIZER").is_some() {
+        1 << 14
+    } else {
+        1 << 20
+    };
+    for strategy in STRATEGIES {
+        for t in [1, 8] {
+            let config = StadiumConfig::new(cap)
+                .ticket_bits(t)
+                .insert_strategy(strategy);
+            let name = label::<u64, u64>(&config);
+            let mut table = stadium::<u64, u64>(&gpu, config);
+            let size = table.capacity();
+            let mut rng = SplitMix64::new(0xc1 + t as u64);
+            let distinct = unique_keys::<u64>(&mut rng, size * 97 / 100, true);
+            let mut keys = distinct.clone();
+            for (i, k) in distinct.iter().enumerate().step_by(10) {
+                keys.push(*k);
+                keys.insert(i * 7 % keys.len(), *k);
+            }
+            let values: Vec<u64> = keys.iter().enumerate().map(|(i, k)| k ^ i as u64).collect();
+            let mut st = vec![InsertStatus(0xdead_beef); keys.len()];
+            let failed = table.insert_with_status(&keys, &values, &mut st).unwrap();
+            assert_eq!(failed, 0, "{name}");
+            assert_eq!(
+                table.len().unwrap(),
+                distinct.len(),
+                "{name}: each key once"
+            );
+            let mut new_count: HashMap<u64, usize> = HashMap::new();
+            let mut allowed: HashMap<u64, Vec<u64>> = HashMap::new();
+            for ((k, v), s) in keys.iter().zip(&values).zip(&st) {
+                assert!(!s.is_failure(), "{name}: {s:?}");
+                if s.is_ok() && !s.was_update() && !s.was_present() {
+                    *new_count.entry(*k).or_default() += 1;
+                }
+                allowed.entry(*k).or_default().push(*v);
+            }
+            assert!(
+                distinct.iter().all(|k| new_count.get(k) == Some(&1)),
+                "{name}: exactly one new occurrence per key"
+            );
+            let got = table.find(&distinct).unwrap();
+            for (k, g) in distinct.iter().zip(&got) {
+                let g = g.unwrap_or_else(|| panic!("{name}: key {k:#x} lost"));
+                assert!(allowed[k].contains(&g), "{name}: key {k:#x} has {g:#x}");
+            }
         }
     }
 }
@@ -299,6 +390,13 @@ fn invalid_configurations_are_errors() {
         matches!(e, Some(Error::InvalidInput(_))),
         "max_probes 0: {e:?}"
     );
+    for threshold in [-0.1, 1.5, f64::NAN] {
+        let e = err(StadiumConfig::new(100).insert_strategy(InsertStrategy::Hybrid { threshold }));
+        assert!(
+            matches!(e, Some(Error::InvalidInput(_))),
+            "hybrid threshold {threshold}: {e:?}"
+        );
+    }
     let e = err(StadiumConfig::new(1 << 33));
     assert!(
         matches!(e, Some(Error::Unsupported(_))),

@@ -54,6 +54,7 @@
 mod cpu;
 mod gpu;
 mod gpu_mixed;
+pub mod lanes;
 pub mod mixed;
 mod plan;
 pub mod roofline;

@@ -389,6 +389,20 @@ impl Gpu {
         })
     }
 
+    /// How many blocks of `block_size` threads (and no dynamic shared memory) of `kernel` one
+    /// multiprocessor runs at once: a grid that fits the GPU in one wave is this times
+    /// [`Gpu::sm_count`].
+    pub fn max_active_blocks_per_sm(&self, kernel: &Kernel, block_size: u32) -> Result<u32> {
+        // The driver call needs this context current on the calling thread.
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| driver_err("binding the context", e))?;
+        kernel
+            .func
+            .occupancy_max_active_blocks_per_multiprocessor(block_size, 0, None)
+            .map_err(|e| driver_err(&format!("occupancy of {}", kernel.name), e))
+    }
+
     /// Loads (compiling or reading the caches as needed) a kernel module specialisation.
     pub fn module(&self, source: &KernelSource) -> Result<Module> {
         let start = Instant::now();

@@ -50,7 +50,13 @@
 //! - [`HashTable::memory_bytes`] counts device memory only: the board, device buckets and a
 //!   counter. Host buckets are reported by [`Stadium::host_memory_bytes`].
 //!
-//! Not yet here: the paper's clStash (collaborative lanes) and the hybrid insert.
+//! # Inserts and the warps
+//!
+//! [`StadiumConfig::insert_strategy`] chooses how a batch of inserts uses the GPU's warps
+//! (§III-C): basic Stash (a thread per pair, to the end), clStash (collaborative lanes: each
+//! warp parks unfinished pairs in a shared-memory queue and keeps every lane busy), or the
+//! hybrid of the two that switches to collaborative lanes once the table's load passes a
+//! threshold. Both give the same table; only speed differs.
 //!
 //! ```no_run
 //! use warpmap::{Gpu, HashTable, Location, Stadium, StadiumConfig};
@@ -99,8 +105,55 @@ pub enum Location {
     Host,
 }
 
+/// How an insert batch is scheduled on the GPU's warps (§III-C).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum InsertStrategy {
+    /// Basic Stash: one thread per pair, to the end. A warp waits for its slowest lane.
+    Stash,
+    /// Stash with collaborative lanes (clStash, Fig. 12): each warp parks unfinished pairs in a
+    /// shared-memory queue and keeps all 32 lanes busy with fresh or parked pairs.
+    ClStash,
+    /// Basic Stash while the table's load factor is below `threshold`, clStash above it (the
+    /// paper's hybrid; Fig. 13 measures the threshold: `warpmap bench --preset fig13`).
+    Hybrid {
+        /// The load factor (stored keys / buckets) at which warps switch to collaborative lanes.
+        threshold: f64,
+    },
+}
+
+impl InsertStrategy {
+    /// "stash", "clstash" or "hybrid".
+    pub fn name(&self) -> &'static str {
+        match self {
+            InsertStrategy::Stash => "stash",
+            InsertStrategy::ClStash => "clstash",
+            InsertStrategy::Hybrid { .. } => "hybrid",
+        }
+    }
+}
+
+/// The hybrid's switching load factor, measured as the paper's Fig. 13 describes
+/// (`warpmap lanes threshold`; see `bench/NOTES.md`). Not yet measured on this commit's
+/// kernels: the default strategy stays basic Stash until it is.
+pub const HYBRID_THRESHOLD: f64 = 0.5;
+
+impl InsertStrategy {
+    /// The hybrid with the measured [`HYBRID_THRESHOLD`].
+    pub fn default_hybrid() -> Self {
+        InsertStrategy::Hybrid {
+            threshold: HYBRID_THRESHOLD,
+        }
+    }
+}
+
+impl Default for InsertStrategy {
+    fn default() -> Self {
+        InsertStrategy::Stash
+    }
+}
+
 /// The parameters of a [`Stadium`] table.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct StadiumConfig {
     /// The number of keys the table must hold (rounded up to a prime number of buckets).
     pub capacity: usize,
@@ -116,6 +169,8 @@ pub struct StadiumConfig {
     pub seed: u64,
     /// The hash function.
     pub hash: HashFunction,
+    /// How inserts use the warps (basic Stash, clStash or the hybrid).
+    pub insert_strategy: InsertStrategy,
 }
 
 impl StadiumConfig {
@@ -128,6 +183,7 @@ impl StadiumConfig {
             max_probes: None,
             seed: DEFAULT_SEED,
             hash: HashFunction::default(),
+            insert_strategy: InsertStrategy::default(),
         }
     }
     /// Sets the ticket size in bits.
@@ -153,6 +209,11 @@ impl StadiumConfig {
     /// Sets the hash function.
     pub fn hash(mut self, f: HashFunction) -> Self {
         self.hash = f;
+        self
+    }
+    /// Sets the insert strategy.
+    pub fn insert_strategy(mut self, strategy: InsertStrategy) -> Self {
+        self.insert_strategy = strategy;
         self
     }
 }
@@ -220,6 +281,9 @@ pub fn all_kernel_sources() -> Vec<KernelSource> {
 
 struct Kernels {
     insert: Kernel,
+    insert_cl: Kernel,
+    /// `insert_cl`'s grid: as many blocks as the GPU runs at once.
+    insert_cl_grid: u32,
     find: Kernel,
     erase: Kernel,
     retrieve: Kernel,
@@ -319,7 +383,19 @@ impl<K: Key, V: Value> Stadium<K, V> {
             config.location,
             config.hash,
         ))?;
+        if let InsertStrategy::Hybrid { threshold } = config.insert_strategy {
+            if !(0.0..=1.0).contains(&threshold) {
+                return Err(Error::invalid(format!(
+                    "hybrid threshold {threshold} is not a load factor in [0, 1]"
+                )));
+            }
+        }
+        let insert_cl = module.kernel("stadium_insert_cl")?;
+        let insert_cl_grid =
+            gpu.sm_count() * gpu.max_active_blocks_per_sm(&insert_cl, BLOCK)?.max(1);
         let kernels = Kernels {
+            insert_cl,
+            insert_cl_grid,
             insert: module.kernel("stadium_insert")?,
             find: module.kernel("stadium_find")?,
             erase: module.kernel("stadium_erase")?,
@@ -381,6 +457,12 @@ impl<K: Key, V: Value> Stadium<K, V> {
         (n as u64).div_ceil(BLOCK as u64).clamp(1, max_blocks) as u32
     }
 
+    /// stadium_insert_cl's grid: persistent warps (one wave), fewer for a small batch.
+    fn cl_grid(&self, n: usize) -> u32 {
+        let needed = (n as u64).div_ceil(BLOCK as u64).max(1);
+        needed.min(self.kernels.insert_cl_grid as u64) as u32
+    }
+
     fn launch_insert(
         &mut self,
         keys: &DeviceBuffer<K>,
@@ -396,9 +478,19 @@ impl<K: Key, V: Value> Stadium<K, V> {
         if n == 0 {
             return Ok(());
         }
-        let (grid, null) = (self.grid(keys.len()), 0u64);
+        let null = 0u64;
         let assign = u32::from(mode == InsertMode::Assign);
-        let mut l = self.kernels.insert.launch();
+        // clStash and the hybrid: the table holds `cl_from` keys when warps start collaborating.
+        let (kernel, grid, cl_from) = match self.config.insert_strategy {
+            InsertStrategy::Stash => (&self.kernels.insert, self.grid(keys.len()), u64::MAX),
+            InsertStrategy::ClStash => (&self.kernels.insert_cl, self.cl_grid(keys.len()), 0),
+            InsertStrategy::Hybrid { threshold } => (
+                &self.kernels.insert_cl,
+                self.cl_grid(keys.len()),
+                (threshold * self.size as f64).ceil() as u64,
+            ),
+        };
+        let mut l = kernel.launch();
         l.buf_mut(&mut self.board);
         self.buckets.push(&mut l);
         l.buf_mut(self.counters.buffer()).buf(keys).buf(values);
@@ -411,9 +503,13 @@ impl<K: Key, V: Value> Stadium<K, V> {
             .arg(&self.max_probes)
             .arg(&self.config.seed)
             .arg(&assign);
-        // SAFETY: arguments match stadium_insert's parameters in order and type; the board holds
-        // an entry and the buckets a record for each of `size` buckets; keys, values and status
-        // hold n elements (checked above).
+        if self.config.insert_strategy != InsertStrategy::Stash {
+            l.arg(&cl_from);
+        }
+        // SAFETY: arguments match stadium_insert's (or stadium_insert_cl's, which adds cl_from)
+        // parameters in order and type; the board holds an entry and the buckets a record for
+        // each of `size` buckets; keys, values and status hold n elements (checked above).
+        // stadium_insert_cl's queues assume BLOCK (= ST_BLOCK) threads per block.
         unsafe { l.run(grid, BLOCK, 0) }
     }
 

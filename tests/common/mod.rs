@@ -11,7 +11,7 @@ use std::sync::Arc;
 use warpmap::table::warpdrive::OverflowFilter;
 use warpmap::table::warpdrive::{supports_widths, GROUP_SIZES};
 use warpmap::{CpuTable, Gpu, HashTable, Key, Value, WarpDrive, WarpDriveConfig};
-use warpmap::{Location, Stadium, StadiumConfig};
+use warpmap::{InsertStrategy, Location, Stadium, StadiumConfig};
 
 /// A table behind the common trait, as the contract tests use it.
 pub type DynTable<K, V> = Box<dyn HashTable<K, V>>;
@@ -169,23 +169,32 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
             Box::new(CpuTable::<K, V>::with_shards(capacity, 1).expect("CpuTable::with_shards")),
         ),
     ];
-    // Stadium hashing (any key and value width): 8- and 1-bit tickets with device buckets,
-    // 2-bit tickets with Mueller's hash, and 4-bit tickets with buckets in pinned host memory.
+    // Stadium hashing (any key and value width): 8-bit tickets with device buckets and basic
+    // Stash inserts, 1-bit tickets with collaborative lanes (clStash), 2-bit tickets with
+    // Mueller's hash and the hybrid (switching at load 0.5, which most contract tests pass), and
+    // 4-bit tickets with buckets in pinned host memory and clStash.
     if let Some(gpu) = gpu() {
         for (label, config) in [
             ("t8", StadiumConfig::new(capacity).ticket_bits(8)),
-            ("t1", StadiumConfig::new(capacity).ticket_bits(1)),
             (
-                "t2/mueller",
+                "t1/clstash",
                 StadiumConfig::new(capacity)
-                    .ticket_bits(2)
-                    .hash(warpmap::HashFunction::Mueller),
+                    .ticket_bits(1)
+                    .insert_strategy(InsertStrategy::ClStash),
             ),
             (
-                "t4/host",
+                "t2/mueller/hybrid",
+                StadiumConfig::new(capacity)
+                    .ticket_bits(2)
+                    .hash(warpmap::HashFunction::Mueller)
+                    .insert_strategy(InsertStrategy::Hybrid { threshold: 0.5 }),
+            ),
+            (
+                "t4/host/clstash",
                 StadiumConfig::new(capacity)
                     .ticket_bits(4)
-                    .location(Location::Host),
+                    .location(Location::Host)
+                    .insert_strategy(InsertStrategy::ClStash),
             ),
         ] {
             v.push((

@@ -11,6 +11,7 @@
 //! - `warpmap info`: the GPU, NVRTC and the kernel cache, or why each is missing.
 
 mod chart;
+mod lanes;
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -46,6 +47,10 @@ enum Command {
     Bench(Box<BenchArgs>),
     /// Show the GPU, NVRTC and the kernel cache (or why they are missing).
     Info,
+    /// Stadium's insert strategies: the hybrid threshold (Fig. 13) and Stash vs clStash vs
+    /// hybrid (Fig. 18).
+    #[command(subcommand)]
+    Lanes(lanes::LanesCommand),
 }
 
 #[derive(Args)]
@@ -210,6 +215,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bench(a) => bench_cmd(*a),
         Command::Info => info_cmd().map(|()| ExitCode::SUCCESS),
+        Command::Lanes(c) => lanes::run(c),
     };
     match result {
         Ok(code) => code,
@@ -615,7 +621,7 @@ mod tests {
         v.extend_from_slice(args);
         match Cli::try_parse_from(v)?.command {
             Command::Bench(a) => Ok(*a),
-            Command::Info => unreachable!(),
+            Command::Info | Command::Lanes(_) => unreachable!("the arguments name bench"),
         }
     }
 
