@@ -1,4 +1,4 @@
-//! The mixed-batch experiment ([`Op::Mixed`](super::Op::Mixed), `--preset fig15`): the Stadium
+//! The mixed-batch experiment ([`Op::Mixed`], `--preset fig15`): the Stadium
 //! paper's Fig. 15, "concurrency efficiency".
 //!
 //! The paper interleaves inserts and retrievals in slices of about 100k operations, the
@@ -15,7 +15,7 @@
 //!
 //! Both do exactly the same operations on the same table states, so `separated / mixed` is the
 //! paper's ratio (its insert and find durations add up to the separated sequence). Every run is
-//! verified ([`bad_mixed`], [`bad_separated`]): every find of a key inserted by an earlier
+//! verified (`bad_mixed`, `bad_separated`): every find of a key inserted by an earlier
 //! slice must be found with `value_for(key)`, every insert must be new, `len == n` after each
 //! sequence, and all `n` keys must be found afterwards.
 //!
