@@ -5,7 +5,7 @@
 //! slots: one table per (type, distribution), cleared between runs. Fixed keys: a new table per
 //! load factor, and the run key sets generated once per (type, distribution).
 
-use super::plan::{Distribution, KvType, Plan};
+use super::plan::{with_kv_types, Distribution, Plan};
 use super::workload::{
     bad_contains, bad_half, bad_hits, bad_misses, check_len_after_insert, resize_par, Tag,
     Workload, WorkloadSpec, Workloads,
@@ -40,14 +40,7 @@ pub(crate) fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Vec
     let roofline = Roofline::default();
     for &ty in &plan.types {
         for &dist in &plan.distributions {
-            match ty {
-                KvType::U32 => bench_set::<u32, u32>(plan, &roofline, &mut sink, 0x0404, dist)?,
-                KvType::U64 => bench_set::<u64, u64>(plan, &roofline, &mut sink, 0x0808, dist)?,
-                KvType::U32U64 => bench_set::<u32, u64>(plan, &roofline, &mut sink, 0x0408, dist)?,
-                KvType::U128U64 => {
-                    bench_set::<u128, u64>(plan, &roofline, &mut sink, 0x1008, dist)?
-                }
-            }
+            with_kv_types!(ty, bench_set(plan, &roofline, &mut sink, dist))?;
         }
     }
     Ok(sink.results)
@@ -83,8 +76,8 @@ fn bench_set<K: Key, V: Value>(
     plan: &Plan,
     roofline: &Roofline,
     sink: &mut Sink<'_>,
-    type_tag: u64,
     dist: Distribution,
+    type_tag: u64,
 ) -> Result<()> {
     let what = format!("cpu {}/{} {dist}", K::NAME, V::NAME);
     let keys_mode = plan.keys();

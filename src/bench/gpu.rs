@@ -11,7 +11,7 @@
 //! them fit in device memory beside the largest table (else uploaded per run).
 
 use super::plan::Variant;
-use super::plan::{Distribution, KvType, Plan};
+use super::plan::{with_kv_types, Distribution, Plan};
 use super::roofline::{self, RooflineConfig};
 use super::workload::{
     bad_contains, bad_half, bad_hits, bad_misses, check_len_after_insert, resize_par, Tag,
@@ -39,7 +39,11 @@ L2 and a copy of it (bytes read + written), CUDA events, one warm-up then the me
 roofline object)";
 
 /// Turns a `TableFull` from `synchronize` into a verification failure; other errors stop.
-fn table_full_is_failure(r: Result<()>, failures: &mut Vec<String>, run: usize) -> Result<()> {
+pub(super) fn table_full_is_failure(
+    r: Result<()>,
+    failures: &mut Vec<String>,
+    run: usize,
+) -> Result<()> {
     match r {
         Ok(()) => Ok(()),
         Err(Error::TableFull { failed, .. }) => {
@@ -82,12 +86,7 @@ pub(crate) fn run(
                 timer: &timer,
                 bounds: &mut bounds,
             };
-            match ty {
-                KvType::U32 => bench_set::<u32, u32>(&mut cx, 0x0404, dist)?,
-                KvType::U64 => bench_set::<u64, u64>(&mut cx, 0x0808, dist)?,
-                KvType::U32U64 => bench_set::<u32, u64>(&mut cx, 0x0408, dist)?,
-                KvType::U128U64 => bench_set::<u128, u64>(&mut cx, 0x1008, dist)?,
-            }
+            with_kv_types!(ty, bench_set(&mut cx, dist))?;
         }
     }
     let mut roof = roof;
@@ -96,14 +95,14 @@ pub(crate) fn run(
 }
 
 /// What every set of a run shares.
-struct SetCx<'a, 'b> {
-    gpu: &'a Arc<Gpu>,
-    plan: &'a Plan,
-    roofline: &'a Roofline,
-    sink: &'a mut Sink<'b>,
-    timer: &'a Timer,
+pub(super) struct SetCx<'a, 'b> {
+    pub gpu: &'a Arc<Gpu>,
+    pub plan: &'a Plan,
+    pub roofline: &'a Roofline,
+    pub sink: &'a mut Sink<'b>,
+    pub timer: &'a Timer,
     /// The host bounds measured so far (one per table size and record size).
-    bounds: &'a mut Vec<HostBound>,
+    pub bounds: &'a mut Vec<HostBound>,
 }
 
 /// A table under test and what its rows report beside the measurements.
@@ -176,7 +175,11 @@ fn variant_label(v: Variant) -> String {
 
 /// The host bound of a host-bucket table of `bytes` bytes of `record_bytes`-byte records:
 /// measured on first use, then reused for tables of the same size.
-fn host_bound(cx: &mut SetCx<'_, '_>, bytes: u64, record_bytes: usize) -> Result<HostBound> {
+pub(super) fn host_bound(
+    cx: &mut SetCx<'_, '_>,
+    bytes: u64,
+    record_bytes: usize,
+) -> Result<HostBound> {
     let words = (record_bytes / 4).max(1) as u64;
     let want = bytes / (4 * words) * 4 * words;
     if let Some(b) = cx
@@ -267,7 +270,7 @@ impl<K: Key, V: Value> DevSets<K, V> {
 }
 
 /// Every kernel once on a small batch (module load, first-launch costs), then cleared.
-fn warm_up<K: Key, V: Value>(
+pub(super) fn warm_up<K: Key, V: Value>(
     gpu: &Arc<Gpu>,
     table: &mut dyn DeviceHashTable<K, V>,
     timer: &Timer,
@@ -298,8 +301,8 @@ fn label<K: Key, V: Value>(plan: &Plan, dist: Distribution) -> String {
 /// All sets of one (type, distribution).
 fn bench_set<K: Key, V: Value>(
     cx: &mut SetCx<'_, '_>,
-    type_tag: u64,
     dist: Distribution,
+    type_tag: u64,
 ) -> Result<()> {
     let (gpu, plan, timer) = (cx.gpu, cx.plan, cx.timer);
     let what = label::<K, V>(plan, dist);

@@ -24,7 +24,15 @@
 //! [`Roofline::host_bounds`]); their `bound_ratio` is the rate over the random-write bound
 //! (insert, erase) or the random-read bound (finds, contains). Device-bucket rows have
 //! `bound_ratio` = `roofline_ratio` (the gather / CAS roofline). [`Preset::Stadium`] is the
-//! paper's Figs. 14, 16 and 17 setup.
+//! paper's Figs. 14, 16 and 17 setup; [`Preset::Fig19`] its Fig. 19 (the same loop over the
+//! key and value sizes of [`KvType::FIG19`]).
+//!
+//! The mixed experiment ([`Op::Mixed`], [`Preset::Fig15`], the paper's Fig. 15) is a loop of its
+//! own ([`mixed`]): keys inserted in slices, each slice also finding the previous slice's keys,
+//! timed once as one mixed insert/find batch per slice and once as an insert batch then a find
+//! batch per slice; its rows carry `concurrency_efficiency` (separated time / mixed time),
+//! `separated_ms` and `slice_ops`. With Stadium device buckets, WarpDrive (default group size)
+//! runs the same slices for comparison.
 //!
 //! Beyond the default: a fixed number of keys per load factor with a table per load factor
 //! ([`BenchConfig::keys_log2`]), several WarpDrive group sizes ([`BenchConfig::group_sizes`]),
@@ -45,7 +53,9 @@
 
 mod cpu;
 mod gpu;
+mod gpu_mixed;
 pub mod lanes;
+pub mod mixed;
 pub mod outofcore;
 mod plan;
 pub mod roofline;
@@ -53,8 +63,9 @@ mod workload;
 
 pub use plan::{
     location_name, parse_locations, resolve, Distribution, Estimate, KvType, Plan, Preset, Scheme,
-    Variant, ZipfInfo, ZipfLoad, CPU_MAX_KEYS_LOG2, DEFAULT_ZIPF_UNIVERSE_LOG2, GPU_MAX_KEYS_LOG2,
-    QUICK_KEYS_LOG2, STADIUM_HOST_KEYS_LOG2,
+    Variant, ZipfInfo, ZipfLoad, CPU_MAX_KEYS_LOG2, DEFAULT_SLICE_LOG2, DEFAULT_ZIPF_UNIVERSE_LOG2,
+    FIG19_LOAD_FACTOR, FIG_HOST_KEYS_LOG2, FIG_KEYS_LOG2, GPU_MAX_KEYS_LOG2, QUICK_KEYS_LOG2,
+    STADIUM_HOST_KEYS_LOG2,
 };
 pub use workload::distinct_count;
 
@@ -124,6 +135,9 @@ pub struct BenchConfig {
     /// keys (random accesses over the bus run at 0.04-0.45 G/s); `None`: the preset's
     /// ([`STADIUM_HOST_KEYS_LOG2`] for `stadium`), else no cap.
     pub host_keys_log2: Option<u32>,
+    /// The mixed experiment ([`Op::Mixed`]): operations per slice (inserts + finds), log2, a
+    /// set per size; `None`: the preset's, else [`DEFAULT_SLICE_LOG2`] (quick: 2^12).
+    pub slice_log2: Option<Vec<u32>>,
 }
 
 impl Default for BenchConfig {
@@ -150,6 +164,7 @@ impl Default for BenchConfig {
             ticket_bits: None,
             locations: None,
             host_keys_log2: None,
+            slice_log2: None,
         }
     }
 }
@@ -183,10 +198,16 @@ pub enum Op {
     Contains,
     /// Erase the `n` inserted keys.
     Erase,
+    /// The mixed-batch experiment (the Stadium paper's Fig. 15, [`mixed`]): `n` keys inserted
+    /// in slices, each slice also finding the previous slice's keys, run once as one mixed
+    /// insert/find batch per slice and once as an insert batch then a find batch per slice.
+    /// Its own experiment (`--ops mixed` alone, or `--preset fig15`), not part of [`Op::ALL`].
+    Mixed,
 }
 
 impl Op {
-    /// Every operation, in the order they run.
+    /// Every operation of the per-operation loop, in the order they run ([`Op::Mixed`] is an
+    /// experiment of its own).
     pub const ALL: [Op; 6] = [
         Op::Insert,
         Op::FindHit,
@@ -214,6 +235,7 @@ impl Op {
             Op::FindMiss => "find_miss",
             Op::Contains => "contains",
             Op::Erase => "erase",
+            Op::Mixed => "mixed",
         }
     }
 
@@ -223,7 +245,8 @@ impl Op {
     }
 
     /// Whether the operation writes the table (its roofline is the random CAS; finds and
-    /// `contains` compare with the random gather).
+    /// `contains` compare with the random gather; [`Op::Mixed`], half inserts and half finds,
+    /// with their harmonic mean).
     pub fn writes(self) -> bool {
         matches!(self, Op::Insert | Op::Erase)
     }
@@ -288,7 +311,9 @@ impl HostBound {
     /// The bound an operation's rate is compared with: random writes for insert and erase,
     /// random reads for the finds and contains.
     pub fn for_op(&self, op: Op) -> f64 {
-        if op.writes() {
+        if op == Op::Mixed {
+            harmonic(self.write_gops, self.read_gops)
+        } else if op.writes() {
             self.write_gops
         } else {
             self.read_gops
@@ -307,9 +332,11 @@ pub struct BenchResult {
     pub key_bytes: usize,
     /// Value width in bytes.
     pub value_bytes: usize,
-    /// Keys per operation (for inserts: keys inserted into the empty table).
+    /// Keys per operation (for inserts: keys inserted into the empty table; mixed rows: the
+    /// operations of the whole sequence, inserts plus finds).
     pub n: usize,
-    /// The load factor the table is filled to (nominal; `n / capacity` up to rounding).
+    /// The load factor the table is filled to (nominal; inserted keys / capacity up to
+    /// rounding).
     pub load_factor: f64,
     /// The operation.
     pub op: Op,
@@ -369,6 +396,20 @@ pub struct BenchResult {
     /// Stadium host rows: pinned host memory of the buckets, bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_memory_bytes: Option<usize>,
+    /// Mixed rows ([`Op::Mixed`]): the median time of the phase-separated sequence (per slice
+    /// an insert batch, then a find batch) over the median time of the mixed sequence (per
+    /// slice one mixed batch): the paper's "concurrency efficiency" (Fig. 15). Above 1: the
+    /// mixed batches were faster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrency_efficiency: Option<f64>,
+    /// Mixed rows: median time of the phase-separated sequence, milliseconds (`median_ms`,
+    /// `gops` and the ratios are the mixed sequence's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub separated_ms: Option<f64>,
+    /// Mixed rows: operations per slice (inserts plus finds; the paper's "approximately
+    /// 100k"), the size of one mixed batch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slice_ops: Option<usize>,
 }
 
 /// The whole benchmark: what `warpmap bench` prints and writes as JSON.
@@ -426,6 +467,9 @@ pub struct Report {
     /// Stadium host rows' keys per set, when smaller than `keys_log2` (log2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_keys_log2: Option<u32>,
+    /// The mixed experiment's slice sizes, operations per slice, log2 (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub slice_log2: Vec<u32>,
     /// Key distributions measured.
     pub distributions: Vec<Distribution>,
     /// Key/value types measured.
@@ -550,7 +594,12 @@ impl Measured<'_> {
         } else {
             0.0
         };
-        let peak = if op.writes() {
+        let peak = if op == Op::Mixed {
+            self.roofline
+                .cas8_gops
+                .zip(self.roofline.gather8_gops)
+                .map(|(c, g)| harmonic(c, g))
+        } else if op.writes() {
             self.roofline.cas8_gops
         } else {
             self.roofline.gather8_gops
@@ -606,7 +655,20 @@ impl Measured<'_> {
             host_memory_bytes: st
                 .filter(|s| s.location == Location::Host)
                 .map(|s| s.host_memory_bytes),
+            concurrency_efficiency: None,
+            separated_ms: None,
+            slice_ops: None,
         });
+    }
+}
+
+/// The harmonic mean of two rates (the rate of doing one operation at each): the bound of a
+/// batch that is half inserts and half finds.
+pub(crate) fn harmonic(a: f64, b: f64) -> f64 {
+    if a > 0.0 && b > 0.0 {
+        2.0 / (1.0 / a + 1.0 / b)
+    } else {
+        0.0
     }
 }
 
@@ -702,11 +764,19 @@ pub fn run(cfg: &BenchConfig, progress: &mut dyn FnMut(Progress)) -> Result<Repo
     let method = plan.method();
     let (device, roofline, results) = match &gpu {
         Some(g) => {
-            let (roofline, results) = gpu::run(g, &plan, progress)?;
+            let (roofline, results) = if plan.mixed() {
+                gpu_mixed::run(g, &plan, progress)?
+            } else {
+                gpu::run(g, &plan, progress)?
+            };
             (format!("{} sm_{}", g.name(), g.sm()), roofline, results)
         }
         None => {
-            let results = cpu::run(&plan, progress)?;
+            let results = if plan.mixed() {
+                mixed::run_cpu(&plan, progress)?
+            } else {
+                cpu::run(&plan, progress)?
+            };
             (
                 format!("CPU ({host_threads} threads)"),
                 Roofline::default(),
@@ -740,6 +810,7 @@ pub fn run(cfg: &BenchConfig, progress: &mut dyn FnMut(Progress)) -> Result<Repo
             .host_keys(Distribution::Unique)
             .filter(|n| Some(*n) != plan.keys())
             .map(|n| n.trailing_zeros()),
+        slice_log2: plan.slice_log2.clone(),
         distributions: plan.distributions.clone(),
         types: plan.types.clone(),
         ops: plan.ops.clone(),
@@ -894,6 +965,57 @@ mod tests {
                 assert_eq!(x.distinct.is_some(), x.distribution == Distribution::Zipf);
             }
         }
+    }
+
+    /// Every fig19 key/value size through the per-operation loop on the CPU backend.
+    #[test]
+    fn cpu_fig19_types_verify() {
+        let cfg = BenchConfig {
+            force_cpu: true,
+            preset: Some(Preset::Fig19),
+            keys_log2: Some(10),
+            runs: Some(1),
+            ..Default::default()
+        };
+        let r = run(&cfg, &mut |_| {}).unwrap();
+        assert_eq!(r.results.len(), KvType::FIG19.len() * 3);
+        assert!(
+            r.all_verified(),
+            "{:?}",
+            r.results.iter().find(|x| !x.verified)
+        );
+        for (t, rows) in KvType::FIG19.iter().zip(r.results.chunks(3)) {
+            for x in rows {
+                assert_eq!(
+                    (x.key_bytes, x.value_bytes),
+                    (t.key_bytes(), t.value_bytes())
+                );
+                assert_eq!(x.load_factor, FIG19_LOAD_FACTOR);
+            }
+        }
+        assert!(r.results.iter().any(|x| x.value_type == "[u8; 256]"));
+        assert!(r.results.iter().any(|x| x.key_type == "[u8; 64]"));
+    }
+
+    /// The mixed experiment through `run` on the CPU backend: the report says what it was.
+    #[test]
+    fn cpu_mixed_report() {
+        let cfg = BenchConfig {
+            force_cpu: true,
+            preset: Some(Preset::Fig15),
+            keys_log2: Some(11),
+            runs: Some(1),
+            slice_log2: Some(vec![8]),
+            load_factors: Some(vec![0.8]),
+            ..Default::default()
+        };
+        let r = run(&cfg, &mut |_| {}).unwrap();
+        assert_eq!(r.results.len(), 1);
+        assert!(r.all_verified(), "{:?}", r.results[0].failures);
+        assert_eq!(r.ops, vec![Op::Mixed]);
+        assert_eq!(r.slice_log2, vec![8]);
+        assert_eq!(r.results[0].slice_ops, Some(256));
+        assert!(r.method.contains("Mixed experiment"));
     }
 
     #[test]

@@ -31,6 +31,24 @@ pub const DEFAULT_ZIPF_UNIVERSE_LOG2: u32 = 31;
 /// G/s; at 2^27 the host rows alone would take about 10 minutes.
 pub const STADIUM_HOST_KEYS_LOG2: u32 = 25;
 
+/// `keys_log2` of the fig15 and fig19 presets (in-core): 2^24 keys. Fig. 19 of the paper uses
+/// 2^25 pairs; 2^24 keeps the 264-byte records of its widest pairing at 4 GiB per key set, so
+/// that the five run sets stay cached on the host and on the device and the preset stays under
+/// three minutes on an H100.
+pub const FIG_KEYS_LOG2: u32 = 24;
+
+/// `host_keys_log2` of the fig15 and fig19 presets: out-of-core (host-bucket) rows use 2^22
+/// keys (tables of 20 MiB to 1.3 GiB of pinned memory), as random accesses over the bus run at
+/// 0.04-0.45 G/s and a record of up to 264 bytes is written per insert.
+pub const FIG_HOST_KEYS_LOG2: u32 = 22;
+
+/// The Stadium paper's Fig. 19 load factor (the fig19 preset's).
+pub const FIG19_LOAD_FACTOR: f64 = 0.85;
+
+/// The mixed experiment's slice sizes (operations per slice, log2) by default: 2^17 (131 072,
+/// the paper's "approximately 100k") and 2^21 (2 M: a mixed batch that fills an H100).
+pub const DEFAULT_SLICE_LOG2: [u32; 2] = [17, 21];
+
 /// The GPU hash table a benchmark measures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -182,11 +200,11 @@ impl fmt::Display for Distribution {
 /// A key/value type pair of the benchmark.
 ///
 /// [`KvType::ALL`] (`u32`→`u32` and `u64`→`u64`) is the default and what the presets measure;
-/// [`KvType::U32U64`] and [`KvType::U128U64`] run only when asked for
-/// ([`BenchConfig::types`], `--types`). Every type runs every distribution: Zipf keys are
-/// indices of keygen's key sequence, which is injective for every key width (`u128` keys: the
-/// index's 64-bit mix in the low 8 bytes, a mix of it in the high 8), and values are
-/// `value_for(key)` of the value type.
+/// the other types run only when asked for ([`BenchConfig::types`], `--types`) or by the fig19
+/// preset ([`KvType::FIG19`]: the key and value size sweep). Every type runs every
+/// distribution: Zipf keys are indices of keygen's key sequence, which is injective for every
+/// key width (`u128` and byte-array keys: the index's 64-bit mix in the low 8 bytes, mixes of
+/// it above), and values are `value_for(key)` of the value type. Names: `bN` is `[u8; N]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum KvType {
     /// `u32` keys and `u32` values.
@@ -202,6 +220,30 @@ pub enum KvType {
     /// slot). Only with `--types`.
     #[serde(rename = "u128u64")]
     U128U64,
+    /// `[u8; 32]` keys and `u64` values (fig19's key sweep).
+    #[serde(rename = "b32u64")]
+    B32U64,
+    /// `[u8; 64]` keys and `u64` values (fig19's key sweep).
+    #[serde(rename = "b64u64")]
+    B64U64,
+    /// `u64` keys and `u32` values (fig19's value sweep).
+    #[serde(rename = "u64u32")]
+    U64U32,
+    /// `u64` keys and `u128` values (fig19's value sweep).
+    #[serde(rename = "u64u128")]
+    U64U128,
+    /// `u64` keys and `[u8; 32]` values (fig19's value sweep).
+    #[serde(rename = "u64b32")]
+    U64B32,
+    /// `u64` keys and `[u8; 64]` values (fig19's value sweep).
+    #[serde(rename = "u64b64")]
+    U64B64,
+    /// `u64` keys and `[u8; 128]` values (fig19's value sweep).
+    #[serde(rename = "u64b128")]
+    U64B128,
+    /// `u64` keys and `[u8; 256]` values (fig19's value sweep).
+    #[serde(rename = "u64b256")]
+    U64B256,
 }
 
 impl KvType {
@@ -210,15 +252,54 @@ impl KvType {
     pub const ALL: [KvType; 2] = [KvType::U32, KvType::U64];
 
     /// Every type the benchmark can measure.
-    pub const EVERY: [KvType; 4] = [KvType::U32, KvType::U64, KvType::U32U64, KvType::U128U64];
+    pub const EVERY: [KvType; 12] = [
+        KvType::U32,
+        KvType::U64,
+        KvType::U32U64,
+        KvType::U128U64,
+        KvType::B32U64,
+        KvType::B64U64,
+        KvType::U64U32,
+        KvType::U64U128,
+        KvType::U64B32,
+        KvType::U64B64,
+        KvType::U64B128,
+        KvType::U64B256,
+    ];
 
-    /// "u32", "u64", "u32u64" or "u128u64" (parsed back by `from_str`; also the JSON name).
+    /// The fig19 preset's types (the Stadium paper's Fig. 19): keys of 4, 8, 16, 32 and 64
+    /// bytes with 8-byte values, then 8-byte keys with values of 4, 16, 32, 64, 128 and 256
+    /// bytes (`u64`→`u64`, in the key sweep, is shared by both sweeps).
+    pub const FIG19: [KvType; 11] = [
+        KvType::U32U64,
+        KvType::U64,
+        KvType::U128U64,
+        KvType::B32U64,
+        KvType::B64U64,
+        KvType::U64U32,
+        KvType::U64U128,
+        KvType::U64B32,
+        KvType::U64B64,
+        KvType::U64B128,
+        KvType::U64B256,
+    ];
+
+    /// "u32", "u64", "u32u64", "u128u64", "b32u64", ... (parsed back by `from_str`; also the
+    /// JSON name).
     pub fn name(self) -> &'static str {
         match self {
             KvType::U32 => "u32",
             KvType::U64 => "u64",
             KvType::U32U64 => "u32u64",
             KvType::U128U64 => "u128u64",
+            KvType::B32U64 => "b32u64",
+            KvType::B64U64 => "b64u64",
+            KvType::U64U32 => "u64u32",
+            KvType::U64U128 => "u64u128",
+            KvType::U64B32 => "u64b32",
+            KvType::U64B64 => "u64b64",
+            KvType::U64B128 => "u64b128",
+            KvType::U64B256 => "u64b256",
         }
     }
 
@@ -226,32 +307,89 @@ impl KvType {
     pub fn key_bytes(self) -> usize {
         match self {
             KvType::U32 | KvType::U32U64 => 4,
-            KvType::U64 => 8,
             KvType::U128U64 => 16,
+            KvType::B32U64 => 32,
+            KvType::B64U64 => 64,
+            KvType::U64
+            | KvType::U64U32
+            | KvType::U64U128
+            | KvType::U64B32
+            | KvType::U64B64
+            | KvType::U64B128
+            | KvType::U64B256 => 8,
         }
     }
 
     /// Bytes of the value (the `value_bytes` of its rows).
     pub fn value_bytes(self) -> usize {
         match self {
-            KvType::U32 => 4,
-            KvType::U64 | KvType::U32U64 | KvType::U128U64 => 8,
+            KvType::U32 | KvType::U64U32 => 4,
+            KvType::U64 | KvType::U32U64 | KvType::U128U64 | KvType::B32U64 | KvType::B64U64 => 8,
+            KvType::U64U128 => 16,
+            KvType::U64B32 => 32,
+            KvType::U64B64 => 64,
+            KvType::U64B128 => 128,
+            KvType::U64B256 => 256,
+        }
+    }
+
+    /// The seed tag of the type's key sets (distinct per type; the first four keep their
+    /// historical tags so their key sets do not change).
+    pub(crate) fn seed_tag(self) -> u64 {
+        match self {
+            KvType::U32 => 0x0404,
+            KvType::U64 => 0x0808,
+            KvType::U32U64 => 0x0408,
+            KvType::U128U64 => 0x1008,
+            t => ((t.key_bytes() as u64) << 16) | t.value_bytes() as u64 | 0x5_0000_0000,
         }
     }
 }
 
+/// Calls `$f::<K, V>($args..., tag)` with the key and value types of a [`KvType`] (the one
+/// place that maps the enum to Rust types).
+macro_rules! with_kv_types {
+    ($ty:expr, $f:ident ( $($arg:expr),* )) => {{
+        use $crate::bench::plan::KvType as T;
+        let ty: T = $ty;
+        let tag = ty.seed_tag();
+        match ty {
+            T::U32 => $f::<u32, u32>($($arg,)* tag),
+            T::U64 => $f::<u64, u64>($($arg,)* tag),
+            T::U32U64 => $f::<u32, u64>($($arg,)* tag),
+            T::U128U64 => $f::<u128, u64>($($arg,)* tag),
+            T::B32U64 => $f::<[u8; 32], u64>($($arg,)* tag),
+            T::B64U64 => $f::<[u8; 64], u64>($($arg,)* tag),
+            T::U64U32 => $f::<u64, u32>($($arg,)* tag),
+            T::U64U128 => $f::<u64, u128>($($arg,)* tag),
+            T::U64B32 => $f::<u64, [u8; 32]>($($arg,)* tag),
+            T::U64B64 => $f::<u64, [u8; 64]>($($arg,)* tag),
+            T::U64B128 => $f::<u64, [u8; 128]>($($arg,)* tag),
+            T::U64B256 => $f::<u64, [u8; 256]>($($arg,)* tag),
+        }
+    }};
+}
+pub(crate) use with_kv_types;
+
 impl FromStr for KvType {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
+        let t = s.trim().to_ascii_lowercase();
+        match t.as_str() {
             "u32" | "u32/u32" | "u32->u32" => Ok(KvType::U32),
             "u64" | "u64/u64" | "u64->u64" => Ok(KvType::U64),
             "u32u64" | "u32/u64" | "u32->u64" => Ok(KvType::U32U64),
             "u128" | "u128u64" | "u128/u64" | "u128->u64" => Ok(KvType::U128U64),
-            other => Err(format!(
-                "unknown type '{other}' (u32 for u32->u32, u64 for u64->u64, u32u64 for \
-                 u32->u64, u128 for u128->u64)"
-            )),
+            other => KvType::EVERY
+                .into_iter()
+                .find(|k| k.name() == other)
+                .ok_or_else(|| {
+                    format!(
+                        "unknown type '{other}' (u32 for u32->u32, u64 for u64->u64, u32u64 for \
+                         u32->u64, u128 for u128->u64; fig19's b32u64, b64u64, u64u32, \
+                         u64u128, u64b32, u64b64, u64b128, u64b256, where bN is [u8; N])"
+                    )
+                }),
         }
     }
 }
@@ -268,11 +406,12 @@ impl FromStr for Op {
         let t = s.trim().to_ascii_lowercase().replace('-', "_");
         Op::ALL
             .into_iter()
+            .chain([Op::Mixed])
             .find(|op| op.name() == t)
             .ok_or_else(|| {
                 format!(
                     "unknown operation '{s}' (insert, find_hit, find_half, find_miss, contains, \
-                     erase)"
+                     erase; or mixed, the mixed-batch experiment, alone)"
                 )
             })
     }
@@ -295,19 +434,37 @@ pub enum Preset {
     /// [`STADIUM_HOST_KEYS_LOG2`]), load factors 0.5, 0.8, 0.9, 0.95, ticket sizes 1, 2, 4, 8,
     /// buckets in device and in host memory, insert, find_hit, find_half and find_miss.
     Stadium,
+    /// Stadium hashing's Fig. 15: mixed versus phase-separated batches ([`Op::Mixed`]),
+    /// `u32`/`u32`, 2^24 keys ([`FIG_KEYS_LOG2`]; host buckets 2^22), load factors 0.5, 0.8,
+    /// 0.9, 0.95, ticket sizes 1, 2, 4, 8, buckets on the device and in host memory, slices of
+    /// 2^17 and 2^21 operations, and WarpDrive (default group size) on the same slices.
+    Fig15,
+    /// Stadium hashing's Fig. 19: key and value sizes ([`KvType::FIG19`]), insert, find_hit
+    /// and erase, load factor 0.85, 2^24 keys (host buckets 2^22), ticket sizes 1 and 8,
+    /// buckets on the device and in host memory.
+    Fig19,
 }
 
 impl Preset {
     /// Every preset.
-    pub const ALL: [Preset; 4] = [Preset::Fig7, Preset::Fig8, Preset::Compare, Preset::Stadium];
+    pub const ALL: [Preset; 6] = [
+        Preset::Fig7,
+        Preset::Fig8,
+        Preset::Compare,
+        Preset::Stadium,
+        Preset::Fig15,
+        Preset::Fig19,
+    ];
 
-    /// "fig7", "fig8", "compare" or "stadium".
+    /// "fig7", "fig8", "compare", "stadium", "fig15" or "fig19".
     pub fn name(self) -> &'static str {
         match self {
             Preset::Fig7 => "fig7",
             Preset::Fig8 => "fig8",
             Preset::Compare => "compare",
             Preset::Stadium => "stadium",
+            Preset::Fig15 => "fig15",
+            Preset::Fig19 => "fig19",
         }
     }
 
@@ -330,6 +487,17 @@ impl Preset {
                 "Stadium hashing (paper Figs. 14, 16, 17): u32/u32, 2^27 keys (host buckets \
                  2^25), load factors 0.5/0.8/0.9/0.95, tickets 1/2/4/8 bits, buckets on the \
                  device and in host memory, insert + find_hit + find_half + find_miss"
+            }
+            Preset::Fig15 => {
+                "Stadium hashing Fig. 15: mixed vs phase-separated insert/find batches \
+                 (concurrency efficiency), u32/u32, 2^24 keys (host buckets 2^22), load \
+                 factors 0.5/0.8/0.9/0.95, tickets 1/2/4/8 bits, device and host buckets, \
+                 slices of 2^17 and 2^21 ops, WarpDrive alongside"
+            }
+            Preset::Fig19 => {
+                "Stadium hashing Fig. 19: key sizes 4-64 B (8 B values) and value sizes 4-256 B \
+                 (8 B keys), load factor 0.85, 2^24 keys (host buckets 2^22), tickets 1/8 \
+                 bits, device and host buckets, insert + find_hit + erase"
             }
         }
     }
@@ -376,6 +544,30 @@ impl Preset {
                 ticket_bits: Some(TICKET_BITS.to_vec()),
                 locations: Some(vec![Location::Device, Location::Host]),
                 host_keys_log2: Some(STADIUM_HOST_KEYS_LOG2),
+                slice_log2: None,
+            },
+            Preset::Fig15 => PresetDefaults {
+                keys_log2: FIG_KEYS_LOG2,
+                load_factors: DEFAULT_LOAD_FACTORS.to_vec(),
+                types: vec![KvType::U32],
+                ops: vec![Op::Mixed],
+                scheme: Some(Scheme::Stadium),
+                ticket_bits: Some(TICKET_BITS.to_vec()),
+                locations: Some(vec![Location::Device, Location::Host]),
+                host_keys_log2: Some(FIG_HOST_KEYS_LOG2),
+                slice_log2: Some(DEFAULT_SLICE_LOG2.to_vec()),
+                ..PresetDefaults::warpdrive()
+            },
+            Preset::Fig19 => PresetDefaults {
+                keys_log2: FIG_KEYS_LOG2,
+                load_factors: vec![FIG19_LOAD_FACTOR],
+                types: KvType::FIG19.to_vec(),
+                ops: vec![Op::Insert, Op::FindHit, Op::Erase],
+                scheme: Some(Scheme::Stadium),
+                ticket_bits: Some(vec![1, 8]),
+                locations: Some(vec![Location::Device, Location::Host]),
+                host_keys_log2: Some(FIG_HOST_KEYS_LOG2),
+                ..PresetDefaults::warpdrive()
             },
         }
     }
@@ -388,7 +580,9 @@ impl FromStr for Preset {
         Preset::ALL
             .into_iter()
             .find(|p| p.name() == t)
-            .ok_or_else(|| format!("unknown preset '{s}' (fig7, fig8, compare or stadium)"))
+            .ok_or_else(|| {
+                format!("unknown preset '{s}' (fig7, fig8, compare, stadium, fig15 or fig19)")
+            })
     }
 }
 
@@ -448,6 +642,7 @@ struct PresetDefaults {
     ticket_bits: Option<Vec<u32>>,
     locations: Option<Vec<Location>>,
     host_keys_log2: Option<u32>,
+    slice_log2: Option<Vec<u32>>,
 }
 
 impl PresetDefaults {
@@ -466,6 +661,7 @@ impl PresetDefaults {
             ticket_bits: None,
             locations: None,
             host_keys_log2: None,
+            slice_log2: None,
         }
     }
 }
@@ -537,6 +733,9 @@ pub struct Plan {
     pub locations: Vec<Location>,
     /// Fixed keys, Stadium host buckets, unique keys: `n = 2^min(keys_log2, this)`.
     pub host_keys_log2: Option<u32>,
+    /// The mixed experiment ([`Op::Mixed`]): operations per slice, log2, a set per size (empty
+    /// otherwise).
+    pub slice_log2: Vec<u32>,
     /// Adjustments made to what was asked (caps, ignored flags), for the report.
     pub notes: Vec<String>,
 }
@@ -664,13 +863,72 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
         .clone()
         .or_else(|| pd.map(|p| p.ops.clone()))
         .unwrap_or_else(|| Op::DEFAULT.to_vec());
-    let ops: Vec<Op> = Op::ALL
-        .into_iter()
-        .filter(|op| asked_ops.contains(op))
-        .collect();
+    let mixed = asked_ops.contains(&Op::Mixed);
+    if mixed && asked_ops.iter().any(|o| *o != Op::Mixed) {
+        return Err(Error::invalid(
+            "mixed is an experiment of its own (mixed vs phase-separated batches): give \
+             --ops mixed alone",
+        ));
+    }
+    let ops: Vec<Op> = if mixed {
+        vec![Op::Mixed]
+    } else {
+        Op::ALL
+            .into_iter()
+            .filter(|op| asked_ops.contains(op))
+            .collect()
+    };
     if ops.is_empty() {
         return Err(Error::invalid("no operation to measure"));
     }
+    let slice_log2 = if mixed {
+        if keys_log2.is_none() {
+            return Err(Error::invalid(
+                "--ops mixed needs fixed keys: give --keys-log2 (the fig15 preset uses 24)",
+            ));
+        }
+        if distributions != [Distribution::Unique] {
+            return Err(Error::invalid(
+                "--ops mixed measures unique keys only (each find asks for a key inserted once, \
+                 by an earlier slice): use --distribution unique",
+            ));
+        }
+        let mut v = cfg
+            .slice_log2
+            .clone()
+            .or_else(|| pd.and_then(|p| p.slice_log2.clone()))
+            .unwrap_or_else(|| DEFAULT_SLICE_LOG2.to_vec());
+        if cfg.quick && cfg.slice_log2.is_none() {
+            v = vec![12];
+        }
+        if v.is_empty() {
+            return Err(Error::invalid("no slice size to measure"));
+        }
+        if let Some(bad) = v.iter().find(|s| !(1..=GPU_MAX_KEYS_LOG2).contains(s)) {
+            return Err(Error::invalid(format!(
+                "slice 2^{bad} operations: use --slice-log2 1 to {GPU_MAX_KEYS_LOG2}"
+            )));
+        }
+        v.sort_unstable();
+        v.dedup();
+        let k = keys_log2.unwrap_or(0);
+        if let Some(s) = v.iter().find(|s| k + 1 > **s + 16) {
+            return Err(Error::invalid(format!(
+                "slices of 2^{s} operations over 2^{k} keys make 2^{} slices: at most 2^16; use \
+                 --slice-log2 {} or more",
+                k + 1 - s,
+                k + 1 - 16
+            )));
+        }
+        v
+    } else {
+        if cfg.slice_log2.is_some() {
+            notes.push(
+                "--slice-log2 applies to --ops mixed (the fig15 preset) only: ignored".into(),
+            );
+        }
+        Vec::new()
+    };
 
     let scheme = cfg
         .scheme
@@ -812,6 +1070,7 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
     }
 
     Ok(Plan {
+        slice_log2,
         backend,
         quick: cfg.quick,
         preset: cfg.preset,
@@ -899,6 +1158,7 @@ fn op_rate(v: Variant, kb: usize, vb: usize, lf: f64, host_table: f64, op: Op) -
                 Op::FindMiss => miss,
                 Op::FindHalf => half(find, miss),
                 Op::Erase => erase,
+                Op::Mixed => half(ins, find),
             }
         }
         // Auto: the plan's locations are resolved ones; estimate it as in-core.
@@ -916,6 +1176,7 @@ fn op_rate(v: Variant, kb: usize, vb: usize, lf: f64, host_table: f64, op: Op) -
                 Op::FindHit | Op::Contains => 5e9,
                 Op::FindMiss => miss,
                 Op::FindHalf => half(5e9, miss),
+                Op::Mixed => half(4e9, 5e9),
             }
         }
         Variant::Stadium {
@@ -937,6 +1198,7 @@ fn op_rate(v: Variant, kb: usize, vb: usize, lf: f64, host_table: f64, op: Op) -
                 Op::FindMiss => t(miss_reads),
                 Op::FindHalf => half(t(hit_reads), t(miss_reads)),
                 Op::Erase => t(hit_reads),
+                Op::Mixed => half(t(1.0 + insert_reads), t(hit_reads)),
             }
         }
     }
@@ -1001,12 +1263,32 @@ impl Plan {
         }
     }
 
+    /// Whether this is the mixed experiment ([`Op::Mixed`], the fig15 preset).
+    pub fn mixed(&self) -> bool {
+        self.ops.contains(&Op::Mixed)
+    }
+
     /// The tables a set loop runs over per (type, distribution, load factor): a WarpDrive per
-    /// group size, a Stadium per (location, ticket size), or the CPU table.
+    /// group size, a Stadium per (location, ticket size), or the CPU table. The mixed
+    /// experiment with Stadium device buckets adds WarpDrive (default group size) for
+    /// comparison.
     pub fn variants(&self) -> Vec<Variant> {
         if self.backend == Backend::Cpu {
             return vec![Variant::Cpu];
         }
+        let mut v = self.scheme_variants();
+        if self.mixed()
+            && self.scheme == Scheme::Stadium
+            && self.locations.contains(&Location::Device)
+        {
+            v.push(Variant::WarpDrive {
+                group: DEFAULT_GROUP_SIZE,
+            });
+        }
+        v
+    }
+
+    fn scheme_variants(&self) -> Vec<Variant> {
         match self.scheme {
             Scheme::WarpDrive => self
                 .group_sizes
@@ -1049,12 +1331,14 @@ impl Plan {
         })
     }
 
-    /// Measured sets: types x distributions x variants x load factors.
+    /// Measured sets: types x distributions x variants x load factors (x slice sizes in the
+    /// mixed experiment).
     pub fn sets(&self) -> usize {
         self.types.len()
             * self.distributions.len()
             * self.variants().len()
             * self.load_factors.len()
+            * self.slice_log2.len().max(1)
     }
 
     /// Whether absent keys are needed (find_miss or find_half selected).
@@ -1214,9 +1498,15 @@ impl Plan {
                         } else {
                             nf * gen_per_key
                         };
+                        let slices = self.slice_log2.len().max(1) as f64;
                         if !gpu {
                             let others = self.ops.iter().filter(|o| **o != Op::Insert).count();
-                            per_run += nf * (80e-9 + others as f64 * 50e-9 + 2e-9) / threads;
+                            per_run += if self.mixed() {
+                                // Per slice size: keys, both sequences, the final finds.
+                                slices * nf * (gen_per_key + (2.0 * 130e-9 + 60e-9) / threads)
+                            } else {
+                                nf * (80e-9 + others as f64 * 50e-9 + 2e-9) / threads
+                            };
                             s += self.runs as f64 * per_run;
                             continue;
                         }
@@ -1247,10 +1537,29 @@ impl Plan {
                                 * match op {
                                     Op::FindHit | Op::FindHalf => (vb + 1) as f64,
                                     Op::FindMiss | Op::Contains => 1.0,
-                                    Op::Insert | Op::Erase => 0.0,
+                                    Op::Insert | Op::Erase | Op::Mixed => 0.0,
                                 };
                         }
-                        let verify = nf * self.ops.len() as f64 * 2e-9 / threads;
+                        let mut verify = nf * self.ops.len() as f64 * 2e-9 / threads;
+                        let mut upload = upload;
+                        if self.mixed() {
+                            // Per slice size and run: fresh keys and the slices' arrays (keys,
+                            // values, the mixed batches: twice as long, with op codes), the
+                            // separated and the mixed sequence (n inserts and about n finds
+                            // each, three launches per slice at about 10 us), a final find of
+                            // every key, and every output downloaded and checked.
+                            let (k, v) = (kb as f64, vb as f64);
+                            let ins_find = nf / rate(Op::Insert) + nf / rate(Op::FindHit);
+                            kern = 0.0;
+                            for &sl in &self.slice_log2 {
+                                let count = (2.0 * nf / (1u64 << sl) as f64).ceil();
+                                kern += 2.0 * ins_find + nf / rate(Op::FindHit) + count * 30e-6;
+                            }
+                            upload = slices * nf * (3.0 * (k + v) + 2.0);
+                            down = slices * nf * (4.0 * (v + 1.0) + 8.0);
+                            per_run = slices * nf * (gen_per_key + 150e-9 / threads);
+                            verify = slices * nf * 50e-9 / threads;
+                        }
                         per_run += kern + upload / H2D + down / D2H + verify + 0.003;
                         if self.keys().is_none() {
                             device_bytes = device_bytes.max(
@@ -1349,6 +1658,22 @@ impl Plan {
             list(self.ops.iter().map(|x| x.to_string()).collect()),
             self.runs
         );
+        if self.mixed() {
+            out += &format!(
+                "mixed vs phase-separated batches: slices of {} operations (inserts + finds){}\n",
+                list(self.slice_log2.iter().map(|s| format!("2^{s}")).collect()),
+                if self
+                    .variants()
+                    .iter()
+                    .any(|v| matches!(v, Variant::WarpDrive { .. }))
+                    && self.scheme == Scheme::Stadium
+                {
+                    format!(", warpdrive (group size {DEFAULT_GROUP_SIZE}) alongside")
+                } else {
+                    String::new()
+                }
+            );
+        }
         if let Some(z) = self.zipf_info() {
             out += &format!(
                 "zipf: s = {}, universe 2^{} ranks, load = {}\n",
@@ -1438,6 +1763,29 @@ impl Plan {
                   random-read bound (finds, contains); device-bucket rows: bound_ratio = \
                   roofline_ratio";
         }
+        if self.mixed() {
+            m += &format!(
+                ". Mixed experiment (the Stadium paper's Fig. 15): per run, n fresh unique keys \
+                 inserted in slices of s/2 keys (s = {} operations per slice), where slice i \
+                 also finds the keys inserted by slice i - 1; phase-separated sequence: per \
+                 slice an insert batch then a find batch; mixed sequence: per slice one mixed \
+                 batch (HashTable::mixed_batch's kernel) with inserts and finds alternating in \
+                 groups of 32, as in the paper; both on the cleared table, in one stream, timed \
+                 as a whole by CUDA events around the sequence (launch gaps included), the \
+                 order of the two sequences alternating between runs; verified every run: \
+                 every find found with value_for(key), every insert new (no failure, no \
+                 update), len == n after each sequence, and after the mixed sequence a find of \
+                 all n keys; row: median time of the mixed sequence (median_ms, gops = \
+                 operations / time), separated_ms the separated median, and \
+                 concurrency_efficiency = separated_ms / median_ms; its roofline and host \
+                 bound are the harmonic means of the insert and find ones",
+                self.slice_log2
+                    .iter()
+                    .map(|s| format!("2^{s}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
         if self.ops.contains(&Op::FindHalf) {
             m += ". find_half: n queries, the inserted key at even positions and an absent key at \
                   odd ones, every answer checked (found with value_for(key), or not found)";
@@ -1504,7 +1852,9 @@ mod tests {
         }
         assert!("u128/u128".parse::<KvType>().is_err());
         assert!("u64/u32".parse::<KvType>().is_err());
-        assert!("u64u32".parse::<KvType>().is_err());
+        assert_eq!("u64u32".parse::<KvType>().unwrap(), KvType::U64U32);
+        assert_eq!(" U64B256 ".parse::<KvType>().unwrap(), KvType::U64B256);
+        assert!("u64b512".parse::<KvType>().is_err());
         for t in KvType::EVERY {
             assert_eq!(t.name().parse::<KvType>().unwrap(), t);
             assert_eq!(t.to_string(), t.name());
@@ -1524,7 +1874,29 @@ mod tests {
             .iter()
             .map(|t| (t.key_bytes(), t.value_bytes()))
             .collect();
-        assert_eq!(widths, vec![(4, 4), (8, 8), (4, 8), (16, 8)]);
+        assert_eq!(
+            widths,
+            vec![
+                (4, 4),
+                (8, 8),
+                (4, 8),
+                (16, 8),
+                (32, 8),
+                (64, 8),
+                (8, 4),
+                (8, 16),
+                (8, 32),
+                (8, 64),
+                (8, 128),
+                (8, 256)
+            ]
+        );
+        // Seed tags are distinct, and the first four keep their historical values.
+        let mut tags: Vec<u64> = KvType::EVERY.iter().map(|t| t.seed_tag()).collect();
+        assert_eq!(tags[..4], [0x0404, 0x0808, 0x0408, 0x1008]);
+        tags.sort_unstable();
+        tags.dedup();
+        assert_eq!(tags.len(), KvType::EVERY.len());
         assert_eq!(KvType::U128U64.key_bytes(), <u128 as Key>::BYTES);
         assert_eq!(KvType::U32U64.value_bytes(), <u64 as Value>::BYTES);
         // The defaults stay the two published types.
@@ -2056,5 +2428,136 @@ mod tests {
             q.seed_for(0x0404, Distribution::Unique, 2, 1),
             run_seed(q.seed, 0x0404, 2, 1)
         );
+    }
+
+    #[test]
+    fn fig19_preset() {
+        let cfg = BenchConfig {
+            preset: Some(Preset::Fig19),
+            ..Default::default()
+        };
+        let p = resolve(&cfg, Backend::Gpu).unwrap();
+        assert_eq!(p.types, KvType::FIG19.to_vec());
+        assert_eq!(p.load_factors, vec![FIG19_LOAD_FACTOR]);
+        assert_eq!(p.ops, vec![Op::Insert, Op::FindHit, Op::Erase]);
+        assert_eq!(p.ticket_bits, vec![1, 8]);
+        assert_eq!(p.locations, vec![Location::Device, Location::Host]);
+        assert_eq!(p.keys_log2, Some(FIG_KEYS_LOG2));
+        assert_eq!(p.host_keys_log2, Some(FIG_HOST_KEYS_LOG2));
+        assert_eq!(p.scheme, Scheme::Stadium);
+        assert!(!p.mixed() && p.slice_log2.is_empty());
+        assert_eq!(p.sets(), 11 * 4);
+        assert_eq!(p.variants().len(), 4);
+        let e = p.estimate(16);
+        eprintln!("fig19: {:.0} s with 16 threads; {}", e.seconds, p.summary());
+        assert!(e.seconds > 20.0 && e.seconds < 180.0, "{e:?}");
+        assert!(e.device_bytes < 60 << 30, "{e:?}");
+        // Both sweeps: keys 4..64 with 8-byte values, values 4..256 with 8-byte keys.
+        let keys: Vec<usize> = p
+            .types
+            .iter()
+            .filter(|t| t.value_bytes() == 8)
+            .map(|t| t.key_bytes())
+            .collect();
+        assert_eq!(keys, vec![4, 8, 16, 32, 64]);
+        let mut vals: Vec<usize> = p
+            .types
+            .iter()
+            .filter(|t| t.key_bytes() == 8)
+            .map(|t| t.value_bytes())
+            .collect();
+        vals.sort_unstable();
+        assert_eq!(vals, vec![4, 8, 16, 32, 64, 128, 256]);
+        // Quick: small and fast.
+        let q = resolve(&BenchConfig { quick: true, ..cfg }, Backend::Gpu).unwrap();
+        assert_eq!(q.keys_log2, Some(QUICK_KEYS_LOG2));
+        assert!(q.estimate(16).seconds < 60.0);
+    }
+
+    #[test]
+    fn fig15_preset_and_the_mixed_experiment() {
+        let cfg = BenchConfig {
+            preset: Some(Preset::Fig15),
+            ..Default::default()
+        };
+        let p = resolve(&cfg, Backend::Gpu).unwrap();
+        assert!(p.mixed());
+        assert_eq!(p.ops, vec![Op::Mixed]);
+        assert_eq!(p.slice_log2, DEFAULT_SLICE_LOG2.to_vec());
+        assert_eq!(p.types, vec![KvType::U32]);
+        // Eight Stadium tables and WarpDrive alongside.
+        let v = p.variants();
+        assert_eq!(v.len(), 9);
+        assert_eq!(
+            v.last(),
+            Some(&Variant::WarpDrive {
+                group: DEFAULT_GROUP_SIZE
+            })
+        );
+        assert_eq!(p.sets(), 9 * 4 * 2);
+        let e = p.estimate(16);
+        eprintln!("fig15: {:.0} s with 16 threads; {}", e.seconds, p.summary());
+        assert!(e.seconds > 10.0 && e.seconds < 180.0, "{e:?}");
+        assert!(p.method().contains("concurrency_efficiency"));
+        assert!(p.summary().contains("slices of 2^17,2^21 operations"));
+        // Host buckets only: no WarpDrive.
+        let host = resolve(
+            &BenchConfig {
+                locations: Some(vec![Location::Host]),
+                ..cfg.clone()
+            },
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(host.variants().len(), 4);
+        // Quick: one small slice size.
+        let q = resolve(
+            &BenchConfig {
+                quick: true,
+                ..cfg.clone()
+            },
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(q.slice_log2, vec![12]);
+        // The CPU backend: CpuTable only.
+        let c = resolve(&cfg, Backend::Cpu).unwrap();
+        assert_eq!(c.variants(), vec![Variant::Cpu]);
+        assert!(c.mixed());
+    }
+
+    #[test]
+    fn mixed_experiment_refuses_what_it_cannot_measure() {
+        let mixed = |f: &dyn Fn(&mut BenchConfig)| {
+            let mut c = BenchConfig {
+                ops: Some(vec![Op::Mixed]),
+                keys_log2: Some(20),
+                ..Default::default()
+            };
+            f(&mut c);
+            resolve(&c, Backend::Gpu)
+        };
+        assert!(mixed(&|_| {}).is_ok());
+        let err = |f: &dyn Fn(&mut BenchConfig)| mixed(f).unwrap_err().to_string();
+        assert!(err(&|c| c.ops = Some(vec![Op::Mixed, Op::Insert])).contains("alone"));
+        assert!(err(&|c| c.keys_log2 = None).contains("--keys-log2"));
+        assert!(err(&|c| c.distributions = Some(vec![Distribution::Zipf])).contains("unique"));
+        assert!(err(&|c| c.slice_log2 = Some(vec![])).contains("no slice"));
+        assert!(err(&|c| c.slice_log2 = Some(vec![0])).contains("--slice-log2"));
+        assert!(err(&|c| c.slice_log2 = Some(vec![4])).contains("at most 2^16"));
+        assert!(mixed(&|c| c.slice_log2 = Some(vec![5])).is_ok());
+        // --slice-log2 without mixed: ignored, with a note.
+        let p = resolve(
+            &BenchConfig {
+                slice_log2: Some(vec![10]),
+                ..Default::default()
+            },
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert!(p.slice_log2.is_empty());
+        assert!(p.notes.iter().any(|n| n.contains("--slice-log2")));
+        assert_eq!("mixed".parse::<Op>().unwrap(), Op::Mixed);
+        assert!(!Op::ALL.contains(&Op::Mixed));
     }
 }

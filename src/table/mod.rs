@@ -15,7 +15,7 @@
 //! - Every key value is insertable, including the bit patterns the table uses internally.
 //! - Erase and insert are phase-separated: a batch call completes before the next begins.
 
-mod gpu_glue;
+pub(crate) mod gpu_glue;
 pub mod stadium;
 pub mod warpdrive;
 

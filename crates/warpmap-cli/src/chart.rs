@@ -12,12 +12,22 @@
 //!   bound of each table size (random record writes for insert and erase, reads for the finds)
 //!   as a dashed line instead of the device roofline.
 //!
+//! - The mixed experiment (`--ops mixed`, the fig15 preset): the Stadium paper's Fig. 15,
+//!   concurrency efficiency (separated time / mixed time) against load factor, a panel per
+//!   (bucket location, slice size), a line per ticket size (and WarpDrive's in the device
+//!   panels), 1 (no gain, no loss) as a dashed line.
+//! - Key/value sizes (the fig19 preset, or one load factor and three or more record sizes): the
+//!   paper's Fig. 19: G ops/s against key bytes (8-byte values) and against value bytes
+//!   (8-byte keys), a row of panels per bucket location, a line per operation and ticket size
+//!   (solid for the largest ticket, dashed for the others); host panels draw the measured
+//!   random-write and random-read bounds of each record size as dashed grey lines.
+//!
 //! Points that failed verification are marked with a black cross.
 
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use warpmap::bench::{BenchResult, Distribution, Op, Report};
+use warpmap::bench::{BenchResult, Distribution, Op, Preset, Report};
 
 const WIDTH_PER_PANEL: u32 = 620;
 const HEIGHT: u32 = 560;
@@ -32,6 +42,7 @@ fn op_color(op: Op) -> RGBColor {
         Op::FindMiss => RGBColor(23, 190, 207),
         Op::Contains => RGBColor(44, 160, 44),
         Op::Erase => RGBColor(255, 127, 14),
+        Op::Mixed => RGBColor(140, 86, 75),
     }
 }
 
@@ -156,6 +167,12 @@ fn x_range(rows: &[&BenchResult]) -> (f64, f64) {
 
 /// The chart as SVG text.
 pub fn render(report: &Report) -> Result<String, String> {
+    if report.results.iter().any(|r| r.op == Op::Mixed) {
+        return render_mixed(report);
+    }
+    if is_size_sweep(report) {
+        return render_sizes(report);
+    }
     if group_sizes(report).len() > 1 || report.results.iter().any(|r| r.ticket_bits.is_some()) {
         render_by_group_size(report)
     } else {
@@ -439,6 +456,290 @@ fn fig_panel(
     legend(&mut chart, 12)
 }
 
+/// Whether a report is a key/value size sweep: the fig19 preset, or one load factor and three
+/// or more (key, value) sizes.
+fn is_size_sweep(report: &Report) -> bool {
+    if report.preset == Some(Preset::Fig19) {
+        return true;
+    }
+    let mut sizes: Vec<(usize, usize)> = Vec::new();
+    let mut lfs: Vec<u64> = Vec::new();
+    for r in &report.results {
+        if !sizes.contains(&(r.key_bytes, r.value_bytes)) {
+            sizes.push((r.key_bytes, r.value_bytes));
+        }
+        if !lfs.contains(&r.load_factor.to_bits()) {
+            lfs.push(r.load_factor.to_bits());
+        }
+    }
+    sizes.len() >= 3 && lfs.len() == 1
+}
+
+/// Draws one line with its points, crosses on unverified points, and a legend entry.
+fn series(
+    chart: &mut Panel<'_, '_>,
+    mut pts: Vec<(f64, f64, bool)>,
+    name: String,
+    color: RGBColor,
+    dash: Option<(u32, u32)>,
+) -> Result<(), String> {
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
+    let style = color.stroke_width(2);
+    match dash {
+        Some((size, gap)) => chart
+            .draw_series(DashedLineSeries::new(line, size, gap, style))
+            .map_err(s)?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style)),
+        None => chart
+            .draw_series(LineSeries::new(line, style))
+            .map_err(s)?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style)),
+    };
+    chart
+        .draw_series(
+            pts.iter()
+                .map(|p| Circle::new((p.0, p.1), 3, color.filled())),
+        )
+        .map_err(s)?;
+    chart
+        .draw_series(
+            pts.iter()
+                .filter(|p| !p.2)
+                .map(|p| Cross::new((p.0, p.1), 6, BLACK.stroke_width(2))),
+        )
+        .map_err(s)?;
+    Ok(())
+}
+
+/// The Stadium paper's Fig. 15: concurrency efficiency against load factor, a panel per
+/// (bucket location, slice size); WarpDrive rows (no location) go with the device panels.
+fn render_mixed(report: &Report) -> Result<String, String> {
+    let rows: Vec<&BenchResult> = report
+        .results
+        .iter()
+        .filter(|r| r.op == Op::Mixed)
+        .collect();
+    let loc = |r: &BenchResult| r.location.unwrap_or("device");
+    let mut panels: Vec<(&'static str, usize, &'static str, &'static str)> = Vec::new();
+    for r in &rows {
+        let k = (loc(r), r.slice_ops.unwrap_or(0), r.key_type, r.value_type);
+        if !panels.contains(&k) {
+            panels.push(k);
+        }
+    }
+    let mut locs: Vec<&str> = panels.iter().map(|p| p.0).collect();
+    locs.dedup();
+    let ncols = panels.len().div_ceil(locs.len().max(1)).max(1);
+    let nrows = panels.len().div_ceil(ncols).max(1);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(
+            &mut svg,
+            (FIG_PANEL_W * ncols as u32, FIG_PANEL_H * nrows as u32 + 40),
+        )
+        .into_drawing_area();
+        root.fill(&WHITE).map_err(s)?;
+        let root = root.titled(&title(report), ("sans-serif", 18)).map_err(s)?;
+        let areas = root.split_evenly((nrows, ncols));
+        for (area, key) in areas.iter().zip(&panels) {
+            let (l, slice, kt, vt) = *key;
+            let prow: Vec<&BenchResult> = rows
+                .iter()
+                .copied()
+                .filter(|r| (loc(r), r.slice_ops.unwrap_or(0), r.key_type, r.value_type) == *key)
+                .collect();
+            let (x0, x1) = x_range(&prow);
+            let y_top = prow
+                .iter()
+                .filter_map(|r| r.concurrency_efficiency)
+                .fold(1.0f64, f64::max)
+                * 1.5;
+            let mut chart = ChartBuilder::on(area)
+                .caption(
+                    format!("mixed vs separated: {kt}/{vt}, {l} buckets, slices of {slice} ops"),
+                    ("sans-serif", 15),
+                )
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(60)
+                .build_cartesian_2d(x0..x1, 0f64..y_top)
+                .map_err(s)?;
+            chart
+                .configure_mesh()
+                .x_desc("load factor (after the last slice)")
+                .y_desc("concurrency efficiency (separated / mixed time)")
+                .x_label_formatter(&|x| format!("{x:.2}"))
+                .y_label_formatter(&|y| format!("{y:.2}"))
+                .draw()
+                .map_err(s)?;
+            let mut lines: Vec<(String, Option<u32>, Option<u32>)> = Vec::new();
+            for r in &prow {
+                let k = (r.scheme.clone(), r.ticket_bits, r.group_size);
+                if !lines.contains(&k) {
+                    lines.push(k);
+                }
+            }
+            for (scheme, t, g) in lines {
+                let pts: Vec<(f64, f64, bool)> = prow
+                    .iter()
+                    .filter(|r| r.scheme == scheme && r.ticket_bits == t && r.group_size == g)
+                    .filter_map(|r| {
+                        r.concurrency_efficiency
+                            .map(|e| (r.load_factor, e, r.verified))
+                    })
+                    .collect();
+                let (name, color) = match (t, g) {
+                    (Some(t), _) => (format!("{scheme} T = {t} bits"), group_color(t)),
+                    (None, Some(g)) => (format!("{scheme} |g| = {g}"), RGBColor(90, 90, 90)),
+                    (None, None) => (scheme.clone(), RGBColor(90, 90, 90)),
+                };
+                let dash = (t.is_none()).then_some((6, 4));
+                series(&mut chart, pts, name, color, dash)?;
+            }
+            reference_line(
+                &mut chart,
+                vec![(x0, 1.0), (x1, 1.0)],
+                "1: no gain, no loss".into(),
+                RGBColor(40, 40, 40),
+            )?;
+            legend(&mut chart, 12)?;
+        }
+        root.present().map_err(s)?;
+    }
+    Ok(svg)
+}
+
+/// A size sweep's x-axis name and a row's x (`None`: the row is not in the sweep).
+type Sweep = (&'static str, fn(&BenchResult) -> Option<usize>);
+
+/// The Stadium paper's Fig. 19: rate against key bytes (8-byte values) and value bytes (8-byte
+/// keys), a row of panels per bucket location.
+fn render_sizes(report: &Report) -> Result<String, String> {
+    let mut locs: Vec<Option<&'static str>> = Vec::new();
+    for r in &report.results {
+        if !locs.contains(&r.location) {
+            locs.push(r.location);
+        }
+    }
+    let sweeps: [Sweep; 2] = [
+        ("key bytes (8-byte values)", |r| {
+            (r.value_bytes == 8).then_some(r.key_bytes)
+        }),
+        ("value bytes (8-byte keys)", |r| {
+            (r.key_bytes == 8).then_some(r.value_bytes)
+        }),
+    ];
+    let nrows = locs.len().max(1);
+    let mut svg = String::new();
+    {
+        let root =
+            SVGBackend::with_string(&mut svg, (FIG_PANEL_W * 2, FIG_PANEL_H * nrows as u32 + 40))
+                .into_drawing_area();
+        root.fill(&WHITE).map_err(s)?;
+        let root = root.titled(&title(report), ("sans-serif", 18)).map_err(s)?;
+        let areas = root.split_evenly((nrows, 2));
+        for (li, l) in locs.iter().enumerate() {
+            for (si, (x_name, x_of)) in sweeps.iter().enumerate() {
+                let rows: Vec<(&BenchResult, f64)> = report
+                    .results
+                    .iter()
+                    .filter(|r| r.location == *l)
+                    .filter_map(|r| x_of(r).map(|x| (r, (x as f64).log2())))
+                    .collect();
+                let (x0, x1) = rows
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (_, x)| {
+                        (a.min(*x), b.max(*x))
+                    });
+                let (x0, x1) = if x0.is_finite() {
+                    (x0 - 0.3, x1 + 0.3)
+                } else {
+                    (1.0, 9.0)
+                };
+                let y_top = rows
+                    .iter()
+                    .flat_map(|(r, _)| [Some(r.gops), r.bound_gops])
+                    .flatten()
+                    .fold(0.0f64, f64::max)
+                    .max(1e-6)
+                    * 1.6;
+                let lf = rows.first().map(|(r, _)| r.load_factor).unwrap_or(0.0);
+                let mut chart = ChartBuilder::on(&areas[li * 2 + si])
+                    .caption(
+                        format!(
+                            "{} buckets: rate vs {x_name}, load factor {lf}",
+                            l.unwrap_or("-")
+                        ),
+                        ("sans-serif", 15),
+                    )
+                    .margin(12)
+                    .x_label_area_size(40)
+                    .y_label_area_size(60)
+                    .build_cartesian_2d(x0..x1, 0f64..y_top)
+                    .map_err(s)?;
+                chart
+                    .configure_mesh()
+                    .x_desc(*x_name)
+                    .y_desc("G ops/s")
+                    .x_label_formatter(&|x| format!("{:.0}", x.exp2()))
+                    .y_label_formatter(&|y| format!("{y:.2}"))
+                    .draw()
+                    .map_err(s)?;
+                let mut tickets: Vec<Option<u32>> =
+                    rows.iter().map(|(r, _)| r.ticket_bits).collect();
+                tickets.sort_unstable();
+                tickets.dedup();
+                let t_max = tickets.last().copied().flatten();
+                for op in Op::ALL {
+                    for &t in &tickets {
+                        let pts: Vec<(f64, f64, bool)> = rows
+                            .iter()
+                            .filter(|(r, _)| r.op == op && r.ticket_bits == t)
+                            .map(|(r, x)| (*x, r.gops, r.verified))
+                            .collect();
+                        if pts.is_empty() {
+                            continue;
+                        }
+                        let dash = match t {
+                            _ if t == t_max => None,
+                            Some(t) => Some((3 + 3 * t, 4)),
+                            None => None,
+                        };
+                        let name = match t {
+                            Some(t) => format!("{op} T = {t}"),
+                            None => op.name().to_string(),
+                        };
+                        series(&mut chart, pts, name, op_color(op), dash)?;
+                    }
+                }
+                for (writes, name) in [(true, "random-write bound"), (false, "random-read bound")] {
+                    let mut b: Vec<(f64, f64)> = rows
+                        .iter()
+                        .filter(|(r, _)| r.op.writes() == writes)
+                        .filter_map(|(r, x)| r.bound_gops.map(|g| (*x, g)))
+                        .collect();
+                    b.sort_by(|a, c| a.0.total_cmp(&c.0));
+                    b.dedup_by(|a, c| a.0 == c.0);
+                    if !b.is_empty() {
+                        let color = if writes {
+                            RGBColor(60, 60, 60)
+                        } else {
+                            RGBColor(160, 160, 160)
+                        };
+                        reference_line(&mut chart, b, format!("{name} (host)"), color)?;
+                    }
+                }
+                legend(&mut chart, 11)?;
+            }
+        }
+        root.present().map_err(s)?;
+    }
+    Ok(svg)
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -486,6 +787,9 @@ pub(crate) mod tests {
             bound_ratio: None,
             bound_gops: None,
             host_memory_bytes: None,
+            concurrency_efficiency: None,
+            separated_ms: None,
+            slice_ops: None,
         }
     }
 
@@ -567,6 +871,7 @@ pub(crate) mod tests {
             ticket_bits: Vec::new(),
             locations: Vec::new(),
             host_keys_log2: None,
+            slice_log2: Vec::new(),
             distributions: vec![Distribution::Unique],
             types: KvType::ALL.to_vec(),
             ops: Op::ALL.to_vec(),
@@ -750,5 +1055,106 @@ pub(crate) mod tests {
         let mut r = fake_report();
         r.results.clear();
         assert!(render(&r).unwrap().contains("no results"));
+    }
+
+    /// A fig15-like report: device and host Stadium rows, WarpDrive in the device panels.
+    pub(crate) fn fake_mixed_report() -> Report {
+        let mut results = Vec::new();
+        for slice in [1usize << 17, 1 << 21] {
+            for location in ["device", "host"] {
+                for t in [1, 8] {
+                    for lf in [0.5, 0.8, 0.95] {
+                        let mut r = stadium_row(lf, Op::Mixed, location, t);
+                        r.slice_ops = Some(slice);
+                        r.median_ms = 2.0;
+                        r.separated_ms = Some(2.5);
+                        r.concurrency_efficiency = Some(1.25 - lf / 10.0 * t as f64 / 8.0);
+                        r.verified = !(lf == 0.8 && t == 8 && location == "host");
+                        results.push(r);
+                    }
+                }
+            }
+            for lf in [0.5, 0.8, 0.95] {
+                let mut r = row(4, "u32", lf, Op::Mixed, 4, Distribution::Unique);
+                r.slice_ops = Some(slice);
+                r.separated_ms = Some(1.6);
+                r.concurrency_efficiency = Some(1.6);
+                results.push(r);
+            }
+        }
+        // The first row's efficiency, printed by the table test.
+        results[0].concurrency_efficiency = Some(1.25);
+        let mut r = report(results);
+        r.scheme = warpmap::bench::Scheme::Stadium;
+        r.ops = vec![Op::Mixed];
+        r.slice_log2 = vec![17, 21];
+        r.preset = Some(Preset::Fig15);
+        r
+    }
+
+    #[test]
+    fn renders_mixed_as_fig15() {
+        let r = fake_mixed_report();
+        let svg = render(&r).unwrap();
+        for label in [
+            "concurrency efficiency",
+            "device buckets, slices of 131072 ops",
+            "host buckets, slices of 2097152 ops",
+            "stadium T = 8 bits",
+            "warpdrive |g| = 4",
+            "1: no gain, no loss",
+        ] {
+            assert!(svg.contains(label), "{label} missing");
+        }
+        save("fake-fig15.svg", &svg);
+    }
+
+    #[test]
+    fn renders_sizes_as_fig19() {
+        let mut results = Vec::new();
+        let sizes = [
+            (4, 8),
+            (8, 8),
+            (16, 8),
+            (32, 8),
+            (64, 8),
+            (8, 4),
+            (8, 16),
+            (8, 32),
+            (8, 64),
+            (8, 128),
+            (8, 256),
+        ];
+        for (kb, vb) in sizes {
+            for location in ["device", "host"] {
+                for t in [1, 8] {
+                    for op in [Op::Insert, Op::FindHit, Op::Erase] {
+                        let mut r = stadium_row(0.85, op, location, t);
+                        r.key_bytes = kb;
+                        r.value_bytes = vb;
+                        r.gops /= ((kb + vb) as f64).sqrt();
+                        results.push(r);
+                    }
+                }
+            }
+        }
+        results[3].verified = false;
+        let mut r = report(results);
+        assert!(is_size_sweep(&r), "one load factor, many sizes");
+        r.preset = Some(Preset::Fig19);
+        let svg = render(&r).unwrap();
+        for label in [
+            "device buckets: rate vs key bytes (8-byte values), load factor 0.85",
+            "host buckets: rate vs value bytes (8-byte keys), load factor 0.85",
+            "insert T = 1",
+            "erase T = 8",
+            "random-write bound (host)",
+            "random-read bound (host)",
+        ] {
+            assert!(svg.contains(label), "{label} missing");
+        }
+        save("fake-fig19.svg", &svg);
+        // The stadium preset's report is not a size sweep.
+        assert!(!is_size_sweep(&fake_stadium_report()));
     }
 }

@@ -5,8 +5,9 @@
 //!   an SVG chart on disk. Exit code 1 if any result failed verification. More: `--keys-log2 N`
 //!   (n = 2^N keys and a new table per load factor), `--group-sizes`, `--distribution
 //!   unique|zipf|both`, `--types u32,u64,u32u64,u128`, `--ops`, `--preset
-//!   fig7|fig8|compare|stadium`, `--scheme warpdrive|stadium` with `--ticket-bits 1,2,4,8` and
-//!   `--location device,host`, `--dry-run`.
+//!   fig7|fig8|compare|stadium|fig15|fig19`, `--scheme warpdrive|stadium` with `--ticket-bits
+//!   1,2,4,8` and `--location device,host`, `--ops mixed` with `--slice-log2` (the mixed-batch
+//!   experiment), `--dry-run`.
 //! - `warpmap hostbound [--sizes-gib 0.0625,1,4,16] [--record-bytes 8] [--pages pinned,huge]
 //!   [--json PATH]`: random record writes and reads from a kernel into mapped host memory of
 //!   each size and page kind (the out-of-core bound), and whether huge pages were granted.
@@ -100,20 +101,27 @@ struct BenchArgs {
     #[arg(long, value_name = "unique|zipf|both", value_parser = parse_distributions)]
     distribution: Option<DistList>,
     /// Key/value types, comma-separated: u32 (u32->u32), u64 (u64->u64), u32u64 (u32->u64;
-    /// also u32/u64, u32->u64), u128 (u128->u64; also u128/u64, u128->u64). Default: u32,u64
-    /// (or the preset's); u32u64 and u128 run only when listed.
-    #[arg(long, value_delimiter = ',', value_name = "u32,u64,u32u64,u128")]
+    /// also u32/u64, u32->u64), u128 (u128->u64; also u128/u64, u128->u64), and fig19's
+    /// b32u64, b64u64, u64u32, u64u128, u64b32, u64b64, u64b128, u64b256 (bN = [u8; N]).
+    /// Default: u32,u64 (or the preset's); the others run only when listed.
+    #[arg(long, value_delimiter = ',', value_name = "TYPE,...")]
     types: Option<Vec<KvType>>,
     /// Operations with rows, comma-separated, of insert,find_hit,find_half,find_miss,contains,
     /// erase (default all but find_half; insert always runs, the others need it). find_half:
-    /// half the queries present, half absent.
+    /// half the queries present, half absent. Or mixed, alone: the mixed vs phase-separated
+    /// batch experiment (concurrency efficiency; needs --keys-log2; see --preset fig15).
     #[arg(long, value_delimiter = ',', value_name = "OP,...")]
     ops: Option<Vec<Op>>,
     /// A preset: fig7 (paper Fig. 7: group sizes x load factors 0.4-0.99, 2^27 unique u32
     /// keys), fig8 (the same with Zipf keys) or compare (u32 and u64 at 0.5/0.8/0.9/0.95,
     /// 2^27 keys, insert/find_hit/find_miss) or stadium (Stadium hashing: tickets 1/2/4/8,
     /// buckets on the device and in host memory, u32 at 0.5-0.95, 2^27 keys, 2^25 for host
-    /// buckets). Other flags override its values.
+    /// buckets) or fig15 (Stadium paper Fig. 15: mixed vs phase-separated insert/find batches,
+    /// concurrency efficiency, u32, 2^24 keys (host 2^22), tickets 1/2/4/8, device and host
+    /// buckets, slices of 2^17 and 2^21 ops, WarpDrive alongside) or fig19 (Stadium paper
+    /// Fig. 19: key sizes 4-64 B and value sizes 4-256 B, insert/find_hit/erase at load factor
+    /// 0.85, 2^24 keys (host 2^22), tickets 1/8, device and host buckets). Other flags
+    /// override its values.
     #[arg(long, value_name = "NAME")]
     preset: Option<Preset>,
     /// Zipf exponent s (default 1.000001).
@@ -151,6 +159,10 @@ struct BenchArgs {
     /// over the bus are slow; the stadium preset uses 25).
     #[arg(long, value_name = "N")]
     host_keys_log2: Option<u32>,
+    /// The mixed experiment (--ops mixed, --preset fig15): operations per slice (inserts +
+    /// finds) as powers of two, comma-separated (default 17,21; quick 12); a row per size.
+    #[arg(long, value_delimiter = ',', value_name = "LOG2,...")]
+    slice_log2: Option<Vec<u32>>,
 }
 
 /// A parsed `--location` value.
@@ -206,6 +218,7 @@ impl BenchArgs {
             ticket_bits: self.ticket_bits.clone(),
             locations: self.location.as_ref().map(|l| l.0.clone()),
             host_keys_log2: self.host_keys_log2,
+            slice_log2: self.slice_log2.clone(),
         }
     }
 }
@@ -416,6 +429,10 @@ fn table_text(report: &Report) -> String {
     if stadium {
         head += &format!(" {:>7}", "bound");
     }
+    let mixed = report.results.iter().any(|r| r.slice_ops.is_some());
+    if mixed {
+        head += &format!(" {:>8} {:>10} {:>8}", "slice", "sep. ms", "conc.eff");
+    }
     head += " verified";
     out += &head;
     out.push('\n');
@@ -428,8 +445,9 @@ fn table_text(report: &Report) -> String {
             r.group_size.or(r.ticket_bits),
             r.location,
             r.load_factor.to_bits(),
+            r.scheme.as_str(),
         );
-        if prev.is_some() && prev != Some(group) {
+        if prev.is_some() && prev.as_ref() != Some(&group) {
             out.push('\n');
         }
         prev = Some(group);
@@ -486,6 +504,15 @@ fn table_text(report: &Report) -> String {
                 r.bound_ratio
                     .map(|x| format!("{x:.3}"))
                     .unwrap_or_else(|| "-".into())
+            );
+        }
+        if mixed {
+            let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+            line += &format!(
+                " {:>8} {:>10} {:>8}",
+                opt(r.slice_ops.map(|s| s.to_string())),
+                opt(r.separated_ms.map(|x| format!("{x:.3}"))),
+                opt(r.concurrency_efficiency.map(|x| format!("{x:.3}")))
             );
         }
         line += if r.verified { " PASS" } else { " FAIL" };
@@ -891,5 +918,107 @@ mod tests {
         assert_eq!(json["keys_log2"], 27);
         assert_eq!(json["distributions"][1], "zipf");
         assert_eq!(json["zipf"]["load"], "distinct");
+    }
+
+    #[test]
+    fn parses_the_fig15_and_fig19_presets() {
+        let plan = |args: &[&str]| resolve(&bench_args(args).unwrap().config(), Backend::Gpu);
+        let p = plan(&["--preset", "fig15"]).unwrap();
+        assert_eq!(p.ops, vec![Op::Mixed]);
+        assert_eq!(p.slice_log2, vec![17, 21]);
+        assert_eq!(p.scheme, Scheme::Stadium);
+        assert_eq!(p.keys_log2, Some(24));
+        assert!(p.estimate(16).seconds < 180.0);
+        let p = plan(&[
+            "--preset",
+            "fig15",
+            "--slice-log2",
+            "16,20,16",
+            "--ticket-bits",
+            "8",
+        ])
+        .unwrap();
+        assert_eq!(p.slice_log2, vec![16, 20]);
+        assert_eq!(p.ticket_bits, vec![8]);
+        let p = plan(&["--preset", "fig19"]).unwrap();
+        assert_eq!(p.types, KvType::FIG19.to_vec());
+        assert_eq!(p.load_factors, vec![0.85]);
+        assert_eq!(p.ops, vec![Op::Insert, Op::FindHit, Op::Erase]);
+        assert!(p.estimate(16).seconds < 180.0);
+        let p = plan(&[
+            "--preset",
+            "fig19",
+            "--ticket-bits",
+            "1,2,4,8",
+            "--location",
+            "host",
+        ])
+        .unwrap();
+        assert_eq!(p.variants().len(), 4);
+        // The mixed experiment through the flags.
+        let c = bench_args(&[
+            "--scheme",
+            "stadium",
+            "--ops",
+            "mixed",
+            "--keys-log2",
+            "20",
+            "--slice-log2",
+            "18",
+        ])
+        .unwrap()
+        .config();
+        assert_eq!(c.ops, Some(vec![Op::Mixed]));
+        assert_eq!(c.slice_log2, Some(vec![18]));
+        assert!(resolve(&c, Backend::Gpu).unwrap().mixed());
+        // Refused with a clear message.
+        assert!(plan(&["--ops", "mixed,insert", "--keys-log2", "20"]).is_err());
+        assert!(plan(&["--ops", "mixed"]).is_err());
+        assert!(bench_args(&["--slice-log2", "x"]).is_err());
+        // The new types parse by name.
+        let c = bench_args(&["--types", "u64b256,b64u64,u64u32"])
+            .unwrap()
+            .config();
+        assert_eq!(
+            c.types,
+            Some(vec![KvType::U64B256, KvType::B64U64, KvType::U64U32])
+        );
+        assert!(bench_args(&["--types", "u64b512"]).is_err());
+        // --help tells the truth about them.
+        let mut help = Vec::new();
+        <Cli as clap::CommandFactory>::command()
+            .find_subcommand_mut("bench")
+            .unwrap()
+            .write_long_help(&mut help)
+            .unwrap();
+        let help = String::from_utf8(help).unwrap();
+        for word in ["fig15", "fig19", "--slice-log2", "mixed", "u64b256"] {
+            assert!(help.contains(word), "--help lacks {word}");
+        }
+    }
+
+    #[test]
+    fn table_shows_mixed_columns() {
+        let r = chart::tests::fake_mixed_report();
+        let t = table_text(&r);
+        let head = t.lines().next().unwrap();
+        assert!(
+            head.contains("conc.eff") && head.contains("slice"),
+            "{head}"
+        );
+        assert!(t
+            .lines()
+            .any(|l| l.contains(" mixed ") && l.contains("1.250")));
+        let json = serde_json::to_value(&r).unwrap();
+        let row = &json["results"][0];
+        assert_eq!(row["op"], "mixed");
+        assert!(row["concurrency_efficiency"].is_number());
+        assert!(row["separated_ms"].is_number());
+        assert_eq!(row["slice_ops"], 131072);
+        assert_eq!(json["slice_log2"][0], 17);
+        // Other rows lack the mixed fields.
+        let wd = serde_json::to_value(chart::tests::fake_report()).unwrap();
+        assert!(wd["results"][0].get("concurrency_efficiency").is_none());
+        assert!(wd.get("slice_log2").is_none());
     }
 }

@@ -1,0 +1,586 @@
+//! The mixed-batch experiment ([`Op::Mixed`], `--preset fig15`): the Stadium
+//! paper's Fig. 15, "concurrency efficiency".
+//!
+//! The paper interleaves inserts and retrievals in slices of about 100k operations, the
+//! queries of a slice being keys inserted by the previous slice, one kernel per slice in one
+//! stream; the table that cannot mix them runs two kernels per slice (inserts, then finds).
+//! It reports (insert duration + find duration) / (mixed duration).
+//!
+//! Here, per run: `n` fresh unique keys, [`Slicing`] into slices of `s/2` inserts (`s`
+//! operations per slice); slice `i` inserts its keys and finds the keys of slice `i - 1`
+//! (slice 0 only inserts). Two sequences on the cleared table, each timed as a whole:
+//! - **separated**: per slice, an insert batch, then a find batch (two launches);
+//! - **mixed**: per slice, one mixed batch ([`MixedRun`]: inserts and finds alternating in
+//!   groups of [`MIXED_GROUP`], as the paper batches them so that a warp does one kind).
+//!
+//! Both do exactly the same operations on the same table states, so `separated / mixed` is the
+//! paper's ratio (its insert and find durations add up to the separated sequence). Every run is
+//! verified (`bad_mixed`, `bad_separated`): every find of a key inserted by an earlier
+//! slice must be found with `value_for(key)`, every insert must be new, `len == n` after each
+//! sequence, and all `n` keys must be found afterwards.
+//!
+//! The GPU runner is in `gpu_mixed.rs`; this file holds the host logic and the CPU backend's
+//! runner (the same experiment on [`CpuTable`]'s host slices, timed with [`Instant`]).
+
+use super::plan::{with_kv_types, Plan, Variant};
+use super::workload::{bad_hits, Flag};
+use super::{median, BenchResult, Measured, Op, OpStats, Progress, Roofline, Sink, StadiumInfo};
+use crate::key::{Key, Value};
+use crate::keygen;
+use crate::status::InsertStatus;
+use crate::table::{Backend, HashTable, MixedOp};
+use crate::{CpuTable, Error, Result};
+use rayon::prelude::*;
+use std::ops::Range;
+use std::time::Instant;
+
+/// Inserts and finds of a mixed batch alternate in groups of this many (a warp's worth: the
+/// paper batches them in groups of 32 "to remove the effect of thread divergence").
+pub const MIXED_GROUP: usize = 32;
+
+/// How `n` inserted keys are cut into slices of `per` inserts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slicing {
+    /// Keys inserted over all slices.
+    pub n: usize,
+    /// Inserts per slice (the last slice may have fewer).
+    pub per: usize,
+}
+
+impl Slicing {
+    /// Slices of `slice_ops` operations (`slice_ops / 2` inserts, as many finds) over `n` keys.
+    pub fn new(n: usize, slice_ops: usize) -> Result<Self> {
+        if n == 0 {
+            return Err(Error::invalid(
+                "the mixed experiment needs at least one key",
+            ));
+        }
+        if slice_ops < 2 {
+            return Err(Error::invalid(format!(
+                "a slice of {slice_ops} operations: at least 2 (an insert and a find)"
+            )));
+        }
+        Ok(Slicing {
+            n,
+            per: slice_ops / 2,
+        })
+    }
+
+    /// Number of slices.
+    pub fn count(&self) -> usize {
+        self.n.div_ceil(self.per)
+    }
+
+    /// The keys slice `s` inserts (indices into the run's keys).
+    pub fn inserts(&self, s: usize) -> Range<usize> {
+        (s * self.per).min(self.n)..((s + 1) * self.per).min(self.n)
+    }
+
+    /// The keys slice `s` finds: those slice `s - 1` inserted (none for slice 0).
+    pub fn finds(&self, s: usize) -> Range<usize> {
+        if s == 0 {
+            0..0
+        } else {
+            self.inserts(s - 1)
+        }
+    }
+
+    /// Finds over all slices: every key but the last slice's, in key order (`0..total_finds`).
+    pub fn total_finds(&self) -> usize {
+        self.n - self.inserts(self.count() - 1).len()
+    }
+
+    /// Operations over all slices (inserts plus finds).
+    pub fn total_ops(&self) -> usize {
+        self.n + self.total_finds()
+    }
+}
+
+/// The order of one mixed batch: groups of [`MIXED_GROUP`] inserts and finds alternating
+/// (inserts first), the rest of the longer kind at the end. Each entry: the operation and the
+/// index of its key in the run's keys.
+pub fn mixed_order(inserts: Range<usize>, finds: Range<usize>) -> Vec<(MixedOp, usize)> {
+    let mut out = Vec::with_capacity(inserts.len() + finds.len());
+    let (mut i, mut f) = (inserts, finds);
+    while !i.is_empty() || !f.is_empty() {
+        for _ in 0..MIXED_GROUP {
+            match i.next() {
+                Some(k) => out.push((MixedOp::Insert, k)),
+                None => break,
+            }
+        }
+        for _ in 0..MIXED_GROUP {
+            match f.next() {
+                Some(k) => out.push((MixedOp::Find, k)),
+                None => break,
+            }
+        }
+    }
+    out
+}
+
+/// One run's host data: the keys and values, and every slice's mixed batch, flattened.
+pub struct MixedRun<K: Key, V: Value> {
+    /// The inserted keys (unique), in slice order.
+    pub keys: Vec<K>,
+    /// `value_for(key)` of each.
+    pub vals: Vec<V>,
+    /// The slices.
+    pub slicing: Slicing,
+    /// Slice `s`'s mixed batch is `off[s]..off[s + 1]` of the arrays below.
+    pub off: Vec<usize>,
+    /// The mixed batches' operations.
+    pub ops: Vec<MixedOp>,
+    /// The index in `keys` of each mixed entry's key.
+    pub idx: Vec<usize>,
+    /// The mixed batches' keys (`keys[idx[j]]`).
+    pub mkeys: Vec<K>,
+    /// The mixed batches' values (`vals[idx[j]]`; read for inserts only).
+    pub mvals: Vec<V>,
+}
+
+impl<K: Key, V: Value> MixedRun<K, V> {
+    /// `n` unique keys from `seed`, cut into slices of `slice_ops` operations.
+    pub fn new(n: usize, slice_ops: usize, seed: u64) -> Result<Self> {
+        let slicing = Slicing::new(n, slice_ops)?;
+        let keys = keygen::unique::<K>(n, seed)?;
+        Ok(Self::from_keys(keys, slicing))
+    }
+
+    /// The run for given keys (assumed unique).
+    pub fn from_keys(keys: Vec<K>, slicing: Slicing) -> Self {
+        let vals = keygen::values_for::<K, V>(&keys);
+        let count = slicing.count();
+        let mut off = Vec::with_capacity(count + 1);
+        off.push(0);
+        for s in 0..count {
+            off.push(off[s] + slicing.inserts(s).len() + slicing.finds(s).len());
+        }
+        let total = off[count];
+        let mut ops = vec![MixedOp::Insert; total];
+        let mut idx = vec![0usize; total];
+        // Each slice's order written into its own part of the flat arrays, in parallel.
+        let mut parts = Vec::with_capacity(count);
+        let (mut o, mut x) = (&mut ops[..], &mut idx[..]);
+        for s in 0..count {
+            let len = off[s + 1] - off[s];
+            let (a, o_rest) = std::mem::take(&mut o).split_at_mut(len);
+            let (b, x_rest) = std::mem::take(&mut x).split_at_mut(len);
+            (o, x) = (o_rest, x_rest);
+            parts.push((s, a, b));
+        }
+        parts.into_par_iter().for_each(|(s, a, b)| {
+            let order = mixed_order(slicing.inserts(s), slicing.finds(s));
+            for (j, (op, k)) in order.into_iter().enumerate() {
+                a[j] = op;
+                b[j] = k;
+            }
+        });
+        let mkeys = idx.par_iter().map(|&i| keys[i]).collect();
+        let mvals = idx.par_iter().map(|&i| vals[i]).collect();
+        MixedRun {
+            keys,
+            vals,
+            slicing,
+            off,
+            ops,
+            idx,
+            mkeys,
+            mvals,
+        }
+    }
+
+    /// Slice `s`'s range in the flattened mixed arrays.
+    pub fn batch(&self, s: usize) -> Range<usize> {
+        self.off[s]..self.off[s + 1]
+    }
+}
+
+/// Wrong answers of a mixed sequence, from its flattened outputs: `(finds, inserts)`, finds
+/// not found or found with a value other than `value_for(key)` (every find asks for a key an
+/// earlier slice inserted), inserts that failed or updated (every key is new).
+pub(crate) fn bad_mixed<K: Key, V: Value, F: Flag>(
+    run: &MixedRun<K, V>,
+    status: &[u32],
+    out: &[V],
+    found: &[F],
+) -> (usize, usize) {
+    let m = run.ops.len();
+    if status.len() != m || out.len() != m || found.len() != m {
+        return (m, m);
+    }
+    let finds: Vec<usize> = (0..m)
+        .into_par_iter()
+        .filter(|&j| run.ops[j] == MixedOp::Find)
+        .collect();
+    let fk: Vec<K> = finds.par_iter().map(|&j| run.mkeys[j]).collect();
+    let fo: Vec<V> = finds.par_iter().map(|&j| out[j]).collect();
+    let ff: Vec<F> = finds.par_iter().map(|&j| found[j]).collect();
+    let bad_finds = bad_hits(&fk, &fo, &ff);
+    let bad_inserts = (0..m)
+        .into_par_iter()
+        .filter(|&j| {
+            run.ops[j] == MixedOp::Insert && {
+                let st = InsertStatus(status[j]);
+                st.is_failure() || st.was_update()
+            }
+        })
+        .count();
+    (bad_finds, bad_inserts)
+}
+
+/// Wrong answers of a separated sequence's finds, flattened in key order
+/// (`0..`[`Slicing::total_finds`]).
+pub(crate) fn bad_separated<K: Key, V: Value, F: Flag>(
+    run: &MixedRun<K, V>,
+    out: &[V],
+    found: &[F],
+) -> usize {
+    let t = run.slicing.total_finds();
+    if out.len() != t || found.len() != t {
+        return t.max(1);
+    }
+    bad_hits(&run.keys[..t], out, found)
+}
+
+/// The seed of a mixed run: distinct per (type, load factor, slice size, run).
+pub(crate) fn mixed_seed(plan: &Plan, type_tag: u64, li: usize, si: usize, r: usize) -> u64 {
+    super::run_seed(plan.seed ^ 0x6d69_7865_6400, type_tag, li * 64 + si, r)
+}
+
+/// The mixed row of one (table, load factor, slice size): the mixed sequence's times as the
+/// row's, and the separated median beside it.
+pub(crate) fn push_row(
+    m: &Measured<'_>,
+    slice_ops: usize,
+    separated_ms: Vec<f64>,
+    mixed: OpStats,
+    out: &mut Vec<BenchResult>,
+) {
+    let sep = median(&separated_ms);
+    m.push(Op::Mixed, mixed, out);
+    if let Some(row) = out.last_mut() {
+        row.slice_ops = Some(slice_ops);
+        row.separated_ms = Some(sep);
+        row.concurrency_efficiency =
+            (row.median_ms > 0.0 && sep > 0.0).then(|| sep / row.median_ms);
+    }
+}
+
+/// The CPU backend's mixed experiment: [`CpuTable`] through host slices.
+pub(crate) fn run_cpu(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Vec<BenchResult>> {
+    let mut sink = Sink {
+        progress,
+        done: 0,
+        total: (plan.sets() * plan.runs) as u64,
+        results: Vec::new(),
+    };
+    let roofline = Roofline::default();
+    for &ty in &plan.types {
+        with_kv_types!(ty, cpu_set(plan, &roofline, &mut sink))?;
+    }
+    Ok(sink.results)
+}
+
+fn cpu_set<K: Key, V: Value>(
+    plan: &Plan,
+    roofline: &Roofline,
+    sink: &mut Sink<'_>,
+    type_tag: u64,
+) -> Result<()> {
+    let n = plan
+        .keys()
+        .ok_or_else(|| Error::invalid("the mixed experiment needs fixed keys (keys_log2)"))?;
+    for (li, &lf) in plan.load_factors.iter().enumerate() {
+        let cap = plan.capacity_for(n, n, lf, super::Distribution::Unique);
+        let mut table = CpuTable::<K, V>::new(cap)?;
+        for (si, &sl) in plan.slice_log2.iter().enumerate() {
+            let slice_ops = 1usize << sl;
+            let mut sep_ms = Vec::new();
+            let mut mixed = OpStats::new();
+            for r in 0..plan.runs {
+                let run =
+                    MixedRun::<K, V>::new(n, slice_ops, mixed_seed(plan, type_tag, li, si, r))?;
+                sink.say(format!(
+                    "cpu {}/{} lf {lf} slices of {slice_ops} run {}/{}",
+                    K::NAME,
+                    V::NAME,
+                    r + 1,
+                    plan.runs
+                ));
+                let (s_ms, m_ms) = cpu_run_once(&mut table, &run, &mut mixed.failures, r)?;
+                sep_ms.push(s_ms);
+                mixed.ms.push(m_ms);
+                sink.step(format!(
+                    "cpu lf {lf} slices of {slice_ops} run {} done",
+                    r + 1
+                ));
+            }
+            let m = Measured {
+                scheme: table.scheme(),
+                backend: Backend::Cpu,
+                key_bytes: K::BYTES,
+                value_bytes: V::BYTES,
+                key_type: K::NAME,
+                value_type: V::NAME,
+                capacity: table.capacity(),
+                group_size: None,
+                filter_bits: None,
+                memory_bytes: table.memory_bytes(),
+                stadium: None::<StadiumInfo>,
+                n: Slicing::new(n, slice_ops)?.total_ops(),
+                load_factor: lf,
+                roofline,
+                distribution: super::Distribution::Unique,
+                distinct: Vec::new(),
+            };
+            push_row(&m, slice_ops, sep_ms, mixed, &mut sink.results);
+        }
+    }
+    Ok(())
+}
+
+/// One verified run of both sequences on the CPU table: (separated ms, mixed ms).
+fn cpu_run_once<K: Key, V: Value>(
+    table: &mut CpuTable<K, V>,
+    run: &MixedRun<K, V>,
+    failures: &mut Vec<String>,
+    r: usize,
+) -> Result<(f64, f64)> {
+    let sl = run.slicing;
+    let n = sl.n;
+    let mut ms = [0.0f64; 2];
+    // Alternate which sequence goes first between runs.
+    for phase in [r % 2, 1 - r % 2] {
+        table.clear()?;
+        if phase == 0 {
+            let t = sl.total_finds();
+            let mut out = vec![V::zeroed(); t];
+            let mut found = vec![false; t];
+            let mut failed = 0;
+            let start = Instant::now();
+            for s in 0..sl.count() {
+                let ins = sl.inserts(s);
+                let st = table.insert_with_status(
+                    &run.keys[ins.clone()],
+                    &run.vals[ins],
+                    &mut vec![InsertStatus::default(); sl.inserts(s).len()],
+                )?;
+                failed += st;
+                let f = sl.finds(s);
+                table.find_into(&run.keys[f.clone()], &mut out[f.clone()], &mut found[f])?;
+            }
+            ms[0] = start.elapsed().as_secs_f64() * 1e3;
+            let bad = bad_separated(run, &out, &found);
+            if failed > 0 || bad > 0 {
+                failures.push(format!(
+                    "run {r} separated: {failed} inserts failed, {bad} of {t} finds wrong"
+                ));
+            }
+        } else {
+            let m = run.ops.len();
+            let mut status = vec![InsertStatus(0xaaaa_aaaa); m];
+            let mut out = vec![V::zeroed(); m];
+            let mut found = vec![false; m];
+            let start = Instant::now();
+            for s in 0..sl.count() {
+                let b = run.batch(s);
+                table.mixed_batch(
+                    &run.ops[b.clone()],
+                    &run.mkeys[b.clone()],
+                    &run.mvals[b.clone()],
+                    &mut status[b.clone()],
+                    &mut out[b.clone()],
+                    &mut found[b],
+                )?;
+            }
+            ms[1] = start.elapsed().as_secs_f64() * 1e3;
+            let raw: Vec<u32> = status.iter().map(|s| s.0).collect();
+            let (bf, bi) = bad_mixed(run, &raw, &out, &found);
+            if bf > 0 || bi > 0 {
+                failures.push(format!(
+                    "run {r} mixed: {bf} finds wrong, {bi} inserts not new"
+                ));
+            }
+            let mut out = vec![V::zeroed(); n];
+            let mut found = vec![false; n];
+            table.find_into(&run.keys, &mut out, &mut found)?;
+            let bad = bad_hits(&run.keys, &out, &found);
+            if bad > 0 {
+                failures.push(format!(
+                    "run {r}: {bad} of {n} keys not found after the mixed sequence"
+                ));
+            }
+        }
+        let len = table.len()?;
+        if len != n {
+            failures.push(format!(
+                "run {r} {}: len {len} after inserting {n} keys",
+                if phase == 0 { "separated" } else { "mixed" }
+            ));
+        }
+    }
+    Ok((ms[0], ms[1]))
+}
+
+/// The rows' `Variant` label (progress lines).
+pub(crate) fn variant_name(v: Variant) -> String {
+    match v {
+        Variant::Cpu => "cpu".into(),
+        Variant::WarpDrive { group } => format!("warpdrive g {group}"),
+        Variant::Stadium {
+            location,
+            ticket_bits,
+        } => format!("stadium {} T {ticket_bits}", super::location_name(location)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slicing_covers_every_key_once() {
+        let s = Slicing::new(10, 6).unwrap();
+        assert_eq!(s.per, 3);
+        assert_eq!(s.count(), 4);
+        let ins: Vec<Range<usize>> = (0..4).map(|i| s.inserts(i)).collect();
+        assert_eq!(ins, vec![0..3, 3..6, 6..9, 9..10]);
+        assert_eq!(s.finds(0), 0..0);
+        assert_eq!(s.finds(3), 6..9);
+        assert_eq!(s.total_finds(), 9);
+        assert_eq!(s.total_ops(), 19);
+        // Finds over all slices are the keys in order, up to the last slice's.
+        let f: Vec<usize> = (0..4).flat_map(|i| s.finds(i)).collect();
+        assert_eq!(f, (0..9).collect::<Vec<_>>());
+        // One slice: inserts only.
+        let one = Slicing::new(5, 64).unwrap();
+        assert_eq!((one.count(), one.total_finds(), one.total_ops()), (1, 0, 5));
+        assert!(Slicing::new(0, 8).is_err());
+        assert!(Slicing::new(8, 1).is_err());
+    }
+
+    #[test]
+    fn mixed_order_alternates_groups_of_32() {
+        let o = mixed_order(100..180, 0..50);
+        assert_eq!(o.len(), 130);
+        let kinds: Vec<MixedOp> = o.iter().map(|e| e.0).collect();
+        assert!(kinds[..32].iter().all(|k| *k == MixedOp::Insert));
+        assert!(kinds[32..64].iter().all(|k| *k == MixedOp::Find));
+        assert!(kinds[64..96].iter().all(|k| *k == MixedOp::Insert));
+        assert!(kinds[96..114].iter().all(|k| *k == MixedOp::Find));
+        assert!(kinds[114..].iter().all(|k| *k == MixedOp::Insert));
+        let mut ins: Vec<usize> = o
+            .iter()
+            .filter(|e| e.0 == MixedOp::Insert)
+            .map(|e| e.1)
+            .collect();
+        ins.sort_unstable();
+        assert_eq!(ins, (100..180).collect::<Vec<_>>());
+        let finds: Vec<usize> = o
+            .iter()
+            .filter(|e| e.0 == MixedOp::Find)
+            .map(|e| e.1)
+            .collect();
+        assert_eq!(finds, (0..50).collect::<Vec<_>>());
+        assert!(mixed_order(0..0, 0..0).is_empty());
+    }
+
+    #[test]
+    fn mixed_run_flattens_the_slices() {
+        let run = MixedRun::<u32, u32>::new(1000, 128, 7).unwrap();
+        assert_eq!(run.slicing.count(), 16);
+        assert_eq!(run.ops.len(), run.slicing.total_ops());
+        assert_eq!(*run.off.last().unwrap(), run.ops.len());
+        for s in 0..run.slicing.count() {
+            let b = run.batch(s);
+            let ins = run.ops[b.clone()]
+                .iter()
+                .filter(|o| **o == MixedOp::Insert)
+                .count();
+            assert_eq!(ins, run.slicing.inserts(s).len());
+            // Every find asks for a key of an earlier slice.
+            for j in b {
+                assert_eq!(run.mkeys[j], run.keys[run.idx[j]]);
+                if run.ops[j] == MixedOp::Find {
+                    assert!(run.idx[j] < run.slicing.inserts(s).start);
+                }
+            }
+        }
+    }
+
+    /// The oracle catches each kind of wrong answer.
+    #[test]
+    fn verification_catches_errors() {
+        let run = MixedRun::<u64, u64>::new(300, 64, 3).unwrap();
+        let m = run.ops.len();
+        let vals: Vec<u64> = run.idx.iter().map(|&i| run.vals[i]).collect();
+        let mut status = vec![0u32; m];
+        let mut out = vals.clone();
+        let mut found = vec![1u8; m];
+        // Inserts' outputs are ignored by the oracle (the kernels leave them alone).
+        for j in 0..m {
+            if run.ops[j] == MixedOp::Insert {
+                found[j] = 0xaa;
+                out[j] = 0;
+            }
+        }
+        assert_eq!(bad_mixed(&run, &status, &out, &found), (0, 0));
+        let fj = run.ops.iter().position(|o| *o == MixedOp::Find).unwrap();
+        let ij = run.ops.iter().position(|o| *o == MixedOp::Insert).unwrap();
+        out[fj] ^= 1;
+        assert_eq!(bad_mixed(&run, &status, &out, &found), (1, 0));
+        out[fj] ^= 1;
+        found[fj] = 0xaa; // unwritten
+        assert_eq!(bad_mixed(&run, &status, &out, &found), (1, 0));
+        found[fj] = 1;
+        status[ij] = crate::status::UPDATED;
+        assert_eq!(bad_mixed(&run, &status, &out, &found), (0, 1));
+        status[ij] = 0xaaaa_aaaa; // unwritten
+        assert_eq!(bad_mixed(&run, &status, &out, &found), (0, 1));
+        status[ij] = crate::status::TABLE_FULL;
+        assert_eq!(bad_mixed(&run, &status, &out, &found), (0, 1));
+        assert_eq!(bad_mixed(&run, &status[1..], &out, &found), (m, m));
+
+        let t = run.slicing.total_finds();
+        let mut sout = run.vals[..t].to_vec();
+        let mut sfound = vec![true; t];
+        assert_eq!(bad_separated(&run, &sout, &sfound), 0);
+        sfound[5] = false;
+        sout[7] ^= 2;
+        assert_eq!(bad_separated(&run, &sout, &sfound), 2);
+        assert!(bad_separated(&run, &sout[1..], &sfound[1..]) > 0);
+    }
+
+    /// The whole experiment on the CPU backend: verified rows with the mixed fields.
+    #[test]
+    fn cpu_mixed_experiment_verifies() {
+        use crate::bench::{resolve, BenchConfig, KvType};
+        let cfg = BenchConfig {
+            force_cpu: true,
+            keys_log2: Some(12),
+            runs: Some(2),
+            load_factors: Some(vec![0.5, 0.95]),
+            ops: Some(vec![Op::Mixed]),
+            slice_log2: Some(vec![7, 10]),
+            types: Some(vec![KvType::U32, KvType::U64B32]),
+            ..Default::default()
+        };
+        let plan = resolve(&cfg, Backend::Cpu).unwrap();
+        assert_eq!(plan.sets(), 2 * 2 * 2);
+        let rows = run_cpu(&plan, &mut |_| {}).unwrap();
+        assert_eq!(rows.len(), 8);
+        for r in &rows {
+            assert!(r.verified, "{:?}", r.failures);
+            assert_eq!(r.op, Op::Mixed);
+            assert_eq!(r.runs, 2);
+            let so = r.slice_ops.unwrap();
+            assert!(so == 128 || so == 1024);
+            assert_eq!(r.n, Slicing::new(4096, so).unwrap().total_ops());
+            let e = r.concurrency_efficiency.unwrap();
+            assert!(e > 0.0 && e.is_finite());
+            assert!((e - r.separated_ms.unwrap() / r.median_ms).abs() < 1e-12);
+        }
+        assert!(rows.iter().any(|r| r.value_bytes == 32 && r.key_bytes == 8));
+    }
+}
