@@ -596,12 +596,52 @@ extern "C" __global__ void __launch_bounds__(ST_BLOCK) stadium_insert_cl(
 
 // found[i] = 1 and out[i] = value where keys[i] is present; found[i] = 0 otherwise (out[i]
 // untouched). out may be null (contains).
+// With tickets of 4 or 8 bits a bucket whose info bits match holds the key 7 times in 8 or more
+// (a random key matches another's 3 or 7 info bits with probability 1/8 or 1/128), so a lookup
+// that wants the value reads the whole record at once: key and value arrive together, one
+// bucket access instead of a key read and then a dependent value read (for host buckets, one
+// bus round trip instead of two). With fewer info bits most matches are other keys, and reading
+// their values would waste bandwidth.
+#define ST_FIND_WHOLE_RECORD (ST_INFO_BITS >= 3)
+
+// Looks k up like st_find_one (phase-separated) and, where found, copies its value to *out.
+__device__ __forceinline__ u32 st_find_record(const u32* board, const u32* buckets, const st_key& k, u32 size,
+                                              u32 max_probes, u64 seed, st_value* out) {
+  st_probe p(k, size, seed);
+  for (u32 probe = 0; probe < max_probes; probe++) {
+    const st_slot s(p.pos);
+    const u32 e = st_entry(board[s.word], s);
+    if (st_is_empty(e)) return ST_NONE;
+    if (st_is_live(e) && st_info_of(e) == p.info) {
+      u32 rec[ST_RECORD_WORDS];
+      st_load_words<ST_RECORD_WORDS, ST_RECORD_ALIGN, false>(st_record(const_cast<u32*>(buckets), p.pos), rec);
+      bool eq = true;
+#pragma unroll
+      for (int w = 0; w < ST_KEY_WORDS; w++) eq &= rec[w] == k.w[w];
+      if (eq) {
+        st_value v;
+#pragma unroll
+        for (int w = 0; w < ST_VALUE_WORDS; w++) v.w[w] = rec[ST_KEY_WORDS + w];
+        *out = v;
+        return p.pos;
+      }
+    }
+    p.next(size);
+  }
+  return ST_NONE;
+}
+
 extern "C" __global__ void stadium_find(const u32* board, const u32* buckets, const st_key* keys, st_value* out,
                                         u8* found, u64 n, u32 size, u32 max_probes, u64 seed) {
   ST_FOR_EACH(idx, n) {
     const st_key k = keys[idx];
-    const u32 at = st_find_one<false>(board, buckets, k, size, max_probes, seed);
-    if (at != ST_NONE && out != nullptr) st_read_value<false>(const_cast<u32*>(board), buckets, at, out + idx);
+    u32 at;
+    if (ST_FIND_WHOLE_RECORD && out != nullptr) {
+      at = st_find_record(board, buckets, k, size, max_probes, seed, out + idx);
+    } else {
+      at = st_find_one<false>(board, buckets, k, size, max_probes, seed);
+      if (at != ST_NONE && out != nullptr) st_read_value<false>(const_cast<u32*>(board), buckets, at, out + idx);
+    }
     found[idx] = at != ST_NONE ? 1 : 0;
   }
 }

@@ -28,10 +28,11 @@ fn label<K: Key, V: Value>(config: &StadiumConfig) -> String {
     )
 }
 
-const STRATEGIES: [InsertStrategy; 3] = [
+const STRATEGIES: [InsertStrategy; 4] = [
     InsertStrategy::Stash,
     InsertStrategy::ClStash,
     InsertStrategy::Hybrid { threshold: 0.4 },
+    InsertStrategy::MeasuredHybrid,
 ];
 
 /// Inserts `keys` with `value_for(k, round)`, checks that none failed, and adds them to `oracle`.
@@ -102,7 +103,7 @@ fn every_ticket_size_and_location_at_high_load_with_churn() {
 
 #[test]
 fn collaborative_lanes_and_the_hybrid_with_churn() {
-    for strategy in [STRATEGIES[1], STRATEGIES[2]] {
+    for strategy in [STRATEGIES[1], STRATEGIES[2], STRATEGIES[3]] {
         for t in [1, 8] {
             for location in LOCATIONS {
                 let config = |cap| {

@@ -151,6 +151,7 @@ fn build_table<K: Key, V: Value>(
                 stadium: Some(StadiumInfo {
                     location,
                     ticket_bits,
+                    strategy: t.config().insert_strategy,
                     host_memory_bytes: t.host_memory_bytes(),
                     bound: None,
                 }),

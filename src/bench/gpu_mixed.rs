@@ -120,6 +120,7 @@ fn mixed_set<K: Key, V: Value>(cx: &mut SetCx<'_, '_>, type_tag: u64) -> Result<
                         stadium: Some(StadiumInfo {
                             location,
                             ticket_bits,
+                            strategy: t.config().insert_strategy,
                             host_memory_bytes: t.host_memory_bytes(),
                             bound,
                         }),

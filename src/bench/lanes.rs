@@ -90,7 +90,7 @@ impl Default for LanesConfig {
             strategies: vec![
                 InsertStrategy::Stash,
                 InsertStrategy::ClStash,
-                InsertStrategy::default_hybrid(),
+                InsertStrategy::MeasuredHybrid,
             ],
             seed: 0x5eed_1a9e,
         }
@@ -499,6 +499,7 @@ fn build_one<K: Key, V: Value>(
         verified &= verify(gpu, &tb, &data.0, n)?;
     }
     let m = median(&ms);
+    let s = s.resolve(t, K::BYTES + V::BYTES);
     Ok(StrategyRow {
         strategy: s.name(),
         threshold: match s {

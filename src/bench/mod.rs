@@ -386,6 +386,13 @@ pub struct BenchResult {
     /// Stadium: bits per ticket.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ticket_bits: Option<u32>,
+    /// Stadium: the insert strategy ("stash", "clstash" or "hybrid").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub insert_strategy: Option<&'static str>,
+    /// Stadium with the hybrid insert: the load factor at which warps switch to collaborative
+    /// lanes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid_threshold: Option<f64>,
     /// Stadium: host rows, `gops` over the table size's random-write (insert, erase) or
     /// random-read (finds, contains) bound (`bound_gops`); device rows, `roofline_ratio`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -557,6 +564,8 @@ pub(crate) struct Measured<'a> {
 pub(crate) struct StadiumInfo {
     pub location: Location,
     pub ticket_bits: u32,
+    /// The table's insert strategy, resolved (the measured hybrid shows its threshold).
+    pub strategy: crate::InsertStrategy,
     pub host_memory_bytes: usize,
     /// Host rows: the bound of the table's size.
     pub bound: Option<HostBound>,
@@ -650,6 +659,11 @@ impl Measured<'_> {
             occupancy: distinct.map(|d| d as f64 / self.capacity.max(1) as f64),
             location: st.map(|s| location_name(s.location)),
             ticket_bits: st.map(|s| s.ticket_bits),
+            insert_strategy: st.map(|s| s.strategy.name()),
+            hybrid_threshold: st.and_then(|s| match s.strategy {
+                crate::InsertStrategy::Hybrid { threshold } => Some(threshold),
+                _ => None,
+            }),
             bound_ratio,
             bound_gops,
             host_memory_bytes: st
@@ -1093,6 +1107,7 @@ mod tests {
         let host = m(Some(StadiumInfo {
             location: Location::Host,
             ticket_bits: 8,
+            strategy: crate::InsertStrategy::Stash,
             host_memory_bytes: 1 << 30,
             bound: Some(bound),
         }));
@@ -1102,6 +1117,7 @@ mod tests {
         let device = m(Some(StadiumInfo {
             location: Location::Device,
             ticket_bits: 1,
+            strategy: crate::InsertStrategy::Hybrid { threshold: 0.5 },
             host_memory_bytes: 0,
             bound: None,
         }));

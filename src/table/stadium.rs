@@ -164,17 +164,20 @@ pub fn resolve_location(
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum InsertStrategy {
     /// Basic Stash: one thread per pair, to the end. A warp waits for its slowest lane.
-    #[default]
     Stash,
     /// Stash with collaborative lanes (clStash, Fig. 12): each warp parks unfinished pairs in a
     /// shared-memory queue and keeps all 32 lanes busy with fresh or parked pairs.
     ClStash,
     /// Basic Stash while the table's load factor is below `threshold`, clStash above it (the
-    /// paper's hybrid; Fig. 13 measures the threshold: `warpmap bench --preset fig13`).
+    /// paper's hybrid).
     Hybrid {
         /// The load factor (stored keys / buckets) at which warps switch to collaborative lanes.
         threshold: f64,
     },
+    /// The hybrid with the threshold measured for the table's ticket size and record width
+    /// ([`measured_hybrid_threshold`]): the default.
+    #[default]
+    MeasuredHybrid,
 }
 
 impl InsertStrategy {
@@ -183,26 +186,60 @@ impl InsertStrategy {
         match self {
             InsertStrategy::Stash => "stash",
             InsertStrategy::ClStash => "clstash",
-            InsertStrategy::Hybrid { .. } => "hybrid",
+            InsertStrategy::Hybrid { .. } | InsertStrategy::MeasuredHybrid => "hybrid",
+        }
+    }
+
+    /// This strategy for a table of `ticket_bits` tickets and `record_bytes`-byte records:
+    /// [`InsertStrategy::MeasuredHybrid`] becomes the hybrid with its measured threshold; the
+    /// others are kept.
+    pub fn resolve(self, ticket_bits: u32, record_bytes: usize) -> Self {
+        match self {
+            InsertStrategy::MeasuredHybrid => InsertStrategy::Hybrid {
+                threshold: measured_hybrid_threshold(ticket_bits, record_bytes),
+            },
+            s => s,
         }
     }
 }
 
-/// The hybrid's switching load factor, measured as the paper's Fig. 13 describes
-/// (`warpmap lanes threshold`; see `bench/NOTES.md`). Not yet measured on this commit's
-/// kernels: the default strategy stays basic Stash until it is.
-pub const HYBRID_THRESHOLD: f64 = 0.5;
+/// The hybrid thresholds measured as the paper's Fig. 13 describes (`warpmap lanes threshold`:
+/// 2^26 unique keys filling a table to load 0.95 in 50 timed batches with basic Stash and with
+/// clStash; the difference per batch fitted by a parabola of the load; its root where clStash
+/// starts to win), on an H100 (sm_90, 132 SMs) with device buckets at commit 611bb81, median of
+/// 3 runs, every table verified: `bench/results/2026-11-22-h100-611bb81-stadium-fig13-u32.json`
+/// (4-byte keys and values) and `...-fig13-u64.json` (8-byte keys and values), for tickets of
+/// 1, 2, 4 and 8 bits. With 1-bit tickets and 8-byte records clStash won every batch (no root:
+/// threshold 0). The more info bits, the later the lanes pay: a larger board misses L2, and a
+/// warp's parked jobs cost more than its slowest lane.
+pub const MEASURED_HYBRID_THRESHOLDS: [(u32, f64, f64); 4] = [
+    // (ticket bits, 8-byte records (u32/u32), 16-byte records (u64/u64))
+    (1, 0.000, 0.281),
+    (2, 0.334, 0.432),
+    (4, 0.429, 0.513),
+    (8, 0.586, 0.643),
+];
 
-impl InsertStrategy {
-    /// The hybrid with the measured [`HYBRID_THRESHOLD`].
-    pub fn default_hybrid() -> Self {
-        InsertStrategy::Hybrid {
-            threshold: HYBRID_THRESHOLD,
-        }
-    }
+/// The measured hybrid threshold ([`MEASURED_HYBRID_THRESHOLDS`]) for `ticket_bits` tickets and
+/// records of `record_bytes` (key + value): the 8-byte record's up to 8 bytes, the 16-byte
+/// record's above (wider records were not measured; their buckets cost more per insert, like
+/// 16-byte ones, and the switch moved later from 8 to 16 bytes, so the later value is the safer
+/// of the two).
+pub fn measured_hybrid_threshold(ticket_bits: u32, record_bytes: usize) -> f64 {
+    MEASURED_HYBRID_THRESHOLDS
+        .iter()
+        .find(|(t, _, _)| *t == ticket_bits)
+        .map_or(
+            0.5,
+            |&(_, narrow, wide)| {
+                if record_bytes <= 8 {
+                    narrow
+                } else {
+                    wide
+                }
+            },
+        )
 }
-
-
 
 /// The parameters of a [`Stadium`] table.
 #[derive(Clone, Debug, PartialEq)]
@@ -218,7 +255,8 @@ pub struct StadiumConfig {
     /// [`default_budget_margin`]. Used only by `Auto`.
     pub device_memory_budget: Option<u64>,
     /// The host pages of host buckets ([`Location::Host`], or `Auto` resolved to it); default
-    /// [`DEFAULT_HOST_PAGES`].
+    /// [`DEFAULT_HOST_PAGES`] (huge pages). Where the kernel has no transparent huge pages,
+    /// `Huge` gets the driver's pinned pages instead ([`Stadium::host_pages`] says which).
     pub host_pages: HostPages,
     /// Buckets probed before an insert gives up (`PROBE_LIMIT`); `None`: the table size, so that
     /// an insert fails only when no bucket is free (`TABLE_FULL`). Values above the table size
@@ -465,6 +503,9 @@ impl<K: Key, V: Value> Stadium<K, V> {
             });
         }
         let module = gpu.module(&kernel_source(K::BYTES, V::BYTES, t, location, config.hash))?;
+        // The measured hybrid becomes a hybrid with a number (what the launches use).
+        let mut config = config;
+        config.insert_strategy = config.insert_strategy.resolve(t, K::BYTES + V::BYTES);
         if let InsertStrategy::Hybrid { threshold } = config.insert_strategy {
             if !(0.0..=1.0).contains(&threshold) {
                 return Err(Error::invalid(format!(
@@ -487,7 +528,16 @@ impl<K: Key, V: Value> Stadium<K, V> {
         // Buckets need no initialisation: the board says which hold keys.
         let buckets = match location {
             Location::Device => Buckets::Device(gpu.alloc::<u32>(bucket_words)?),
-            _ => Buckets::Host(gpu.alloc_mapped_with::<u32>(bucket_words, config.host_pages)?),
+            _ => Buckets::Host(
+                match gpu.alloc_mapped_with::<u32>(bucket_words, config.host_pages) {
+                    // No transparent huge pages in this kernel: the driver's pinned pages, which
+                    // the kernels reach at the same rate (only making the table is slower).
+                    Err(Error::Unsupported(_)) if config.host_pages == HostPages::Huge => {
+                        gpu.alloc_mapped_with::<u32>(bucket_words, HostPages::Pinned)?
+                    }
+                    r => r?,
+                },
+            ),
         };
         let mut table = Stadium {
             board: gpu.alloc::<u32>(board_words)?,
@@ -586,13 +636,25 @@ impl<K: Key, V: Value> Stadium<K, V> {
         let null = 0u64;
         let assign = u32::from(mode == InsertMode::Assign);
         // clStash and the hybrid: the table holds `cl_from` keys when warps start collaborating.
-        let (kernel, grid, cl_from) = match self.config.insert_strategy {
-            InsertStrategy::Stash => (&self.kernels.insert, self.grid(keys.len()), u64::MAX),
-            InsertStrategy::ClStash => (&self.kernels.insert_cl, self.cl_grid(keys.len()), 0),
-            InsertStrategy::Hybrid { threshold } => (
+        let threshold = match self
+            .config
+            .insert_strategy
+            .resolve(self.config.ticket_bits, K::BYTES + V::BYTES)
+        {
+            InsertStrategy::Stash => None,
+            InsertStrategy::ClStash => Some(0.0),
+            InsertStrategy::Hybrid { threshold } => Some(threshold),
+            InsertStrategy::MeasuredHybrid => Some(measured_hybrid_threshold(
+                self.config.ticket_bits,
+                K::BYTES + V::BYTES,
+            )),
+        };
+        let (kernel, grid, cl_from) = match threshold {
+            None => (&self.kernels.insert, self.grid(keys.len()), u64::MAX),
+            Some(t) => (
                 &self.kernels.insert_cl,
                 self.cl_grid(keys.len()),
-                (threshold * self.size as f64).ceil() as u64,
+                (t * self.size as f64).ceil() as u64,
             ),
         };
         let mut l = kernel.launch();
@@ -608,7 +670,7 @@ impl<K: Key, V: Value> Stadium<K, V> {
             .arg(&self.max_probes)
             .arg(&self.config.seed)
             .arg(&assign);
-        if self.config.insert_strategy != InsertStrategy::Stash {
+        if threshold.is_some() {
             l.arg(&cl_from);
         }
         // SAFETY: arguments match stadium_insert's (or stadium_insert_cl's, which adds cl_from)
@@ -951,6 +1013,30 @@ mod tests {
         // The margin: 1 GiB, or 5 % of a large GPU.
         assert_eq!(default_budget_margin(8 << 30), 1 << 30);
         assert_eq!(default_budget_margin(80 << 30), 4 << 30);
+    }
+
+    #[test]
+    fn the_measured_hybrid_resolves_to_its_threshold() {
+        for (t, narrow, wide) in MEASURED_HYBRID_THRESHOLDS {
+            assert_eq!(
+                InsertStrategy::MeasuredHybrid.resolve(t, 8),
+                InsertStrategy::Hybrid { threshold: narrow }
+            );
+            assert_eq!(
+                InsertStrategy::MeasuredHybrid.resolve(t, 16),
+                InsertStrategy::Hybrid { threshold: wide }
+            );
+            assert_eq!(measured_hybrid_threshold(t, 320), wide);
+        }
+        for s in [
+            InsertStrategy::Stash,
+            InsertStrategy::ClStash,
+            InsertStrategy::Hybrid { threshold: 0.3 },
+        ] {
+            assert_eq!(s.resolve(8, 16), s, "explicit strategies are kept");
+        }
+        assert_eq!(InsertStrategy::default(), InsertStrategy::MeasuredHybrid);
+        assert_eq!(InsertStrategy::MeasuredHybrid.name(), "hybrid");
     }
 
     #[test]

@@ -178,9 +178,10 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
             // Device buckets explicitly: the default (Location::Auto) would choose them too for
             // these small tables, but the labels promise them.
             (
-                "t8",
+                "t8/stash",
                 StadiumConfig::new(capacity)
                     .ticket_bits(8)
+                    .insert_strategy(InsertStrategy::Stash)
                     .location(Location::Device),
             ),
             (

@@ -44,7 +44,8 @@ pub struct LanesArgs {
     /// Runs per measurement (medians reported).
     #[arg(long, default_value_t = 3)]
     runs: usize,
-    /// compare: the hybrid's threshold (default: the measured one built in).
+    /// compare: the hybrid's threshold (default: the one measured for the ticket size and
+    /// record width, built in).
     #[arg(long)]
     hybrid_threshold: Option<f64>,
     /// compare: strategies (stash, clstash, hybrid).
@@ -69,7 +70,7 @@ impl LanesArgs {
     fn config(&self) -> Result<LanesConfig> {
         let hybrid = match self.hybrid_threshold {
             Some(threshold) => InsertStrategy::Hybrid { threshold },
-            None => InsertStrategy::default_hybrid(),
+            None => InsertStrategy::MeasuredHybrid,
         };
         let strategies = self
             .strategies
