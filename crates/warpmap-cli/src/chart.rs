@@ -784,6 +784,8 @@ pub(crate) mod tests {
             occupancy: (dist == Distribution::Zipf).then_some(0.2),
             location: None,
             ticket_bits: None,
+            insert_strategy: None,
+            hybrid_threshold: None,
             bound_ratio: None,
             bound_gops: None,
             host_memory_bytes: None,
