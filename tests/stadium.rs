@@ -149,9 +149,12 @@ fn one_large_batch_with_duplicates_for_every_strategy() {
             let mut rng = SplitMix64::new(0xc1 + t as u64);
             let distinct = unique_keys::<u64>(&mut rng, size * 97 / 100, true);
             let mut keys = distinct.clone();
-            for (i, k) in distinct.iter().enumerate().step_by(10) {
-                keys.push(*k);
-                keys.insert(i * 7 % keys.len(), *k);
+            for k in distinct.iter().step_by(10) {
+                keys.extend([*k, *k]);
+            }
+            // Spread the copies over the batch (Fisher-Yates), so they race across warps.
+            for i in (1..keys.len()).rev() {
+                keys.swap(i, rng.index(i + 1));
             }
             let values: Vec<u64> = keys.iter().enumerate().map(|(i, k)| k ^ i as u64).collect();
             let mut st = vec![InsertStatus(0xdead_beef); keys.len()];

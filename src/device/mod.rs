@@ -715,28 +715,25 @@ impl<T: bytemuck::Pod> PinnedBuffer<T> {
 #[serde(rename_all = "lowercase")]
 pub enum HostPages {
     /// `cuMemHostAlloc(DEVICEMAP | PORTABLE)`: the driver's pinned memory, in the pages the
-    /// driver chooses (normally 4 KiB).
+    /// driver chooses (normally 4 KiB). The default ([`DEFAULT_HOST_PAGES`]).
+    #[default]
     Pinned,
     /// An anonymous `mmap` aligned to 2 MiB with `madvise(MADV_HUGEPAGE)` (transparent huge
     /// pages), touched, then pinned and mapped with `cuMemHostRegister(DEVICEMAP | PORTABLE)`.
     /// Whether the kernel grants huge pages depends on its THP setting
     /// ([`transparent_huge_pages`]); [`MappedBuffer::huge_page_bytes`] says what was granted.
-    /// The default ([`DEFAULT_HOST_PAGES`]).
-    #[default]
     Huge,
 }
 
-/// The default [`HostPages`] of out-of-core tables: huge pages. Measured on the H100 machine
-/// (`warpmap hostbound --pages pinned,huge`, `bench/results/2026-11-22-h100-611bb81-hostbound-
-/// pinned-vs-huge.json`): random 8-byte record writes and reads from a kernel ran at the same
-/// rate on both kinds within 4 % at 64 MiB, 1, 4 and 16 GiB (0.0407 vs 0.0409 G/s at 16 GiB:
-/// the GPU's own address translation limits them, not the host's pages), but making the
-/// buffer took 0.62 s instead of 7.61 s at 16 GiB (12x faster), because registering touched
-/// 2 MiB pages is cheaper than the driver pinning 4 KiB ones. Tables that ask for huge pages
-/// get pinned ones where the kernel has no transparent huge pages (see [`Stadium`]'s docs).
-///
-/// [`Stadium`]: crate::Stadium
-pub const DEFAULT_HOST_PAGES: HostPages = HostPages::Huge;
+/// The default [`HostPages`] of out-of-core tables: the driver's pinned pages. Measured on the
+/// H100 machine (`warpmap hostbound --pages pinned,huge`, bench/results/2026-11-22-h100-611bb81-
+/// hostbound-pinned-vs-huge.json and ...-3b5305d-hostbound-mid-sizes.json): random record writes
+/// and reads from a kernel ran 4-20 % slower on huge pages at 0.125-0.5 GiB (0.49 vs 0.59 G/s
+/// writes at 0.3125 GiB), within 4 % of pinned pages at 64 MiB and 1-16 GiB, while making the
+/// buffer was 12x faster (0.62 s instead of 7.61 s at 16 GiB; a 90 GiB table in 23.6 s instead
+/// of 45.7 s). Rates matter more than a one-time allocation, so huge pages are an option
+/// ([`HostPages::Huge`]) for very large tables, not the default.
+pub const DEFAULT_HOST_PAGES: HostPages = HostPages::Pinned;
 
 impl HostPages {
     /// Both kinds.

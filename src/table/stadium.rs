@@ -255,7 +255,7 @@ pub struct StadiumConfig {
     /// [`default_budget_margin`]. Used only by `Auto`.
     pub device_memory_budget: Option<u64>,
     /// The host pages of host buckets ([`Location::Host`], or `Auto` resolved to it); default
-    /// [`DEFAULT_HOST_PAGES`] (huge pages). Where the kernel has no transparent huge pages,
+    /// [`DEFAULT_HOST_PAGES`] (pinned). Where the kernel has no transparent huge pages,
     /// `Huge` gets the driver's pinned pages instead ([`Stadium::host_pages`] says which).
     pub host_pages: HostPages,
     /// Buckets probed before an insert gives up (`PROBE_LIMIT`); `None`: the table size, so that
