@@ -231,6 +231,14 @@ fn check(cfg: &LanesConfig) -> Result<()> {
     Ok(())
 }
 
+/// Every (location, ticket size) of `cfg`, in order.
+fn tables(cfg: &LanesConfig) -> Vec<(Location, u32)> {
+    cfg.locations
+        .iter()
+        .flat_map(|&l| cfg.ticket_bits.iter().map(move |&t| (l, t)))
+        .collect()
+}
+
 /// Fig. 13: the hybrid threshold for each (location, ticket size) of `cfg`, at its first load
 /// factor. `commit` is recorded in the report.
 pub fn threshold(
@@ -241,14 +249,11 @@ pub fn threshold(
 ) -> Result<LanesReport> {
     check(cfg)?;
     let mut out = Vec::new();
-    for &location in &cfg.locations {
-        for &t in &cfg.ticket_bits {
-            let r = match cfg.types {
-                LanesTypes::U32 => threshold_one::<u32, u32>(gpu, cfg, location, t, progress)?,
-                LanesTypes::U64 => threshold_one::<u64, u64>(gpu, cfg, location, t, progress)?,
-            };
-            out.push(r);
-        }
+    for (location, t) in tables(cfg) {
+        out.push(match cfg.types {
+            LanesTypes::U32 => threshold_one::<u32, u32>(gpu, cfg, location, t, progress)?,
+            LanesTypes::U64 => threshold_one::<u64, u64>(gpu, cfg, location, t, progress)?,
+        });
     }
     Ok(report(gpu, cfg, commit, "fig13", out, Vec::new()))
 }
@@ -263,25 +268,23 @@ pub fn compare(
 ) -> Result<LanesReport> {
     check(cfg)?;
     let mut rows = Vec::new();
-    for &location in &cfg.locations {
-        for &t in &cfg.ticket_bits {
-            for &lf in &cfg.load_factors {
-                for &s in &cfg.strategies {
-                    let r = match cfg.types {
-                        LanesTypes::U32 => build_one::<u32, u32>(gpu, cfg, location, t, lf, s)?,
-                        LanesTypes::U64 => build_one::<u64, u64>(gpu, cfg, location, t, lf, s)?,
-                    };
-                    progress(format!(
-                        "{} t{} lf {:.2} {}: {:.3} G/s{}",
-                        r.location,
-                        r.ticket_bits,
-                        lf,
-                        r.strategy,
-                        r.gops,
-                        if r.verified { "" } else { " NOT VERIFIED" }
-                    ));
-                    rows.push(r);
-                }
+    for (location, t) in tables(cfg) {
+        for &lf in &cfg.load_factors {
+            for &s in &cfg.strategies {
+                let r = match cfg.types {
+                    LanesTypes::U32 => build_one::<u32, u32>(gpu, cfg, location, t, lf, s)?,
+                    LanesTypes::U64 => build_one::<u64, u64>(gpu, cfg, location, t, lf, s)?,
+                };
+                progress(format!(
+                    "{} t{} lf {:.2} {}: {:.3} G/s{}",
+                    r.location,
+                    r.ticket_bits,
+                    lf,
+                    r.strategy,
+                    r.gops,
+                    if r.verified { "" } else { " NOT VERIFIED" }
+                ));
+                rows.push(r);
             }
         }
     }

@@ -3,7 +3,7 @@
 //! times each strategy building a table from empty (Fig. 18's insert rates; run it under `ncu`
 //! for Table I's warp execution efficiency). Prints a table, writes JSON and an SVG chart.
 
-use crate::{write_file, COMMIT};
+use crate::{print_gpu_header, write_file, COMMIT};
 use clap::{Args, Subcommand};
 use plotters::prelude::*;
 use std::path::PathBuf;
@@ -105,13 +105,7 @@ pub fn run(cmd: LanesCommand) -> Result<ExitCode> {
     };
     let cfg = args.config()?;
     let gpu = Gpu::default_gpu()?;
-    println!(
-        "device:  {} sm_{} ({} SMs)",
-        gpu.name(),
-        gpu.sm(),
-        gpu.sm_count()
-    );
-    println!("commit:  {COMMIT}");
+    print_gpu_header(&gpu);
     let mut say = |m: String| eprintln!("  {m}");
     let report = if is_threshold {
         lanes::threshold(&gpu, &cfg, COMMIT, &mut say)?

@@ -241,6 +241,17 @@ fn main() -> ExitCode {
     }
 }
 
+/// The first lines of a GPU command's output: the device and the source revision.
+fn print_gpu_header(gpu: &Gpu) {
+    println!(
+        "device:  {} sm_{} ({} SMs)",
+        gpu.name(),
+        gpu.sm(),
+        gpu.sm_count()
+    );
+    println!("commit:  {COMMIT}");
+}
+
 fn io_err(path: &Path, source: std::io::Error) -> Error {
     Error::Io {
         path: path.display().to_string(),

@@ -2,7 +2,7 @@
 //! mapped host memory, per size and host-page kind) and `warpmap outofcore` (a Stadium table
 //! with host buckets larger than the GPU's memory, built and queried on the device).
 
-use crate::{display_path, io_err, write_file, COMMIT};
+use crate::{display_path, io_err, print_gpu_header, write_file, COMMIT};
 use clap::{ArgAction, Args};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -116,13 +116,7 @@ pub fn hostbound_cmd(a: HostBoundArgs) -> Result<ExitCode> {
     let date = utc_now();
     let thp = transparent_huge_pages();
     let mem = outofcore::host_memory();
-    println!(
-        "device:  {} sm_{} ({} SMs)",
-        gpu.name(),
-        gpu.sm(),
-        gpu.sm_count()
-    );
-    println!("commit:  {COMMIT}");
+    print_gpu_header(&gpu);
     println!("THP:     {}", thp_line());
     println!(
         "host:    MemTotal {:.1} GiB, MemAvailable {:.1} GiB (may grow on VMs)",
