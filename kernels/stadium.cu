@@ -145,6 +145,21 @@ __device__ __forceinline__ void st_store_words(u32* p, const u32* src) {
   }
 }
 
+// Elements of the kernels' input and output arrays (keys, values, found values): element i
+// starts at i times its width from a 256-byte aligned allocation, so it is aligned to the widest
+// vector that divides its width. Copied in such vectors: a 128-byte value is 8 accesses of 16
+// bytes, not 32 of 4 (what a plain struct copy of u32 words compiles to).
+template <int N>
+__device__ __forceinline__ st_words<N> st_load_elem(const st_words<N>* a, u64 i) {
+  st_words<N> r;
+  st_load_words<N, st_vec(N, N), false>(reinterpret_cast<const u32*>(a + i), r.w);
+  return r;
+}
+template <int N>
+__device__ __forceinline__ void st_store_elem(st_words<N>* a, u64 i, const st_words<N>& v) {
+  st_store_words<N, st_vec(N, N)>(reinterpret_cast<u32*>(a + i), v.w);
+}
+
 __device__ __forceinline__ u32* st_record(u32* buckets, u32 i) { return buckets + (u64)i * ST_RECORD_WORDS; }
 
 // Where bucket i's entry lives on the board: its word, and the shift of its availability bit.
@@ -268,7 +283,7 @@ __device__ __forceinline__ void st_read_value(u32* board, const u32* buckets, u3
   } else {
     st_load_words<ST_VALUE_WORDS, ST_VALUE_VEC, false>(rec, v.w);
   }
-  *out = v;
+  st_store_elem(out, 0, v);
 }
 
 // Reserves bucket i, seen empty: the paper's TryBookASeat (Fig. 7), one atomicAnd clearing the
@@ -350,7 +365,7 @@ __device__ __forceinline__ u32 st_insert_step(u32* board, u32* buckets, st_job& 
       if (seen == j.p.info || seen == ST_INFO_MASK) return ST_PENDING;  // may become our key: look again
     } else if (st_is_live(e)) {
       if (st_holds<true>(buckets, j.p.pos, e, j.k, j.p.info)) {
-        if (assign) st_replace_value(board, buckets, j.p.pos, values[j.idx]);
+        if (assign) st_replace_value(board, buckets, j.p.pos, st_load_elem(values, j.idx));
         return assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
       }
     } else if (st_is_deleted(e)) {
@@ -362,7 +377,7 @@ __device__ __forceinline__ u32 st_insert_step(u32* board, u32* buckets, st_job& 
       // An empty entry ends the chain: the key is not in the table, and no deleted entry came
       // before, so take this one (the paper's TryBookASeat).
       if (!st_reserve_empty(board, j.p.pos)) return ST_PENDING;  // lost: look at it again (it may be k)
-      st_fill(board, buckets, j.p.pos, j.p.info, j.k, values[j.idx]);
+      st_fill(board, buckets, j.p.pos, j.p.info, j.k, st_load_elem(values, j.idx));
       return WM_STATUS_OK;
     } else {
       return st_take_deleted(board, buckets, j, values);  // the chain ends: take its first deleted entry
@@ -377,7 +392,7 @@ __device__ __forceinline__ u32 st_insert_step(u32* board, u32* buckets, st_job& 
 
 __device__ __forceinline__ u32 st_take_deleted(u32* board, u32* buckets, st_job& j, const st_value* values) {
   if (st_reserve_deleted(board, j.deleted_pos)) {
-    st_fill(board, buckets, j.deleted_pos, j.p.info, j.k, values[j.idx]);
+    st_fill(board, buckets, j.deleted_pos, j.p.info, j.k, st_load_elem(values, j.idx));
     return WM_STATUS_OK;
   }
   j.p.pos = j.deleted_pos;
@@ -435,7 +450,7 @@ extern "C" __global__ void stadium_insert(u32* board, u32* buckets, u64* meta, c
                                           u64 seed, u32 assign) {
   u32 inserted = 0, failed = 0;
   ST_FOR_EACH(idx, n) {
-    st_job j(idx, keys[idx], size, seed);  // the key into registers: the walk compares it many times
+    st_job j(idx, st_load_elem(keys, idx), size, seed);  // the key into registers: the walk compares it many times
     const u32 st = st_insert_one(board, buckets, j, values, size, max_probes, assign != 0u);
     st_count(st, inserted, failed);
     if (status != nullptr) status[idx] = st;
@@ -511,7 +526,7 @@ __device__ __forceinline__ void st_unpark(const st_queues& q, u32 w, u32 slot, c
 #pragma unroll
   for (int i = 0; i < ST_KEY_WORDS; i++) j.k.w[i] = q.key[i][w][slot];
 #else
-  j.k = keys[j.idx];
+  j.k = st_load_elem(keys, j.idx);
 #endif
 }
 
@@ -550,7 +565,7 @@ extern "C" __global__ void __launch_bounds__(ST_BLOCK) stadium_insert_cl(
     st_job j;
     bool have = false;
     if (fresh && chunk + lane < n) {
-      j = st_job(chunk + lane, keys[chunk + lane], size, seed);
+      j = st_job(chunk + lane, st_load_elem(keys, chunk + lane), size, seed);
       have = true;
     }
     if (!collaborate) {  // basic Stash: each lane to the end of its own job
@@ -622,7 +637,7 @@ __device__ __forceinline__ u32 st_find_record(const u32* board, const u32* bucke
         st_value v;
 #pragma unroll
         for (int w = 0; w < ST_VALUE_WORDS; w++) v.w[w] = rec[ST_KEY_WORDS + w];
-        *out = v;
+        st_store_elem(out, 0, v);
         return p.pos;
       }
     }
@@ -634,7 +649,7 @@ __device__ __forceinline__ u32 st_find_record(const u32* board, const u32* bucke
 extern "C" __global__ void stadium_find(const u32* board, const u32* buckets, const st_key* keys, st_value* out,
                                         u8* found, u64 n, u32 size, u32 max_probes, u64 seed) {
   ST_FOR_EACH(idx, n) {
-    const st_key k = keys[idx];
+    const st_key k = st_load_elem(keys, idx);
     u32 at;
     if (ST_FIND_WHOLE_RECORD && out != nullptr) {
       at = st_find_record(board, buckets, k, size, max_probes, seed, out + idx);
@@ -653,7 +668,7 @@ extern "C" __global__ void stadium_mixed(u32* board, u32* buckets, u64* meta, co
                                          u32 size, u32 max_probes, u64 seed) {
   u32 inserted = 0, failed = 0;
   ST_FOR_EACH(idx, n) {
-    const st_key k = keys[idx];
+    const st_key k = st_load_elem(keys, idx);
     if (ops[idx] == 0) {
       st_job j(idx, k, size, seed);
       status[idx] = st_insert_one(board, buckets, j, values, size, max_probes, true);
@@ -676,7 +691,7 @@ extern "C" __global__ void stadium_erase(u32* board, const u32* buckets, u64* me
                                          u32 size, u32 max_probes, u64 seed) {
   u32 erased = 0;
   ST_FOR_EACH(idx, n) {
-    const st_key k = keys[idx];
+    const st_key k = st_load_elem(keys, idx);
     const u32 at = st_find_one<false>(board, buckets, k, size, max_probes, seed);
     if (at == ST_NONE) continue;
     const st_slot s(at);
