@@ -27,13 +27,14 @@
 // changes nothing (the winner's entry already has A = 0). With the paper's polarity the losing
 // atomicAnd would also clear the winner's access bit.
 //
-// Insert (one thread per pair, as in the paper): walk the key's probe sequence as a lookup does,
-// remembering the first deleted entry. Finding the key: update (assign) or keep (if absent). An
-// empty entry ends the chain: the key is not in the table, so reserve the first deleted entry
-// seen (by CAS: deleted -> busy) or else this empty one (atomicAnd, the paper's). Then write the
-// info bits (atomicAnd, Fig. 8), the record with plain stores (for host buckets one write-only
-// transfer over PCIe), a fence (__threadfence, or __threadfence_system for host buckets: the
-// paper's barrier), and clear the access bit.
+// Insert (one thread per pair as in the paper, or collaborative lanes: see clStash below): walk
+// the key's probe sequence as a lookup does, remembering the first deleted entry. Finding the
+// key: update (assign) or keep (if absent). An empty entry ends the chain: the key is not in the
+// table, so reserve the first deleted entry seen (by CAS: deleted -> busy) or else this empty one
+// (atomicAnd, the paper's). Then write the record with plain stores (for host buckets one
+// write-only transfer over PCIe), and publish it with one release-ordered atomicAnd (gpu scope,
+// or system scope for host buckets: the paper's barrier) that writes the info bits (Fig. 8) and
+// clears the access bit together.
 //
 // Duplicate keys (warpmap's contract, beyond the paper whose insert does not check): a key is
 // stored once, even when one batch holds it many times. During an insert phase entries only
@@ -86,15 +87,6 @@
 #define ST_VALUE_WORDS (WM_VALUE_BYTES / 4)
 #define ST_RECORD_WORDS (ST_KEY_WORDS + ST_VALUE_WORDS)
 #define ST_NONE 0xffffffffu
-
-// The fence that orders a bucket's contents before the ticket that publishes them.
-__device__ __forceinline__ void st_fence() {
-#if ST_HOST_BUCKETS
-  __threadfence_system();
-#else
-  __threadfence();
-#endif
-}
 
 template <int N>
 struct st_words {
