@@ -13,7 +13,6 @@ use super::workload::bad_hits;
 use super::{BenchResult, Measured, OpStats, Progress, Roofline, Sink, StadiumInfo};
 use crate::device::{DeviceBuffer, Timer};
 use crate::key::{Key, Value};
-use crate::table::gpu_glue::GpuLaunches;
 use crate::table::stadium::Location;
 use crate::table::warpdrive::SlotLayout;
 use crate::table::{Backend, DeviceHashTable, MixedOp};
@@ -222,7 +221,7 @@ impl<K: Key, V: Value> DevSlices<K, V> {
 }
 
 /// A small mixed batch through the table: the mixed kernel's first-launch costs.
-fn warm_mixed<K: Key, V: Value, T: GpuLaunches<K, V>>(
+fn warm_mixed<K: Key, V: Value, T: DeviceHashTable<K, V>>(
     gpu: &Gpu,
     t: &mut T,
     n: usize,
@@ -237,12 +236,12 @@ fn warm_mixed<K: Key, V: Value, T: GpuLaunches<K, V>>(
     let mut st = gpu.alloc::<u32>(b.len())?;
     let mut out = gpu.alloc::<V>(b.len())?;
     let mut found = gpu.alloc::<u8>(b.len())?;
-    t.launch_mixed(&ops, &k, &v, &mut st, &mut out, &mut found)?;
+    t.mixed_device_async(&ops, &k, &v, &mut st, &mut out, &mut found)?;
     t.synchronize()?;
     t.clear()
 }
 
-fn mixed_table<K: Key, V: Value, T: GpuLaunches<K, V>>(
+fn mixed_table<K: Key, V: Value, T: DeviceHashTable<K, V>>(
     cx: &mut SetCx<'_, '_>,
     t: &mut T,
     info: &TableInfo,
@@ -317,7 +316,7 @@ fn mixed_table<K: Key, V: Value, T: GpuLaunches<K, V>>(
 
 /// One verified run of both sequences (the order alternating with the run): (separated ms,
 /// mixed ms).
-fn run_once<K: Key, V: Value, T: GpuLaunches<K, V>>(
+fn run_once<K: Key, V: Value, T: DeviceHashTable<K, V>>(
     gpu: &Gpu,
     t: &mut T,
     timer: &Timer,
@@ -365,7 +364,7 @@ fn run_once<K: Key, V: Value, T: GpuLaunches<K, V>>(
             }
             timer.start()?;
             for x in d.slices.iter_mut() {
-                t.launch_mixed(
+                t.mixed_device_async(
                     &x.mops,
                     &x.mk,
                     &x.mv,

@@ -76,16 +76,6 @@ pub(crate) trait GpuLaunches<K: Key, V: Value>:
     HashTable<K, V> + DeviceHashTable<K, V>
 {
     fn counters(&self) -> &Counters;
-    /// The mixed insert/find kernel over per-op device buffers of one length.
-    fn launch_mixed(
-        &mut self,
-        ops: &DeviceBuffer<u8>,
-        keys: &DeviceBuffer<K>,
-        values: &DeviceBuffer<V>,
-        status: &mut DeviceBuffer<u32>,
-        out: &mut DeviceBuffer<V>,
-        found: &mut DeviceBuffer<u8>,
-    ) -> Result<()>;
 }
 
 /// [`HashTable::insert_with_mode`] through the device: upload, launch, per-key statuses back.
@@ -141,7 +131,7 @@ pub(crate) fn mixed<K: Key, V: Value, T: GpuLaunches<K, V>>(
     let mut ds = gpu.upload(bytemuck::cast_slice::<InsertStatus, u32>(status))?;
     let mut d_out = gpu.upload(out)?;
     let mut d_found = gpu.alloc_filled::<u8>(keys.len(), 0)?;
-    t.launch_mixed(&d_ops, &dk, &dv, &mut ds, &mut d_out, &mut d_found)?;
+    t.mixed_device_async(&d_ops, &dk, &dv, &mut ds, &mut d_out, &mut d_found)?;
     gpu.copy_to_host(&ds, bytemuck::cast_slice_mut::<InsertStatus, u32>(status))?;
     gpu.copy_to_host(&d_out, out)?;
     let flags = gpu.download(&d_found)?;

@@ -275,6 +275,28 @@ pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
     /// Enqueues an erase.
     fn erase_device_async(&mut self, keys: &DeviceBuffer<K>) -> Result<()>;
 
+    /// Enqueues a mixed batch of device-resident operations (the device twin of
+    /// [`HashTable::mixed_batch`]): `ops[i]` is a [`MixedOp`] as its `u8` (`MixedOp::Insert as
+    /// u8`, ...). Every buffer holds one entry per key; an insert writes `status[i]`, a find
+    /// writes `found[i]` (1 or 0) and, when found, `out[i]`. Unplaced inserts are reported by
+    /// [`synchronize`](DeviceHashTable::synchronize) and in `status`.
+    /// [`Error::Unsupported`](crate::Error::Unsupported) where the table cannot run the batch
+    /// (see [`HashTable::mixed_batch`]).
+    #[allow(clippy::too_many_arguments)]
+    fn mixed_device_async(
+        &mut self,
+        ops: &DeviceBuffer<u8>,
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        status: &mut DeviceBuffer<u32>,
+        out: &mut DeviceBuffer<V>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()>;
+
+    /// Every stored pair, into new device buffers (no copy through the host), in no particular
+    /// order. Synchronous: it needs the stored count to size the buffers.
+    fn retrieve_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)>;
+
     /// Waits for every enqueued operation. Returns `Error::TableFull` if inserts since the last
     /// call left keys unplaced, or the error of a failed kernel.
     fn synchronize(&self) -> Result<()>;

@@ -741,9 +741,8 @@ impl<K: Key, V: Value> Stadium<K, V> {
         unsafe { l.run(grid, BLOCK, 0) }
     }
 
-    /// Every stored pair, into new device buffers (no copy through the host), in no particular
-    /// order.
-    pub fn retrieve_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)> {
+    /// Every stored pair, into new device buffers (see [`DeviceHashTable::retrieve_device`]).
+    fn retrieve_to_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)> {
         let n = self.len()?;
         let mut out_keys = self.gpu.alloc::<K>(n)?;
         let mut out_values = self.gpu.alloc::<V>(n)?;
@@ -843,7 +842,7 @@ impl<K: Key, V: Value> HashTable<K, V> for Stadium<K, V> {
                 "rehash to capacity {new_capacity} cannot hold the {n} stored keys"
             )));
         }
-        let (keys, values) = self.retrieve_device()?;
+        let (keys, values) = self.retrieve_to_device()?;
         let config = StadiumConfig {
             capacity: new_capacity,
             ..self.config.clone()
@@ -862,7 +861,7 @@ impl<K: Key, V: Value> HashTable<K, V> for Stadium<K, V> {
     }
 
     fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)> {
-        let (keys, values) = self.retrieve_device()?;
+        let (keys, values) = self.retrieve_to_device()?;
         Ok((self.gpu.download(&keys)?, self.gpu.download(&values)?))
     }
 
@@ -911,17 +910,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for Stadium<K, V> {
         self.launch_erase(keys)
     }
 
-    fn synchronize(&self) -> Result<()> {
-        self.counters.synchronize(&self.gpu, self.size as usize)
-    }
-}
-
-impl<K: Key, V: Value> GpuLaunches<K, V> for Stadium<K, V> {
-    fn counters(&self) -> &Counters {
-        &self.counters
-    }
-
-    fn launch_mixed(
+    fn mixed_device_async(
         &mut self,
         ops: &DeviceBuffer<u8>,
         keys: &DeviceBuffer<K>,
@@ -959,6 +948,21 @@ impl<K: Key, V: Value> GpuLaunches<K, V> for Stadium<K, V> {
         // kernel indexes.
         unsafe { l.run(grid, BLOCK, 0) }
     }
+
+    fn retrieve_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)> {
+        self.retrieve_to_device()
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.counters.synchronize(&self.gpu, self.size as usize)
+    }
+}
+
+impl<K: Key, V: Value> GpuLaunches<K, V> for Stadium<K, V> {
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
 }
 
 #[cfg(test)]

@@ -562,9 +562,8 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
 }
 
 impl<K: Key, V: Value> WarpDrive<K, V> {
-    /// Every stored pair, into new device buffers (no copy through the host), in no particular
-    /// order.
-    pub fn retrieve_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)> {
+    /// Every stored pair, into new device buffers (see [`DeviceHashTable::retrieve_device`]).
+    fn retrieve_to_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)> {
         let n = self.len()?;
         let mut ok = self.gpu.alloc::<K>(n)?;
         let mut ov = self.gpu.alloc::<V>(n)?;
@@ -623,15 +622,6 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
         out: &mut [V],
         found: &mut [bool],
     ) -> Result<usize> {
-        if SlotLayout::for_widths(K::BYTES, V::BYTES) == SlotLayout::Pair16 && self.gpu.sm() < 90 {
-            return Err(Error::Unsupported(format!(
-                "mixed insert/find batches of {}→{} pairs need a 128-bit CAS (sm_90 or newer); \
-                 this GPU is sm_{}",
-                K::NAME,
-                V::NAME,
-                self.gpu.sm()
-            )));
-        }
         gpu_glue::mixed(self, ops, keys, values, status, out, found)
     }
 
@@ -674,7 +664,7 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
                 "rehash to capacity {new_capacity} cannot hold the {n} stored keys"
             )));
         }
-        let (keys, values) = self.retrieve_device()?;
+        let (keys, values) = self.retrieve_to_device()?;
         let config = WarpDriveConfig {
             capacity: new_capacity,
             ..self.config.clone()
@@ -694,7 +684,7 @@ impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
     }
 
     fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)> {
-        let (keys, values) = self.retrieve_device()?;
+        let (keys, values) = self.retrieve_to_device()?;
         Ok((self.gpu.download(&keys)?, self.gpu.download(&values)?))
     }
 
@@ -742,17 +732,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for WarpDrive<K, V> {
         self.launch_erase(keys)
     }
 
-    fn synchronize(&self) -> Result<()> {
-        self.counters.synchronize(&self.gpu, self.slot_count())
-    }
-}
-
-impl<K: Key, V: Value> GpuLaunches<K, V> for WarpDrive<K, V> {
-    fn counters(&self) -> &Counters {
-        &self.counters
-    }
-
-    fn launch_mixed(
+    fn mixed_device_async(
         &mut self,
         ops: &DeviceBuffer<u8>,
         keys: &DeviceBuffer<K>,
@@ -761,6 +741,16 @@ impl<K: Key, V: Value> GpuLaunches<K, V> for WarpDrive<K, V> {
         out: &mut DeviceBuffer<V>,
         found: &mut DeviceBuffer<u8>,
     ) -> Result<()> {
+        // Checked here, where the kernel is launched, so that the device path is guarded too.
+        if SlotLayout::for_widths(K::BYTES, V::BYTES) == SlotLayout::Pair16 && self.gpu.sm() < 90 {
+            return Err(Error::Unsupported(format!(
+                "mixed insert/find batches of {}→{} pairs need a 128-bit CAS (sm_90 or newer); \
+                 this GPU is sm_{}",
+                K::NAME,
+                V::NAME,
+                self.gpu.sm()
+            )));
+        }
         for len in [
             ops.len(),
             values.len(),
@@ -791,4 +781,19 @@ impl<K: Key, V: Value> GpuLaunches<K, V> for WarpDrive<K, V> {
         // kernel indexes.
         unsafe { l.run(grid, BLOCK, 0) }
     }
+
+    fn retrieve_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)> {
+        self.retrieve_to_device()
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.counters.synchronize(&self.gpu, self.slot_count())
+    }
+}
+
+impl<K: Key, V: Value> GpuLaunches<K, V> for WarpDrive<K, V> {
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
 }
