@@ -88,69 +88,35 @@
 #define ST_RECORD_WORDS (ST_KEY_WORDS + ST_VALUE_WORDS)
 #define ST_NONE 0xffffffffu
 
-template <int N>
-struct st_words {
-  u32 w[N];
-};
-typedef st_words<ST_KEY_WORDS> st_key;
-typedef st_words<ST_VALUE_WORDS> st_value;
+typedef wm_words<ST_KEY_WORDS> st_key;  // keys and values as their words (kernels/common/types.cuh)
+typedef wm_words<ST_VALUE_WORDS> st_value;
 
-// The widest vector (4, 2 or 1 words) that divides both n and a (alignment in words).
-__host__ __device__ constexpr int st_vec(int n, int a) {
-  return (n % 4 == 0 && a % 4 == 0) ? 4 : ((n % 2 == 0 && a % 2 == 0) ? 2 : 1);
-}
 // Bucket i's record starts at word i * ST_RECORD_WORDS of a 256-byte aligned allocation.
-#define ST_RECORD_ALIGN st_vec(ST_RECORD_WORDS, ST_RECORD_WORDS)
-#define ST_KEY_VEC st_vec(ST_KEY_WORDS, ST_RECORD_ALIGN)
-#define ST_VALUE_VEC st_vec(ST_VALUE_WORDS, st_vec(ST_KEY_WORDS, ST_RECORD_ALIGN))
+#define ST_RECORD_ALIGN wm_vec(ST_RECORD_WORDS, ST_RECORD_WORDS)
+#define ST_KEY_VEC wm_vec(ST_KEY_WORDS, ST_RECORD_ALIGN)
+#define ST_VALUE_VEC wm_vec(ST_VALUE_WORDS, wm_vec(ST_KEY_WORDS, ST_RECORD_ALIGN))
 
-// Loads N words from p (aligned to VEC words) in VEC-word accesses. `coherent`: from L2, not L1
-// (other SMs write buckets during the same launch).
-template <int N, int VEC, bool coherent>
-__device__ __forceinline__ void st_load_words(const u32* p, u32* dst) {
-#pragma unroll
-  for (int i = 0; i < N; i += VEC) {
-    if (VEC == 4) {
-      const uint4 v = coherent ? __ldcg(reinterpret_cast<const uint4*>(p + i)) : *reinterpret_cast<const uint4*>(p + i);
-      dst[i] = v.x, dst[i + 1] = v.y, dst[i + 2] = v.z, dst[i + 3] = v.w;
-    } else if (VEC == 2) {
-      const uint2 v = coherent ? __ldcg(reinterpret_cast<const uint2*>(p + i)) : *reinterpret_cast<const uint2*>(p + i);
-      dst[i] = v.x, dst[i + 1] = v.y;
-    } else {
-      dst[i] = coherent ? __ldcg(p + i) : p[i];
-    }
-  }
-}
+#ifndef WM_ENGINE
+#error "stadium.cu is a table module: built through src/table/engine/ (WM_ENGINE and its sizes)"
+#endif
 
-// Stores N words to p (aligned to VEC words) in VEC-word accesses.
-template <int N, int VEC>
-__device__ __forceinline__ void st_store_words(u32* p, const u32* src) {
-#pragma unroll
-  for (int i = 0; i < N; i += VEC) {
-    if (VEC == 4) {
-      *reinterpret_cast<uint4*>(p + i) = make_uint4(src[i], src[i + 1], src[i + 2], src[i + 3]);
-    } else if (VEC == 2) {
-      *reinterpret_cast<uint2*>(p + i) = make_uint2(src[i], src[i + 1]);
-    } else {
-      p[i] = src[i];
-    }
-  }
-}
+// The table as the kernels see it: twin of src/table/stadium.rs `StadiumView`.
+struct st_view {
+  u32* board;       // the ticket board: ST_PER_WORD entries per word
+  u32* buckets;     // size records of ST_RECORD_WORDS words, in device or mapped host memory
+  u64* meta;        // [stored keys, keys left unplaced by all inserts so far]
+  u32 size;         // buckets (prime)
+  u32 max_probes;   // buckets probed before an insert gives up
+  u64 seed;
+  u64 cl_from;      // clStash / hybrid: the stored keys from which warps collaborate
+};
+WM_CHECK_VIEW(st_view);
 
-// Elements of the kernels' input and output arrays (keys, values, found values): element i
-// starts at i times its width from a 256-byte aligned allocation, so it is aligned to the widest
-// vector that divides its width. Copied in such vectors: a 128-byte value is 8 accesses of 16
-// bytes, not 32 of 4 (what a plain struct copy of u32 words compiles to).
-template <int N>
-__device__ __forceinline__ st_words<N> st_load_elem(const st_words<N>* a, u64 i) {
-  st_words<N> r;
-  st_load_words<N, st_vec(N, N), false>(reinterpret_cast<const u32*>(a + i), r.w);
-  return r;
-}
-template <int N>
-__device__ __forceinline__ void st_store_elem(st_words<N>* a, u64 i, const st_words<N>& v) {
-  st_store_words<N, st_vec(N, N)>(reinterpret_cast<u32*>(a + i), v.w);
-}
+// The batch's keys and values as words (the input arrays hold wm_key / wm_value elements, whose
+// bytes are the same).
+__device__ __forceinline__ const st_key* st_keys(const wm_bulk& b) { return reinterpret_cast<const st_key*>(b.keys); }
+__device__ __forceinline__ const st_value* st_values(const wm_bulk& b) { return reinterpret_cast<const st_value*>(b.values); }
+__device__ __forceinline__ st_value* st_out(const wm_bulk& b) { return reinterpret_cast<st_value*>(b.out); }
 
 __device__ __forceinline__ u32* st_record(u32* buckets, u32 i) { return buckets + (u64)i * ST_RECORD_WORDS; }
 
@@ -168,28 +134,16 @@ __device__ __forceinline__ bool st_is_busy(u32 e) { return (e & (ST_AVAILABLE | 
 __device__ __forceinline__ bool st_is_live(u32 e) { return (e & (ST_AVAILABLE | ST_ACCESS)) == 0u; }
 __device__ __forceinline__ u32 st_info_of(u32 e) { return (e >> 1) & ST_INFO_MASK; }
 
-// A key's probe sequence (Fig. 5) and its info bits.
-struct st_probe {
-  u32 pos;
-  u32 step;
+// A key's probe sequence (Fig. 5: double hashing, kernels/common/probe.cuh, `pos` the bucket)
+// and its info bits.
+struct st_probe : wm_double_hash {
   u32 info;
   __device__ __forceinline__ st_probe() {}
   __device__ __forceinline__ st_probe(const st_key& k, u32 size, u64 seed) {
-#if ST_KEY_WORDS <= 2
-    const u64 bits = (u64)k.w[0] | (ST_KEY_WORDS == 2 ? (u64)k.w[ST_KEY_WORDS - 1] << 32 : 0ull);
-    const uint2 h = wm_hash_pair<WM_HASH, WM_KEY_BYTES>(bits, seed);
-#else
-    const u64 h64 = wm_hash_words<WM_HASH, ST_KEY_WORDS>(k.w, seed);
-    const uint2 h = make_uint2((u32)h64, (u32)(h64 >> 32));
-#endif
-    pos = wm_map_to_range(h.x, size);                 // InitHash: __umulhi(h1, size)
-    step = 1u + wm_map_to_range(h.y, size - 1u);      // Rehash: 1 + __umulhi(h2, size - 1)
+    const uint2 h = wm_hash_key_words<WM_HASH, ST_KEY_WORDS>(k.w, seed);
+    *static_cast<wm_double_hash*>(this) = wm_double_hash(h, size);  // InitHash and Rehash's step
     // Info bits from a third mix, independent of the position and the step (their high bits).
-    info = (u32)wm_fmix64(((u64)h.y << 32 | h.x) ^ 0x5851f42d4c957f2dull) & ST_INFO_MASK;
-  }
-  __device__ __forceinline__ void next(u32 size) {
-    const u32 dh = pos + step;  // pos, step < size < 2^32 - 1: the sum may wrap only past 2^32
-    pos = (dh >= size || dh < pos) ? dh - size : dh;
+    info = wm_hash_third(h, 0x5851f42d4c957f2dull) & ST_INFO_MASK;
   }
 };
 
@@ -220,7 +174,7 @@ __device__ __forceinline__ bool st_holds(const u32* buckets, u32 i, u32 e, const
   if (st_info_of(e) != info) return false;
   if (coherent) __threadfence();
   st_key stored;
-  st_load_words<ST_KEY_WORDS, ST_KEY_VEC, coherent>(st_record(const_cast<u32*>(buckets), i), stored.w);
+  wm_load_words<ST_KEY_WORDS, ST_KEY_VEC, coherent>(st_record(const_cast<u32*>(buckets), i), stored.w);
   bool eq = true;
 #pragma unroll
   for (int w = 0; w < ST_KEY_WORDS; w++) eq &= stored.w[w] == k.w[w];
@@ -256,7 +210,7 @@ __device__ __forceinline__ u32* st_value_ptr(u32* buckets, u32 i) { return st_re
 __device__ __forceinline__ void st_replace_value(u32* board, u32* buckets, u32 i, const st_value& v) {
   const st_slot s(i);
   st_hold(board, s);
-  st_store_words<ST_VALUE_WORDS, ST_VALUE_VEC>(st_value_ptr(buckets, i), v.w);
+  wm_store_words<ST_VALUE_WORDS, ST_VALUE_VEC>(st_value_ptr(buckets, i), v.w);
   st_release(board, s);
 }
 
@@ -269,13 +223,13 @@ __device__ __forceinline__ void st_read_value(u32* board, const u32* buckets, u3
   if (concurrent) {
     const st_slot s(i);
     st_hold(board, s);
-    st_load_words<ST_VALUE_WORDS, ST_VALUE_VEC, true>(rec, v.w);
+    wm_load_words<ST_VALUE_WORDS, ST_VALUE_VEC, true>(rec, v.w);
     __threadfence();  // the reads before the release (nothing was written: no system fence)
     atomicAnd(board + s.word, ~(ST_ACCESS << s.shift));
   } else {
-    st_load_words<ST_VALUE_WORDS, ST_VALUE_VEC, false>(rec, v.w);
+    wm_load_words<ST_VALUE_WORDS, ST_VALUE_VEC, false>(rec, v.w);
   }
-  st_store_elem(out, 0, v);
+  wm_store_elem(out, 0, v);
 }
 
 // Reserves bucket i, seen empty: the paper's TryBookASeat (Fig. 7), one atomicAnd clearing the
@@ -315,7 +269,7 @@ __device__ __forceinline__ void st_fill(u32* board, u32* buckets, u32 i, u32 inf
   for (int w = 0; w < ST_KEY_WORDS; w++) rec[w] = k.w[w];
 #pragma unroll
   for (int w = 0; w < ST_VALUE_WORDS; w++) rec[ST_KEY_WORDS + w] = v.w[w];
-  st_store_words<ST_RECORD_WORDS, ST_RECORD_ALIGN>(st_record(buckets, i), rec);
+  wm_store_words<ST_RECORD_WORDS, ST_RECORD_ALIGN>(st_record(buckets, i), rec);
   const u32 clear_info = ST_INFO_BITS > 0 ? (~info & ST_INFO_MASK) << (s.shift + 1) : 0u;
   st_and_release(board + s.word, ~((ST_ACCESS << s.shift) | clear_info));
 }
@@ -357,7 +311,7 @@ __device__ __forceinline__ u32 st_insert_step(u32* board, u32* buckets, st_job& 
       if (seen == j.p.info || seen == ST_INFO_MASK) return ST_PENDING;  // may become our key: look again
     } else if (st_is_live(e)) {
       if (st_holds<true>(buckets, j.p.pos, e, j.k, j.p.info)) {
-        if (assign) st_replace_value(board, buckets, j.p.pos, st_load_elem(values, j.idx));
+        if (assign) st_replace_value(board, buckets, j.p.pos, wm_load_elem(values, j.idx));
         return assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
       }
     } else if (st_is_deleted(e)) {
@@ -369,7 +323,7 @@ __device__ __forceinline__ u32 st_insert_step(u32* board, u32* buckets, st_job& 
       // An empty entry ends the chain: the key is not in the table, and no deleted entry came
       // before, so take this one (the paper's TryBookASeat).
       if (!st_reserve_empty(board, j.p.pos)) return ST_PENDING;  // lost: look at it again (it may be k)
-      st_fill(board, buckets, j.p.pos, j.p.info, j.k, st_load_elem(values, j.idx));
+      st_fill(board, buckets, j.p.pos, j.p.info, j.k, wm_load_elem(values, j.idx));
       return WM_STATUS_OK;
     } else {
       return st_take_deleted(board, buckets, j, values);  // the chain ends: take its first deleted entry
@@ -384,7 +338,7 @@ __device__ __forceinline__ u32 st_insert_step(u32* board, u32* buckets, st_job& 
 
 __device__ __forceinline__ u32 st_take_deleted(u32* board, u32* buckets, st_job& j, const st_value* values) {
   if (st_reserve_deleted(board, j.deleted_pos)) {
-    st_fill(board, buckets, j.deleted_pos, j.p.info, j.k, st_load_elem(values, j.idx));
+    st_fill(board, buckets, j.deleted_pos, j.p.info, j.k, wm_load_elem(values, j.idx));
     return WM_STATUS_OK;
   }
   j.p.pos = j.deleted_pos;
@@ -424,31 +378,20 @@ __device__ __forceinline__ u32 st_find_one(const u32* board, const u32* buckets,
   return ST_NONE;
 }
 
-// Sums a per-thread count over the warp and adds it to *counter once per warp (negated when
-// `subtract`). Every lane of the warp must call it (block sizes are multiples of 32).
-__device__ __forceinline__ void st_add_count(u64* counter, u32 count, bool subtract) {
-  const u32 total = __reduce_add_sync(0xffffffffu, count);
-  if ((threadIdx.x & 31u) == 0 && total != 0u) atomicAdd(counter, subtract ? (u64)(-(i64)total) : (u64)total);
-}
-
-#define ST_FOR_EACH(idx, n) \
-  for (u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x; idx < (n); idx += (u64)gridDim.x * blockDim.x)
-
-// meta[0]: number of stored keys; meta[1]: keys left unplaced by all inserts so far.
-// assign = 1: a present key gets the new value (UPDATED); 0: it keeps its value (PRESENT).
-// status may be null.
-extern "C" __global__ void stadium_insert(u32* board, u32* buckets, u64* meta, const st_key* keys,
-                                          const st_value* values, u32* status, u64 n, u32 size, u32 max_probes,
-                                          u64 seed, u32 assign) {
+// Inserts b.keys[i] -> b.values[i] (basic Stash: a thread per pair); b.status (if not null) gets
+// each key's status; t.meta[0] counts the stored keys, t.meta[1] the keys left unplaced by all
+// inserts so far. b.assign = 1: a present key gets the new value (UPDATED); 0: it keeps its own
+// (PRESENT).
+extern "C" __global__ void stadium_insert(st_view t, wm_bulk b) {
   u32 inserted = 0, failed = 0;
-  ST_FOR_EACH(idx, n) {
-    st_job j(idx, st_load_elem(keys, idx), size, seed);  // the key into registers: the walk compares it many times
-    const u32 st = st_insert_one(board, buckets, j, values, size, max_probes, assign != 0u);
+  wm_for_each<1>(b.n, [&](u64 idx) {
+    st_job j(idx, wm_load_elem(st_keys(b), idx), t.size, t.seed);  // the key into registers: the walk compares it many times
+    const u32 st = st_insert_one(t.board, t.buckets, j, st_values(b), t.size, t.max_probes, b.assign != 0u);
     st_count(st, inserted, failed);
-    if (status != nullptr) status[idx] = st;
-  }
-  st_add_count(meta, inserted, false);
-  st_add_count(meta + 1, failed, false);
+    if (b.status != nullptr) b.status[idx] = st;
+  });
+  wm_add_count(t.meta, inserted);
+  wm_add_count(t.meta + 1, failed);
 }
 
 // ---- clStash: collaborative lanes (§III-C, Fig. 12) and the Stash+clStash hybrid ----------
@@ -471,12 +414,11 @@ extern "C" __global__ void stadium_insert(u32* board, u32* buckets, u64* meta, c
 // collaborative lanes after. cl_from = 0: clStash throughout; cl_from = ~0: Stash throughout.
 // The host derives cl_from from the threshold load factor measured as Fig. 13 describes.
 //
-// Launched with ST_BLOCK threads per block and a grid that fits the GPU at once (persistent
+// Launched with WM_BLOCK threads per block and a grid that fits the GPU at once (persistent
 // warps striding over chunks), so the input is consumed in order and the live count tracks the
 // load.
 
-#define ST_BLOCK 256
-#define ST_CL_WARPS (ST_BLOCK / 32)
+#define ST_CL_WARPS (WM_BLOCK / 32)
 #define ST_CL_FLUSH 8  // chunks between the warps' updates of the live count
 #define ST_CL_KEY_WORDS (ST_KEY_WORDS <= 4 ? ST_KEY_WORDS : 1)
 
@@ -518,7 +460,7 @@ __device__ __forceinline__ void st_unpark(const st_queues& q, u32 w, u32 slot, c
 #pragma unroll
   for (int i = 0; i < ST_KEY_WORDS; i++) j.k.w[i] = q.key[i][w][slot];
 #else
-  j.k = st_load_elem(keys, j.idx);
+  j.k = wm_load_elem(keys, j.idx);
 #endif
 }
 
@@ -529,9 +471,16 @@ __device__ __forceinline__ void st_finish(u32* status, const st_job& j, u32 st, 
 }
 
 // Inserts like stadium_insert, with collaborative lanes once the table holds cl_from keys.
-extern "C" __global__ void __launch_bounds__(ST_BLOCK) stadium_insert_cl(
-    u32* board, u32* buckets, u64* meta, const st_key* keys, const st_value* values, u32* status, u64 n, u32 size,
-    u32 max_probes, u64 seed, u32 assign, u64 cl_from) {
+// Launched with a grid of at most one wave (the host asks the occupancy of this kernel).
+extern "C" __global__ void __launch_bounds__(WM_BLOCK) stadium_insert_cl(st_view t, wm_bulk b) {
+  u32* const board = t.board;
+  u32* const buckets = t.buckets;
+  u64* const meta = t.meta;
+  const st_key* const keys = st_keys(b);
+  const st_value* const values = st_values(b);
+  u32* const status = b.status;
+  const u64 n = b.n, seed = t.seed, cl_from = t.cl_from;
+  const u32 size = t.size, max_probes = t.max_probes, assign = b.assign;
   __shared__ st_queues q;
   const u32 lane = threadIdx.x & 31u, w = threadIdx.x >> 5;
   const u32 below = (1u << lane) - 1u;  // lanes before this one
@@ -557,7 +506,7 @@ extern "C" __global__ void __launch_bounds__(ST_BLOCK) stadium_insert_cl(
     st_job j;
     bool have = false;
     if (fresh && chunk + lane < n) {
-      j = st_job(chunk + lane, st_load_elem(keys, chunk + lane), size, seed);
+      j = st_job(chunk + lane, wm_load_elem(keys, chunk + lane), size, seed);
       have = true;
     }
     if (!collaborate) {  // basic Stash: each lane to the end of its own job
@@ -597,8 +546,8 @@ extern "C" __global__ void __launch_bounds__(ST_BLOCK) stadium_insert_cl(
     __syncwarp();
     queued += __popc(unfinished);
   }
-  st_add_count(meta, inserted, false);
-  st_add_count(meta + 1, failed, false);
+  wm_add_count(meta, inserted);
+  wm_add_count(meta + 1, failed);
 }
 
 // found[i] = 1 and out[i] = value where keys[i] is present; found[i] = 0 otherwise (out[i]
@@ -621,7 +570,7 @@ __device__ __forceinline__ u32 st_find_record(const u32* board, const u32* bucke
     if (st_is_empty(e)) return ST_NONE;
     if (st_is_live(e) && st_info_of(e) == p.info) {
       u32 rec[ST_RECORD_WORDS];
-      st_load_words<ST_RECORD_WORDS, ST_RECORD_ALIGN, false>(st_record(const_cast<u32*>(buckets), p.pos), rec);
+      wm_load_words<ST_RECORD_WORDS, ST_RECORD_ALIGN, false>(st_record(const_cast<u32*>(buckets), p.pos), rec);
       bool eq = true;
 #pragma unroll
       for (int w = 0; w < ST_KEY_WORDS; w++) eq &= rec[w] == k.w[w];
@@ -629,7 +578,7 @@ __device__ __forceinline__ u32 st_find_record(const u32* board, const u32* bucke
         st_value v;
 #pragma unroll
         for (int w = 0; w < ST_VALUE_WORDS; w++) v.w[w] = rec[ST_KEY_WORDS + w];
-        st_store_elem(out, 0, v);
+        wm_store_elem(out, 0, v);
         return p.pos;
       }
     }
@@ -638,78 +587,75 @@ __device__ __forceinline__ u32 st_find_record(const u32* board, const u32* bucke
   return ST_NONE;
 }
 
-extern "C" __global__ void stadium_find(const u32* board, const u32* buckets, const st_key* keys, st_value* out,
-                                        u8* found, u64 n, u32 size, u32 max_probes, u64 seed) {
-  ST_FOR_EACH(idx, n) {
-    const st_key k = st_load_elem(keys, idx);
+extern "C" __global__ void stadium_find(st_view t, wm_bulk b) {
+  st_value* const out = st_out(b);
+  wm_for_each<1>(b.n, [&](u64 idx) {
+    const st_key k = wm_load_elem(st_keys(b), idx);
     u32 at;
     if (ST_FIND_WHOLE_RECORD && out != nullptr) {
-      at = st_find_record(board, buckets, k, size, max_probes, seed, out + idx);
+      at = st_find_record(t.board, t.buckets, k, t.size, t.max_probes, t.seed, out + idx);
     } else {
-      at = st_find_one<false>(board, buckets, k, size, max_probes, seed);
-      if (at != ST_NONE && out != nullptr) st_read_value<false>(const_cast<u32*>(board), buckets, at, out + idx);
+      at = st_find_one<false>(t.board, t.buckets, k, t.size, t.max_probes, t.seed);
+      if (at != ST_NONE && out != nullptr) st_read_value<false>(t.board, t.buckets, at, out + idx);
     }
-    found[idx] = at != ST_NONE ? 1 : 0;
-  }
+    b.found[idx] = at != ST_NONE ? 1 : 0;
+  });
 }
 
-// A mixed batch (§III-B): ops[i] = 0 inserts (keys[i], values[i]) (assign) and writes
-// status[i]; ops[i] = 1 looks keys[i] up into out[i] / found[i] while the inserts run.
-extern "C" __global__ void stadium_mixed(u32* board, u32* buckets, u64* meta, const u8* ops, const st_key* keys,
-                                         const st_value* values, u32* status, st_value* out, u8* found, u64 n,
-                                         u32 size, u32 max_probes, u64 seed) {
+// A mixed batch (§III-B): b.ops[i] = WM_OP_INSERT inserts (b.keys[i], b.values[i]) (assign) and
+// writes b.status[i]; WM_OP_FIND looks b.keys[i] up into b.out[i] / b.found[i] while the inserts
+// run. Other ops are left alone (erases are phase-separated: the host refuses them).
+extern "C" __global__ void stadium_mixed(st_view t, wm_bulk b) {
   u32 inserted = 0, failed = 0;
-  ST_FOR_EACH(idx, n) {
-    const st_key k = st_load_elem(keys, idx);
-    if (ops[idx] == 0) {
-      st_job j(idx, k, size, seed);
-      status[idx] = st_insert_one(board, buckets, j, values, size, max_probes, true);
-      st_count(status[idx], inserted, failed);
-    } else {
-      const u32 at = st_find_one<true>(board, buckets, k, size, max_probes, seed);
-      if (at != ST_NONE) st_read_value<true>(board, buckets, at, out + idx);
-      found[idx] = at != ST_NONE ? 1 : 0;
+  wm_for_each<1>(b.n, [&](u64 idx) {
+    const st_key k = wm_load_elem(st_keys(b), idx);
+    const u8 op = b.ops[idx];
+    if (op == WM_OP_INSERT) {
+      st_job j(idx, k, t.size, t.seed);
+      const u32 st = st_insert_one(t.board, t.buckets, j, st_values(b), t.size, t.max_probes, true);
+      b.status[idx] = st;
+      st_count(st, inserted, failed);
+    } else if (op == WM_OP_FIND) {
+      const u32 at = st_find_one<true>(t.board, t.buckets, k, t.size, t.max_probes, t.seed);
+      if (at != ST_NONE) st_read_value<true>(t.board, t.buckets, at, st_out(b) + idx);
+      b.found[idx] = at != ST_NONE ? 1 : 0;
     }
-  }
-  st_add_count(meta, inserted, false);
-  st_add_count(meta + 1, failed, false);
+  });
+  wm_add_count(t.meta, inserted);
+  wm_add_count(t.meta + 1, failed);
 }
 
 // Erases every present key: its entry becomes deleted (availability bit set again, info bits
 // reset to ones for the next reservation's atomicAnd, access bit clear), in one atomicOr whose
 // old value says which of several erases of one key won. Searches go on past deleted entries
 // (§III-B: "deletion includes more iterations after rejecting a position"). Phase-separated.
-extern "C" __global__ void stadium_erase(u32* board, const u32* buckets, u64* meta, const st_key* keys, u64 n,
-                                         u32 size, u32 max_probes, u64 seed) {
-  u32 erased = 0;
-  ST_FOR_EACH(idx, n) {
-    const st_key k = st_load_elem(keys, idx);
-    const u32 at = st_find_one<false>(board, buckets, k, size, max_probes, seed);
-    if (at == ST_NONE) continue;
+extern "C" __global__ void stadium_erase(st_view t, wm_bulk b) {
+  long long erased = 0;
+  wm_for_each<1>(b.n, [&](u64 idx) {
+    const st_key k = wm_load_elem(st_keys(b), idx);
+    const u32 at = st_find_one<false>(t.board, t.buckets, k, t.size, t.max_probes, t.seed);
+    if (at == ST_NONE) return;
     const st_slot s(at);
-    const u32 old = atomicOr(board + s.word, (ST_AVAILABLE | ST_INFO_FIELD) << s.shift);
+    const u32 old = atomicOr(t.board + s.word, (ST_AVAILABLE | ST_INFO_FIELD) << s.shift);
     if (st_is_live(st_entry(old, s))) erased++;
-  }
-  st_add_count(meta, erased, true);
+  });
+  wm_add_count(t.meta, -erased);
 }
 
-// Writes every stored pair to out_keys/out_values at positions from *counter (which the host
-// zeroes first), at most out_capacity of them, in no particular order.
-extern "C" __global__ void stadium_retrieve(const u32* board, const u32* buckets, st_key* out_keys,
-                                            st_value* out_values, u64* counter, u64 out_capacity, u32 size) {
-  const u64 threads = (u64)gridDim.x * blockDim.x;
-  const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-  // Every lane runs the same number of rounds so the warp-aggregated counter sees all 32.
-  const u64 rounds = (size + threads - 1) / threads;
-  for (u64 r = 0; r < rounds; r++) {
-    const u64 i = r * threads + tid;
-    const st_slot s((u32)(i < size ? i : 0));
-    const bool live = i < size && st_is_live(st_entry(board[s.word], s));
-    const u64 pos = wm_aggregated_inc(counter, live);
-    if (live && pos < out_capacity) {  // the host checks *counter against out_capacity
-      const u32* rec = st_record(const_cast<u32*>(buckets), (u32)i);
-      st_load_words<ST_KEY_WORDS, ST_KEY_VEC, false>(rec, out_keys[pos].w);
-      st_load_words<ST_VALUE_WORDS, ST_VALUE_VEC, false>(rec + ST_KEY_WORDS, out_values[pos].w);
-    }
-  }
+// Writes every stored pair to b.out_keys / b.out at positions from *b.counter, at most b.n of
+// them, in no particular order (kernels/common/bulk.cuh wm_compact).
+extern "C" __global__ void stadium_retrieve(st_view t, wm_bulk b) {
+  st_key* const out_keys = reinterpret_cast<st_key*>(b.out_keys);
+  st_value* const out_values = st_out(b);
+  wm_compact(
+      t.size, b.counter, b.n,
+      [&](u64 i) {
+        const st_slot s((u32)i);
+        return st_is_live(st_entry(t.board[s.word], s));
+      },
+      [&](u64 i, u64 pos) {
+        const u32* rec = st_record(t.buckets, (u32)i);
+        wm_load_words<ST_KEY_WORDS, ST_KEY_VEC, false>(rec, out_keys[pos].w);
+        wm_load_words<ST_VALUE_WORDS, ST_VALUE_VEC, false>(rec + ST_KEY_WORDS, out_values[pos].w);
+      });
 }

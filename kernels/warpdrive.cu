@@ -20,14 +20,20 @@
 //   claims a slot by CAS on its tag (empty -> being written), writes key and value, then
 //   publishes the fingerprint after a fence; a search compares fingerprints in the window (one
 //   coalesced 4|g|-byte load) and reads a key only where they match. No key value is reserved,
-//   so there is no side path. As the paper notes for SoA, a value being replaced while it is read
-//   in the same launch may be read half old, half new.
+//   so there is no side path. Keys and values are copied in the widest aligned vectors
+//   (kernels/common/record.cuh). The paper notes that with SoA a value replaced while it is read
+//   may be read half old, half new; here a value wider than one atomic word is replaced and, in
+//   mixed batches, read while its slot's tag is held ("being written"), so a reader sees the old
+//   or the new value, never a mix (the trait's promise).
 // A loaded slot (or tag) is a `wd_seen`; layout differences live in the wd_* helpers below.
+//
+// Kernels take the table's device view (wd_view, twin of src/table/warpdrive.rs WarpDriveView)
+// and the batch (wm_bulk, kernels/common/bulk.cuh) by value.
 //
 // Beyond the paper: (1) erase writes tombstones; an insert that passed a tombstone keeps probing
 // to the end of the chain (a window with an empty slot) so that a key is never stored twice,
-// then claims the first free slot it saw. (2) User keys equal to the sentinels go to `side`,
-// two (occupied, value) pairs, so every key value is insertable. (3) The overflow filter
+// then claims the first free slot it saw. (2) User keys equal to the sentinels go to the side
+// path (kernels/common/side.cuh), so every key value is insertable. (3) The overflow filter
 // (WD_FILTER_BITS = B in {1, 2, 4, 8}; 0: none): B bits per window. Each key owns one of them
 // (from its hash); an insert that moves on from a window without an empty slot sets its bit of
 // that window first. Bits are never cleared (until clear/rehash), so a search that finds neither
@@ -79,18 +85,34 @@ typedef u32 wd_seen;
 #define WD_TAG_BUSY 0xfffffffdu  // claimed, key and value being written
 #endif
 
+#ifndef WM_ENGINE
+#error "warpdrive.cu is a table module: built through src/table/engine/ (WM_ENGINE and its sizes)"
+#endif
+
+// The table as the kernels see it: twin of src/table/warpdrive.rs `WarpDriveView`.
+struct wd_view {
+  wd_slot* slots;    // the slot array (or, tagged layout, the tags, keys and values: wd_arrays)
+  u32* filter;       // the overflow filter: WD_FILTER_BITS bits per window (one word without)
+  u64* side;         // the sentinel side path (kernels/common/side.cuh)
+  u64* meta;         // [stored keys, keys left unplaced by all inserts so far]
+  u32 windows;       // prime
+  u32 max_probes;    // windows probed before an insert gives up (p_max)
+  u64 seed;
+};
+WM_CHECK_VIEW(wd_view);
+
 // The table's arrays: the slots (or tags), and for the tagged layout the keys and values after
 // them, windows * G of each, each array starting at a multiple of 16 bytes (src/table/
-// warpdrive.rs `tagged_offsets` computes the same).
+// warpdrive.rs `SlotLayout::table_bytes` computes the same).
 struct wd_arrays {
   wd_slot* slots;
 #if defined(WD_LAYOUT_TAGGED)
   wm_key* keys;
   wm_value* values;
 #endif
-  __device__ __forceinline__ wd_arrays(const wd_slot* s, u32 windows) : slots(const_cast<wd_slot*>(s)) {
+  __device__ __forceinline__ explicit wd_arrays(const wd_view& t) : slots(t.slots) {
 #if defined(WD_LAYOUT_TAGGED)
-    const u64 n = (u64)windows * WD_G;
+    const u64 n = (u64)t.windows * WD_G;
     const u64 key_offset = (n * 4u + 15u) & ~15ull;
     const u64 value_offset = key_offset + ((n * sizeof(wm_key) + 15u) & ~15ull);
     keys = reinterpret_cast<wm_key*>(reinterpret_cast<u8*>(slots) + key_offset);
@@ -131,18 +153,6 @@ __device__ __forceinline__ wd_seen wd_load(const wd_slot* slots, u64 i) {
   return coherent ? __ldcg(slots + i) : slots[i];
 }
 
-// Loads a key or value record; `coherent`: from L2, word by word.
-template <bool coherent, typename T>
-__device__ __forceinline__ T wd_load_record(const T* p) {
-  if (!coherent) return *p;
-  T v;
-  const u32* src = reinterpret_cast<const u32*>(p);
-  u32* dst = reinterpret_cast<u32*>(&v);
-#pragma unroll
-  for (int w = 0; w < (int)(sizeof(T) / 4); w++) dst[w] = __ldcg(src + w);
-  return v;
-}
-
 // Broadcasts a loaded slot from group rank `src` to the group.
 template <int G>
 __device__ __forceinline__ wd_seen wd_shfl(const wm_group<G>& g, wd_seen s, u32 src) {
@@ -167,12 +177,12 @@ __device__ __forceinline__ wm_value wd_read_value(const wd_arrays& a, u64 i, wd_
 #elif WM_VALUE_BYTES <= 8
   return concurrent ? __ldcg(a.values + i) : a.values[i];  // one aligned word: never torn
 #else
-  if (!concurrent) return a.values[i];
+  if (!concurrent) return wm_load_elem(a.values, i);
   // A wide value may be being replaced: hold the slot (its tag `s`, the key's fingerprint, set
   // to "being written") while reading, as writers do (wd_store_value).
   while (atomicCAS(a.slots + i, s, WD_TAG_BUSY) != s) {
   }
-  const wm_value v = wd_load_record<true>(a.values + i);
+  const wm_value v = wm_load_elem<wm_value, true>(a.values, i);
   __threadfence();
   atomicExch(a.slots + i, s);
   return v;
@@ -195,7 +205,7 @@ __device__ __forceinline__ void wd_store_value(const wd_arrays& a, u64 i, wd_see
   // words and a concurrent reader (which holds it too) sees the old or the new value.
   while (atomicCAS(a.slots + i, s, WD_TAG_BUSY) != s) {
   }
-  a.values[i] = v;
+  wm_store_elem(a.values, i, v);
   __threadfence();
   atomicExch(a.slots + i, s);
 #endif
@@ -211,8 +221,8 @@ __device__ __forceinline__ int wd_claim(const wd_arrays& a, u64 i, wd_seen seen,
   // Lost to another insert: the caller rescans the window, where it waits while the slot is
   // being written and then compares its key.
   if (atomicCAS(slots + i, seen, WD_TAG_BUSY) != seen) return 0;
-  a.keys[i] = k;
-  a.values[i] = v;
+  wm_store_elem(a.keys, i, k);
+  wm_store_elem(a.values, i, v);
   __threadfence();  // key and value before the tag that makes them visible
   atomicExch(slots + i, fingerprint);
   return 1;
@@ -250,38 +260,28 @@ __device__ __forceinline__ bool wd_erase_at(const wd_arrays& a, u64 i, wd_seen s
 #endif
 }
 
-struct wd_probe {
-  u32 window;
-  u32 step;
+// A key's walk over the windows (double hashing, kernels/common/probe.cuh: `pos` is the window),
+// its filter bit and its fingerprint.
+struct wd_probe : wm_double_hash {
   u32 filter_bit;   // which of a window's WD_FILTER_BITS filter bits is the key's
   u32 fingerprint;  // the tagged layout's tag for the key (below WD_TAG_BUSY)
-  __device__ __forceinline__ wd_probe(const wm_key& k, u32 windows, u64 seed) {
-#if defined(WM_KEY_WIDE)
-    const u64 h64 = wm_hash_words<WM_HASH, WM_KEY_BYTES / 4>(k.w, seed);
-    const uint2 h = make_uint2((u32)h64, (u32)(h64 >> 32));
-#else
-    const uint2 h = wm_hash_pair<WM_HASH, WM_KEY_BYTES>((u64)k, seed);
-#endif
+  __device__ __forceinline__ wd_probe(const wm_key& k, u32 windows, u64 seed)
+      : wd_probe(wm_hash_key<WM_HASH>(k, seed), windows) {}
+  __device__ __forceinline__ wd_probe(uint2 h, u32 windows) : wm_double_hash(h, windows) {
 #if defined(WD_LAYOUT_TAGGED)
     // Independent of window and step; below the three state tags.
-    const u32 f = (u32)wm_fmix64(((u64)h.y << 32 | h.x) ^ 0x2545f4914f6cdd1dull);
+    const u32 f = wm_hash_third(h, 0x2545f4914f6cdd1dull);
     fingerprint = f >= WD_TAG_BUSY ? f - 3u : f;
 #else
     fingerprint = 0;
 #endif
-    window = wm_map_to_range(h.x, windows);
-    step = 1u + wm_map_to_range(h.y, windows - 1u);  // the high bits of h.y ...
-    filter_bit = h.y & (WD_FILTER_BITS > 0 ? WD_FILTER_BITS - 1u : 0u);  // ... and the low ones
-  }
-  __device__ __forceinline__ void next(u32 windows) {
-    window += step;
-    if (window >= windows) window -= windows;
+    filter_bit = h.y & (WD_FILTER_BITS > 0 ? WD_FILTER_BITS - 1u : 0u);  // the step uses h.y's high bits
   }
 };
 
 // The filter bit of probe p's key in its current window: bit (window * B + filter_bit).
 __device__ __forceinline__ u64 wd_filter_bit(const wd_probe& p) {
-  return (u64)p.window * WD_FILTER_BITS + p.filter_bit;
+  return (u64)p.pos * WD_FILTER_BITS + p.filter_bit;
 }
 
 // The filter word holding probe p's bit of its current window (0 without a filter). Searches
@@ -321,59 +321,37 @@ __device__ __forceinline__ bool wd_holds(const wd_arrays& a, u64 i, wd_seen s, c
 #if defined(WD_LAYOUT_TAGGED)
   if (s != p.fingerprint) return false;
   if (coherent) __threadfence();
-  return wm_key_eq(wd_load_record<coherent>(a.keys + i), k);
+  return wm_key_eq(wm_load_elem<wm_key, coherent>(a.keys, i), k);
 #else
   return wm_key_eq(wd_key(s), k);
 #endif
 }
 
-// Sums a per-thread count over the warp and adds it to *counter once per warp.
-// Must be reached by all 32 lanes (it is: at the end of each kernel, block sizes are multiples of 32).
-__device__ __forceinline__ void wd_add_count(u64* counter, long long delta) {
-  for (int off = 16; off > 0; off >>= 1) delta += __shfl_down_sync(0xffffffffu, delta, off);
-  if ((threadIdx.x & 31u) == 0 && delta != 0) atomicAdd(counter, (u64)delta);
-}
-
-// Inserts (k, v) with group g; returns its status. `inserted` / `failed` count on rank 0.
-// assign: a present key gets the new value (UPDATED); otherwise it keeps its value (PRESENT).
-__device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, const wd_arrays& a, u32* filter, u64* side,
-                                             const wm_key& k, const wm_value& v, u32 windows, u32 max_probes,
-                                             u64 seed, bool assign, long long& inserted, long long& failed) {
+// Inserts (k, v) with group g into table t; returns its status. `inserted` / `failed` count on
+// rank 0. assign: a present key gets the new value (UPDATED); otherwise it keeps its value
+// (PRESENT).
+__device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, const wd_view& t, const wd_arrays& a,
+                                             const wm_key& k, const wm_value& v, bool assign, long long& inserted,
+                                             long long& failed) {
   const u32 present = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
 #if !defined(WD_LAYOUT_TAGGED)
   const int side_slot = wm_side_slot(k);
-  if (side_slot >= 0) {
-    u32 st = WM_STATUS_SENTINEL_KEY;
-    if (g.rank == 0) {
-      // The flag word: 0 absent, 1 present, 2 being written (its value is not yet there).
-      unsigned long long* flag = side + 2 * side_slot;
-      if (atomicCAS(flag, 0ull, 2ull) == 0ull) {
-        side[2 * side_slot + 1] = (u64)v;
-        __threadfence();
-        atomicExch(flag, 1ull);
-        inserted++;
-      } else {
-        if (assign) atomicExch(side + 2 * side_slot + 1, (u64)v);
-        st |= present;
-      }
-    }
-    return st;
-  }
+  if (side_slot >= 0) return g.rank == 0 ? wm_side_insert(t.side, side_slot, v, assign, inserted) : 0u;
 #endif
-  wd_probe p(k, windows, seed);
+  wd_probe p(k, t.windows, t.seed);
   u32 probe = 0;
   u64 free_slot = WD_NO_SLOT;  // the first free slot seen on the chain ...
   wd_seen free_seen;           // ... what it held ...
   u32 free_window = 0, free_probe = 0;  // ... and where on the chain it is
   while (true) {
-    if (probe >= max_probes) {
+    if (probe >= t.max_probes) {
       if (free_slot == WD_NO_SLOT) {
         if (g.rank == 0) failed++;
-        return (probe >= windows) ? WM_STATUS_TABLE_FULL : WM_STATUS_PROBE_LIMIT;
+        return (probe >= t.windows) ? WM_STATUS_TABLE_FULL : WM_STATUS_PROBE_LIMIT;
       }
       // k is not within the probed chain: take the tombstone we passed.
     } else {
-      const u64 i = (u64)p.window * WD_G + g.rank;
+      const u64 i = (u64)p.pos * WD_G + g.rank;
       const wd_seen s = wd_load<true>(a.slots, i);
       const u32 match = g.ballot(wd_holds<true>(a, i, s, k, p));
       if (match) {
@@ -389,14 +367,14 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, const wd_a
       const u32 tomb = g.ballot(wd_is_tombstone(s));
       if (free_slot == WD_NO_SLOT && (empty | tomb)) {
         const u32 r = __ffs(empty | tomb) - 1;  // the leftmost free slot of the window
-        free_slot = (u64)p.window * WD_G + r;
+        free_slot = (u64)p.pos * WD_G + r;
         free_seen = wd_shfl(g, s, r);
-        free_window = p.window;
+        free_window = p.pos;
         free_probe = probe;
       }
       if (empty == 0u) {  // no empty slot: the chain (and maybe k) goes on
-        if (g.rank == 0) wd_mark_passed(filter, p);  // before k can be placed further on
-        p.next(windows);
+        if (g.rank == 0) wd_mark_passed(t.filter, p);  // before k can be placed further on
+        p.next(t.windows);
         probe++;
         continue;
       }
@@ -412,7 +390,7 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, const wd_a
     if (got == 2) return present;
     // Another key took the slot: rescan from its window (the slots before it stay occupied
     // during an insert phase, so nothing earlier on the chain can change).
-    p.window = free_window;
+    p.pos = free_window;
     probe = free_probe;
     free_slot = WD_NO_SLOT;
   }
@@ -423,128 +401,108 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, const wd_a
 // to L2, a sentinel key counts only once its value is written, and a slot being written counts
 // as not yet there.
 template <bool concurrent>
-__device__ __forceinline__ bool wd_find_one(const wm_group<WD_G>& g, const wd_arrays& a, const u32* filter,
-                                            const u64* side, const wm_key& k, u32 windows, u32 max_probes,
-                                            u64 seed, wm_value* out) {
+__device__ __forceinline__ bool wd_find_one(const wm_group<WD_G>& g, const wd_view& t, const wd_arrays& a,
+                                            const wm_key& k, wm_value* out) {
 #if !defined(WD_LAYOUT_TAGGED)
   const int side_slot = wm_side_slot(k);
-  if (side_slot >= 0) {
-    const u64 flag = concurrent ? __ldcg(side + 2 * side_slot) : side[2 * side_slot];
-    if (concurrent ? flag != 1ull : flag == 0ull) return false;
-    if (concurrent) __threadfence();  // the value was written before the flag
-    if (out != nullptr && g.rank == 0)
-      *out = (wm_value)(concurrent ? __ldcg(side + 2 * side_slot + 1) : side[2 * side_slot + 1]);
-    return true;
-  }
+  if (side_slot >= 0) return wm_side_find<concurrent>(t.side, side_slot, g.rank == 0 ? out : nullptr);
 #endif
-  wd_probe p(k, windows, seed);
+  wd_probe p(k, t.windows, t.seed);
   u32 probe = 0;
-  while (probe < max_probes) {
-    const u64 i = (u64)p.window * WD_G + g.rank;
+  while (probe < t.max_probes) {
+    const u64 i = (u64)p.pos * WD_G + g.rank;
     const wd_seen s = wd_load<concurrent>(a.slots, i);
-    const u32 passed = wd_filter_word<concurrent>(filter, p);
+    const u32 passed = wd_filter_word<concurrent>(t.filter, p);
     const bool mine = wd_holds<concurrent>(a, i, s, k, p);
     const u32 match = g.ballot(mine);
     // A slot being written or held (tagged layout, concurrent inserts) may hold k: read again.
     if (concurrent && !match && g.any(wd_is_busy(s))) continue;
     if (match) {
-      if (out != nullptr && g.rank == (u32)(__ffs(match) - 1)) *out = wd_read_value<concurrent>(a, i, s);
+      if (out != nullptr && g.rank == (u32)(__ffs(match) - 1)) wm_store_elem(out, 0, wd_read_value<concurrent>(a, i, s));
       return true;
     }
     if (g.any(wd_is_empty(s))) return false;
     if (!wd_passed(passed, p)) return false;  // no chain of k went past this window
-    p.next(windows);
+    p.next(t.windows);
     probe++;
   }
   return false;
 }
 
-// meta[0]: number of stored keys; meta[1]: keys left unplaced by all inserts so far.
-// assign = 1: a present key gets the new value (UPDATED); 0: it keeps its value (PRESENT).
-extern "C" __global__ void warpdrive_insert(wd_slot* slots, u32* filter, u64* side, u64* meta,
-                                            const wm_key* keys, const wm_value* vals, u32* status,
-                                            u64 n, u32 windows, u32 max_probes, u64 seed, u32 assign) {
+// Inserts b.keys[i] -> b.values[i]; b.status (if not null) gets each key's status; t.meta[0]
+// counts the stored keys, t.meta[1] the keys left unplaced by all inserts so far.
+extern "C" __global__ void warpdrive_insert(wd_view t, wm_bulk b) {
   const wm_group<WD_G> g;
-  const wd_arrays a(slots, windows);
-  const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
+  const wd_arrays a(t);
   long long inserted = 0, failed = 0;
-  for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
-    // Copies: a reference into keys/vals would be reloaded after every atomic (it might alias).
-    const wm_key k = keys[idx];
-    const wm_value v = vals[idx];
-    const u32 st = wd_insert_one(g, a, filter, side, k, v, windows, max_probes, seed, assign != 0u, inserted,
-                                 failed);
-    if (status != nullptr && g.rank == 0) status[idx] = st;
-  }
-  wd_add_count(meta, inserted);
-  wd_add_count(meta + 1, failed);
+  wm_for_each<WD_G>(b.n, [&](u64 idx) {
+    // Copies: a reference into keys/values would be reloaded after every atomic (it might alias).
+    const wm_key k = wm_load_elem(b.keys, idx);
+    const wm_value v = wm_load_elem(b.values, idx);
+    const u32 st = wd_insert_one(g, t, a, k, v, b.assign != 0u, inserted, failed);
+    if (b.status != nullptr && g.rank == 0) b.status[idx] = st;
+  });
+  wm_add_count(t.meta, inserted);
+  wm_add_count(t.meta + 1, failed);
 }
 
-// found[i] = 1 and out[i] = value where keys[i] is present; found[i] = 0 otherwise.
-// `out` may be null (contains).
-extern "C" __global__ void warpdrive_find(const wd_slot* slots, const u32* filter, const u64* side,
-                                          const wm_key* keys, wm_value* out, u8* found,
-                                          u64 n, u32 windows, u32 max_probes, u64 seed) {
+// b.found[i] = 1 and b.out[i] = value where b.keys[i] is present; 0 otherwise (b.out[i] left
+// alone). b.out may be null (contains).
+extern "C" __global__ void warpdrive_find(wd_view t, wm_bulk b) {
   const wm_group<WD_G> g;
-  const wd_arrays a(slots, windows);
-  const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
-  for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
-    const wm_key k = keys[idx];  // a copy (see warpdrive_insert)
-    const bool hit = wd_find_one<false>(g, a, filter, side, k, windows, max_probes, seed,
-                                        out != nullptr ? out + idx : nullptr);
-    if (g.rank == 0) found[idx] = hit ? 1 : 0;
-  }
+  const wd_arrays a(t);
+  wm_for_each<WD_G>(b.n, [&](u64 idx) {
+    const wm_key k = wm_load_elem(b.keys, idx);  // a copy (see warpdrive_insert)
+    const bool hit = wd_find_one<false>(g, t, a, k, b.out != nullptr ? b.out + idx : nullptr);
+    if (g.rank == 0) b.found[idx] = hit ? 1 : 0;
+  });
 }
 
-// A mixed batch: op[i] = 0 inserts (keys[i], vals[i]) (assign) and writes status[i]; op[i] = 1
-// looks keys[i] up into out[i] / found[i] while the inserts run (the paper's concurrent queries:
-// a key inserted by an earlier launch is found; one inserted in this launch may or may not be,
-// and if it is, its value is one that was inserted). Not for erases (phase-separated).
-extern "C" __global__ void warpdrive_mixed(wd_slot* slots, u32* filter, u64* side, u64* meta, const u8* ops,
-                                           const wm_key* keys, const wm_value* vals, u32* status,
-                                           wm_value* out, u8* found, u64 n, u32 windows, u32 max_probes,
-                                           u64 seed) {
+// A mixed batch: b.ops[i] = WM_OP_INSERT inserts (assign) and writes b.status[i]; WM_OP_FIND
+// looks b.keys[i] up into b.out[i] / b.found[i] while the inserts run (the paper's concurrent
+// queries: a key inserted by an earlier launch is found; one inserted in this launch may or may
+// not be, and if it is, its value is one that was inserted). Other ops are left alone (erases
+// are phase-separated: the host refuses them).
+extern "C" __global__ void warpdrive_mixed(wd_view t, wm_bulk b) {
   const wm_group<WD_G> g;
-  const wd_arrays a(slots, windows);
-  const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
+  const wd_arrays a(t);
   long long inserted = 0, failed = 0;
-  for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
-    const wm_key k = keys[idx];  // a copy (see warpdrive_insert)
-    if (ops[idx] == 0) {
-      const wm_value v = vals[idx];
-      const u32 st = wd_insert_one(g, a, filter, side, k, v, windows, max_probes, seed, true, inserted, failed);
-      if (g.rank == 0) status[idx] = st;
-    } else {
-      const bool hit = wd_find_one<true>(g, a, filter, side, k, windows, max_probes, seed, out + idx);
-      if (g.rank == 0) found[idx] = hit ? 1 : 0;
+  wm_for_each<WD_G>(b.n, [&](u64 idx) {
+    const wm_key k = wm_load_elem(b.keys, idx);  // a copy (see warpdrive_insert)
+    const u8 op = b.ops[idx];
+    if (op == WM_OP_INSERT) {
+      const wm_value v = wm_load_elem(b.values, idx);
+      const u32 st = wd_insert_one(g, t, a, k, v, true, inserted, failed);
+      if (g.rank == 0) b.status[idx] = st;
+    } else if (op == WM_OP_FIND) {
+      const bool hit = wd_find_one<true>(g, t, a, k, b.out + idx);
+      if (g.rank == 0) b.found[idx] = hit ? 1 : 0;
     }
-  }
-  wd_add_count(meta, inserted);
-  wd_add_count(meta + 1, failed);
+  });
+  wm_add_count(t.meta, inserted);
+  wm_add_count(t.meta + 1, failed);
 }
 
-// Erases every present key (writes a tombstone); meta[0] decreases by the number erased.
+// Erases every present key (writes a tombstone); t.meta[0] decreases by the number erased.
 // Phase-separated from inserts (the paper's rule): never run concurrently with an insert.
-extern "C" __global__ void warpdrive_erase(wd_slot* slots, const u32* filter, u64* side, u64* meta,
-                                           const wm_key* keys, u64 n, u32 windows, u32 max_probes, u64 seed) {
+extern "C" __global__ void warpdrive_erase(wd_view t, wm_bulk b) {
   const wm_group<WD_G> g;
-  const wd_arrays a(slots, windows);
-  const u64 groups = ((u64)gridDim.x * blockDim.x) / WD_G;
+  const wd_arrays a(t);
   long long erased = 0;
-  for (u64 idx = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WD_G; idx < n; idx += groups) {
-    const wm_key k = keys[idx];
+  wm_for_each<WD_G>(b.n, [&](u64 idx) {
+    const wm_key k = wm_load_elem(b.keys, idx);
 #if !defined(WD_LAYOUT_TAGGED)
     const int side_slot = wm_side_slot(k);
     if (side_slot >= 0) {
-      if (g.rank == 0 && atomicExch(side + 2 * side_slot, 0ull) != 0ull) erased++;
-      continue;
+      if (g.rank == 0 && wm_side_erase(t.side, side_slot)) erased++;
+      return;
     }
 #endif
-    wd_probe p(k, windows, seed);
-    for (u32 probe = 0; probe < max_probes; probe++) {
-      const u64 i = (u64)p.window * WD_G + g.rank;
+    wd_probe p(k, t.windows, t.seed);
+    for (u32 probe = 0; probe < t.max_probes; probe++) {
+      const u64 i = (u64)p.pos * WD_G + g.rank;
       const wd_seen s = wd_load<true>(a.slots, i);
-      const u32 passed = wd_filter_word<false>(filter, p);  // no inserts run during erases
+      const u32 passed = wd_filter_word<false>(t.filter, p);  // no inserts run during erases
       const u32 match = g.ballot(wd_holds<true>(a, i, s, k, p));
       if (match) {
         // A concurrent erase of the same key may win; only the winner counts.
@@ -553,48 +511,33 @@ extern "C" __global__ void warpdrive_erase(wd_slot* slots, const u32* filter, u6
       }
       if (g.any(wd_is_empty(s))) break;
       if (!wd_passed(passed, p)) break;
-      p.next(windows);
+      p.next(t.windows);
     }
-  }
-  wd_add_count(meta, -erased);
+  });
+  wm_add_count(t.meta, -erased);
 }
 
-// Writes every stored pair to out_keys/out_values at positions from *counter (which the host
-// zeroes first), at most out_capacity of them. The pairs come out in no particular order.
-extern "C" __global__ void warpdrive_retrieve(const wd_slot* slots, const u64* side,
-                                              wm_key* out_keys, wm_value* out_values, u64* counter,
-                                              u64 out_capacity, u64 num_slots) {
-  const u64 threads = (u64)gridDim.x * blockDim.x;
-  const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+// Writes every stored pair to b.out_keys / b.out at positions from *b.counter, at most b.n of
+// them, in no particular order (kernels/common/bulk.cuh wm_compact).
+extern "C" __global__ void warpdrive_retrieve(wd_view t, wm_bulk b) {
+  const wd_arrays a(t);
 #if !defined(WD_LAYOUT_TAGGED)
-  if (tid < 2 && side[2 * tid] != 0ull) {
-    const u64 pos = atomicAdd(counter, 1ull);
-    if (pos < out_capacity) {
-      out_keys[pos] = tid == 0 ? WM_KEY_EMPTY : WM_KEY_TOMBSTONE;
-      out_values[pos] = (wm_value)side[2 * tid + 1];
-    }
-  }
+  wm_side_retrieve(t.side, (u64)blockIdx.x * blockDim.x + threadIdx.x, b.out_keys, b.out, b.counter, b.n);
 #endif
-  const wd_arrays a(slots, (u32)(num_slots / WD_G));
-  // Every lane runs the same number of iterations so the warp-aggregated counter sees all 32.
-  const u64 rounds = (num_slots + threads - 1) / threads;
-  for (u64 r = 0; r < rounds; r++) {
-    const u64 i = r * threads + tid;
-    bool occupied = false;
-    wd_seen s;
-    if (i < num_slots) {
-      s = wd_load<false>(a.slots, i);
-      occupied = !wd_is_empty(s) && !wd_is_tombstone(s) && !wd_is_busy(s);
-    }
-    const u64 pos = wm_aggregated_inc(counter, occupied);
-    if (occupied && pos < out_capacity) {  // the host checks *counter <= out_capacity
+  wd_seen s;
+  wm_compact(
+      (u64)t.windows * WD_G, b.counter, b.n,
+      [&](u64 i) {
+        s = wd_load<false>(a.slots, i);
+        return !wd_is_empty(s) && !wd_is_tombstone(s) && !wd_is_busy(s);
+      },
+      [&](u64 i, u64 pos) {
 #if defined(WD_LAYOUT_TAGGED)
-      out_keys[pos] = a.keys[i];
-      out_values[pos] = a.values[i];
+        wm_store_elem(b.out_keys, pos, wm_load_elem(a.keys, i));
+        wm_store_elem(b.out, pos, wm_load_elem(a.values, i));
 #else
-      out_keys[pos] = wd_key(s);
-      out_values[pos] = wd_read_value<false>(a, i, s);
+        b.out_keys[pos] = wd_key(s);
+        b.out[pos] = wd_read_value<false>(a, i, s);
 #endif
-    }
-  }
+      });
 }

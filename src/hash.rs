@@ -1,6 +1,9 @@
 //! Host twins of the device hash functions in `kernels/common/hash.cuh`. The CPU backend and the
 //! tests use these; a test compares them against known values that the kernels also produce.
 
+/// The default hash seed of every table (GPU schemes and the CPU backend).
+pub const DEFAULT_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+
 /// The golden-ratio increment of SplitMix64 (and the chaining constant of wide-key hashing).
 pub const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
 

@@ -30,8 +30,10 @@ fn require_nvrtc() -> &'static warpmap::device::Nvrtc {
 
 /// Every module the library can ask NVRTC for.
 fn all_sources() -> Vec<KernelSource> {
-    let mut v = warpmap::table::warpdrive::all_kernel_sources();
-    v.extend(warpmap::table::stadium::all_kernel_sources());
+    let mut v: Vec<KernelSource> = warpmap::table::registry::schemes()
+        .iter()
+        .flat_map(|s| (s.kernel_sources)())
+        .collect();
     v.push(KernelSource::new("roofline", ROOFLINE));
     v.push(KernelSource::new("workload", WORKLOAD));
     v

@@ -66,5 +66,30 @@ __device__ __forceinline__ u64 wm_hash_words(const u32* w, u64 seed) {
   return h;
 }
 
+// The two 32-bit hashes of a key given as N words (wm_words): keys of 1 or 2 words through
+// wm_hash_pair (the paper's functions), wider ones through wm_hash_words. Every table hashes its
+// keys with this (or wm_hash_key below, the same hash of a key's scalar or word form).
+template <int HASH, int N>
+__device__ __forceinline__ uint2 wm_hash_key_words(const u32* w, u64 seed) {
+  if (N <= 2) return wm_hash_pair<HASH, 4 * N>((u64)w[0] | (N == 2 ? (u64)w[N - 1] << 32 : 0ull), seed);
+  const u64 h = wm_hash_words<HASH, N>(w, seed);
+  return make_uint2((u32)h, (u32)(h >> 32));
+}
+#if defined(WM_KEY_WIDE)
+template <int HASH>
+__device__ __forceinline__ uint2 wm_hash_key(const wm_key& k, u64 seed) {
+  return wm_hash_key_words<HASH, WM_KEY_WORDS>(k.w, seed);
+}
+#elif defined(WM_KEY_BYTES)
+template <int HASH>
+__device__ __forceinline__ uint2 wm_hash_key(wm_key k, u64 seed) {
+  return wm_hash_pair<HASH, WM_KEY_BYTES>((u64)k, seed);
+}
+#endif
+
+// A third hash of a key's two hashes, independent of the position and step drawn from them
+// (their high bits): fingerprints and info bits. `salt` tells the uses apart.
+__device__ __forceinline__ u32 wm_hash_third(uint2 h, u64 salt) { return (u32)wm_fmix64(((u64)h.y << 32 | h.x) ^ salt); }
+
 // Maps a 32-bit hash onto [0, n) without a division: (h * n) >> 32.
 __device__ __forceinline__ u32 wm_map_to_range(u32 h, u32 n) { return __umulhi(h, n); }

@@ -6,6 +6,14 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 typedef long long i64;
 
+// A key or value as its 4-byte words: the one representation of a record's contents. Every key
+// and value type of warpmap is a multiple of 4 bytes. Keys and values of 4 or 8 bytes also have
+// a scalar form (u32, u64) for tables that pack them into one atomic word.
+template <int N>
+struct wm_words {
+  u32 w[N];
+};
+
 #if defined(WM_KEY_BYTES)
 #if WM_KEY_BYTES == 4
 typedef u32 wm_key;
@@ -20,9 +28,7 @@ typedef u64 wm_key;
 #elif WM_KEY_BYTES % 4 == 0 && WM_KEY_BYTES > 8
 // A wide key: WM_KEY_BYTES / 4 words, compared word by word. No value is reserved (tables that
 // store wide keys keep slot states elsewhere), so there are no sentinels.
-struct wm_key {
-  u32 w[WM_KEY_BYTES / 4];
-};
+typedef wm_words<WM_KEY_BYTES / 4> wm_key;
 #define WM_KEY_WIDE 1
 #else
 #error "WM_KEY_BYTES must be 4, 8 or a larger multiple of 4"
@@ -35,15 +41,20 @@ typedef u32 wm_value;
 #elif WM_VALUE_BYTES == 8
 typedef u64 wm_value;
 #elif WM_VALUE_BYTES % 4 == 0 && WM_VALUE_BYTES > 8
-struct wm_value {
-  u32 w[WM_VALUE_BYTES / 4];
-};
+typedef wm_words<WM_VALUE_BYTES / 4> wm_value;
+#define WM_VALUE_WIDE 1
 #else
 #error "WM_VALUE_BYTES must be 4, 8 or a larger multiple of 4"
 #endif
 #endif
 
-// Which side-path slot a sentinel-valued user key uses (0 or 1), or -1 for an ordinary key.
+#if defined(WM_KEY_BYTES)
+#define WM_KEY_WORDS (WM_KEY_BYTES / 4)
+#endif
+#if defined(WM_VALUE_BYTES)
+#define WM_VALUE_WORDS (WM_VALUE_BYTES / 4)
+#endif
+
 // Key equality (bitwise).
 #if defined(WM_KEY_WIDE)
 __device__ __forceinline__ bool wm_key_eq(const wm_key& a, const wm_key& b) {
@@ -56,6 +67,7 @@ __device__ __forceinline__ bool wm_key_eq(const wm_key& a, const wm_key& b) {
 __device__ __forceinline__ bool wm_key_eq(wm_key a, wm_key b) { return a == b; }
 #endif
 
+// Which side-path slot a sentinel-valued user key uses (0 or 1), or -1 for an ordinary key.
 #if defined(WM_KEY_WIDE)
 __device__ __forceinline__ int wm_side_slot(const wm_key&) { return -1; }
 #elif defined(WM_KEY_BYTES)

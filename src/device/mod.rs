@@ -581,6 +581,23 @@ pub trait Scalar: cudarc::driver::DeviceRepr + sealed::Sealed {}
 macro_rules! scalars { ($($t:ty),*) => {$( impl sealed::Sealed for $t {} impl Scalar for $t {} )*}; }
 scalars!(u8, u32, i32, u64, i64, f32, f64);
 
+/// A `#[repr(C)]` struct that a kernel takes by value (a table's device view, a batch's
+/// arguments): its bytes are copied into the kernel's parameter space at launch.
+///
+/// # Safety
+/// The type must be `#[repr(C)]` (or `#[repr(transparent)]`) over plain data (integers, device
+/// addresses as `u64`), with the exact layout of the kernel parameter it is passed as. The
+/// engine checks the size at compile time of the kernel (`WM_VIEW_BYTES`, `WM_BULK_BYTES`).
+pub unsafe trait KernelArg: Copy + Send + Sync + 'static {}
+
+/// A [`KernelArg`] as cudarc sees it.
+#[repr(transparent)]
+struct ByValue<T>(T);
+
+// SAFETY: a KernelArg is plain `#[repr(C)]` data laid out as the kernel's parameter (the
+// KernelArg contract); `ByValue` is transparent over it, so its address is the parameter's bytes.
+unsafe impl<T: KernelArg> cudarc::driver::DeviceRepr for ByValue<T> {}
+
 /// The arguments of one kernel launch.
 pub struct Launch<'a> {
     args: LaunchArgs<'a>,
@@ -606,6 +623,14 @@ impl<'a> Launch<'a> {
     }
     /// Pushes a scalar by value.
     pub fn arg<T: Scalar>(&mut self, v: &'a T) -> &mut Self {
+        self.args.arg(v);
+        self
+    }
+    /// Pushes a struct by value (a table's device view, a batch's arguments).
+    pub fn value<T: KernelArg>(&mut self, v: &'a T) -> &mut Self {
+        // SAFETY: ByValue<T> is #[repr(transparent)] over T, so the cast keeps address, size and
+        // alignment, and the reference keeps v's lifetime.
+        let v: &'a ByValue<T> = unsafe { &*(v as *const T as *const ByValue<T>) };
         self.args.arg(v);
         self
     }

@@ -15,7 +15,8 @@
 //! - Every key value is insertable, including the bit patterns the table uses internally.
 //! - Erase and insert are phase-separated: a batch call completes before the next begins.
 
-pub(crate) mod gpu_glue;
+pub mod engine;
+pub mod registry;
 pub mod stadium;
 pub mod warpdrive;
 

@@ -88,30 +88,25 @@
 //! ```
 
 use crate::device::{
-    DeviceBuffer, Gpu, HostPages, Kernel, Launch, MappedBuffer, DEFAULT_HOST_PAGES,
+    DeviceBuffer, Gpu, HostPages, Kernel, KernelArg, MappedBuffer, Module, DEFAULT_HOST_PAGES,
 };
-use crate::error::check_same_len;
 use crate::hash::{next_prime, HashFunction};
 use crate::kernels::{KernelSource, STADIUM};
 use crate::key::{Key, Value};
-use crate::status::InsertStatus;
-use crate::table::gpu_glue::{self, Counters, GpuLaunches};
-use crate::table::{Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};
+use crate::table::engine::{
+    check_fits, engine_source, resolve_max_probes, scheme_config, GpuTable, Scheme, BLOCK,
+};
 use crate::{Error, Result};
 use std::marker::PhantomData;
 use std::sync::Arc;
+
+pub use crate::hash::DEFAULT_SEED;
 
 /// The ticket sizes the paper evaluates, in bits (availability bit + info bits).
 pub const TICKET_BITS: [u32; 4] = [1, 2, 4, 8];
 /// The default ticket size: 4 bits, the size of the paper's code listings (3 info bits reject
 /// 7 of 8 wrong candidates without a bucket access).
 pub const DEFAULT_TICKET_BITS: u32 = 4;
-/// The default hash seed.
-pub const DEFAULT_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
-
-const BLOCK: u32 = 256;
-/// Full-occupancy waves of blocks a bulk launch may have (a grid-stride loop beyond).
-const GRID_WAVES: u64 = 32;
 
 /// Where a Stadium table keeps its buckets (the ticket board is always in GPU memory).
 ///
@@ -199,6 +194,20 @@ impl InsertStrategy {
         }
     }
 
+    /// The load factor from which warps collaborate, for a table of `ticket_bits` tickets and
+    /// `record_bytes`-byte records: `None` for basic Stash, 0 for clStash, the threshold for the
+    /// hybrids.
+    pub fn collaborate_from(self, ticket_bits: u32, record_bytes: usize) -> Option<f64> {
+        match self {
+            InsertStrategy::Stash => None,
+            InsertStrategy::ClStash => Some(0.0),
+            InsertStrategy::Hybrid { threshold } => Some(threshold),
+            InsertStrategy::MeasuredHybrid => {
+                Some(measured_hybrid_threshold(ticket_bits, record_bytes))
+            }
+        }
+    }
+
     /// This strategy for a table of `ticket_bits` tickets and `record_bytes`-byte records:
     /// [`InsertStrategy::MeasuredHybrid`] becomes the hybrid with its measured threshold; the
     /// others are kept.
@@ -279,6 +288,8 @@ pub struct StadiumConfig {
     pub insert_strategy: InsertStrategy,
 }
 
+scheme_config!(StadiumConfig);
+
 impl StadiumConfig {
     /// A table of at least `capacity` buckets with default parameters.
     pub fn new(capacity: usize) -> Self {
@@ -314,21 +325,6 @@ impl StadiumConfig {
         self.host_pages = pages;
         self
     }
-    /// Sets the probe limit.
-    pub fn max_probes(mut self, p: u32) -> Self {
-        self.max_probes = Some(p);
-        self
-    }
-    /// Sets the seed.
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
-    /// Sets the hash function.
-    pub fn hash(mut self, f: HashFunction) -> Self {
-        self.hash = f;
-        self
-    }
     /// Sets the insert strategy.
     pub fn insert_strategy(mut self, strategy: InsertStrategy) -> Self {
         self.insert_strategy = strategy;
@@ -352,9 +348,7 @@ pub fn kernel_source(
     location: Location,
     hash: HashFunction,
 ) -> KernelSource {
-    KernelSource::new("stadium", STADIUM)
-        .define("WM_KEY_BYTES", key_bytes)
-        .define("WM_VALUE_BYTES", value_bytes)
+    engine_source::<StadiumView>("stadium", STADIUM, key_bytes, value_bytes)
         .define("ST_TICKET_BITS", ticket_bits)
         .define("ST_HOST_BUCKETS", u32::from(location == Location::Host))
         .define("WM_HASH", hash.define())
@@ -399,17 +393,6 @@ pub fn all_kernel_sources() -> Vec<KernelSource> {
     v
 }
 
-struct Kernels {
-    insert: Kernel,
-    insert_cl: Kernel,
-    /// `insert_cl`'s grid: as many blocks as the GPU runs at once.
-    insert_cl_grid: u32,
-    find: Kernel,
-    erase: Kernel,
-    retrieve: Kernel,
-    mixed: Kernel,
-}
-
 /// The buckets: `size` records of `key + value` bytes, as 4-byte words.
 enum Buckets {
     Device(DeviceBuffer<u32>),
@@ -417,19 +400,18 @@ enum Buckets {
 }
 
 impl Buckets {
-    /// Pushes the buckets' address. Kernels write buckets through it; the callers that launch
-    /// writing kernels hold the table by `&mut`.
-    fn push<'a>(&'a self, l: &mut Launch<'a>) {
+    fn device_address(&self) -> u64 {
         match self {
-            Buckets::Device(b) => l.buf(b),
-            Buckets::Host(b) => l.mapped(b),
-        };
+            Buckets::Device(b) => b.device_address(),
+            Buckets::Host(b) => b.device_address(),
+        }
     }
 }
 
-/// A Stadium hashing table on a GPU. See the [module docs](self).
-pub struct Stadium<K: Key, V: Value> {
-    gpu: Arc<Gpu>,
+/// Stadium's part of a GPU table (see [`Scheme`]): the ticket board, the buckets, the geometry
+/// and the collaborative-lanes insert kernel. A table is [`Stadium<K, V>`].
+pub struct StadiumScheme<K: Key, V: Value> {
+    /// The configuration, with [`InsertStrategy::MeasuredHybrid`] resolved to its threshold.
     config: StadiumConfig,
     /// Buckets (prime).
     size: u32,
@@ -437,23 +419,51 @@ pub struct Stadium<K: Key, V: Value> {
     /// The ticket board: one entry (ticket + access bit) per bucket, packed in words.
     board: DeviceBuffer<u32>,
     buckets: Buckets,
-    /// `[stored keys, keys left unplaced by all inserts so far]`.
-    counters: Counters,
-    kernels: Kernels,
+    /// clStash and the hybrid: the stored keys from which warps collaborate (`u64::MAX`: never,
+    /// basic Stash).
+    cl_from: u64,
+    /// `stadium_insert_cl` and its grid (as many blocks as the GPU runs at once), once bound.
+    insert_cl: Option<(Kernel, u32)>,
     _kv: PhantomData<(K, V)>,
 }
 
-impl<K: Key, V: Value> Stadium<K, V> {
-    /// Creates an empty table on `gpu`, its buckets where [`resolve_location`] puts them
-    /// ([`Stadium::location`] says). [`Error::InvalidInput`] for a capacity of 0, a ticket
-    /// size other than 1, 2, 4 or 8, or `max_probes` 0; [`Error::Unsupported`] for more than
-    /// 2^32 - 5 buckets; [`Error::OutOfMemory`] when the board (and device buckets) exceed GPU
-    /// memory, or, with [`Location::Auto`], when the board alone exceeds the budget; an error
-    /// from [`Gpu::alloc_mapped_with`] when host buckets cannot be had.
-    pub fn new(gpu: Arc<Gpu>, config: StadiumConfig) -> Result<Self> {
-        if config.capacity == 0 {
-            return Err(Error::invalid("capacity must be at least 1"));
-        }
+/// A Stadium hashing table on a GPU: [`GpuTable`] over [`StadiumScheme`]. See the
+/// [module docs](self); [`GpuTable::new`] makes one from a [`StadiumConfig`].
+pub type Stadium<K, V> = GpuTable<StadiumScheme<K, V>>;
+
+/// The kernels' view of a Stadium table (`st_view` in `kernels/stadium.cu`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct StadiumView {
+    board: u64,
+    buckets: u64,
+    meta: u64,
+    size: u32,
+    max_probes: u32,
+    seed: u64,
+    cl_from: u64,
+}
+
+// SAFETY: #[repr(C)] plain data, the layout of st_view (size checked by WM_CHECK_VIEW).
+unsafe impl KernelArg for StadiumView {}
+
+// SAFETY: the view holds the addresses of the scheme's own board (one entry per bucket, packed
+// entries_per_word to a word) and buckets (`size` records, in device memory or in host memory
+// mapped into the GPU), alive as long as the scheme.
+unsafe impl<K: Key, V: Value> Scheme for StadiumScheme<K, V> {
+    type Key = K;
+    type Value = V;
+    type Config = StadiumConfig;
+    type View = StadiumView;
+    const NAME: &'static str = "stadium";
+
+    /// Puts the buckets where [`resolve_location`] says ([`Stadium::location`] tells).
+    /// [`Error::InvalidInput`] for a capacity of 0, a ticket size other than 1, 2, 4 or 8,
+    /// `max_probes` 0 or a hybrid threshold outside [0, 1]; [`Error::Unsupported`] for more
+    /// than 2^32 - 5 buckets; [`Error::OutOfMemory`] when the board (and device buckets) exceed
+    /// GPU memory, or, with [`Location::Auto`], when the board alone exceeds the budget; an
+    /// error from [`Gpu::alloc_mapped_with`] when host buckets cannot be had.
+    fn new(gpu: &Arc<Gpu>, config: StadiumConfig) -> Result<(Self, KernelSource)> {
         let t = config.ticket_bits;
         if !TICKET_BITS.contains(&t) {
             return Err(Error::invalid(format!(
@@ -479,10 +489,23 @@ impl<K: Key, V: Value> Stadium<K, V> {
             )));
         }
         let size = size as u32;
-        let max_probes = match config.max_probes {
-            Some(0) => return Err(Error::invalid("max_probes must be at least 1")),
-            Some(p) => p.min(size),
-            None => size,
+        let max_probes = resolve_max_probes(config.max_probes, size, size)?;
+        // The measured hybrid becomes a hybrid with a number (what config() reports).
+        let mut config = config;
+        config.insert_strategy = config.insert_strategy.resolve(t, K::BYTES + V::BYTES);
+        let cl_from = match config
+            .insert_strategy
+            .collaborate_from(t, K::BYTES + V::BYTES)
+        {
+            None => u64::MAX,
+            Some(threshold) if (0.0..=1.0).contains(&threshold) => {
+                (threshold * size as f64).ceil() as u64
+            }
+            Some(threshold) => {
+                return Err(Error::invalid(format!(
+                    "hybrid threshold {threshold} is not a load factor in [0, 1]"
+                )))
+            }
         };
         let board_words = (size as usize).div_ceil(entries_per_word(t) as usize);
         let record_words = (K::BYTES + V::BYTES) / 4;
@@ -505,35 +528,8 @@ impl<K: Key, V: Value> Stadium<K, V> {
                 Location::Device => bucket_words as u64 * 4,
                 _ => 0,
             };
-        if device_bytes > gpu.total_memory() {
-            return Err(Error::OutOfMemory {
-                requested_bytes: device_bytes,
-                free_bytes: gpu.free_memory().unwrap_or(0),
-            });
-        }
-        let module = gpu.module(&kernel_source(K::BYTES, V::BYTES, t, location, config.hash))?;
-        // The measured hybrid becomes a hybrid with a number (what the launches use).
-        let mut config = config;
-        config.insert_strategy = config.insert_strategy.resolve(t, K::BYTES + V::BYTES);
-        if let InsertStrategy::Hybrid { threshold } = config.insert_strategy {
-            if !(0.0..=1.0).contains(&threshold) {
-                return Err(Error::invalid(format!(
-                    "hybrid threshold {threshold} is not a load factor in [0, 1]"
-                )));
-            }
-        }
-        let insert_cl = module.kernel("stadium_insert_cl")?;
-        let insert_cl_grid =
-            gpu.sm_count() * gpu.max_active_blocks_per_sm(&insert_cl, BLOCK)?.max(1);
-        let kernels = Kernels {
-            insert_cl,
-            insert_cl_grid,
-            insert: module.kernel("stadium_insert")?,
-            find: module.kernel("stadium_find")?,
-            erase: module.kernel("stadium_erase")?,
-            retrieve: module.kernel("stadium_retrieve")?,
-            mixed: module.kernel("stadium_mixed")?,
-        };
+        check_fits(gpu, device_bytes)?;
+        let source = kernel_source(K::BYTES, V::BYTES, t, location, config.hash);
         // Buckets need no initialisation: the board says which hold keys.
         let buckets = match location {
             Location::Device => Buckets::Device(gpu.alloc::<u32>(bucket_words)?),
@@ -548,41 +544,89 @@ impl<K: Key, V: Value> Stadium<K, V> {
                 },
             ),
         };
-        let mut table = Stadium {
+        let scheme = StadiumScheme {
             board: gpu.alloc::<u32>(board_words)?,
-            counters: Counters::new(&gpu)?,
-            gpu,
             config,
             size,
             max_probes,
             buckets,
-            kernels,
+            cl_from,
+            insert_cl: None,
             _kv: PhantomData,
         };
-        table.clear()?;
-        Ok(table)
+        Ok((scheme, source))
     }
 
-    /// A table on the process's default GPU.
-    pub fn with_capacity(capacity: usize) -> Result<Self> {
-        Self::new(Gpu::default_gpu()?, StadiumConfig::new(capacity))
-    }
-
-    /// The configuration it was made with.
-    pub fn config(&self) -> &StadiumConfig {
+    fn config(&self) -> &StadiumConfig {
         &self.config
     }
+
+    fn bind(&mut self, gpu: &Gpu, module: &Module) -> Result<()> {
+        let insert_cl = module.kernel("stadium_insert_cl")?;
+        let grid = gpu.sm_count() * gpu.max_active_blocks_per_sm(&insert_cl, BLOCK)?.max(1);
+        self.insert_cl = Some((insert_cl, grid));
+        Ok(())
+    }
+
+    fn view(&self, meta: u64) -> StadiumView {
+        StadiumView {
+            board: self.board.device_address(),
+            buckets: self.buckets.device_address(),
+            meta,
+            size: self.size,
+            max_probes: self.max_probes,
+            seed: self.config.seed,
+            cl_from: self.cl_from,
+        }
+    }
+
+    fn capacity(&self) -> usize {
+        self.size as usize
+    }
+
+    fn group_size(&self) -> u32 {
+        1
+    }
+
+    /// Device memory only: the board and device buckets ([`Stadium::host_memory_bytes`] counts
+    /// host buckets).
+    fn memory_bytes(&self) -> usize {
+        let device_buckets = match &self.buckets {
+            Buckets::Device(b) => b.num_bytes(),
+            Buckets::Host(_) => 0,
+        };
+        self.board.num_bytes() + device_buckets
+    }
+
+    /// Resets the ticket board (every entry empty: all bits set); buckets are left as they are.
+    fn clear(&mut self, gpu: &Gpu) -> Result<()> {
+        gpu.fill_bytes(&mut self.board, 0xff)
+    }
+
+    /// clStash and the hybrid run `stadium_insert_cl` on persistent warps: one wave at most,
+    /// fewer blocks for a small batch.
+    fn insert_kernel(&self, n: usize) -> Option<(&Kernel, u32)> {
+        if self.cl_from == u64::MAX {
+            return None; // basic Stash: the bulk insert kernel
+        }
+        let (kernel, wave) = self.insert_cl.as_ref()?;
+        let needed = (n as u64).div_ceil(BLOCK as u64).max(1);
+        Some((kernel, needed.min(*wave as u64) as u32))
+    }
+}
+
+impl<K: Key, V: Value> Stadium<K, V> {
     /// Where the buckets are: [`Location::Device`] or [`Location::Host`] (never `Auto`: the
     /// location [`Location::Auto`] resolved to).
     pub fn location(&self) -> Location {
-        match &self.buckets {
+        match &self.scheme.buckets {
             Buckets::Device(_) => Location::Device,
             Buckets::Host(_) => Location::Host,
         }
     }
     /// The host page kind of host buckets (`None` for device buckets).
     pub fn host_pages(&self) -> Option<HostPages> {
-        match &self.buckets {
+        match &self.scheme.buckets {
             Buckets::Device(_) => None,
             Buckets::Host(b) => Some(b.pages()),
         }
@@ -590,379 +634,31 @@ impl<K: Key, V: Value> Stadium<K, V> {
     /// Bytes of the host buckets backed by transparent huge pages now (see
     /// [`MappedBuffer::huge_page_bytes`]); `None` for device buckets or when unknown.
     pub fn host_huge_page_bytes(&self) -> Option<u64> {
-        match &self.buckets {
+        match &self.scheme.buckets {
             Buckets::Device(_) => None,
             Buckets::Host(b) => b.huge_page_bytes(),
         }
     }
     /// The number of buckets (prime).
     pub fn size(&self) -> u32 {
-        self.size
+        self.scheme.size
     }
     /// The probe limit in buckets.
     pub fn max_probes(&self) -> u32 {
-        self.max_probes
+        self.scheme.max_probes
     }
     /// Bytes of the ticket board (in GPU memory).
     pub fn board_bytes(&self) -> usize {
-        self.board.num_bytes()
+        self.scheme.board.num_bytes()
     }
     /// Bytes of pinned host memory the buckets take ([`Location::Host`]; 0 for device buckets,
-    /// which [`HashTable::memory_bytes`] counts).
+    /// which [`HashTable::memory_bytes`](crate::HashTable::memory_bytes) counts).
     pub fn host_memory_bytes(&self) -> usize {
-        match &self.buckets {
+        match &self.scheme.buckets {
             Buckets::Device(_) => 0,
             Buckets::Host(b) => b.num_bytes(),
         }
     }
-
-    fn grid(&self, n: usize) -> u32 {
-        let max_blocks = self.gpu.sm_count() as u64 * 2048 / BLOCK as u64 * GRID_WAVES;
-        (n as u64).div_ceil(BLOCK as u64).clamp(1, max_blocks) as u32
-    }
-
-    /// stadium_insert_cl's grid: persistent warps (one wave), fewer for a small batch.
-    fn cl_grid(&self, n: usize) -> u32 {
-        let needed = (n as u64).div_ceil(BLOCK as u64).max(1);
-        needed.min(self.kernels.insert_cl_grid as u64) as u32
-    }
-
-    fn launch_insert(
-        &mut self,
-        keys: &DeviceBuffer<K>,
-        values: &DeviceBuffer<V>,
-        status: Option<&mut DeviceBuffer<u32>>,
-        mode: InsertMode,
-    ) -> Result<()> {
-        check_same_len("insert", keys.len(), values.len())?;
-        if let Some(s) = &status {
-            check_same_len("insert status", keys.len(), s.len())?;
-        }
-        let n = keys.len() as u64;
-        if n == 0 {
-            return Ok(());
-        }
-        let null = 0u64;
-        let assign = u32::from(mode == InsertMode::Assign);
-        // clStash and the hybrid: the table holds `cl_from` keys when warps start collaborating.
-        let threshold = match self
-            .config
-            .insert_strategy
-            .resolve(self.config.ticket_bits, K::BYTES + V::BYTES)
-        {
-            InsertStrategy::Stash => None,
-            InsertStrategy::ClStash => Some(0.0),
-            InsertStrategy::Hybrid { threshold } => Some(threshold),
-            InsertStrategy::MeasuredHybrid => Some(measured_hybrid_threshold(
-                self.config.ticket_bits,
-                K::BYTES + V::BYTES,
-            )),
-        };
-        let (kernel, grid, cl_from) = match threshold {
-            None => (&self.kernels.insert, self.grid(keys.len()), u64::MAX),
-            Some(t) => (
-                &self.kernels.insert_cl,
-                self.cl_grid(keys.len()),
-                (t * self.size as f64).ceil() as u64,
-            ),
-        };
-        let mut l = kernel.launch();
-        l.buf_mut(&mut self.board);
-        self.buckets.push(&mut l);
-        l.buf_mut(self.counters.buffer()).buf(keys).buf(values);
-        match status {
-            Some(s) => l.buf_mut(s),
-            None => l.arg(&null),
-        };
-        l.arg(&n)
-            .arg(&self.size)
-            .arg(&self.max_probes)
-            .arg(&self.config.seed)
-            .arg(&assign);
-        if threshold.is_some() {
-            l.arg(&cl_from);
-        }
-        // SAFETY: arguments match stadium_insert's (or stadium_insert_cl's, which adds cl_from)
-        // parameters in order and type; the board holds an entry and the buckets a record for
-        // each of `size` buckets; keys, values and status hold n elements (checked above).
-        // stadium_insert_cl's queues assume BLOCK (= ST_BLOCK) threads per block.
-        unsafe { l.run(grid, BLOCK, 0) }
-    }
-
-    fn launch_find(
-        &self,
-        keys: &DeviceBuffer<K>,
-        out: Option<&mut DeviceBuffer<V>>,
-        found: &mut DeviceBuffer<u8>,
-    ) -> Result<()> {
-        check_same_len("find", keys.len(), found.len())?;
-        if let Some(o) = &out {
-            check_same_len("find", keys.len(), o.len())?;
-        }
-        let n = keys.len() as u64;
-        if n == 0 {
-            return Ok(());
-        }
-        let null = 0u64;
-        let mut l = self.kernels.find.launch();
-        l.buf(&self.board);
-        self.buckets.push(&mut l);
-        l.buf(keys);
-        match out {
-            Some(o) => l.buf_mut(o),
-            None => l.arg(&null),
-        };
-        l.buf_mut(found)
-            .arg(&n)
-            .arg(&self.size)
-            .arg(&self.max_probes)
-            .arg(&self.config.seed);
-        // SAFETY: arguments match stadium_find's parameters; keys, out and found hold n elements
-        // (checked above); the table buffers have the sizes the kernel indexes.
-        unsafe { l.run(self.grid(keys.len()), BLOCK, 0) }
-    }
-
-    fn launch_erase(&mut self, keys: &DeviceBuffer<K>) -> Result<()> {
-        let n = keys.len() as u64;
-        if n == 0 {
-            return Ok(());
-        }
-        let grid = self.grid(keys.len());
-        let mut l = self.kernels.erase.launch();
-        l.buf_mut(&mut self.board);
-        self.buckets.push(&mut l);
-        l.buf_mut(self.counters.buffer())
-            .buf(keys)
-            .arg(&n)
-            .arg(&self.size)
-            .arg(&self.max_probes)
-            .arg(&self.config.seed);
-        // SAFETY: arguments match stadium_erase's parameters; keys holds n elements.
-        unsafe { l.run(grid, BLOCK, 0) }
-    }
-
-    /// Every stored pair, into new device buffers (see [`DeviceHashTable::retrieve_device`]).
-    fn retrieve_to_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)> {
-        let n = self.len()?;
-        let mut out_keys = self.gpu.alloc::<K>(n)?;
-        let mut out_values = self.gpu.alloc::<V>(n)?;
-        let mut counter = self.gpu.alloc_filled::<u64>(1, 0)?;
-        let out_capacity = n as u64;
-        let grid = (self.size as u64).div_ceil(BLOCK as u64).clamp(1, 65_536) as u32;
-        let mut l = self.kernels.retrieve.launch();
-        l.buf(&self.board);
-        self.buckets.push(&mut l);
-        l.buf_mut(&mut out_keys)
-            .buf_mut(&mut out_values)
-            .buf_mut(&mut counter)
-            .arg(&out_capacity)
-            .arg(&self.size);
-        // SAFETY: arguments match stadium_retrieve's parameters; the kernel writes at most
-        // out_capacity = n elements of out_keys/out_values, which hold n.
-        unsafe { l.run(grid, BLOCK, 0) }?;
-        let got = self.gpu.download(&counter)?[0] as usize;
-        if got != n {
-            return Err(Error::KernelStatus {
-                kernel: "stadium_retrieve".into(),
-                bits: 0,
-                names: format!("found {got} live buckets but the count says {n}"),
-            });
-        }
-        Ok((out_keys, out_values))
-    }
-}
-
-impl<K: Key, V: Value> HashTable<K, V> for Stadium<K, V> {
-    fn scheme(&self) -> &'static str {
-        "stadium"
-    }
-
-    fn backend(&self) -> Backend {
-        Backend::Gpu
-    }
-
-    fn insert_with_mode(
-        &mut self,
-        keys: &[K],
-        values: &[V],
-        status: &mut [InsertStatus],
-        mode: InsertMode,
-    ) -> Result<usize> {
-        gpu_glue::insert(self, keys, values, status, mode)
-    }
-
-    fn mixed_batch(
-        &mut self,
-        ops: &[MixedOp],
-        keys: &[K],
-        values: &[V],
-        status: &mut [InsertStatus],
-        out: &mut [V],
-        found: &mut [bool],
-    ) -> Result<usize> {
-        gpu_glue::mixed(self, ops, keys, values, status, out, found)
-    }
-
-    fn find_into(&self, keys: &[K], values: &mut [V], found: &mut [bool]) -> Result<usize> {
-        gpu_glue::find_into(self, keys, values, found)
-    }
-
-    fn contains(&self, keys: &[K]) -> Result<Vec<bool>> {
-        gpu_glue::contains(self, keys)
-    }
-
-    fn erase(&mut self, keys: &[K]) -> Result<usize> {
-        gpu_glue::erase(self, keys)
-    }
-
-    fn len(&self) -> Result<usize> {
-        self.counters.len(&self.gpu)
-    }
-
-    fn capacity(&self) -> usize {
-        self.size as usize
-    }
-
-    /// Resets the ticket board (every entry empty: all bits set); buckets are left as they are.
-    fn clear(&mut self) -> Result<()> {
-        self.gpu.fill_bytes(&mut self.board, 0xff)?;
-        self.counters.reset(&self.gpu)?;
-        self.gpu.synchronize()
-    }
-
-    /// Moves every pair, on the device, into a new table of at least `new_capacity` buckets
-    /// (same configuration: ticket size, location, hash and seed; [`Location::Auto`] decides
-    /// again for the new size, with the memory free then) that then replaces this one. Peak
-    /// memory is both tables plus the pairs (in device memory).
-    fn rehash(&mut self, new_capacity: usize) -> Result<()> {
-        self.synchronize()?; // earlier async failures surface here, not after the swap
-        let n = self.len()?;
-        if new_capacity < n {
-            return Err(Error::invalid(format!(
-                "rehash to capacity {new_capacity} cannot hold the {n} stored keys"
-            )));
-        }
-        let (keys, values) = self.retrieve_to_device()?;
-        let config = StadiumConfig {
-            capacity: new_capacity,
-            ..self.config.clone()
-        };
-        let mut grown = Stadium::<K, V>::new(self.gpu.clone(), config)?;
-        grown.insert_device(&keys, &values)?;
-        if grown.len()? != n {
-            return Err(Error::KernelStatus {
-                kernel: "stadium_insert".into(),
-                bits: 0,
-                names: format!("rehash placed {} of {n} keys", grown.len()?),
-            });
-        }
-        *self = grown;
-        Ok(())
-    }
-
-    fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)> {
-        let (keys, values) = self.retrieve_to_device()?;
-        Ok((self.gpu.download(&keys)?, self.gpu.download(&values)?))
-    }
-
-    fn memory_bytes(&self) -> usize {
-        let device_buckets = match &self.buckets {
-            Buckets::Device(b) => b.num_bytes(),
-            Buckets::Host(_) => 0,
-        };
-        self.board.num_bytes() + device_buckets + self.counters.num_bytes()
-    }
-}
-
-impl<K: Key, V: Value> DeviceHashTable<K, V> for Stadium<K, V> {
-    fn gpu(&self) -> &Arc<Gpu> {
-        &self.gpu
-    }
-
-    fn insert_device_async_with_mode(
-        &mut self,
-        keys: &DeviceBuffer<K>,
-        values: &DeviceBuffer<V>,
-        status: Option<&mut DeviceBuffer<u32>>,
-        mode: InsertMode,
-    ) -> Result<()> {
-        self.launch_insert(keys, values, status, mode)
-    }
-
-    fn find_device_async(
-        &self,
-        keys: &DeviceBuffer<K>,
-        values: &mut DeviceBuffer<V>,
-        found: &mut DeviceBuffer<u8>,
-    ) -> Result<()> {
-        self.launch_find(keys, Some(values), found)
-    }
-
-    fn contains_device_async(
-        &self,
-        keys: &DeviceBuffer<K>,
-        found: &mut DeviceBuffer<u8>,
-    ) -> Result<()> {
-        self.launch_find(keys, None, found)
-    }
-
-    fn erase_device_async(&mut self, keys: &DeviceBuffer<K>) -> Result<()> {
-        self.launch_erase(keys)
-    }
-
-    fn mixed_device_async(
-        &mut self,
-        ops: &DeviceBuffer<u8>,
-        keys: &DeviceBuffer<K>,
-        values: &DeviceBuffer<V>,
-        status: &mut DeviceBuffer<u32>,
-        out: &mut DeviceBuffer<V>,
-        found: &mut DeviceBuffer<u8>,
-    ) -> Result<()> {
-        for len in [
-            ops.len(),
-            values.len(),
-            status.len(),
-            out.len(),
-            found.len(),
-        ] {
-            check_same_len("mixed batch", keys.len(), len)?;
-        }
-        let (n, grid) = (keys.len() as u64, self.grid(keys.len()));
-        let mut l = self.kernels.mixed.launch();
-        l.buf_mut(&mut self.board);
-        self.buckets.push(&mut l);
-        l.buf_mut(self.counters.buffer())
-            .buf(ops)
-            .buf(keys)
-            .buf(values)
-            .buf_mut(status)
-            .buf_mut(out)
-            .buf_mut(found)
-            .arg(&n)
-            .arg(&self.size)
-            .arg(&self.max_probes)
-            .arg(&self.config.seed);
-        // SAFETY: arguments match stadium_mixed's parameters in order and type; every per-op
-        // buffer holds n elements (checked above) and the table buffers have the sizes the
-        // kernel indexes.
-        unsafe { l.run(grid, BLOCK, 0) }
-    }
-
-    fn retrieve_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)> {
-        self.retrieve_to_device()
-    }
-
-    fn synchronize(&self) -> Result<()> {
-        self.counters.synchronize(&self.gpu, self.size as usize)
-    }
-}
-
-impl<K: Key, V: Value> GpuLaunches<K, V> for Stadium<K, V> {
-    fn counters(&self) -> &Counters {
-        &self.counters
-    }
-
 }
 
 #[cfg(test)]

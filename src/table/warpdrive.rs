@@ -61,17 +61,18 @@
 //! # Ok(()) }
 //! ```
 
-use crate::device::{DeviceBuffer, Gpu, Kernel};
-use crate::error::check_same_len;
+use crate::device::{DeviceBuffer, Gpu, KernelArg};
 use crate::hash::{next_prime, HashFunction};
 use crate::kernels::{KernelSource, WARPDRIVE};
 use crate::key::{Key, Value};
-use crate::status::InsertStatus;
-use crate::table::gpu_glue::{self, Counters, GpuLaunches};
-use crate::table::{Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};
+use crate::table::engine::{
+    check_fits, engine_source, resolve_max_probes, scheme_config, GpuTable, Scheme,
+};
 use crate::{Error, Result};
 use std::marker::PhantomData;
 use std::sync::Arc;
+
+pub use crate::hash::DEFAULT_SEED;
 
 /// The group sizes the paper allows.
 pub const GROUP_SIZES: [u32; 6] = [1, 2, 4, 8, 16, 32];
@@ -82,12 +83,6 @@ pub const DEFAULT_GROUP_SIZE: u32 = 4;
 /// if fewer). At load 0.99 a key fails to find a slot within 8192 probed slots with probability
 /// about 0.99^8192 ≈ 1e-36 under uniform hashing.
 pub const DEFAULT_PROBE_BUDGET_SLOTS: u32 = 8192;
-/// The default hash seed.
-pub const DEFAULT_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
-
-const BLOCK: u32 = 256;
-/// Full-occupancy waves of blocks a bulk launch may have (see `WarpDrive::grid`).
-const GRID_WAVES: u64 = 32;
 
 /// The parameters of a [`WarpDrive`] table.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,6 +105,8 @@ pub struct WarpDriveConfig {
     pub overflow_filter: OverflowFilter,
 }
 
+scheme_config!(WarpDriveConfig);
+
 impl WarpDriveConfig {
     /// A table of at least `capacity` slots with default parameters.
     pub fn new(capacity: usize) -> Self {
@@ -125,21 +122,6 @@ impl WarpDriveConfig {
     /// Sets the group size.
     pub fn group_size(mut self, g: u32) -> Self {
         self.group_size = g;
-        self
-    }
-    /// Sets the hash function.
-    pub fn hash(mut self, f: HashFunction) -> Self {
-        self.hash = f;
-        self
-    }
-    /// Sets the seed.
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
-    /// Sets `p_max`.
-    pub fn max_probes(mut self, p: u32) -> Self {
-        self.max_probes = Some(p);
         self
     }
     /// Sets the overflow filter.
@@ -270,9 +252,7 @@ pub fn kernel_source(
     hash: HashFunction,
     filter_bits: u32,
 ) -> KernelSource {
-    KernelSource::new("warpdrive", WARPDRIVE)
-        .define("WM_KEY_BYTES", key_bytes)
-        .define("WM_VALUE_BYTES", value_bytes)
+    engine_source::<WarpDriveView>("warpdrive", WARPDRIVE, key_bytes, value_bytes)
         .define("WM_GROUP_SIZE", group_size)
         .define("WM_HASH", hash.define())
         .define("WD_FILTER_BITS", filter_bits)
@@ -315,17 +295,9 @@ pub fn all_kernel_sources() -> Vec<KernelSource> {
     v
 }
 
-struct Kernels {
-    insert: Kernel,
-    find: Kernel,
-    erase: Kernel,
-    retrieve: Kernel,
-    mixed: Kernel,
-}
-
-/// A WarpDrive table on a GPU. See the [module docs](self).
-pub struct WarpDrive<K: Key, V: Value> {
-    gpu: Arc<Gpu>,
+/// WarpDrive's part of a GPU table (see [`Scheme`]): the slot array, the overflow filter, the
+/// sentinel side path and the geometry. A table is [`WarpDrive<K, V>`].
+pub struct WarpDriveScheme<K: Key, V: Value> {
     config: WarpDriveConfig,
     windows: u32,
     max_probes: u32,
@@ -338,18 +310,44 @@ pub struct WarpDrive<K: Key, V: Value> {
     filter: DeviceBuffer<u32>,
     /// Side path for sentinel-valued keys: [occupied0, value0, occupied1, value1].
     side: DeviceBuffer<u64>,
-    /// `[stored keys, keys left unplaced by all inserts so far]`.
-    counters: Counters,
-    kernels: Kernels,
     _kv: PhantomData<(K, V)>,
 }
 
-impl<K: Key, V: Value> WarpDrive<K, V> {
-    /// Creates an empty table on `gpu`.
-    pub fn new(gpu: Arc<Gpu>, config: WarpDriveConfig) -> Result<Self> {
-        if config.capacity == 0 {
-            return Err(Error::invalid("capacity must be at least 1"));
-        }
+/// A WarpDrive table on a GPU: [`GpuTable`] over [`WarpDriveScheme`]. See the
+/// [module docs](self); [`GpuTable::new`] makes one from a [`WarpDriveConfig`].
+pub type WarpDrive<K, V> = GpuTable<WarpDriveScheme<K, V>>;
+
+/// The kernels' view of a WarpDrive table (`wd_view` in `kernels/warpdrive.cu`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct WarpDriveView {
+    slots: u64,
+    filter: u64,
+    side: u64,
+    meta: u64,
+    windows: u32,
+    max_probes: u32,
+    seed: u64,
+}
+
+// SAFETY: #[repr(C)] plain data, the layout of wd_view (size checked by WM_CHECK_VIEW).
+unsafe impl KernelArg for WarpDriveView {}
+
+// SAFETY: the view holds the addresses of the scheme's own slot array (table_bytes of
+// windows × |g| slots, the size the kernels index for `windows`), filter (windows × B bits, at
+// least one word) and side path (4 words), alive as long as the scheme.
+unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
+    type Key = K;
+    type Value = V;
+    type Config = WarpDriveConfig;
+    type View = WarpDriveView;
+    const NAME: &'static str = "warpdrive";
+
+    /// [`Error::InvalidInput`] for a capacity of 0, a group size outside [`GROUP_SIZES`],
+    /// `max_probes` 0 or filter bits other than 1, 2, 4, 8; [`Error::Unsupported`] for key or
+    /// value widths WarpDrive does not store ([`supports_widths`]) or more than 2^31 windows;
+    /// [`Error::OutOfMemory`] when the table exceeds the GPU's memory.
+    fn new(gpu: &Arc<Gpu>, config: WarpDriveConfig) -> Result<(Self, KernelSource)> {
         if !supports_widths(K::BYTES, V::BYTES) {
             return Err(Error::Unsupported(format!(
                 "WarpDrive stores keys of 4 to {MAX_KEY_BYTES} bytes and values of 4 to \
@@ -375,425 +373,92 @@ impl<K: Key, V: Value> WarpDrive<K, V> {
         }
         let windows = next_prime(wanted_windows) as u32;
         let slots_n = windows as usize * g as usize;
-        let max_probes = match config.max_probes {
-            Some(0) => return Err(Error::invalid("max_probes must be at least 1")),
-            Some(p) => p.min(windows),
-            None => DEFAULT_PROBE_BUDGET_SLOTS.div_ceil(g).min(windows),
-        };
+        let default_probes = DEFAULT_PROBE_BUDGET_SLOTS.div_ceil(g);
+        let max_probes = resolve_max_probes(config.max_probes, default_probes, windows)?;
         let layout = SlotLayout::for_widths(K::BYTES, V::BYTES);
         let filter_bits = config
             .overflow_filter
             .bits(windows as u64, gpu.l2_bytes())?;
         let need = layout.table_bytes(slots_n) as u64 + windows as u64 * filter_bits as u64 / 8;
-        if need > gpu.total_memory() {
-            return Err(Error::OutOfMemory {
-                requested_bytes: need,
-                free_bytes: gpu.free_memory().unwrap_or(0),
-            });
-        }
-        let module = gpu.module(&kernel_source(
-            K::BYTES,
-            V::BYTES,
-            g,
-            config.hash,
-            filter_bits,
-        ))?;
-        let kernels = Kernels {
-            insert: module.kernel("warpdrive_insert")?,
-            find: module.kernel("warpdrive_find")?,
-            erase: module.kernel("warpdrive_erase")?,
-            retrieve: module.kernel("warpdrive_retrieve")?,
-            mixed: module.kernel("warpdrive_mixed")?,
-        };
-        let slots = gpu.alloc::<u8>(layout.table_bytes(slots_n))?;
+        check_fits(gpu, need)?;
+        let source = kernel_source(K::BYTES, V::BYTES, g, config.hash, filter_bits);
         let filter_words = (windows as usize * filter_bits as usize)
             .div_ceil(32)
             .max(1);
-        let filter = gpu.alloc::<u32>(filter_words)?;
-        let side = gpu.alloc::<u64>(4)?;
-        let counters = Counters::new(&gpu)?;
-        let mut t = WarpDrive {
-            gpu,
+        let scheme = WarpDriveScheme {
+            slots: gpu.alloc::<u8>(layout.table_bytes(slots_n))?,
+            filter: gpu.alloc::<u32>(filter_words)?,
+            side: gpu.alloc::<u64>(4)?,
             config,
             windows,
             max_probes,
-            slots,
             filter_bits,
-            filter,
-            side,
-            counters,
-            kernels,
             _kv: PhantomData,
         };
-        t.clear()?;
-        Ok(t)
+        Ok((scheme, source))
     }
 
-    /// A table on the process's default GPU.
-    pub fn with_capacity(capacity: usize) -> Result<Self> {
-        Self::new(Gpu::default_gpu()?, WarpDriveConfig::new(capacity))
-    }
-
-    /// The configuration it was made with.
-    pub fn config(&self) -> &WarpDriveConfig {
+    fn config(&self) -> &WarpDriveConfig {
         &self.config
     }
-    /// The number of windows (prime).
-    pub fn windows(&self) -> u32 {
-        self.windows
-    }
-    /// The probe limit in windows (`p_max`).
-    pub fn max_probes(&self) -> u32 {
-        self.max_probes
-    }
-    /// Overflow-filter bits per window (0: no filter).
-    pub fn filter_bits(&self) -> u32 {
-        self.filter_bits
-    }
 
-    fn grid(&self, n: usize) -> u32 {
-        let threads = n as u64 * self.config.group_size as u64;
-        // A grid-stride loop over at most GRID_WAVES full-occupancy waves of blocks: measured on
-        // an H100 (bench/NOTES.md), 32 waves beat 4 by up to 24 % at high load (less imbalance
-        // between threads whose keys have long chains), and one group per key (no stride, ~2M
-        // blocks) loses up to 25 % on inserts to block scheduling.
-        let max_blocks = self.gpu.sm_count() as u64 * 2048 / BLOCK as u64 * GRID_WAVES;
-        threads.div_ceil(BLOCK as u64).clamp(1, max_blocks) as u32
-    }
-
-    fn launch_insert(
-        &mut self,
-        keys: &DeviceBuffer<K>,
-        values: &DeviceBuffer<V>,
-        status: Option<&mut DeviceBuffer<u32>>,
-        mode: InsertMode,
-    ) -> Result<()> {
-        check_same_len("insert", keys.len(), values.len())?;
-        if let Some(s) = &status {
-            check_same_len("insert status", keys.len(), s.len())?;
+    fn view(&self, meta: u64) -> WarpDriveView {
+        WarpDriveView {
+            slots: self.slots.device_address(),
+            filter: self.filter.device_address(),
+            side: self.side.device_address(),
+            meta,
+            windows: self.windows,
+            max_probes: self.max_probes,
+            seed: self.config.seed,
         }
-        let n = keys.len() as u64;
-        if n == 0 {
-            return Ok(());
-        }
-        let grid = self.grid(keys.len());
-        let assign = u32::from(mode == InsertMode::Assign);
-        let null = 0u64;
-        let mut l = self.kernels.insert.launch();
-        l.buf_mut(&mut self.slots)
-            .buf_mut(&mut self.filter)
-            .buf_mut(&mut self.side)
-            .buf_mut(self.counters.buffer());
-        l.buf(keys).buf(values);
-        match status {
-            Some(s) => l.buf_mut(s),
-            None => l.arg(&null),
-        };
-        l.arg(&n)
-            .arg(&self.windows)
-            .arg(&self.max_probes)
-            .arg(&self.config.seed)
-            .arg(&assign);
-        // SAFETY: arguments match warpdrive_insert's parameters in order and type; the slot and
-        // side buffers have the sizes the kernel indexes (windows * G slots, 4 words), and
-        // keys/values/status hold n elements (checked above).
-        unsafe { l.run(grid, BLOCK, 0) }
-    }
-}
-
-impl<K: Key, V: Value> WarpDrive<K, V> {
-    fn launch_find(
-        &self,
-        keys: &DeviceBuffer<K>,
-        out: Option<&mut DeviceBuffer<V>>,
-        found: &mut DeviceBuffer<u8>,
-    ) -> Result<()> {
-        check_same_len("find", keys.len(), found.len())?;
-        if let Some(o) = &out {
-            check_same_len("find", keys.len(), o.len())?;
-        }
-        let n = keys.len() as u64;
-        if n == 0 {
-            return Ok(());
-        }
-        let null = 0u64;
-        let mut l = self.kernels.find.launch();
-        l.buf(&self.slots)
-            .buf(&self.filter)
-            .buf(&self.side)
-            .buf(keys);
-        match out {
-            Some(o) => l.buf_mut(o),
-            None => l.arg(&null),
-        };
-        l.buf_mut(found)
-            .arg(&n)
-            .arg(&self.windows)
-            .arg(&self.max_probes)
-            .arg(&self.config.seed);
-        // SAFETY: arguments match warpdrive_find's parameters; keys, out and found hold n
-        // elements (checked above); the table buffers have the sizes the kernel indexes.
-        unsafe { l.run(self.grid(keys.len()), BLOCK, 0) }
-    }
-
-    fn launch_erase(&mut self, keys: &DeviceBuffer<K>) -> Result<()> {
-        let n = keys.len() as u64;
-        if n == 0 {
-            return Ok(());
-        }
-        let grid = self.grid(keys.len());
-        let mut l = self.kernels.erase.launch();
-        l.buf_mut(&mut self.slots)
-            .buf(&self.filter)
-            .buf_mut(&mut self.side)
-            .buf_mut(self.counters.buffer())
-            .buf(keys);
-        l.arg(&n)
-            .arg(&self.windows)
-            .arg(&self.max_probes)
-            .arg(&self.config.seed);
-        // SAFETY: arguments match warpdrive_erase's parameters; keys holds n elements.
-        unsafe { l.run(grid, BLOCK, 0) }
-    }
-
-    fn slot_count(&self) -> usize {
-        self.windows as usize * self.config.group_size as usize
-    }
-}
-
-impl<K: Key, V: Value> WarpDrive<K, V> {
-    /// Every stored pair, into new device buffers (see [`DeviceHashTable::retrieve_device`]).
-    fn retrieve_to_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)> {
-        let n = self.len()?;
-        let mut ok = self.gpu.alloc::<K>(n)?;
-        let mut ov = self.gpu.alloc::<V>(n)?;
-        let mut counter = self.gpu.alloc_filled::<u64>(1, 0)?;
-        let (cap64, slots64) = (n as u64, self.slot_count() as u64);
-        let grid = (self.slot_count() as u64)
-            .div_ceil(BLOCK as u64)
-            .clamp(1, 65_536) as u32;
-        let mut l = self.kernels.retrieve.launch();
-        l.buf(&self.slots).buf(&self.side);
-        l.buf_mut(&mut ok)
-            .buf_mut(&mut ov)
-            .buf_mut(&mut counter)
-            .arg(&cap64)
-            .arg(&slots64);
-        // SAFETY: arguments match warpdrive_retrieve's parameters; the kernel writes at most
-        // out_capacity = n elements of ok/ov, which hold n.
-        unsafe { l.run(grid, BLOCK, 0) }?;
-        let got = self.gpu.download(&counter)?[0] as usize;
-        if got != n {
-            return Err(Error::KernelStatus {
-                kernel: "warpdrive_retrieve".into(),
-                bits: 0,
-                names: format!("found {got} stored pairs but the count says {n}"),
-            });
-        }
-        Ok((ok, ov))
-    }
-}
-
-impl<K: Key, V: Value> HashTable<K, V> for WarpDrive<K, V> {
-    fn scheme(&self) -> &'static str {
-        "warpdrive"
-    }
-
-    fn backend(&self) -> Backend {
-        Backend::Gpu
-    }
-
-    fn insert_with_mode(
-        &mut self,
-        keys: &[K],
-        values: &[V],
-        status: &mut [InsertStatus],
-        mode: InsertMode,
-    ) -> Result<usize> {
-        gpu_glue::insert(self, keys, values, status, mode)
-    }
-
-    fn mixed_batch(
-        &mut self,
-        ops: &[MixedOp],
-        keys: &[K],
-        values: &[V],
-        status: &mut [InsertStatus],
-        out: &mut [V],
-        found: &mut [bool],
-    ) -> Result<usize> {
-        gpu_glue::mixed(self, ops, keys, values, status, out, found)
-    }
-
-    fn find_into(&self, keys: &[K], values: &mut [V], found: &mut [bool]) -> Result<usize> {
-        gpu_glue::find_into(self, keys, values, found)
-    }
-
-    fn contains(&self, keys: &[K]) -> Result<Vec<bool>> {
-        gpu_glue::contains(self, keys)
-    }
-
-    fn erase(&mut self, keys: &[K]) -> Result<usize> {
-        gpu_glue::erase(self, keys)
-    }
-
-    fn len(&self) -> Result<usize> {
-        self.counters.len(&self.gpu)
     }
 
     fn capacity(&self) -> usize {
-        self.slot_count()
+        self.windows as usize * self.config.group_size as usize
     }
 
-    fn clear(&mut self) -> Result<()> {
-        self.gpu.fill_bytes(&mut self.slots, 0xff)?;
-        self.gpu.fill_bytes(&mut self.filter, 0)?;
-        self.gpu.fill_bytes(&mut self.side, 0)?;
-        self.counters.reset(&self.gpu)?;
-        self.gpu.synchronize()
-    }
-
-    /// Moves every pair, on the device, into a new table of at least `new_capacity` slots (same
-    /// group size, hash and seed) that then replaces this one. Peak device memory is both tables
-    /// plus the pairs.
-    fn rehash(&mut self, new_capacity: usize) -> Result<()> {
-        self.synchronize()?; // earlier async failures surface here, not after the swap
-        let n = self.len()?;
-        if new_capacity < n {
-            return Err(Error::invalid(format!(
-                "rehash to capacity {new_capacity} cannot hold the {n} stored keys"
-            )));
-        }
-        let (keys, values) = self.retrieve_to_device()?;
-        let config = WarpDriveConfig {
-            capacity: new_capacity,
-            ..self.config.clone()
-        };
-        let mut bigger = WarpDrive::<K, V>::new(self.gpu.clone(), config)?;
-        bigger.insert_device_async(&keys, &values, None)?;
-        bigger.synchronize()?;
-        if bigger.len()? != n {
-            return Err(Error::KernelStatus {
-                kernel: "warpdrive_insert".into(),
-                bits: 0,
-                names: format!("rehash placed {} of {n} keys", bigger.len()?),
-            });
-        }
-        *self = bigger;
-        Ok(())
-    }
-
-    fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)> {
-        let (keys, values) = self.retrieve_to_device()?;
-        Ok((self.gpu.download(&keys)?, self.gpu.download(&values)?))
+    fn group_size(&self) -> u32 {
+        self.config.group_size
     }
 
     fn memory_bytes(&self) -> usize {
-        self.slots.num_bytes()
-            + self.filter.num_bytes()
-            + self.side.num_bytes()
-            + self.counters.num_bytes()
-    }
-}
-
-impl<K: Key, V: Value> DeviceHashTable<K, V> for WarpDrive<K, V> {
-    fn gpu(&self) -> &Arc<Gpu> {
-        &self.gpu
+        self.slots.num_bytes() + self.filter.num_bytes() + self.side.num_bytes()
     }
 
-    fn insert_device_async_with_mode(
-        &mut self,
-        keys: &DeviceBuffer<K>,
-        values: &DeviceBuffer<V>,
-        status: Option<&mut DeviceBuffer<u32>>,
-        mode: InsertMode,
-    ) -> Result<()> {
-        self.launch_insert(keys, values, status, mode)
+    /// Every slot empty (all ones), the filter and the side path zero.
+    fn clear(&mut self, gpu: &Gpu) -> Result<()> {
+        gpu.fill_bytes(&mut self.slots, 0xff)?;
+        gpu.fill_bytes(&mut self.filter, 0)?;
+        gpu.fill_bytes(&mut self.side, 0)
     }
 
-    fn find_device_async(
-        &self,
-        keys: &DeviceBuffer<K>,
-        values: &mut DeviceBuffer<V>,
-        found: &mut DeviceBuffer<u8>,
-    ) -> Result<()> {
-        self.launch_find(keys, Some(values), found)
-    }
-
-    fn contains_device_async(
-        &self,
-        keys: &DeviceBuffer<K>,
-        found: &mut DeviceBuffer<u8>,
-    ) -> Result<()> {
-        self.launch_find(keys, None, found)
-    }
-
-    fn erase_device_async(&mut self, keys: &DeviceBuffer<K>) -> Result<()> {
-        self.launch_erase(keys)
-    }
-
-    fn mixed_device_async(
-        &mut self,
-        ops: &DeviceBuffer<u8>,
-        keys: &DeviceBuffer<K>,
-        values: &DeviceBuffer<V>,
-        status: &mut DeviceBuffer<u32>,
-        out: &mut DeviceBuffer<V>,
-        found: &mut DeviceBuffer<u8>,
-    ) -> Result<()> {
-        // Checked here, where the kernel is launched, so that the device path is guarded too.
-        if SlotLayout::for_widths(K::BYTES, V::BYTES) == SlotLayout::Pair16 && self.gpu.sm() < 90 {
+    /// 16-byte slots are placed by a 128-bit CAS in mixed batches, which needs sm_90.
+    fn check_mixed(&self, gpu: &Gpu) -> Result<()> {
+        if SlotLayout::for_widths(K::BYTES, V::BYTES) == SlotLayout::Pair16 && gpu.sm() < 90 {
             return Err(Error::Unsupported(format!(
                 "mixed insert/find batches of {}→{} pairs need a 128-bit CAS (sm_90 or newer); \
                  this GPU is sm_{}",
                 K::NAME,
                 V::NAME,
-                self.gpu.sm()
+                gpu.sm()
             )));
         }
-        for len in [
-            ops.len(),
-            values.len(),
-            status.len(),
-            out.len(),
-            found.len(),
-        ] {
-            check_same_len("mixed batch", keys.len(), len)?;
-        }
-        let (n, grid) = (keys.len() as u64, self.grid(keys.len()));
-        let mut l = self.kernels.mixed.launch();
-        l.buf_mut(&mut self.slots)
-            .buf_mut(&mut self.filter)
-            .buf_mut(&mut self.side)
-            .buf_mut(self.counters.buffer())
-            .buf(ops)
-            .buf(keys)
-            .buf(values)
-            .buf_mut(status)
-            .buf_mut(out)
-            .buf_mut(found)
-            .arg(&n)
-            .arg(&self.windows)
-            .arg(&self.max_probes)
-            .arg(&self.config.seed);
-        // SAFETY: arguments match warpdrive_mixed's parameters in order and type; every per-op
-        // buffer holds n elements (checked above) and the table buffers have the sizes the
-        // kernel indexes.
-        unsafe { l.run(grid, BLOCK, 0) }
-    }
-
-    fn retrieve_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)> {
-        self.retrieve_to_device()
-    }
-
-    fn synchronize(&self) -> Result<()> {
-        self.counters.synchronize(&self.gpu, self.slot_count())
+        Ok(())
     }
 }
 
-impl<K: Key, V: Value> GpuLaunches<K, V> for WarpDrive<K, V> {
-    fn counters(&self) -> &Counters {
-        &self.counters
+impl<K: Key, V: Value> WarpDrive<K, V> {
+    /// The number of windows (prime).
+    pub fn windows(&self) -> u32 {
+        self.scheme.windows
     }
-
+    /// The probe limit in windows (`p_max`).
+    pub fn max_probes(&self) -> u32 {
+        self.scheme.max_probes
+    }
+    /// Overflow-filter bits per window (0: no filter).
+    pub fn filter_bits(&self) -> u32 {
+        self.scheme.filter_bits
+    }
 }

@@ -8,10 +8,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use warpmap::table::warpdrive::OverflowFilter;
-use warpmap::table::warpdrive::{supports_widths, GROUP_SIZES};
-use warpmap::{CpuTable, Gpu, HashTable, Key, Value, WarpDrive, WarpDriveConfig};
-use warpmap::{InsertStrategy, Location, Stadium, StadiumConfig};
+use warpmap::table::registry::schemes;
+use warpmap::table::warpdrive::GROUP_SIZES;
+use warpmap::{Backend, Gpu, HashTable, Key, Value, WarpDrive, WarpDriveConfig};
+use warpmap::{Stadium, StadiumConfig};
 
 /// A table behind the common trait, as the contract tests use it.
 pub type DynTable<K, V> = Box<dyn HashTable<K, V>>;
@@ -152,93 +152,34 @@ pub fn stadium<K: Key, V: Value>(gpu: &Arc<Gpu>, config: StadiumConfig) -> Stadi
     Stadium::new(gpu.clone(), config).unwrap_or_else(|e| panic!("creating {what}: {e}"))
 }
 
-/// Every backend present on this machine, each holding at least `capacity` keys:
-/// the CPU table (default shards and a single shard), and on a GPU, where WarpDrive supports
-/// the key and value widths ([`supports_widths`]), the WarpDrive table with every group size
-/// (and Mueller's hash at two; at |g| = 4 without an overflow filter and with a 1-bit one; the
-/// others have the default, 8 bits for these small tables). Names say which ("cpu", "cpu/1-shard", "warpdrive/g4",
-/// "warpdrive/g8/mueller", ...).
+/// Every backend present on this machine, each holding at least `capacity` keys: every test
+/// configuration of every scheme in the registry (`warpmap::table::registry`) that stores `K` and
+/// `V`, GPU schemes only on a GPU. Names say which: "cpu", "cpu/1-shard", "warpdrive/g4",
+/// "stadium/t8/stash", ... (the scheme, then the configuration's label).
 pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V>)> {
-    let mut v: Vec<(String, DynTable<K, V>)> = vec![
-        (
-            "cpu".into(),
-            Box::new(CpuTable::<K, V>::new(capacity).expect("CpuTable::new")),
-        ),
-        (
-            "cpu/1-shard".into(),
-            Box::new(CpuTable::<K, V>::with_shards(capacity, 1).expect("CpuTable::with_shards")),
-        ),
-    ];
-    // Stadium hashing (any key and value width): 8-bit tickets with device buckets and basic
-    // Stash inserts, 1-bit tickets with collaborative lanes (clStash), 2-bit tickets with
-    // Mueller's hash and the hybrid (switching at load 0.5, which most contract tests pass), and
-    // 4-bit tickets with buckets in pinned host memory and clStash.
-    if let Some(gpu) = gpu() {
-        for (label, config) in [
-            // Device buckets explicitly: the default (Location::Auto) would choose them too for
-            // these small tables, but the labels promise them.
-            (
-                "t8/stash",
-                StadiumConfig::new(capacity)
-                    .ticket_bits(8)
-                    .insert_strategy(InsertStrategy::Stash)
-                    .location(Location::Device),
-            ),
-            (
-                "t1/clstash",
-                StadiumConfig::new(capacity)
-                    .ticket_bits(1)
-                    .insert_strategy(InsertStrategy::ClStash)
-                    .location(Location::Device),
-            ),
-            (
-                "t2/mueller/hybrid",
-                StadiumConfig::new(capacity)
-                    .ticket_bits(2)
-                    .hash(warpmap::HashFunction::Mueller)
-                    .location(Location::Device)
-                    .insert_strategy(InsertStrategy::Hybrid { threshold: 0.5 }),
-            ),
-            (
-                "t4/host/clstash",
-                StadiumConfig::new(capacity)
-                    .ticket_bits(4)
-                    .location(Location::Host)
-                    .insert_strategy(InsertStrategy::ClStash),
-            ),
-        ] {
-            v.push((
-                format!("stadium/{label}"),
-                Box::new(stadium::<K, V>(&gpu, config)),
-            ));
+    let gpu = if schemes().iter().any(|s| s.backend == Backend::Gpu) {
+        gpu()
+    } else {
+        None
+    };
+    let mut v: Vec<(String, DynTable<K, V>)> = Vec::new();
+    for scheme in schemes() {
+        if scheme.backend == Backend::Gpu && gpu.is_none() {
+            continue;
         }
-    }
-    if !supports_widths(K::BYTES, V::BYTES) {
-        return v;
-    }
-    if let Some(gpu) = gpu() {
-        for g in GPU_GROUP_SIZES {
-            let t = warpdrive::<K, V>(&gpu, WarpDriveConfig::new(capacity).group_size(g));
-            v.push((format!("warpdrive/g{g}"), Box::new(t)));
-        }
-        // The paper's second hash function, at two group sizes.
-        for g in [1, 8] {
-            let config = WarpDriveConfig::new(capacity)
-                .group_size(g)
-                .hash(warpmap::HashFunction::Mueller);
-            let t = warpdrive::<K, V>(&gpu, config);
-            v.push((format!("warpdrive/g{g}/mueller"), Box::new(t)));
-        }
-        // The paper's exact scheme (no overflow filter) and the smallest filter.
-        for (f, label) in [
-            (OverflowFilter::Off, "no-filter"),
-            (OverflowFilter::Bits(1), "filter1"),
-        ] {
-            let config = WarpDriveConfig::new(capacity)
-                .group_size(4)
-                .overflow_filter(f);
-            let t = warpdrive::<K, V>(&gpu, config);
-            v.push((format!("warpdrive/g4/{label}"), Box::new(t)));
+        for (label, config) in (scheme.test_configs)() {
+            if !config.supports(K::BYTES, V::BYTES) {
+                continue;
+            }
+            let name = match label {
+                "" => scheme.name.to_string(),
+                l => format!("{}/{l}", scheme.name),
+            };
+            let what = format!("{name} <{}, {}>", K::NAME, V::NAME);
+            let t = config
+                .build::<K, V>(gpu.as_ref(), capacity)
+                .unwrap_or_else(|e| panic!("creating {what}: {e}"));
+            v.push((name, t));
         }
     }
     v

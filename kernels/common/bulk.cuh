@@ -1,0 +1,76 @@
+// What every table kernel shares: its arguments, the loop over a batch, the counters, and the
+// skeleton of retrieve. Host side: src/table/engine/ (the one launch site).
+//
+// Every bulk kernel of a scheme is `extern "C" __global__ void <scheme>_<op>(<view> t, wm_bulk b)`:
+// the scheme's device view (its arrays and geometry, a #[repr(C)] struct on the host) and the
+// batch, both passed by value. The host passes the sizes it laid the structs out with, and the
+// compiler checks them here, so host and kernel cannot drift apart silently.
+
+// WM_ENGINE: set by the engine for table modules (src/table/engine/), with the sizes below.
+#if defined(WM_ENGINE)
+#if !defined(WM_BLOCK) || !defined(WM_BULK_BYTES) || !defined(WM_VIEW_BYTES)
+#error "table modules need WM_BLOCK, WM_BULK_BYTES and WM_VIEW_BYTES from the host (src/table/engine/)"
+#endif
+static_assert(WM_BLOCK % 32 == 0 && WM_BLOCK <= 1024, "WM_BLOCK: whole warps, at most 1024 threads");
+#endif
+
+#if defined(WM_ENGINE) && defined(WM_KEY_BYTES) && defined(WM_VALUE_BYTES)
+// One batch. Each kernel reads the fields of its operation; the others are null/zero.
+struct wm_bulk {
+  const u8* ops;           // mixed: MixedOp per key (0 insert, 1 find; others are left alone)
+  const wm_key* keys;      // every operation's keys (n of them)
+  const wm_value* values;  // insert, mixed: the values
+  u32* status;             // insert (may be null), mixed: per-key status
+  wm_value* out;           // find (null: contains), mixed: found values; retrieve: the values
+  u8* found;               // find, mixed: 1 or 0 per key
+  u64 n;                   // keys in the batch; retrieve: the output's capacity
+  u64* counter;            // retrieve: pairs written (zeroed by the host)
+  wm_key* out_keys;        // retrieve: the keys
+  u32 assign;              // insert: 1 = a present key gets the new value, 0 = it keeps its own
+  u32 reserved;
+};
+static_assert(sizeof(wm_bulk) == WM_BULK_BYTES, "wm_bulk differs from src/table/engine/ Bulk");
+#endif
+
+// The check of a scheme's device view against its host twin (WM_VIEW_BYTES from the host).
+#define WM_CHECK_VIEW(type) \
+  static_assert(sizeof(type) == WM_VIEW_BYTES, #type " differs from its #[repr(C)] twin on the host")
+
+// MixedOp values (src/table/mod.rs).
+#define WM_OP_INSERT 0
+#define WM_OP_FIND 1
+
+// Calls f(i) for every item i < n, one item per coalesced group of G lanes, striding over the
+// grid (the host sizes grids in full-occupancy waves: src/table/engine/). Every lane of a group
+// sees the same i.
+template <int G, typename F>
+__device__ __forceinline__ void wm_for_each(u64 n, F f) {
+  const u64 groups = ((u64)gridDim.x * blockDim.x) / G;
+  for (u64 i = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / G; i < n; i += groups) f(i);
+}
+
+// Sums a per-thread count over the warp and adds it to *counter once per warp. Every lane of
+// the warp must call it (blocks are whole warps).
+__device__ __forceinline__ void wm_add_count(u64* counter, long long delta) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) delta += __shfl_down_sync(0xffffffffu, delta, off);
+  if ((threadIdx.x & 31u) == 0 && delta != 0) atomicAdd(counter, (u64)delta);
+}
+
+// The skeleton of retrieve: visits positions 0..count-1 of a table, and for each one that
+// `live(i)` says holds a pair, calls `emit(i, pos)` with its place in the output, from
+// *counter (the host zeroes it, and checks afterwards that it equals the stored count), at most
+// `capacity` of them. Every lane runs the same number of rounds, so the warp-aggregated counter
+// sees all 32.
+template <typename Live, typename Emit>
+__device__ __forceinline__ void wm_compact(u64 count, u64* counter, u64 capacity, Live live, Emit emit) {
+  const u64 threads = (u64)gridDim.x * blockDim.x;
+  const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  const u64 rounds = (count + threads - 1) / threads;
+  for (u64 r = 0; r < rounds; r++) {
+    const u64 i = r * threads + tid;
+    const bool l = i < count && live(i);
+    const u64 pos = wm_aggregated_inc(counter, l);
+    if (l && pos < capacity) emit(i, pos);
+  }
+}

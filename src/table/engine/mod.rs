@@ -1,0 +1,302 @@
+//! The engine every GPU scheme runs on: written once, so that a scheme is only what is its own.
+//!
+//! A scheme ([`Scheme`]) owns its device arrays and knows its layout and parameters; it hands the
+//! kernels a *device view* ([`Scheme::View`], a `#[repr(C)]` struct of addresses and geometry,
+//! passed by value as one kernel argument, the way cuCollections passes a `ref`). The engine's
+//! [`GpuTable`] owns the rest and writes [`HashTable`](crate::HashTable) and
+//! [`DeviceHashTable`](crate::DeviceHashTable) once for every scheme: the kernel module and its
+//! five bulk kernels, the two counters, grid sizes, the one launch site (the only `unsafe` of a
+//! table), length checks, the host-slice methods over the device ones, retrieve, rehash.
+//!
+//! Every bulk kernel is `extern "C" __global__ void <scheme>_<op>(<view> t, wm_bulk b)` for
+//! `<op>` in insert, find, erase, mixed, retrieve (`kernels/common/bulk.cuh`): `b` is [`Bulk`].
+//! The engine passes the sizes of [`Bulk`] and of the view, and its block size, as `-D` defines
+//! (see [`engine_source`]), and the kernels `static_assert` them, so host and device cannot
+//! disagree on a layout without a compile error.
+//!
+//! Adding a scheme: a kernel file `kernels/<scheme>.cu` (its view struct with
+//! `WM_CHECK_VIEW`, the five kernels over `kernels/common/`), a table file
+//! `src/table/<scheme>.rs` (config, a type implementing [`Scheme`], `pub type <Scheme><K, V> =
+//! GpuTable<...>`), and an entry in [`registry`](crate::table::registry).
+
+mod table;
+
+pub use table::GpuTable;
+
+use crate::device::{DeviceBuffer, Gpu, Kernel, KernelArg, Module};
+use crate::kernels::{KernelFile, KernelSource};
+use crate::key::{Key, Value};
+use crate::Result;
+use std::sync::Arc;
+
+/// Threads per block of every engine launch (`WM_BLOCK` in the kernels).
+pub const BLOCK: u32 = 256;
+/// Full-occupancy waves of blocks a bulk launch may have; beyond that, kernels stride over the
+/// grid. Measured on an H100 (bench/NOTES.md): 32 waves beat 4 by up to 24 % at high load (less
+/// imbalance between threads whose keys have long chains), and one group per key (no stride,
+/// ~2M blocks) loses up to 25 % on inserts to block scheduling.
+pub const GRID_WAVES: u64 = 32;
+
+/// A scheme's part of a GPU table: its device arrays, layout and parameters (see the
+/// [module docs](self)). [`GpuTable<S>`] does everything else.
+///
+/// # Safety
+/// [`view`](Scheme::view) must describe buffers that the scheme owns and that are as large as
+/// the scheme's kernels index for the geometry it states, for as long as the scheme lives; the
+/// view type must be the kernels' view struct (its size is checked against `WM_VIEW_BYTES` when
+/// the module compiles: pass it with [`engine_source`]).
+pub unsafe trait Scheme: Sized + Send + Sync + 'static {
+    /// The key type.
+    type Key: Key;
+    /// The value type.
+    type Value: Value;
+    /// The table's parameters.
+    type Config: SchemeConfig;
+    /// The device view: the kernels' first argument.
+    type View: KernelArg;
+    /// The scheme's name, and the prefix of its kernels' names (`<NAME>_insert`, ...).
+    const NAME: &'static str;
+
+    /// Checks `config` (the engine has checked that its capacity is at least 1), allocates the scheme's arrays on `gpu` and says which kernel module it
+    /// runs (with [`engine_source`]'s defines). The engine loads the module and then clears the
+    /// table.
+    fn new(gpu: &Arc<Gpu>, config: Self::Config) -> Result<(Self, KernelSource)>;
+    /// The parameters the table was made with (with any defaults resolved).
+    fn config(&self) -> &Self::Config;
+    /// Looks up kernels of the module beyond the five bulk ones (default: none).
+    fn bind(&mut self, _gpu: &Gpu, _module: &Module) -> Result<()> {
+        Ok(())
+    }
+    /// The device view; `meta` is the address of the engine's counters (`[stored keys, keys
+    /// left unplaced by all inserts so far]`).
+    fn view(&self, meta: u64) -> Self::View;
+    /// Keys the table can hold; also the positions retrieve visits.
+    fn capacity(&self) -> usize;
+    /// Threads that handle one key (a coalesced group; 1 for a thread per key).
+    fn group_size(&self) -> u32;
+    /// Device memory the scheme's arrays take.
+    fn memory_bytes(&self) -> usize;
+    /// Empties the arrays (the engine resets the counters).
+    fn clear(&mut self, gpu: &Gpu) -> Result<()>;
+    /// The kernel and grid for an insert of `n` keys, where they are not the bulk insert kernel
+    /// and the engine's grid (Stadium's collaborative lanes).
+    fn insert_kernel(&self, _n: usize) -> Option<(&Kernel, u32)> {
+        None
+    }
+    /// [`Error::Unsupported`](crate::Error::Unsupported) where this table cannot run mixed
+    /// batches on `gpu` (checked where the mixed kernel is launched).
+    fn check_mixed(&self, _gpu: &Gpu) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// What the engine needs of a scheme's configuration: a `capacity` field (keys the table must
+/// hold), and `new(capacity)` with the defaults. Implemented with [`scheme_config!`].
+pub trait SchemeConfig: Clone + std::fmt::Debug + Send + Sync {
+    /// The default parameters for a table of at least `capacity` keys.
+    fn with_capacity(capacity: usize) -> Self;
+    /// Keys the table must hold.
+    fn capacity(&self) -> usize;
+    /// The same parameters for a table of at least `capacity` keys (rehash makes its new table
+    /// with it).
+    fn resized(&self, capacity: usize) -> Self;
+}
+
+/// Implements [`SchemeConfig`] for a configuration type with a `capacity: usize` field and a
+/// `new(capacity)` constructor, and adds the builder setters of the fields every scheme's
+/// configuration has (`seed`, `hash`, `max_probes: Option<u32>`), written once for all.
+macro_rules! scheme_config {
+    ($config:ty) => {
+        impl $crate::table::engine::SchemeConfig for $config {
+            fn with_capacity(capacity: usize) -> Self {
+                <$config>::new(capacity)
+            }
+            fn capacity(&self) -> usize {
+                self.capacity
+            }
+            fn resized(&self, capacity: usize) -> Self {
+                Self {
+                    capacity,
+                    ..self.clone()
+                }
+            }
+        }
+
+        impl $config {
+            /// Sets the hash seed.
+            pub fn seed(mut self, seed: u64) -> Self {
+                self.seed = seed;
+                self
+            }
+            /// Sets the hash function.
+            pub fn hash(mut self, f: $crate::hash::HashFunction) -> Self {
+                self.hash = f;
+                self
+            }
+            /// Sets the probe limit (the `max_probes` field says in what unit).
+            pub fn max_probes(mut self, p: u32) -> Self {
+                self.max_probes = Some(p);
+                self
+            }
+        }
+    };
+}
+pub(crate) use scheme_config;
+
+/// A batch, as every bulk kernel takes it (`wm_bulk` in `kernels/common/bulk.cuh`): device
+/// addresses (0 for none) and sizes. Each operation fills the fields it uses; the constructors
+/// take the buffers the kernel writes by `&mut`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Bulk {
+    ops: u64,
+    keys: u64,
+    values: u64,
+    status: u64,
+    out: u64,
+    found: u64,
+    n: u64,
+    counter: u64,
+    out_keys: u64,
+    assign: u32,
+    reserved: u32,
+}
+
+// SAFETY: #[repr(C)] over u64/u32 fields, the layout of wm_bulk (its size is checked by the
+// kernels against WM_BULK_BYTES = size_of::<Bulk>()).
+unsafe impl KernelArg for Bulk {}
+
+fn addr<T: bytemuck::Pod>(b: &DeviceBuffer<T>) -> u64 {
+    b.device_address()
+}
+
+impl Bulk {
+    fn insert<K: Key, V: Value>(
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        status: Option<&mut DeviceBuffer<u32>>,
+        assign: bool,
+    ) -> Self {
+        Bulk {
+            keys: addr(keys),
+            values: addr(values),
+            status: status.map_or(0, |s| addr(s)),
+            n: keys.len() as u64,
+            assign: u32::from(assign),
+            ..Bulk::default()
+        }
+    }
+    fn find<K: Key, V: Value>(
+        keys: &DeviceBuffer<K>,
+        out: Option<&mut DeviceBuffer<V>>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Self {
+        Bulk {
+            keys: addr(keys),
+            out: out.map_or(0, |o| addr(o)),
+            found: addr(found),
+            n: keys.len() as u64,
+            ..Bulk::default()
+        }
+    }
+    fn erase<K: Key>(keys: &DeviceBuffer<K>) -> Self {
+        Bulk {
+            keys: addr(keys),
+            n: keys.len() as u64,
+            ..Bulk::default()
+        }
+    }
+    #[allow(clippy::too_many_arguments)]
+    fn mixed<K: Key, V: Value>(
+        ops: &DeviceBuffer<u8>,
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        status: &mut DeviceBuffer<u32>,
+        out: &mut DeviceBuffer<V>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Self {
+        Bulk {
+            ops: addr(ops),
+            keys: addr(keys),
+            values: addr(values),
+            status: addr(status),
+            out: addr(out),
+            found: addr(found),
+            n: keys.len() as u64,
+            assign: 1,
+            ..Bulk::default()
+        }
+    }
+    fn retrieve<K: Key, V: Value>(
+        keys: &mut DeviceBuffer<K>,
+        values: &mut DeviceBuffer<V>,
+        counter: &mut DeviceBuffer<u64>,
+    ) -> Self {
+        Bulk {
+            out_keys: addr(keys),
+            out: addr(values),
+            counter: addr(counter),
+            n: keys.len() as u64,
+            ..Bulk::default()
+        }
+    }
+}
+
+/// A table module's source: `file` after the common headers, with the engine's defines (block
+/// size, the sizes of [`Bulk`] and of the scheme's view `V`, key and value widths) that the
+/// kernels check. A scheme adds its own defines.
+pub fn engine_source<V: KernelArg>(
+    module: &'static str,
+    file: KernelFile,
+    key_bytes: usize,
+    value_bytes: usize,
+) -> KernelSource {
+    KernelSource::new(module, file)
+        .define("WM_KEY_BYTES", key_bytes)
+        .define("WM_VALUE_BYTES", value_bytes)
+        .define("WM_ENGINE", 1)
+        .define("WM_BLOCK", BLOCK)
+        .define("WM_BULK_BYTES", std::mem::size_of::<Bulk>())
+        .define("WM_VIEW_BYTES", std::mem::size_of::<V>())
+}
+
+/// A probe limit from a configuration's `max_probes`: `default` when `None`, at most `all`
+/// (the positions there are), and [`Error::InvalidInput`](crate::Error::InvalidInput) for 0.
+pub fn resolve_max_probes(asked: Option<u32>, default: u32, all: u32) -> Result<u32> {
+    match asked {
+        Some(0) => Err(crate::Error::invalid("max_probes must be at least 1")),
+        Some(p) => Ok(p.min(all)),
+        None => Ok(default.min(all)),
+    }
+}
+
+/// [`Error::OutOfMemory`](crate::Error::OutOfMemory) when a table of `bytes` of device memory
+/// cannot fit `gpu` at all (before trying to allocate it).
+pub fn check_fits(gpu: &Gpu, bytes: u64) -> Result<()> {
+    if bytes > gpu.total_memory() {
+        return Err(crate::Error::OutOfMemory {
+            requested_bytes: bytes,
+            free_bytes: gpu.free_memory().unwrap_or(0),
+        });
+    }
+    Ok(())
+}
+
+/// Blocks for `threads` threads: enough for one thread each, at most [`GRID_WAVES`]
+/// full-occupancy waves of [`BLOCK`]-thread blocks (kernels stride beyond).
+pub fn bulk_grid(gpu: &Gpu, threads: u64) -> u32 {
+    let max_blocks = gpu.sm_count() as u64 * 2048 / BLOCK as u64 * GRID_WAVES;
+    threads.div_ceil(BLOCK as u64).clamp(1, max_blocks) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bulk_is_the_kernels_layout() {
+        // wm_bulk: nine 8-byte fields, then assign and reserved.
+        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8);
+        assert_eq!(std::mem::align_of::<Bulk>(), 8);
+    }
+}

@@ -1,0 +1,441 @@
+//! [`GpuTable`]: one GPU table over any [`Scheme`], with [`HashTable`] and [`DeviceHashTable`]
+//! written once.
+
+use super::{bulk_grid, Bulk, Scheme, SchemeConfig, BLOCK};
+use crate::device::{DeviceBuffer, Gpu, Kernel};
+use crate::error::check_same_len;
+use crate::status::InsertStatus;
+use crate::table::{check_mixed_lens, Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};
+use crate::{Error, Result};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// `[stored keys, keys left unplaced by all inserts so far]` on the device, and how many of
+/// those failures were already reported.
+struct Counters {
+    buf: DeviceBuffer<u64>,
+    /// `buf[1]` when failures were last reported: later ones are `buf[1] - this`.
+    failed_seen: AtomicU64,
+}
+
+impl Counters {
+    fn new(gpu: &Gpu) -> Result<Self> {
+        Ok(Counters {
+            buf: gpu.alloc_filled::<u64>(2, 0)?,
+            failed_seen: AtomicU64::new(0),
+        })
+    }
+    fn read(&self, gpu: &Gpu) -> Result<[u64; 2]> {
+        let mut m = [0u64; 2];
+        gpu.copy_to_host(&self.buf, &mut m)?;
+        Ok(m)
+    }
+    /// Zero stored keys (the failure count stays: it is reported once).
+    fn reset(&mut self, gpu: &Gpu) -> Result<()> {
+        let failed = self.read(gpu)?[1];
+        gpu.copy_to_device(&[0u64, failed], &mut self.buf)
+    }
+    /// Marks every failure so far as reported (the caller returned them per key).
+    fn mark_reported(&self, gpu: &Gpu) -> Result<()> {
+        self.failed_seen
+            .store(self.read(gpu)?[1], Ordering::Relaxed);
+        Ok(())
+    }
+    /// Waits for the GPU, then reports the failures of asynchronous inserts since the last
+    /// report as [`Error::TableFull`].
+    fn synchronize(&self, gpu: &Gpu, capacity: usize) -> Result<()> {
+        gpu.synchronize()?;
+        let total = self.read(gpu)?[1];
+        let seen = self.failed_seen.swap(total, Ordering::Relaxed);
+        let failed = total.saturating_sub(seen) as usize;
+        if failed > 0 {
+            return Err(Error::TableFull {
+                failed,
+                batch: 0,
+                capacity,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The five bulk kernels of a scheme's module (`<scheme>_<op>`).
+struct Kernels {
+    insert: Kernel,
+    find: Kernel,
+    erase: Kernel,
+    mixed: Kernel,
+    retrieve: Kernel,
+}
+
+/// A hash table on a GPU: scheme `S` (its arrays, layout and kernels) on the shared engine.
+/// The schemes' tables are aliases of it: [`WarpDrive<K, V>`](crate::WarpDrive),
+/// [`Stadium<K, V>`](crate::Stadium). See [`HashTable`] and [`DeviceHashTable`] for what it
+/// does, and each scheme's module for how.
+pub struct GpuTable<S: Scheme> {
+    pub(crate) gpu: Arc<Gpu>,
+    pub(crate) scheme: S,
+    kernels: Kernels,
+    counters: Counters,
+}
+
+impl<S: Scheme> GpuTable<S> {
+    /// Creates an empty table on `gpu` (the scheme checks `config`: see its `new`'s errors).
+    pub fn new(gpu: Arc<Gpu>, config: S::Config) -> Result<Self> {
+        if config.capacity() == 0 {
+            return Err(Error::invalid("capacity must be at least 1"));
+        }
+        let (mut scheme, source) = S::new(&gpu, config)?;
+        let module = gpu.module(&source)?;
+        let kernel = |op: &str| module.kernel(&format!("{}_{op}", S::NAME));
+        let kernels = Kernels {
+            insert: kernel("insert")?,
+            find: kernel("find")?,
+            erase: kernel("erase")?,
+            mixed: kernel("mixed")?,
+            retrieve: kernel("retrieve")?,
+        };
+        scheme.bind(&gpu, &module)?;
+        let counters = Counters::new(&gpu)?;
+        let mut table = GpuTable {
+            gpu,
+            scheme,
+            kernels,
+            counters,
+        };
+        table.clear()?;
+        Ok(table)
+    }
+
+    /// A table of at least `capacity` keys with the scheme's default parameters, on the
+    /// process's default GPU.
+    pub fn with_capacity(capacity: usize) -> Result<Self> {
+        Self::new(Gpu::default_gpu()?, S::Config::with_capacity(capacity))
+    }
+
+    /// The parameters it was made with (defaults resolved).
+    pub fn config(&self) -> &S::Config {
+        self.scheme.config()
+    }
+
+    /// The one launch site: `kernel` over the scheme's view and `bulk`, `grid` blocks of
+    /// [`BLOCK`] threads, on the table's stream.
+    fn launch(&self, kernel: &Kernel, grid: u32, bulk: &Bulk) -> Result<()> {
+        let view = self.scheme.view(self.counters.buf.device_address());
+        let mut l = kernel.launch();
+        l.value(&view).value(bulk);
+        // SAFETY: every engine kernel takes (view, wm_bulk) by value; both structs' sizes are
+        // checked against their host twins when the module compiles (engine_source's defines).
+        // The view describes the scheme's own buffers, as large as its kernels index (the
+        // Scheme contract), alive while `self` is. Every buffer in `bulk` was checked by the
+        // caller to hold the elements the kernel indexes (n keys; retrieve: n outputs), and is
+        // borrowed by the caller for this enqueue; all work runs on the table's one stream, in
+        // order, so later frees and copies wait for the kernel. Kernels that write the table are
+        // launched from `&mut self` methods only.
+        unsafe { l.run(grid, BLOCK, 0) }
+    }
+
+    fn grid(&self, n: usize) -> u32 {
+        bulk_grid(&self.gpu, n as u64 * self.scheme.group_size() as u64)
+    }
+
+    fn launch_find(
+        &self,
+        keys: &DeviceBuffer<S::Key>,
+        out: Option<&mut DeviceBuffer<S::Value>>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        check_same_len("find", keys.len(), found.len())?;
+        if let Some(o) = &out {
+            check_same_len("find", keys.len(), o.len())?;
+        }
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let bulk = Bulk::find(keys, out, found);
+        self.launch(&self.kernels.find, self.grid(keys.len()), &bulk)
+    }
+}
+
+impl<S: Scheme> HashTable<S::Key, S::Value> for GpuTable<S> {
+    fn scheme(&self) -> &'static str {
+        S::NAME
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Gpu
+    }
+
+    /// Through the device: upload, launch, per-key statuses back.
+    fn insert_with_mode(
+        &mut self,
+        keys: &[S::Key],
+        values: &[S::Value],
+        status: &mut [InsertStatus],
+        mode: InsertMode,
+    ) -> Result<usize> {
+        check_same_len("insert", keys.len(), values.len())?;
+        check_same_len("insert status", keys.len(), status.len())?;
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        self.synchronize()?; // earlier asynchronous failures surface here, not in these statuses
+        let gpu = self.gpu.clone();
+        let (dk, dv) = (gpu.upload(keys)?, gpu.upload(values)?);
+        let mut ds = gpu.alloc::<u32>(keys.len())?;
+        self.insert_device_async_with_mode(&dk, &dv, Some(&mut ds), mode)?;
+        gpu.copy_to_host(&ds, bytemuck::cast_slice_mut(status))?;
+        self.counters.mark_reported(&gpu)?; // the statuses are the report
+        Ok(status.iter().filter(|s| s.is_failure()).count())
+    }
+
+    fn mixed_batch(
+        &mut self,
+        ops: &[MixedOp],
+        keys: &[S::Key],
+        values: &[S::Value],
+        status: &mut [InsertStatus],
+        out: &mut [S::Value],
+        found: &mut [bool],
+    ) -> Result<usize> {
+        check_mixed_lens(
+            keys.len(),
+            ops.len(),
+            values.len(),
+            status.len(),
+            out.len(),
+            found.len(),
+        )?;
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        self.scheme.check_mixed(&self.gpu)?;
+        self.synchronize()?;
+        let gpu = self.gpu.clone();
+        let d_ops = gpu.upload(bytemuck::cast_slice::<MixedOp, u8>(ops))?;
+        let (dk, dv) = (gpu.upload(keys)?, gpu.upload(values)?);
+        // Uploaded, so that entries of the other kind of operation come back unchanged.
+        let mut ds = gpu.upload(bytemuck::cast_slice::<InsertStatus, u32>(status))?;
+        let mut d_out = gpu.upload(out)?;
+        let mut d_found = gpu.alloc_filled::<u8>(keys.len(), 0)?;
+        self.mixed_device_async(&d_ops, &dk, &dv, &mut ds, &mut d_out, &mut d_found)?;
+        gpu.copy_to_host(&ds, bytemuck::cast_slice_mut::<InsertStatus, u32>(status))?;
+        gpu.copy_to_host(&d_out, out)?;
+        let flags = gpu.download(&d_found)?;
+        let mut failed = 0;
+        for (i, op) in ops.iter().enumerate() {
+            match op {
+                MixedOp::Insert => failed += usize::from(status[i].is_failure()),
+                MixedOp::Find => found[i] = flags[i] != 0,
+            }
+        }
+        self.counters.mark_reported(&gpu)?;
+        Ok(failed)
+    }
+
+    fn find_into(
+        &self,
+        keys: &[S::Key],
+        values: &mut [S::Value],
+        found: &mut [bool],
+    ) -> Result<usize> {
+        check_same_len("find", keys.len(), values.len())?;
+        check_same_len("find", keys.len(), found.len())?;
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        let gpu = &self.gpu;
+        let dk = gpu.upload(keys)?;
+        let mut dv = gpu.alloc::<S::Value>(keys.len())?;
+        let mut df = gpu.alloc::<u8>(keys.len())?;
+        self.find_device_async(&dk, &mut dv, &mut df)?;
+        let (flags, v) = (gpu.download(&df)?, gpu.download(&dv)?);
+        let mut hits = 0;
+        for i in 0..keys.len() {
+            found[i] = flags[i] != 0;
+            if found[i] {
+                values[i] = v[i];
+                hits += 1;
+            }
+        }
+        Ok(hits)
+    }
+
+    fn contains(&self, keys: &[S::Key]) -> Result<Vec<bool>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let dk = self.gpu.upload(keys)?;
+        let mut df = self.gpu.alloc::<u8>(keys.len())?;
+        self.contains_device_async(&dk, &mut df)?;
+        Ok(self
+            .gpu
+            .download(&df)?
+            .into_iter()
+            .map(|b| b != 0)
+            .collect())
+    }
+
+    /// Through the device: the number erased is the drop in `len`.
+    fn erase(&mut self, keys: &[S::Key]) -> Result<usize> {
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        let before = self.len()?;
+        let dk = self.gpu.upload(keys)?;
+        self.erase_device_async(&dk)?;
+        Ok(before.saturating_sub(self.len()?))
+    }
+
+    fn len(&self) -> Result<usize> {
+        Ok(self.counters.read(&self.gpu)?[0] as usize)
+    }
+
+    fn capacity(&self) -> usize {
+        self.scheme.capacity()
+    }
+
+    fn clear(&mut self) -> Result<()> {
+        self.scheme.clear(&self.gpu)?;
+        self.counters.reset(&self.gpu)?;
+        self.gpu.synchronize()
+    }
+
+    /// Moves every pair, on the device, into a new table of at least `new_capacity` keys (the
+    /// same parameters otherwise) that then replaces this one. Peak device memory is both
+    /// tables plus the pairs.
+    fn rehash(&mut self, new_capacity: usize) -> Result<()> {
+        self.synchronize()?; // earlier async failures surface here, not after the swap
+        let n = self.len()?;
+        if new_capacity < n {
+            return Err(Error::invalid(format!(
+                "rehash to capacity {new_capacity} cannot hold the {n} stored keys"
+            )));
+        }
+        let (keys, values) = self.retrieve_device()?;
+        let config = self.scheme.config().resized(new_capacity);
+        let mut grown = GpuTable::<S>::new(self.gpu.clone(), config)?;
+        grown.insert_device_async(&keys, &values, None)?;
+        grown.synchronize()?;
+        if grown.len()? != n {
+            return Err(Error::KernelStatus {
+                kernel: format!("{}_insert", S::NAME),
+                bits: 0,
+                names: format!("rehash placed {} of {n} keys", grown.len()?),
+            });
+        }
+        *self = grown;
+        Ok(())
+    }
+
+    fn retrieve_all(&self) -> Result<(Vec<S::Key>, Vec<S::Value>)> {
+        let (keys, values) = self.retrieve_device()?;
+        Ok((self.gpu.download(&keys)?, self.gpu.download(&values)?))
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.scheme.memory_bytes() + self.counters.buf.num_bytes()
+    }
+}
+
+impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
+    fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    fn insert_device_async_with_mode(
+        &mut self,
+        keys: &DeviceBuffer<S::Key>,
+        values: &DeviceBuffer<S::Value>,
+        status: Option<&mut DeviceBuffer<u32>>,
+        mode: InsertMode,
+    ) -> Result<()> {
+        check_same_len("insert", keys.len(), values.len())?;
+        if let Some(s) = &status {
+            check_same_len("insert status", keys.len(), s.len())?;
+        }
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let bulk = Bulk::insert(keys, values, status, mode == InsertMode::Assign);
+        match self.scheme.insert_kernel(keys.len()) {
+            Some((kernel, grid)) => self.launch(kernel, grid, &bulk),
+            None => self.launch(&self.kernels.insert, self.grid(keys.len()), &bulk),
+        }
+    }
+
+    fn find_device_async(
+        &self,
+        keys: &DeviceBuffer<S::Key>,
+        values: &mut DeviceBuffer<S::Value>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        self.launch_find(keys, Some(values), found)
+    }
+
+    fn contains_device_async(
+        &self,
+        keys: &DeviceBuffer<S::Key>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        self.launch_find(keys, None, found)
+    }
+
+    fn erase_device_async(&mut self, keys: &DeviceBuffer<S::Key>) -> Result<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let bulk = Bulk::erase(keys);
+        self.launch(&self.kernels.erase, self.grid(keys.len()), &bulk)
+    }
+
+    fn mixed_device_async(
+        &mut self,
+        ops: &DeviceBuffer<u8>,
+        keys: &DeviceBuffer<S::Key>,
+        values: &DeviceBuffer<S::Value>,
+        status: &mut DeviceBuffer<u32>,
+        out: &mut DeviceBuffer<S::Value>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        check_mixed_lens(
+            keys.len(),
+            ops.len(),
+            values.len(),
+            status.len(),
+            out.len(),
+            found.len(),
+        )?;
+        // Checked here, where the kernel is launched, so that the device path is guarded too.
+        self.scheme.check_mixed(&self.gpu)?;
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let bulk = Bulk::mixed(ops, keys, values, status, out, found);
+        self.launch(&self.kernels.mixed, self.grid(keys.len()), &bulk)
+    }
+
+    fn retrieve_device(&self) -> Result<(DeviceBuffer<S::Key>, DeviceBuffer<S::Value>)> {
+        let n = self.len()?;
+        let mut keys = self.gpu.alloc::<S::Key>(n)?;
+        let mut values = self.gpu.alloc::<S::Value>(n)?;
+        let mut counter = self.gpu.alloc_filled::<u64>(1, 0)?;
+        let positions = self.scheme.capacity() as u64;
+        let grid = positions.div_ceil(BLOCK as u64).clamp(1, 65_536) as u32;
+        let bulk = Bulk::retrieve(&mut keys, &mut values, &mut counter);
+        self.launch(&self.kernels.retrieve, grid, &bulk)?;
+        let got = self.gpu.download(&counter)?[0] as usize;
+        if got != n {
+            return Err(Error::KernelStatus {
+                kernel: format!("{}_retrieve", S::NAME),
+                bits: 0,
+                names: format!("found {got} stored pairs but the count says {n}"),
+            });
+        }
+        Ok((keys, values))
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.counters.synchronize(&self.gpu, self.scheme.capacity())
+    }
+}
