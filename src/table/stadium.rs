@@ -35,7 +35,11 @@
 //!   that finds a bucket busy whose info bits may be its key's waits for it, and a thread that
 //!   loses a reservation looks at that bucket again, so the key is stored once, exactly one
 //!   occurrence reports it new, and it keeps one of the batch's values (which one is not
-//!   specified). Values are replaced while the bucket is held, never torn.
+//!   specified). Values are replaced while the bucket is held, never torn. With
+//!   [`InsertMode::IfAbsent`](crate::InsertMode::IfAbsent) (`insert_if_absent`) a key absent
+//!   before the batch keeps the value of the occurrence that placed it (one of the batch's
+//!   values, which one is not specified; the others report `PRESENT`), and a key present
+//!   before keeps its value.
 //! - **Mixed batches** ([`HashTable::mixed_batch`]) run inserts and finds in one launch with
 //!   the paper's access bit and fences (`__threadfence` for device buckets,
 //!   `__threadfence_system` for host buckets): a key inserted by an earlier call is always
@@ -259,7 +263,21 @@ pub fn measured_hybrid_threshold(ticket_bits: u32, record_bytes: usize) -> f64 {
         )
 }
 
-/// The parameters of a [`Stadium`] table.
+/// The parameters of a [`Stadium`] table: [`StadiumConfig::new`] gives the defaults, the
+/// setters change one each. [`GpuTable::new`] checks them (see [`StadiumScheme`]'s `new` for
+/// the errors).
+///
+/// # Examples
+/// ```
+/// use warpmap::{InsertStrategy, Location, StadiumConfig};
+/// let c = StadiumConfig::new(1 << 20)
+///     .ticket_bits(8)
+///     .location(Location::Host)
+///     .insert_strategy(InsertStrategy::ClStash)
+///     .seed(7);
+/// assert_eq!((c.capacity, c.ticket_bits, c.seed), (1 << 20, 8, 7));
+/// assert_eq!(StadiumConfig::new(10).location, Location::Auto);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct StadiumConfig {
     /// The number of keys the table must hold (rounded up to a prime number of buckets).
@@ -330,6 +348,18 @@ impl StadiumConfig {
         self.insert_strategy = strategy;
         self
     }
+}
+
+/// Blocks per multiprocessor of `stadium_insert_cl`'s persistent grid, given how many fit at
+/// once (`resident`): all of them, or fewer when the environment variable
+/// `WARPMAP_STADIUM_CL_BLOCKS_PER_SM` asks (a measurement knob: the persistent warps' number
+/// changes how often they meet each other's busy entries).
+pub fn cl_blocks_per_sm(resident: u32) -> u32 {
+    std::env::var("WARPMAP_STADIUM_CL_BLOCKS_PER_SM")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|&b| b >= 1)
+        .map_or(resident, |b| b.min(resident))
 }
 
 /// Board entries per 32-bit word for tickets of `ticket_bits` bits (each entry is the ticket
@@ -563,7 +593,8 @@ unsafe impl<K: Key, V: Value> Scheme for StadiumScheme<K, V> {
 
     fn bind(&mut self, gpu: &Gpu, module: &Module) -> Result<()> {
         let insert_cl = module.kernel("stadium_insert_cl")?;
-        let grid = gpu.sm_count() * gpu.max_active_blocks_per_sm(&insert_cl, BLOCK)?.max(1);
+        let resident = gpu.max_active_blocks_per_sm(&insert_cl, BLOCK)?.max(1);
+        let grid = gpu.sm_count() * cl_blocks_per_sm(resident);
         self.insert_cl = Some((insert_cl, grid));
         Ok(())
     }

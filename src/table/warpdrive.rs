@@ -84,7 +84,22 @@ pub const DEFAULT_GROUP_SIZE: u32 = 4;
 /// about 0.99^8192 ≈ 1e-36 under uniform hashing.
 pub const DEFAULT_PROBE_BUDGET_SLOTS: u32 = 8192;
 
-/// The parameters of a [`WarpDrive`] table.
+/// The parameters of a [`WarpDrive`] table: [`WarpDriveConfig::new`] gives the defaults, the
+/// setters change one each. [`GpuTable::new`] checks them (see [`WarpDriveScheme`]'s `new` for
+/// the errors).
+///
+/// # Examples
+/// ```
+/// use warpmap::table::warpdrive::OverflowFilter;
+/// use warpmap::{HashFunction, WarpDriveConfig};
+/// let c = WarpDriveConfig::new(1 << 20)
+///     .group_size(8)
+///     .hash(HashFunction::Mueller)
+///     .overflow_filter(OverflowFilter::Off)
+///     .max_probes(64);
+/// assert_eq!((c.group_size, c.max_probes), (8, Some(64)));
+/// assert_eq!(WarpDriveConfig::new(10).group_size, 4); // DEFAULT_GROUP_SIZE
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WarpDriveConfig {
     /// The number of keys the table must hold (slots; rounded up to a prime number of windows).

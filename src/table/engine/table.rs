@@ -80,7 +80,24 @@ pub struct GpuTable<S: Scheme> {
 }
 
 impl<S: Scheme> GpuTable<S> {
-    /// Creates an empty table on `gpu` (the scheme checks `config`: see its `new`'s errors).
+    /// Creates an empty table on `gpu`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a capacity of 0; the scheme's checks of `config` (see its
+    /// [`Scheme::new`]: [`WarpDriveScheme`](crate::table::warpdrive::WarpDriveScheme),
+    /// [`StadiumScheme`](crate::table::stadium::StadiumScheme)); [`Error::OutOfMemory`] when
+    /// its arrays cannot be allocated; NVRTC errors when its kernels cannot be compiled
+    /// ([`Error::NvrtcMissing`] names the remedy).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// use warpmap::{Gpu, HashTable, Stadium, StadiumConfig};
+    /// # fn main() -> warpmap::Result<()> {
+    /// let mut t = Stadium::<u64, u64>::new(Gpu::default_gpu()?, StadiumConfig::new(1 << 20))?;
+    /// t.insert(&[1], &[2])?;
+    /// assert_eq!(t.find(&[1])?, vec![Some(2)]);
+    /// # Ok(()) }
+    /// ```
     pub fn new(gpu: Arc<Gpu>, config: S::Config) -> Result<Self> {
         if config.capacity() == 0 {
             return Err(Error::invalid("capacity must be at least 1"));
