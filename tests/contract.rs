@@ -1180,12 +1180,15 @@ mod gpu {
             let dv = gpu.upload(&values).unwrap();
             t.insert_device_async(&dk, &dv, None).unwrap();
             match t.synchronize() {
-                Err(Error::TableFull { failed, .. }) => {
+                Err(e @ Error::TableFull { failed, batch, .. }) => {
                     assert_eq!(
                         failed,
                         keys.len() - cap,
                         "{name}: failures reported by synchronize"
-                    )
+                    );
+                    // The asynchronous report does not know its batch, and says so.
+                    assert_eq!(batch, 0, "{name}: {e}");
+                    assert!(e.to_string().contains("asynchronous"), "{name}: {e}");
                 }
                 other => panic!("{name}: synchronize after overflow gave {other:?}, not TableFull"),
             }

@@ -312,11 +312,7 @@ impl<K: Key, V: Value> CpuTable<K, V> {
         let mut status = vec![InsertStatus::default(); keys.len()];
         let failed = self.insert_with_status_shared(keys, values, &mut status)?;
         if failed > 0 {
-            return Err(Error::TableFull {
-                failed,
-                batch: keys.len(),
-                capacity: self.capacity,
-            });
+            return Err(Error::table_full(failed, keys.len(), self.capacity));
         }
         Ok(())
     }

@@ -215,11 +215,11 @@ fn insert_all<K: Key, V: Value, T: HashTable<K, V> + ?Sized>(
     let mut status = vec![InsertStatus::default(); keys.len()];
     let failed = table.insert_with_mode(keys, values, &mut status, mode)?;
     if failed > 0 {
-        return Err(crate::Error::TableFull {
+        return Err(crate::Error::table_full(
             failed,
-            batch: keys.len(),
-            capacity: table.capacity(),
-        });
+            keys.len(),
+            table.capacity(),
+        ));
     }
     Ok(())
 }
