@@ -331,14 +331,9 @@ impl<K: Key, V: Value> CpuTable<K, V> {
                     return 0;
                 }
                 let mut map = self.lock(s);
-                let mut erased = 0;
-                for i in part.indices(s) {
-                    if map.remove(&keys[i]).is_some() {
-                        self.len.fetch_sub(1, Ordering::AcqRel);
-                        erased += 1;
-                    }
-                }
-                erased
+                part.indices(s)
+                    .filter(|&i| self.erase_one(&mut map, keys[i]))
+                    .count()
             })
             .sum();
         Ok(erased)
@@ -415,6 +410,15 @@ impl<K: Key, V: Value> CpuTable<K, V> {
                 }
             }
         }
+    }
+
+    /// Erases one key from its (locked) shard; whether it was there.
+    fn erase_one(&self, map: &mut Shard<K, V>, key: K) -> bool {
+        let erased = map.remove(&key).is_some();
+        if erased {
+            self.len.fetch_sub(1, Ordering::AcqRel);
+        }
+        erased
     }
 
     /// Looks up a batch: per shard, the value of each of its keys (in partition order).
@@ -524,7 +528,8 @@ impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
         self.capacity
     }
 
-    /// Per shard, in batch order: a find sees the inserts before it in the batch.
+    /// Per shard, in batch order: a find or an erase sees the operations on its key before it
+    /// in the batch.
     fn mixed_batch(
         &mut self,
         ops: &[MixedOp],
@@ -545,8 +550,13 @@ impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
         if keys.is_empty() {
             return Ok(0);
         }
-        // One result per op: Err(status) for inserts, Ok(value if found) for finds.
-        type Outcome<V> = std::result::Result<Option<V>, u32>;
+        /// What one operation of the batch did.
+        #[derive(Clone, Copy)]
+        enum Outcome<V> {
+            Inserted(u32),
+            Found(Option<V>),
+            Erased(bool),
+        }
         let part = self.partition(keys);
         let results: Vec<Vec<Outcome<V>>> = (0..self.shards.len())
             .into_par_iter()
@@ -557,29 +567,34 @@ impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
                 let mut map = self.lock(s);
                 part.indices(s)
                     .map(|i| match ops[i] {
-                        MixedOp::Insert => {
-                            Err(self.insert_one(&mut map, keys[i], values[i], InsertMode::Assign))
-                        }
-                        MixedOp::Find => Ok(map.get(&keys[i]).copied()),
+                        MixedOp::Insert => Outcome::Inserted(self.insert_one(
+                            &mut map,
+                            keys[i],
+                            values[i],
+                            InsertMode::Assign,
+                        )),
+                        MixedOp::Find => Outcome::Found(map.get(&keys[i]).copied()),
+                        MixedOp::Erase => Outcome::Erased(self.erase_one(&mut map, keys[i])),
                     })
                     .collect()
             })
             .collect();
-        let mut outcomes: Vec<Outcome<V>> = vec![Ok(None); keys.len()];
+        let mut outcomes = vec![Outcome::Erased(false); keys.len()];
         part.scatter(&results, &mut outcomes, |o, r| *o = *r);
         let mut failed = 0;
         for (i, o) in outcomes.into_iter().enumerate() {
             match o {
-                Err(st) => {
+                Outcome::Inserted(st) => {
                     status[i] = InsertStatus(st);
                     failed += usize::from(st & status::FAILURE_MASK != 0);
                 }
-                Ok(v) => {
+                Outcome::Found(v) => {
                     found[i] = v.is_some();
                     if let Some(v) = v {
                         out[i] = v;
                     }
                 }
+                Outcome::Erased(e) => found[i] = e,
             }
         }
         Ok(failed)
@@ -587,12 +602,7 @@ impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
 
     /// The CPU table reserves nothing per slot, so a rehash only moves the limit.
     fn rehash(&mut self, new_capacity: usize) -> Result<()> {
-        let n = self.len()?;
-        if new_capacity < n.max(1) {
-            return Err(Error::invalid(format!(
-                "rehash to capacity {new_capacity} cannot hold the {n} stored keys"
-            )));
-        }
+        crate::table::check_rehash_capacity(new_capacity, self.len()?)?;
         self.capacity = new_capacity;
         Ok(())
     }

@@ -120,6 +120,12 @@ pub(crate) fn mixed<K: Key, V: Value, T: GpuLaunches<K, V>>(
         out.len(),
         found.len(),
     )?;
+    // Both schemes on this glue (WarpDrive, Stadium) erase only in a phase of their own.
+    crate::table::reject_mixed_erase(
+        ops,
+        t.scheme(),
+        "its erases are phase-separated from inserts, as in its paper",
+    )?;
     if keys.is_empty() {
         return Ok(0);
     }
@@ -140,6 +146,7 @@ pub(crate) fn mixed<K: Key, V: Value, T: GpuLaunches<K, V>>(
         match op {
             MixedOp::Insert => failed += usize::from(status[i].is_failure()),
             MixedOp::Find => found[i] = flags[i] != 0,
+            MixedOp::Erase => {} // refused above
         }
     }
     t.counters().mark_reported(&gpu)?;
