@@ -244,6 +244,13 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
     v
 }
 
+/// Whether the scheme's [`HashTable::mixed_batch`] runs erases ([`warpmap::MixedOp::Erase`]).
+/// WarpDrive and Stadium erase only in a phase of their own, as their papers do, and refuse
+/// such a batch with `Error::Unsupported`; every other scheme, and the CPU backend, runs it.
+pub fn erases_in_mixed_batches(scheme: &str) -> bool {
+    !matches!(scheme, "warpdrive" | "stadium")
+}
+
 /// The table's content as a map; panics if `retrieve_all` returns a key twice or mismatched
 /// lengths.
 pub fn contents<K: Key, V: Value>(name: &str, table: &dyn HashTable<K, V>) -> HashMap<K, V> {
