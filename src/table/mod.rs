@@ -795,3 +795,312 @@ pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
         self.synchronize()
     }
 }
+
+/// A hash table that keeps several values per key: every inserted pair is stored, duplicates
+/// included, as cuCollections' `static_multimap` (`count`, `retrieve`) and SlabHash (INSERT,
+/// SEARCHALL, DELETEALL) do. The CPU backend implements it ([`CpuMultiMap`]); the slab hash
+/// will on the GPU.
+///
+/// Semantics shared by every backend (`tests/multimap.rs` checks them against a
+/// `HashMap<K, Vec<V>>`):
+/// - [`insert`](MultiMap::insert) stores every pair of the batch as a new pair: nothing is
+///   replaced or merged, not even a pair equal to one already stored.
+/// - `len` and `capacity` count pairs. A pair that cannot be placed is reported (a status per
+///   pair, [`Error::TableFull`] from `insert`) and not stored; every other pair is.
+/// - [`count`](MultiMap::count), [`find_all`](MultiMap::find_all) and
+///   [`erase_all`](MultiMap::erase_all) act on every pair of a key. A key repeated in a batch of
+///   queries is answered at each occurrence; repeated in a batch of erases, its pairs are
+///   removed (and counted) once.
+/// - The values of one key come in no particular order (the CPU backend: insertion order).
+/// - Every key value is insertable, as for [`HashTable`]; batch calls are phase-separated;
+///   capacity and growth as in the [module docs](self#capacity-and-growth) (a multimap that
+///   resizes itself may change `capacity()` after any insert or erase).
+///
+/// [`CpuMultiMap`]: crate::CpuMultiMap
+pub trait MultiMap<K: Key, V: Value>: Send + Sync {
+    /// The scheme's name ("cpu", "slab", ...).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuMultiMap, MultiMap};
+    /// assert_eq!(CpuMultiMap::<u32, u32>::new(8)?.scheme(), "cpu");
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn scheme(&self) -> &'static str;
+
+    /// Where the multimap lives.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{Backend, CpuMultiMap, MultiMap};
+    /// assert_eq!(CpuMultiMap::<u32, u32>::new(8)?.backend(), Backend::Cpu);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn backend(&self) -> Backend;
+
+    /// Stores every pair (a key already present gets one more value).
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InvalidInput`] if `keys` and `values` differ in length; nothing is stored.
+    /// - [`Error::TableFull`] (with `batch` = `keys.len()`) if some pairs could not be placed;
+    ///   all others are stored.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuMultiMap, Error, MultiMap};
+    /// let mut map = CpuMultiMap::<u32, u32>::new(4)?;
+    /// map.insert(&[1, 1, 2], &[10, 11, 20])?;
+    /// map.insert(&[1], &[10])?; // an equal pair is stored again
+    /// assert_eq!(map.count(&[1, 2, 3])?, vec![3, 1, 0]);
+    /// // Full: 4 pairs stored, the fifth is refused.
+    /// let err = map.insert(&[3], &[30]).unwrap_err();
+    /// assert!(matches!(err, Error::TableFull { failed: 1, batch: 1, .. }));
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn insert(&mut self, keys: &[K], values: &[V]) -> Result<()> {
+        let mut status = vec![InsertStatus::default(); keys.len()];
+        let failed = self.insert_with_status(keys, values, &mut status)?;
+        if failed > 0 {
+            return Err(Error::table_full(failed, keys.len(), self.capacity()));
+        }
+        Ok(())
+    }
+
+    /// Stores every pair and writes one status per pair into `status`:
+    /// [`OK`](crate::status::OK) where stored, failure bits (such as
+    /// [`TABLE_FULL`](crate::status::TABLE_FULL)) where not. Returns the number of pairs that
+    /// could not be placed; that is not an error.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidInput`] if `values` or `status` differ in length from `keys`; nothing is
+    /// stored.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuMultiMap, InsertStatus, MultiMap};
+    /// let mut map = CpuMultiMap::<u32, u32>::new(2)?;
+    /// let mut status = vec![InsertStatus::default(); 3];
+    /// assert_eq!(map.insert_with_status(&[7, 7, 7], &[1, 2, 3], &mut status)?, 1);
+    /// assert!(status[0].is_ok() && status[1].is_ok() && status[2].is_failure());
+    /// assert_eq!(map.find_all(&[7])?, (vec![0, 2], vec![1, 2]));
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn insert_with_status(
+        &mut self,
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+    ) -> Result<usize>;
+
+    /// Writes the number of values of each key into `counts`; returns their sum.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidInput`] if `counts` differs in length from `keys`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuMultiMap, MultiMap};
+    /// let mut map = CpuMultiMap::<u32, u32>::new(8)?;
+    /// map.insert(&[1, 1, 2], &[10, 11, 20])?;
+    /// let mut counts = vec![0; 3];
+    /// assert_eq!(map.count_into(&[1, 3, 1], &mut counts)?, 4);
+    /// assert_eq!(counts, vec![2, 0, 2]);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn count_into(&self, keys: &[K], counts: &mut [usize]) -> Result<usize>;
+
+    /// The number of values of each key.
+    ///
+    /// # Errors
+    ///
+    /// None of its own (a GPU multimap may return device errors, see the
+    /// [module docs](self#errors)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuMultiMap, MultiMap};
+    /// let mut map = CpuMultiMap::<u32, u32>::new(8)?;
+    /// map.insert(&[1, 1, 2], &[10, 11, 20])?;
+    /// assert_eq!(map.count(&[1, 2, 3])?, vec![2, 1, 0]);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn count(&self, keys: &[K]) -> Result<Vec<usize>> {
+        let mut counts = vec![0; keys.len()];
+        self.count_into(keys, &mut counts)?;
+        Ok(counts)
+    }
+
+    /// Whether each key has at least one value.
+    ///
+    /// # Errors
+    ///
+    /// As [`count`](MultiMap::count).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuMultiMap, MultiMap};
+    /// let mut map = CpuMultiMap::<u32, u32>::new(8)?;
+    /// map.insert(&[1], &[10])?;
+    /// assert_eq!(map.contains(&[1, 2])?, vec![true, false]);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn contains(&self, keys: &[K]) -> Result<Vec<bool>> {
+        Ok(self.count(keys)?.into_iter().map(|c| c > 0).collect())
+    }
+
+    /// Every value of every key: `(offsets, values)`, where `offsets` has `keys.len() + 1`
+    /// entries, starts at 0, and the values of `keys[i]` are `values[offsets[i]..offsets[i +
+    /// 1]]` (none for an absent key).
+    ///
+    /// # Errors
+    ///
+    /// None of its own (a GPU multimap may return device errors, see the
+    /// [module docs](self#errors)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuMultiMap, MultiMap};
+    /// let mut map = CpuMultiMap::<u32, u32>::new(8)?;
+    /// map.insert(&[1, 2, 1], &[10, 20, 11])?;
+    /// let (offsets, values) = map.find_all(&[1, 3, 2])?;
+    /// assert_eq!(offsets, vec![0, 2, 2, 3]);
+    /// let mut of_1 = values[offsets[0]..offsets[1]].to_vec();
+    /// of_1.sort(); // in no particular order (insertion order on the CPU)
+    /// assert_eq!(of_1, vec![10, 11]);
+    /// assert_eq!(&values[offsets[2]..offsets[3]], &[20]);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn find_all(&self, keys: &[K]) -> Result<(Vec<usize>, Vec<V>)>;
+
+    /// Removes every pair of every key; returns the number of pairs removed.
+    ///
+    /// # Errors
+    ///
+    /// None of its own (a GPU multimap may return device errors, see the
+    /// [module docs](self#errors)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuMultiMap, MultiMap};
+    /// let mut map = CpuMultiMap::<u32, u32>::new(8)?;
+    /// map.insert(&[1, 1, 2], &[10, 11, 20])?;
+    /// assert_eq!(map.erase_all(&[1, 1, 3])?, 2);
+    /// assert_eq!(map.count(&[1, 2])?, vec![0, 1]);
+    /// assert_eq!(map.len()?, 1);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn erase_all(&mut self, keys: &[K]) -> Result<usize>;
+
+    /// The number of pairs stored.
+    ///
+    /// # Errors
+    ///
+    /// None of its own (a GPU multimap reads a device counter, see the
+    /// [module docs](self#errors)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuMultiMap, MultiMap};
+    /// let mut map = CpuMultiMap::<u32, u32>::new(8)?;
+    /// map.insert(&[1, 1, 1], &[10, 10, 11])?;
+    /// assert_eq!(map.len()?, 3);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn len(&self) -> Result<usize>;
+
+    /// Whether no pair is stored.
+    ///
+    /// # Errors
+    ///
+    /// As [`len`](MultiMap::len).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuMultiMap, MultiMap};
+    /// assert!(CpuMultiMap::<u32, u32>::new(8)?.is_empty()?);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// How many pairs the multimap can hold. A multimap that resizes itself may change it after
+    /// any insert or erase.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuMultiMap, MultiMap};
+    /// assert_eq!(CpuMultiMap::<u32, u32>::new(100)?.capacity(), 100);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn capacity(&self) -> usize;
+
+    /// Removes every pair; the capacity stays.
+    ///
+    /// # Errors
+    ///
+    /// None of its own (a GPU multimap may return device errors, see the
+    /// [module docs](self#errors)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuMultiMap, MultiMap};
+    /// let mut map = CpuMultiMap::<u32, u32>::new(8)?;
+    /// map.insert(&[1, 1], &[10, 11])?;
+    /// map.clear()?;
+    /// assert_eq!((map.len()?, map.capacity()), (0, 8));
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn clear(&mut self) -> Result<()>;
+
+    /// Every stored pair (a key once per value), in no particular order.
+    ///
+    /// # Errors
+    ///
+    /// None of its own (a GPU multimap may return device errors, see the
+    /// [module docs](self#errors)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuMultiMap, MultiMap};
+    /// let mut map = CpuMultiMap::<u32, u32>::new(8)?;
+    /// map.insert(&[1, 2, 1], &[10, 20, 10])?;
+    /// let (keys, values) = map.retrieve_all()?;
+    /// let mut pairs: Vec<(u32, u32)> = keys.into_iter().zip(values).collect();
+    /// pairs.sort();
+    /// assert_eq!(pairs, vec![(1, 10), (1, 10), (2, 20)]);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)>;
+
+    /// Bytes of memory the multimap holds (device memory for GPU multimaps).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuMultiMap, MultiMap};
+    /// let mut map = CpuMultiMap::<u64, u64>::new(1 << 10)?;
+    /// let keys: Vec<u64> = (0..1 << 10).map(|i| i / 4).collect();
+    /// map.insert(&keys, &keys)?;
+    /// assert!(map.memory_bytes() >= (1 << 10) * 8);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn memory_bytes(&self) -> usize;
+}
