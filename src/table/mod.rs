@@ -705,16 +705,58 @@ fn insert_all<K: Key, V: Value, T: HashTable<K, V> + ?Sized>(
 /// synchronous and `_async` (enqueued on the table's stream, returning before it completes).
 ///
 /// An `_async` insert counts the keys it could not place on the device; [`synchronize`]
-/// waits for the stream and returns [`Error::TableFull`](crate::Error::TableFull) if any
-/// insert since the last `synchronize` left keys unplaced. Pass a status buffer to learn which.
+/// waits for the stream and returns [`Error::TableFull`] (with `batch` 0: the total of the
+/// batches is not tracked) if any insert since the last report left keys unplaced. Pass a
+/// status buffer to learn which. The host-slice inserts of [`HashTable`] and
+/// [`rehash`](HashTable::rehash) collect that report first, so an earlier asynchronous
+/// failure surfaces as their error (see [`HashTable::insert_with_status`]).
+///
+/// An `_async` call checks what it can on the host (buffer lengths, what the table supports)
+/// and returns those errors at once; what goes wrong on the device comes back from
+/// [`synchronize`] (or the next synchronous call). Every method may also return the device
+/// errors of the [module docs](self#errors).
+///
+/// The examples return early where no GPU is present; on a GPU they run as written.
 ///
 /// [`synchronize`]: DeviceHashTable::synchronize
 pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
     /// The GPU the table lives on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{DeviceHashTable, Gpu, WarpDrive, WarpDriveConfig};
+    /// let Ok(gpu) = Gpu::default_gpu() else { return Ok(()) }; // no GPU here
+    /// let table = WarpDrive::<u32, u32>::new(gpu.clone(), WarpDriveConfig::new(1000))?;
+    /// assert!(std::sync::Arc::ptr_eq(table.gpu(), &gpu));
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
     fn gpu(&self) -> &Arc<Gpu>;
 
     /// Enqueues an insert of device-resident pairs ([`InsertMode::Assign`]). `status`, if
     /// given, receives one [`InsertStatus`] word per key.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidInput`] if `values` or `status` differ in length from `keys`. Keys that
+    /// cannot be placed are reported by [`synchronize`](DeviceHashTable::synchronize) (and in
+    /// `status`), not here.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{DeviceHashTable, Gpu, HashTable, WarpDrive, WarpDriveConfig};
+    /// let Ok(gpu) = Gpu::default_gpu() else { return Ok(()) }; // no GPU here
+    /// let mut table = WarpDrive::<u32, u32>::new(gpu.clone(), WarpDriveConfig::new(1000))?;
+    /// let keys = gpu.upload(&[1u32, 2, 3])?;
+    /// let values = gpu.upload(&[10u32, 20, 30])?;
+    /// let mut status = gpu.alloc::<u32>(3)?;
+    /// table.insert_device_async(&keys, &values, Some(&mut status))?;
+    /// table.synchronize()?; // Err(TableFull) if some key could not be placed
+    /// assert!(gpu.download(&status)?.iter().all(|&s| s == warpmap::status::OK));
+    /// assert_eq!(table.len()?, 3);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
     fn insert_device_async(
         &mut self,
         keys: &DeviceBuffer<K>,
@@ -725,6 +767,24 @@ pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
     }
 
     /// Enqueues an insert of device-resident pairs, present keys treated as `mode` says.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert_device_async`](DeviceHashTable::insert_device_async).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{DeviceHashTable, Gpu, HashTable, InsertMode, WarpDrive, WarpDriveConfig};
+    /// let Ok(gpu) = Gpu::default_gpu() else { return Ok(()) }; // no GPU here
+    /// let mut table = WarpDrive::<u32, u32>::new(gpu.clone(), WarpDriveConfig::new(1000))?;
+    /// table.insert(&[1], &[10])?;
+    /// let (keys, values) = (gpu.upload(&[1u32, 2])?, gpu.upload(&[11u32, 20])?);
+    /// table.insert_device_async_with_mode(&keys, &values, None, InsertMode::IfAbsent)?;
+    /// table.synchronize()?;
+    /// assert_eq!(table.find(&[1, 2])?, vec![Some(10), Some(20)]); // 1 kept its value
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
     fn insert_device_async_with_mode(
         &mut self,
         keys: &DeviceBuffer<K>,
@@ -735,6 +795,26 @@ pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
 
     /// Enqueues a lookup: `values[i]` receives the value of `keys[i]` where found, `found[i]`
     /// 1 or 0.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidInput`] if `values` or `found` differ in length from `keys`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{DeviceHashTable, Gpu, HashTable, WarpDrive, WarpDriveConfig};
+    /// let Ok(gpu) = Gpu::default_gpu() else { return Ok(()) }; // no GPU here
+    /// let mut table = WarpDrive::<u32, u32>::new(gpu.clone(), WarpDriveConfig::new(1000))?;
+    /// table.insert(&[1, 2], &[10, 20])?;
+    /// let keys = gpu.upload(&[2u32, 5])?;
+    /// let (mut values, mut found) = (gpu.alloc::<u32>(2)?, gpu.alloc::<u8>(2)?);
+    /// table.find_device_async(&keys, &mut values, &mut found)?;
+    /// table.synchronize()?;
+    /// assert_eq!(gpu.download(&found)?, vec![1, 0]);
+    /// assert_eq!(gpu.download(&values)?[0], 20);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
     fn find_device_async(
         &self,
         keys: &DeviceBuffer<K>,
@@ -743,22 +823,88 @@ pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
     ) -> Result<()>;
 
     /// Enqueues a membership test: `found[i]` receives 1 or 0.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidInput`] if `found` differs in length from `keys`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{DeviceHashTable, Gpu, HashTable, WarpDrive, WarpDriveConfig};
+    /// let Ok(gpu) = Gpu::default_gpu() else { return Ok(()) }; // no GPU here
+    /// let mut table = WarpDrive::<u32, u32>::new(gpu.clone(), WarpDriveConfig::new(1000))?;
+    /// table.insert(&[1], &[10])?;
+    /// let keys = gpu.upload(&[1u32, 2])?;
+    /// let mut found = gpu.alloc::<u8>(2)?;
+    /// table.contains_device_async(&keys, &mut found)?;
+    /// table.synchronize()?;
+    /// assert_eq!(gpu.download(&found)?, vec![1, 0]);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
     fn contains_device_async(
         &self,
         keys: &DeviceBuffer<K>,
         found: &mut DeviceBuffer<u8>,
     ) -> Result<()>;
 
-    /// Enqueues an erase.
+    /// Enqueues an erase of every key present (absent keys are ignored). The number erased is
+    /// the drop in [`len`](HashTable::len).
+    ///
+    /// # Errors
+    ///
+    /// None of its own (device errors only, see the [module docs](self#errors)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{DeviceHashTable, Gpu, HashTable, WarpDrive, WarpDriveConfig};
+    /// let Ok(gpu) = Gpu::default_gpu() else { return Ok(()) }; // no GPU here
+    /// let mut table = WarpDrive::<u32, u32>::new(gpu.clone(), WarpDriveConfig::new(1000))?;
+    /// table.insert(&[1, 2], &[10, 20])?;
+    /// table.erase_device_async(&gpu.upload(&[1u32, 7])?)?;
+    /// table.synchronize()?;
+    /// assert_eq!(table.len()?, 1);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
     fn erase_device_async(&mut self, keys: &DeviceBuffer<K>) -> Result<()>;
 
     /// Enqueues a mixed batch of device-resident operations (the device twin of
-    /// [`HashTable::mixed_batch`]): `ops[i]` is a [`MixedOp`] as its `u8` (`MixedOp::Insert as
-    /// u8`, ...). Every buffer holds one entry per key; an insert writes `status[i]`, a find
-    /// writes `found[i]` (1 or 0) and, when found, `out[i]`. Unplaced inserts are reported by
+    /// [`HashTable::mixed_batch`], with its semantics): `ops[i]` is a [`MixedOp`] as its `u8`
+    /// (`MixedOp::Insert as u8`, ...). Every buffer holds one entry per key; an insert writes
+    /// `status[i]`, a find writes `found[i]` (1 or 0) and, when found, `out[i]`, an erase writes
+    /// `found[i]` (1 where it erased the key). Unplaced inserts are reported by
     /// [`synchronize`](DeviceHashTable::synchronize) and in `status`.
-    /// [`Error::Unsupported`](crate::Error::Unsupported) where the table cannot run the batch
-    /// (see [`HashTable::mixed_batch`]).
+    ///
+    /// The operations stay on the device, so a table that refuses [`MixedOp::Erase`] in
+    /// `mixed_batch` (WarpDrive, Stadium) does not check `ops` for it here: an erase byte (or
+    /// any byte that is not a [`MixedOp`]) in `ops` is a caller error, and what the kernel
+    /// does with it is unspecified.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InvalidInput`] if a buffer differs in length from `keys`.
+    /// - [`Error::Unsupported`] where the table cannot run mixed batches at all (WarpDrive's
+    ///   16-byte slots before sm_90).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{DeviceHashTable, Gpu, HashTable, MixedOp, WarpDrive, WarpDriveConfig};
+    /// let Ok(gpu) = Gpu::default_gpu() else { return Ok(()) }; // no GPU here
+    /// let mut table = WarpDrive::<u32, u32>::new(gpu.clone(), WarpDriveConfig::new(1000))?;
+    /// table.insert(&[1], &[10])?;
+    /// let ops = gpu.upload(&[MixedOp::Insert as u8, MixedOp::Find as u8])?;
+    /// let (keys, values) = (gpu.upload(&[2u32, 1])?, gpu.upload(&[20u32, 0])?);
+    /// let mut status = gpu.alloc_filled::<u32>(2, 0)?;
+    /// let mut out = gpu.alloc_filled::<u32>(2, 0)?;
+    /// let mut found = gpu.alloc_filled::<u8>(2, 0)?;
+    /// table.mixed_device_async(&ops, &keys, &values, &mut status, &mut out, &mut found)?;
+    /// table.synchronize()?;
+    /// assert_eq!((gpu.download(&found)?[1], gpu.download(&out)?[1]), (1, 10));
+    /// assert_eq!(table.find(&[2])?, vec![Some(20)]);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
     #[allow(clippy::too_many_arguments)]
     fn mixed_device_async(
         &mut self,
@@ -772,19 +918,104 @@ pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
 
     /// Every stored pair, into new device buffers (no copy through the host), in no particular
     /// order. Synchronous: it needs the stored count to size the buffers.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfMemory`] if the pairs do not fit beside the table;
+    /// [`Error::CountMismatch`] if the pairs found differ from the stored count (a bug or a
+    /// corrupted table).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{DeviceHashTable, Gpu, HashTable, WarpDrive, WarpDriveConfig};
+    /// let Ok(gpu) = Gpu::default_gpu() else { return Ok(()) }; // no GPU here
+    /// let mut table = WarpDrive::<u32, u32>::new(gpu.clone(), WarpDriveConfig::new(1000))?;
+    /// table.insert(&[1, 2], &[10, 20])?;
+    /// let (keys, values) = table.retrieve_device()?;
+    /// let mut pairs: Vec<(u32, u32)> =
+    ///     gpu.download(&keys)?.into_iter().zip(gpu.download(&values)?).collect();
+    /// pairs.sort();
+    /// assert_eq!(pairs, vec![(1, 10), (2, 20)]);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
     fn retrieve_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)>;
 
-    /// Waits for every enqueued operation. Returns `Error::TableFull` if inserts since the last
-    /// call left keys unplaced, or the error of a failed kernel.
+    /// Waits for every enqueued operation, then reports what the asynchronous inserts since
+    /// the last report left unplaced. Each failure is reported once: a second call returns
+    /// `Ok` unless more were enqueued meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::TableFull`] with `batch` 0 ([`Error::table_full_async`]) if inserts since
+    ///   the last report left keys unplaced; the other keys are in the table.
+    /// - The error of a failed kernel or copy ([`Error::Driver`], [`Error::KernelStatus`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{DeviceHashTable, Error, Gpu, HashTable, WarpDrive, WarpDriveConfig};
+    /// let Ok(gpu) = Gpu::default_gpu() else { return Ok(()) }; // no GPU here
+    /// let mut table = WarpDrive::<u32, u32>::new(gpu.clone(), WarpDriveConfig::new(100))?;
+    /// let keys: Vec<u32> = (0..10 * table.capacity() as u32).collect();
+    /// let (dk, dv) = (gpu.upload(&keys)?, gpu.upload(&keys)?);
+    /// table.insert_device_async(&dk, &dv, None)?; // far too many keys
+    /// match table.synchronize() {
+    ///     Err(Error::TableFull { failed, batch: 0, .. }) => assert!(failed > 0),
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// table.synchronize()?; // reported once
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
     fn synchronize(&self) -> Result<()>;
 
-    /// Synchronous insert of device-resident pairs.
+    /// Synchronous insert of device-resident pairs: the enqueue, then
+    /// [`synchronize`](DeviceHashTable::synchronize).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`insert_device_async`](DeviceHashTable::insert_device_async) and
+    /// [`synchronize`](DeviceHashTable::synchronize): [`Error::TableFull`] (with `batch` 0)
+    /// covers this batch's unplaced keys and any earlier asynchronous insert's not yet
+    /// reported.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{DeviceHashTable, Gpu, HashTable, WarpDrive, WarpDriveConfig};
+    /// let Ok(gpu) = Gpu::default_gpu() else { return Ok(()) }; // no GPU here
+    /// let mut table = WarpDrive::<u64, u64>::new(gpu.clone(), WarpDriveConfig::new(1000))?;
+    /// let keys: Vec<u64> = (0..500).collect();
+    /// table.insert_device(&gpu.upload(&keys)?, &gpu.upload(&keys)?)?;
+    /// assert_eq!(table.len()?, 500);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
     fn insert_device(&mut self, keys: &DeviceBuffer<K>, values: &DeviceBuffer<V>) -> Result<()> {
         self.insert_device_async(keys, values, None)?;
         self.synchronize()
     }
 
-    /// Synchronous lookup of device-resident keys.
+    /// Synchronous lookup of device-resident keys: the enqueue, then
+    /// [`synchronize`](DeviceHashTable::synchronize).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`find_device_async`](DeviceHashTable::find_device_async) and
+    /// [`synchronize`](DeviceHashTable::synchronize) (which also reports earlier asynchronous
+    /// inserts' unplaced keys).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{DeviceHashTable, Gpu, HashTable, WarpDrive, WarpDriveConfig};
+    /// let Ok(gpu) = Gpu::default_gpu() else { return Ok(()) }; // no GPU here
+    /// let mut table = WarpDrive::<u32, u32>::new(gpu.clone(), WarpDriveConfig::new(1000))?;
+    /// table.insert(&[1], &[10])?;
+    /// let (mut values, mut found) = (gpu.alloc::<u32>(1)?, gpu.alloc::<u8>(1)?);
+    /// table.find_device(&gpu.upload(&[1u32])?, &mut values, &mut found)?;
+    /// assert_eq!((gpu.download(&values)?, gpu.download(&found)?), (vec![10], vec![1]));
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
     fn find_device(
         &self,
         keys: &DeviceBuffer<K>,
