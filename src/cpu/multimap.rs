@@ -154,20 +154,20 @@ impl<K: Key, V: Value> MultiMap<K, V> for CpuMultiMap<K, V> {
     /// shards in parallel), then the buffers' slices are laid out in batch order.
     fn find_all(&self, keys: &[K]) -> Result<(Vec<usize>, Vec<V>)> {
         let part = self.shards.partition(keys);
-        // Per shard: each of its keys' range in `values`, and the values.
-        let gathered: Vec<(Vec<(usize, usize)>, Vec<V>)> =
-            self.shards.run_shards(&part, |map, n, indices| {
-                let mut ranges = Vec::with_capacity(n);
-                let mut values = Vec::new();
-                for i in indices {
-                    let start = values.len();
-                    if let Some(vs) = map.get(&keys[i]) {
-                        values.extend_from_slice(vs);
-                    }
-                    ranges.push((start, values.len()));
+        /// One shard's part: each of its keys' range in the values, and the values.
+        type Gathered<V> = (Vec<(usize, usize)>, Vec<V>);
+        let gathered: Vec<Gathered<V>> = self.shards.run_shards(&part, |map, n, indices| {
+            let mut ranges = Vec::with_capacity(n);
+            let mut values = Vec::new();
+            for i in indices {
+                let start = values.len();
+                if let Some(vs) = map.get(&keys[i]) {
+                    values.extend_from_slice(vs);
                 }
-                (ranges, values)
-            });
+                ranges.push((start, values.len()));
+            }
+            (ranges, values)
+        });
         let (ranges, buffers): (Vec<_>, Vec<_>) = gathered.into_iter().unzip();
         let mut slices: Vec<&[V]> = vec![&[]; keys.len()];
         part.scatter(&ranges, &mut slices, |out, s, &(a, b)| {
