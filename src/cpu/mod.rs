@@ -94,13 +94,7 @@ pub struct CpuTable<K: Key, V: Value> {
 
 impl<K: Key, V: Value> std::fmt::Debug for CpuTable<K, V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CpuTable")
-            .field("key", &K::NAME)
-            .field("value", &V::NAME)
-            .field("capacity", &self.shards.capacity())
-            .field("len", &self.shards.len())
-            .field("shards", &self.shards.count())
-            .finish()
+        self.shards.debug(f, "CpuTable", K::NAME, V::NAME)
     }
 }
 
@@ -387,28 +381,16 @@ impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
     }
 
     fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)> {
-        let parts: Vec<(Vec<K>, Vec<V>)> = self
+        Ok(self
             .shards
-            .map_each(|m| m.iter().map(|(k, v)| (*k, *v)).unzip());
-        let total = parts.iter().map(|(k, _)| k.len()).sum();
-        let mut keys = Vec::with_capacity(total);
-        let mut values = Vec::with_capacity(total);
-        for (k, v) in parts {
-            keys.extend(k);
-            values.extend(v);
-        }
-        Ok((keys, values))
+            .retrieve(|m| m.iter().map(|(k, v)| (*k, *v)).unzip()))
     }
 
     /// An estimate: the shards' maps at their allocated size (std's SwissTable layout) plus the
     /// table's own fixed parts. Allocator overhead is not counted.
     fn memory_bytes(&self) -> usize {
-        let maps: usize = self
-            .shards
-            .map_each(|m| map_bytes::<K, V>(m.capacity()))
-            .into_iter()
-            .sum();
-        self.shards.fixed_bytes() + maps
+        self.shards
+            .memory_bytes(|m| map_bytes::<K, V>(m.capacity()))
     }
 }
 

@@ -41,13 +41,7 @@ pub struct CpuMultiMap<K: Key, V: Value> {
 
 impl<K: Key, V: Value> std::fmt::Debug for CpuMultiMap<K, V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CpuMultiMap")
-            .field("key", &K::NAME)
-            .field("value", &V::NAME)
-            .field("capacity", &self.shards.capacity())
-            .field("len", &self.shards.len())
-            .field("shards", &self.shards.count())
-            .finish()
+        self.shards.debug(f, "CpuMultiMap", K::NAME, V::NAME)
     }
 }
 
@@ -216,36 +210,23 @@ impl<K: Key, V: Value> MultiMap<K, V> for CpuMultiMap<K, V> {
     }
 
     fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)> {
-        let parts: Vec<(Vec<K>, Vec<V>)> = self.shards.map_each(|m| {
+        Ok(self.shards.retrieve(|m| {
             m.iter()
                 .flat_map(|(k, vs)| vs.iter().map(move |v| (*k, *v)))
                 .unzip()
-        });
-        let total = parts.iter().map(|(k, _)| k.len()).sum();
-        let mut keys = Vec::with_capacity(total);
-        let mut values = Vec::with_capacity(total);
-        for (k, v) in parts {
-            keys.extend(k);
-            values.extend(v);
-        }
-        Ok((keys, values))
+        }))
     }
 
     /// An estimate: the shards' maps at their allocated size (std's SwissTable layout), each
     /// key's value buffer at its capacity, and the fixed parts. Allocator overhead is not
     /// counted. Walks every key (the other methods' cost, not a counter's).
     fn memory_bytes(&self) -> usize {
-        let maps: usize = self
-            .shards
-            .map_each(|m| {
-                map_bytes::<K, Vec<V>>(m.capacity())
-                    + m.values()
-                        .map(|vs| vs.capacity() * std::mem::size_of::<V>())
-                        .sum::<usize>()
-            })
-            .into_iter()
-            .sum();
-        self.shards.fixed_bytes() + maps
+        self.shards.memory_bytes(|m| {
+            map_bytes::<K, Vec<V>>(m.capacity())
+                + m.values()
+                    .map(|vs| vs.capacity() * std::mem::size_of::<V>())
+                    .sum::<usize>()
+        })
     }
 }
 

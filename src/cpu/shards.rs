@@ -228,11 +228,6 @@ impl<M: Default + Send> Shards<M> {
             .saturating_sub(self.len.load(Ordering::Relaxed))
     }
 
-    /// Bytes of the fixed parts: this struct and the shards' locks (not what the maps hold).
-    pub fn fixed_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + std::mem::size_of_val(&*self.maps)
-    }
-
     pub fn lock(&self, s: usize) -> MutexGuard<'_, M> {
         // A shard's lock is never held across code that can panic (only std map operations on
         // plain-old-data keys), so a poisoned lock still guards a consistent map.
@@ -296,12 +291,50 @@ impl<M: Default + Send> Shards<M> {
         })
     }
 
-    /// `f` on every shard's map, in parallel: one result per shard.
-    pub fn map_each<R: Send>(&self, f: impl Fn(&M) -> R + Sync) -> Vec<R> {
-        (0..self.maps.len())
+    /// Every stored pair: `pairs` of every shard's map (in parallel), concatenated.
+    pub fn retrieve<K: Send, V: Send>(
+        &self,
+        pairs: impl Fn(&M) -> (Vec<K>, Vec<V>) + Sync,
+    ) -> (Vec<K>, Vec<V>) {
+        let parts: Vec<(Vec<K>, Vec<V>)> = (0..self.maps.len())
             .into_par_iter()
-            .map(|s| f(&self.lock(s)))
-            .collect()
+            .map(|s| pairs(&self.lock(s)))
+            .collect();
+        let total = parts.iter().map(|(k, _)| k.len()).sum();
+        let mut keys = Vec::with_capacity(total);
+        let mut values = Vec::with_capacity(total);
+        for (k, v) in parts {
+            keys.extend(k);
+            values.extend(v);
+        }
+        (keys, values)
+    }
+
+    /// Bytes held: the fixed parts (this struct, the shards' locks) and `map_bytes` of every
+    /// shard's map.
+    pub fn memory_bytes(&self, map_bytes: impl Fn(&M) -> usize + Sync) -> usize {
+        let maps: usize = (0..self.maps.len())
+            .into_par_iter()
+            .map(|s| map_bytes(&self.lock(s)))
+            .sum();
+        std::mem::size_of::<Self>() + std::mem::size_of_val(&*self.maps) + maps
+    }
+
+    /// The `Debug` output of a table over these shards: its type and sizes.
+    pub fn debug(
+        &self,
+        f: &mut std::fmt::Formatter<'_>,
+        table: &str,
+        key: &str,
+        value: &str,
+    ) -> std::fmt::Result {
+        f.debug_struct(table)
+            .field("key", &key)
+            .field("value", &value)
+            .field("capacity", &self.capacity)
+            .field("len", &self.len())
+            .field("shards", &self.maps.len())
+            .finish()
     }
 
     /// `clear` on every shard's map, in parallel; no item stored afterwards.
