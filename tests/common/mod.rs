@@ -10,15 +10,14 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use warpmap::table::warpdrive::OverflowFilter;
 use warpmap::table::warpdrive::{supports_widths, GROUP_SIZES};
-use warpmap::{CpuMultiMap, CpuTable, Gpu, HashTable, Key, MultiMap, Value};
+use warpmap::{CpuTable, Gpu, HashTable, Key, Value, WarpDrive, WarpDriveConfig};
 use warpmap::{InsertStrategy, Location, Stadium, StadiumConfig};
-use warpmap::{WarpDrive, WarpDriveConfig};
 
 /// A table behind the common trait, as the contract tests use it.
 pub type DynTable<K, V> = Box<dyn HashTable<K, V>>;
 
 /// A multimap behind the common trait, as the multimap contract tests use it.
-pub type DynMultiMap<K, V> = Box<dyn MultiMap<K, V>>;
+pub type DynMultiMap<K, V> = Box<dyn warpmap::MultiMap<K, V>>;
 
 /// The WarpDrive group sizes every contract test runs on (all that the scheme allows).
 pub const GPU_GROUP_SIZES: [u32; 6] = GROUP_SIZES;
@@ -248,19 +247,20 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
     v
 }
 
-/// Every [`MultiMap`] backend present on this machine, each holding at least `capacity` pairs:
+/// Every [`MultiMap`](warpmap::MultiMap) backend present on this machine, each holding at least `capacity` pairs:
 /// the CPU multimap (default shards and a single shard). A GPU multimap is one more line in the
 /// `if let Some(gpu)` block (the slab hash: `v.push(("slab".into(), Box::new(...)))`).
 pub fn multimap_backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynMultiMap<K, V>)> {
     let v: Vec<(String, DynMultiMap<K, V>)> = vec![
         (
             "cpu".into(),
-            Box::new(CpuMultiMap::<K, V>::new(capacity).expect("CpuMultiMap::new")),
+            Box::new(warpmap::CpuMultiMap::<K, V>::new(capacity).expect("CpuMultiMap::new")),
         ),
         (
             "cpu/1-shard".into(),
             Box::new(
-                CpuMultiMap::<K, V>::with_shards(capacity, 1).expect("CpuMultiMap::with_shards"),
+                warpmap::CpuMultiMap::<K, V>::with_shards(capacity, 1)
+                    .expect("CpuMultiMap::with_shards"),
             ),
         ),
     ];
@@ -286,7 +286,7 @@ pub fn value_multiset<V: Value>(values: &[V]) -> Vec<Vec<u8>> {
 /// every oracle key and of `absent` keys (which must have no values).
 pub fn assert_multimap_matches<K: Key, V: Value>(
     name: &str,
-    map: &dyn MultiMap<K, V>,
+    map: &dyn warpmap::MultiMap<K, V>,
     oracle: &HashMap<K, Vec<V>>,
     absent: &[K],
 ) {
