@@ -47,19 +47,28 @@ pub enum Error {
         /// Bytes free on the device when asked (0 when unknown).
         free_bytes: u64,
     },
-    /// Some keys of an insert batch could not be placed (probe limit reached or table full).
-    /// They are not in the table; every other key of the batch is. Use
+    /// Some keys of an insert could not be placed (probe limit reached or table full). They are
+    /// not in the table; every other key of the batch is. Use
     /// [`HashTable::insert_with_status`](crate::HashTable::insert_with_status) to learn which.
-    #[error("table full: {failed} of {batch} keys could not be placed (capacity {capacity})")]
+    ///
+    /// `batch` is the size of the batch the keys came from, or 0 when they came from the
+    /// asynchronous inserts that [`DeviceHashTable::synchronize`] reports (one or several
+    /// batches since the last report; their total is not tracked): the message then says so
+    /// instead of "N of 0 keys". Build it with [`Error::table_full`] or
+    /// [`Error::table_full_async`].
+    ///
+    /// [`DeviceHashTable::synchronize`]: crate::DeviceHashTable::synchronize
+    #[error("{}", table_full_message(*.failed, *.batch, *.capacity))]
     TableFull {
-        /// How many keys of the batch failed.
+        /// How many keys failed.
         failed: usize,
-        /// The batch size.
+        /// The batch size; 0 for the failures of asynchronous inserts (see above).
         batch: usize,
         /// The table's capacity in slots.
         capacity: usize,
     },
-    /// A kernel reported a status it should never report (a bug or a corrupted table).
+    /// A kernel reported a status it should never report (a bug or a corrupted table). `bits`
+    /// is never 0: a count that disagrees with what was found is [`Error::CountMismatch`].
     #[error("kernel status error in {kernel}: status bits {bits:#x} ({names})")]
     KernelStatus {
         /// The kernel.
@@ -68,6 +77,21 @@ pub enum Error {
         bits: u32,
         /// The bits' names.
         names: String,
+    },
+    /// A count the table keeps and what an operation found disagree: a retrieve found a
+    /// different number of pairs than the stored count says, a rehash placed fewer keys than it
+    /// moved. A bug or a corrupted table, never the caller's input.
+    #[error(
+        "count mismatch in {operation}: expected {expected}, got {got} (a bug or a corrupted table)"
+    )]
+    CountMismatch {
+        /// What disagreed, e.g. `"warpdrive retrieve: stored pairs"`, `"stadium rehash: keys
+        /// placed"`.
+        operation: String,
+        /// What the count says.
+        expected: usize,
+        /// What the operation found.
+        got: usize,
     },
     /// The caller's input is not acceptable (mismatched lengths, capacity 0, ...).
     #[error("invalid input: {0}")]
@@ -92,6 +116,48 @@ impl Error {
     /// Shorthand for [`Error::InvalidInput`].
     pub fn invalid(msg: impl fmt::Display) -> Self {
         Error::InvalidInput(msg.to_string())
+    }
+
+    /// [`Error::TableFull`] for a batch of `batch` keys of which `failed` could not be placed.
+    ///
+    /// ```
+    /// let e = warpmap::Error::table_full(3, 1000, 998);
+    /// assert_eq!(e.to_string(), "table full: 3 of 1000 keys could not be placed (capacity 998)");
+    /// ```
+    pub fn table_full(failed: usize, batch: usize, capacity: usize) -> Self {
+        Error::TableFull {
+            failed,
+            batch,
+            capacity,
+        }
+    }
+
+    /// [`Error::TableFull`] for the asynchronous inserts reported by
+    /// [`DeviceHashTable::synchronize`](crate::DeviceHashTable::synchronize): `failed` keys
+    /// since the last report, out of a total that is not known (`batch` is 0).
+    ///
+    /// ```
+    /// let e = warpmap::Error::table_full_async(3, 998);
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "table full: 3 keys of the asynchronous inserts since the last synchronize could not \
+    ///      be placed (capacity 998)"
+    /// );
+    /// ```
+    pub fn table_full_async(failed: usize, capacity: usize) -> Self {
+        Error::table_full(failed, 0, capacity)
+    }
+}
+
+/// The message of [`Error::TableFull`]: `batch` 0 means the asynchronous report.
+fn table_full_message(failed: usize, batch: usize, capacity: usize) -> String {
+    if batch == 0 {
+        format!(
+            "table full: {failed} keys of the asynchronous inserts since the last synchronize \
+             could not be placed (capacity {capacity})"
+        )
+    } else {
+        format!("table full: {failed} of {batch} keys could not be placed (capacity {capacity})")
     }
 }
 

@@ -12,7 +12,7 @@ pub mod keygen;
 pub mod status;
 pub mod table;
 
-pub use cpu::CpuTable;
+pub use cpu::{CpuMultiMap, CpuTable};
 pub use device::{DeviceBuffer, Gpu, HostPages, MappedBuffer, PinnedBuffer};
 pub use error::{Error, Result};
 pub use hash::HashFunction;
@@ -20,4 +20,4 @@ pub use key::{Key, Value};
 pub use status::InsertStatus;
 pub use table::stadium::{InsertStrategy, Location, Stadium, StadiumConfig};
 pub use table::warpdrive::{WarpDrive, WarpDriveConfig};
-pub use table::{Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};
+pub use table::{Backend, DeviceHashTable, HashTable, InsertMode, MixedOp, MultiMap};

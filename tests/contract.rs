@@ -374,6 +374,17 @@ fn rehash<K: Key, V: Value>() {
     for (name, mut t) in backends::<K, V>(CAP) {
         let mut rng = SplitMix64::new(seed_for::<K, V>(9));
         let cap = t.capacity();
+        // Capacity 0 is invalid input for every table, empty or not.
+        let refused = |t: &mut DynTable<K, V>, what: &str| {
+            let err = t.rehash(0).unwrap_err();
+            assert!(
+                matches!(err, Error::InvalidInput(_)),
+                "{name}: rehash(0) of {what}: {err}"
+            );
+            assert_eq!(t.capacity(), cap, "{name}: rehash(0) of {what} changed it");
+        };
+        refused(&mut t, "an empty table");
+        assert!(t.is_empty().unwrap(), "{name}");
         let keys = unique_keys::<K>(&mut rng, cap * 9 / 10 + cap, false);
         let (first, more) = keys.split_at(cap * 9 / 10);
         let values: Vec<V> = first.iter().map(|&k| value_for(k, 0)).collect();
@@ -385,6 +396,7 @@ fn rehash<K: Key, V: Value>() {
             oracle.remove(k);
         }
 
+        refused(&mut t, "a filled table");
         let err = t.rehash(oracle.len() - 1).unwrap_err();
         assert!(
             matches!(err, warpmap::Error::InvalidInput(_)),
@@ -561,6 +573,7 @@ fn mixed_batch<K: Key, V: Value>() {
                         assert_eq!(out[i], poison, "{name}: out {i} written for a miss");
                     }
                 }
+                op => unreachable!("{name}: no {op:?} in this batch"),
             }
         }
         let mut oracle: HashMap<K, V> = old.iter().copied().zip(v0).collect();
@@ -577,6 +590,255 @@ fn mixed_batch<K: Key, V: Value>() {
             matches!(bad, Err(warpmap::Error::InvalidInput(_))),
             "{name}: {bad:?}"
         );
+    }
+}
+
+/// `reserve`: a no-op (same capacity) while the room is there, an `InvalidInput` on overflow;
+/// otherwise it grows so that `len + additional` keys fit at the table's `max_load_factor`, and
+/// then inserting that many new keys never fails. Exact on the CPU: capacity `len + additional`.
+fn reserve<K: Key, V: Value>() {
+    const CAP: usize = 1 << 12;
+    for (name, mut t) in backends::<K, V>(CAP) {
+        let mut rng = SplitMix64::new(seed_for::<K, V>(14));
+        let cap = t.capacity();
+        let max_load = t.max_load_factor();
+        assert!(
+            max_load > 0.0 && max_load <= 1.0,
+            "{name}: max_load_factor {max_load}"
+        );
+        let fits = |capacity: usize| {
+            if max_load >= 1.0 {
+                capacity
+            } else {
+                (capacity as f64 * max_load) as usize
+            }
+        };
+        let additional = 2 * cap;
+        let keys = unique_keys::<K>(&mut rng, cap / 4 + additional, true);
+        let (first, more) = keys.split_at(cap / 4);
+        let values: Vec<V> = first.iter().map(|&k| value_for(k, 0)).collect();
+        t.insert(first, &values).unwrap();
+        let mut oracle: HashMap<K, V> = first.iter().copied().zip(values).collect();
+
+        // Room enough: nothing changes.
+        let room = fits(cap) - oracle.len();
+        for n in [0, 1, room] {
+            t.reserve(n)
+                .unwrap_or_else(|e| panic!("{name}: reserve({n}) with room {room}: {e}"));
+            assert_eq!(t.capacity(), cap, "{name}: reserve({n}) with room {room}");
+        }
+        let err = t.reserve(usize::MAX).unwrap_err();
+        assert!(matches!(err, Error::InvalidInput(_)), "{name}: {err}");
+        assert_eq!(t.capacity(), cap, "{name}: a refused reserve");
+        assert_matches(&format!("{name} after reserves"), t.as_ref(), &oracle);
+
+        // Growth.
+        t.reserve(additional)
+            .unwrap_or_else(|e| panic!("{name}: reserve({additional}): {e}"));
+        let grown = t.capacity();
+        assert!(
+            fits(grown) >= oracle.len() + additional,
+            "{name}: capacity {grown} at load {max_load} cannot hold {} + {additional}",
+            oracle.len()
+        );
+        if t.scheme() == "cpu" {
+            assert_eq!(grown, oracle.len() + additional, "{name}: exact on the CPU");
+        }
+        assert_matches(&format!("{name} after growing"), t.as_ref(), &oracle);
+        t.reserve(additional).unwrap();
+        assert_eq!(t.capacity(), grown, "{name}: a second reserve moved it");
+
+        let values: Vec<V> = more.iter().map(|&k| value_for(k, 1)).collect();
+        let mut st = statuses(more.len());
+        let failed = t.insert_with_status(more, &values, &mut st).unwrap();
+        assert_eq!(failed, 0, "{name}: inserts after reserve failed");
+        oracle.extend(more.iter().copied().zip(values));
+        assert_matches(&format!("{name} filled after reserve"), t.as_ref(), &oracle);
+    }
+}
+
+/// Mixed batches that erase. On the tables that support it (the CPU backend; every scheme but
+/// WarpDrive and Stadium, see `common::erases_in_mixed_batches`), checked against the oracle:
+/// a key present before and erased once or twice is gone and reported erased exactly once; an
+/// absent key's erase reports nothing; finds and inserts of keys nobody erases behave as
+/// always; for a key that is both erased and found or inserted in the batch, every output
+/// agrees with one order of those operations and the table ends in the state that order
+/// leaves. Erase operations write only `found`; inserts leave it alone. WarpDrive and Stadium
+/// refuse such a batch with `Unsupported` and change nothing.
+fn mixed_erase<K: Key, V: Value>() {
+    use warpmap::MixedOp::{self, Erase, Find, Insert};
+    const CAP: usize = 1 << 12;
+    for (name, mut t) in backends::<K, V>(CAP) {
+        let mut rng = SplitMix64::new(seed_for::<K, V>(15));
+        // Sentinel keys, 0 and 1 first: they are among the keys erased once.
+        let pool = unique_keys::<K>(&mut rng, 1400, true);
+        let (old, new) = pool.split_at(800);
+        let v0: Vec<V> = old.iter().map(|&k| value_for(k, 0)).collect();
+        t.insert(old, &v0).unwrap();
+        let before: HashMap<K, V> = old.iter().copied().zip(v0).collect();
+
+        let (erased_once, erased_twice) = (&old[..150], &old[150..200]);
+        let (kept, race_find, race_update) = (&old[200..500], &old[600..700], &old[700..800]);
+        let (inserted, race_insert) = (&new[..300], &new[300..400]);
+        let (absent_erase, absent_find) = (&new[400..500], &new[500..600]);
+        let mut batch: Vec<(MixedOp, K, V)> = Vec::new();
+        let mut push = |keys: &[K], ops: &[MixedOp]| {
+            for &k in keys {
+                for &op in ops {
+                    batch.push((op, k, value_for(k, 1)));
+                }
+            }
+        };
+        push(erased_once, &[Erase]);
+        push(erased_twice, &[Erase, Erase]);
+        push(kept, &[Find]);
+        push(race_find, &[Find, Erase]);
+        push(race_update, &[Insert, Erase]);
+        push(inserted, &[Insert]);
+        push(race_insert, &[Insert, Erase]);
+        push(absent_erase, &[Erase]);
+        push(absent_find, &[Find]);
+        for i in (1..batch.len()).rev() {
+            let j = rng.index(i + 1);
+            batch.swap(i, j);
+        }
+        let ops: Vec<MixedOp> = batch.iter().map(|b| b.0).collect();
+        let bkeys: Vec<K> = batch.iter().map(|b| b.1).collect();
+        let bvals: Vec<V> = batch.iter().map(|b| b.2).collect();
+        let n = batch.len();
+        let poison = V::from_bits(0x5a5a_5a5a_5a5a_5a5a);
+        let mut st = statuses(n);
+        let mut out = vec![poison; n];
+        let mut found = vec![true; n];
+
+        let bad = t.mixed_batch(&ops[1..], &bkeys, &bvals, &mut st, &mut out, &mut found);
+        assert!(
+            matches!(bad, Err(Error::InvalidInput(_))),
+            "{name}: {bad:?}"
+        );
+
+        let result = t.mixed_batch(&ops, &bkeys, &bvals, &mut st, &mut out, &mut found);
+        if !erases_in_mixed_batches(t.scheme()) {
+            match result {
+                Err(Error::Unsupported(why)) => assert!(why.contains(t.scheme()), "{name}: {why}"),
+                other => panic!("{name}: a mixed batch with erases gave {other:?}"),
+            }
+            assert!(
+                st.iter().all(|s| s.0 == 0xdead_beef),
+                "{name}: status written"
+            );
+            assert!(out.iter().all(|v| *v == poison), "{name}: out written");
+            assert!(found.iter().all(|&f| f), "{name}: found written");
+            assert_matches(
+                &format!("{name} after a refused batch"),
+                t.as_ref(),
+                &before,
+            );
+            continue;
+        }
+        let failed = result.unwrap_or_else(|e| panic!("{name}: mixed batch with erases: {e}"));
+        assert_eq!(failed, 0, "{name}: failed inserts");
+
+        // Per key: the outputs of its operations, in batch order.
+        let mut by_key: HashMap<K, Vec<usize>> = HashMap::new();
+        for (i, k) in bkeys.iter().enumerate() {
+            by_key.entry(*k).or_default().push(i);
+        }
+        for i in 0..n {
+            let what = format!("{name}: op {i} ({:?} {:?})", ops[i], bkeys[i]);
+            match ops[i] {
+                Insert => {
+                    assert!(st[i].is_ok(), "{what}: {:?}", st[i]);
+                    assert!(found[i], "{what}: found written by an insert");
+                    assert_eq!(out[i], poison, "{what}: out written by an insert");
+                }
+                Erase => {
+                    assert_eq!(st[i].0, 0xdead_beef, "{what}: status written by an erase");
+                    assert_eq!(out[i], poison, "{what}: out written by an erase");
+                }
+                Find => {
+                    assert_eq!(st[i].0, 0xdead_beef, "{what}: status written by a find");
+                    if found[i] {
+                        assert_eq!(out[i], value_for::<K, V>(bkeys[i], 0), "{what}: value");
+                    } else {
+                        assert_eq!(out[i], poison, "{what}: out written for a miss");
+                    }
+                }
+            }
+        }
+        let op_of = |k: &K, op: MixedOp| -> usize {
+            by_key[k].iter().copied().find(|&i| ops[i] == op).unwrap()
+        };
+        let mut oracle = before.clone();
+        for k in erased_once.iter().chain(race_find) {
+            assert!(found[op_of(k, Erase)], "{name}: erase of present {k:?}");
+            oracle.remove(k);
+        }
+        for k in erased_twice {
+            let reported = by_key[k].iter().filter(|&&i| found[i]).count();
+            assert_eq!(
+                reported, 1,
+                "{name}: {k:?} erased twice, reported {reported} times"
+            );
+            oracle.remove(k);
+        }
+        for k in kept {
+            assert!(found[op_of(k, Find)], "{name}: find of kept {k:?}");
+        }
+        for k in absent_erase.iter().chain(absent_find) {
+            assert!(!found[by_key[k][0]], "{name}: absent {k:?} found or erased");
+        }
+        for k in inserted {
+            oracle.insert(*k, value_for(*k, 1));
+        }
+        let stored = t.find(&pool).unwrap();
+        let stored: HashMap<K, V> = pool
+            .iter()
+            .zip(stored)
+            .filter_map(|(k, v)| v.map(|v| (*k, v)))
+            .collect();
+        // Insert + erase of a present key: the erase always removes a value (old or new); the
+        // key survives exactly when the erase ran first, and then the insert found it absent.
+        for k in race_update {
+            let (ins, era) = (op_of(k, Insert), op_of(k, Erase));
+            assert!(found[era], "{name}: erase of present {k:?}");
+            match stored.get(k) {
+                Some(v) => {
+                    assert_eq!(*v, value_for::<K, V>(*k, 1), "{name}: {k:?} value");
+                    assert!(!st[ins].was_update(), "{name}: {k:?} erased first: new");
+                    oracle.insert(*k, *v);
+                }
+                None => {
+                    assert!(st[ins].was_update(), "{name}: {k:?} inserted first: update");
+                    oracle.remove(k);
+                }
+            }
+        }
+        // Insert + erase of an absent key: erased exactly when the insert ran first.
+        for k in race_insert {
+            let (ins, era) = (op_of(k, Insert), op_of(k, Erase));
+            assert!(!st[ins].was_update(), "{name}: {k:?} was absent");
+            match stored.get(k) {
+                Some(v) => {
+                    assert!(!found[era], "{name}: {k:?} erased but present");
+                    assert_eq!(*v, value_for::<K, V>(*k, 1), "{name}: {k:?} value");
+                    oracle.insert(*k, *v);
+                }
+                None => assert!(found[era], "{name}: {k:?} gone but not reported erased"),
+            }
+        }
+        assert_matches(&format!("{name} after mixed erases"), t.as_ref(), &oracle);
+        if t.scheme() == "cpu" {
+            // The CPU runs each key's operations in batch order.
+            for k in race_find {
+                let (f, e) = (op_of(k, Find), op_of(k, Erase));
+                assert_eq!(found[f], f < e, "{name}: CPU order of {k:?}");
+            }
+            for k in race_insert {
+                let (i, e) = (op_of(k, Insert), op_of(k, Erase));
+                assert_eq!(stored.contains_key(k), e < i, "{name}: CPU order of {k:?}");
+            }
+        }
     }
 }
 
@@ -976,6 +1238,14 @@ macro_rules! contract {
                 super::mixed_batch::<$k, $v>();
             }
             #[test]
+            fn reserve() {
+                super::reserve::<$k, $v>();
+            }
+            #[test]
+            fn mixed_erase() {
+                super::mixed_erase::<$k, $v>();
+            }
+            #[test]
             fn full_table() {
                 super::full_table::<$k, $v>();
             }
@@ -1180,12 +1450,15 @@ mod gpu {
             let dv = gpu.upload(&values).unwrap();
             t.insert_device_async(&dk, &dv, None).unwrap();
             match t.synchronize() {
-                Err(Error::TableFull { failed, .. }) => {
+                Err(e @ Error::TableFull { failed, batch, .. }) => {
                     assert_eq!(
                         failed,
                         keys.len() - cap,
                         "{name}: failures reported by synchronize"
-                    )
+                    );
+                    // The asynchronous report does not know its batch, and says so.
+                    assert_eq!(batch, 0, "{name}: {e}");
+                    assert!(e.to_string().contains("asynchronous"), "{name}: {e}");
                 }
                 other => panic!("{name}: synchronize after overflow gave {other:?}, not TableFull"),
             }

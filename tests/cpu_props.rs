@@ -9,6 +9,12 @@
 //! - `capacity_rule_*`: never more than `capacity` keys; an insert fails exactly when there is no
 //!   room (new distinct keys beyond the free places), and the failed keys are absent.
 //! - `shared_writers_respect_capacity`: threads inserting through `&self` at once.
+//! - `mixed_batches_replay_in_batch_order_*`: mixed batches of inserts, finds and erases give
+//!   the outputs and the state of running their operations one by one in batch order.
+//! - `multimap_ops_match_oracle_*`: arbitrary sequences of `CpuMultiMap` inserts (duplicate keys
+//!   and equal pairs), erase_all, find_all, count and clear against a `HashMap<K, Vec<V>>`
+//!   oracle that keeps insertion order (what the CPU multimap promises), at a small capacity:
+//!   exactly `min(batch, room)` pairs are placed, the refused ones are absent.
 
 mod common;
 
@@ -17,7 +23,9 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use std::collections::{HashMap, HashSet};
 use warpmap::status::{OK, TABLE_FULL, UPDATED};
-use warpmap::{CpuTable, Error, HashTable, InsertStatus, Key, Value};
+use warpmap::{
+    CpuMultiMap, CpuTable, Error, HashTable, InsertStatus, Key, MixedOp, MultiMap, Value,
+};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -227,6 +235,201 @@ fn run_ops<K: Key, V: Value>(capacity: usize, shards: usize, key_space: u8, ops:
 
 const KEY_SPACE: u8 = 24;
 
+/// Mixed batches (op, key index, value bits) on a table with room for every key, replayed one
+/// operation at a time in batch order on the oracle: every output and the final state agree.
+/// Outputs of the other kinds of operation stay untouched.
+fn run_mixed<K: Key, V: Value>(shards: usize, batches: &[Vec<(u8, u8, u64)>]) {
+    let mut t = CpuTable::<K, V>::with_shards(1 << 10, shards).unwrap();
+    let mut oracle: HashMap<K, V> = HashMap::new();
+    let marker = V::from_bits(0x1234_5678_9abc_def0);
+    for (b, batch) in batches.iter().enumerate() {
+        let ops: Vec<MixedOp> = batch
+            .iter()
+            .map(|&(op, _, _)| [MixedOp::Insert, MixedOp::Find, MixedOp::Erase][op as usize % 3])
+            .collect();
+        let keys: Vec<K> = batch.iter().map(|&(_, k, _)| key_of(k)).collect();
+        let values: Vec<V> = batch.iter().map(|&(_, _, v)| V::from_bits(v)).collect();
+        let n = batch.len();
+        let mut st = vec![InsertStatus(0xdead_beef); n];
+        let mut out = vec![marker; n];
+        let mut found = vec![true; n];
+        let failed = t
+            .mixed_batch(&ops, &keys, &values, &mut st, &mut out, &mut found)
+            .unwrap();
+        assert_eq!(failed, 0, "batch {b}");
+        for i in 0..n {
+            let (what, k) = (format!("batch {b} op {i} {:?}", ops[i]), keys[i]);
+            match ops[i] {
+                MixedOp::Insert => {
+                    let expect = if oracle.contains_key(&k) { UPDATED } else { OK };
+                    assert_eq!(st[i].0, expect, "{what}: status");
+                    assert!(found[i] && out[i] == marker, "{what}: other outputs");
+                    oracle.insert(k, values[i]);
+                }
+                MixedOp::Find => {
+                    let expect = oracle.get(&k);
+                    assert_eq!(found[i], expect.is_some(), "{what}: found");
+                    assert_eq!(out[i], *expect.unwrap_or(&marker), "{what}: value");
+                    assert_eq!(st[i].0, 0xdead_beef, "{what}: status written");
+                }
+                MixedOp::Erase => {
+                    assert_eq!(found[i], oracle.remove(&k).is_some(), "{what}: erased");
+                    assert_eq!(st[i].0, 0xdead_beef, "{what}: status written");
+                    assert_eq!(out[i], marker, "{what}: out written");
+                }
+            }
+        }
+        assert_eq!(t.len().unwrap(), oracle.len(), "batch {b}: len");
+    }
+    check_state(&t, &oracle, KEY_SPACE, "after mixed batches");
+}
+
+#[derive(Clone, Debug)]
+enum MultiOp {
+    /// (key index, value) pairs (a small value space, so that equal pairs recur); `true`:
+    /// through `insert_with_status`, else `insert`.
+    Insert(Vec<(u8, u8)>, bool),
+    EraseAll(Vec<u8>),
+    FindAll(Vec<u8>),
+    Count(Vec<u8>),
+    Clear,
+}
+
+fn multi_op_strategy(key_space: u8, max_batch: usize) -> impl Strategy<Value = MultiOp> {
+    let keys = move || prop::collection::vec(0..key_space, 0..max_batch);
+    prop_oneof![
+        5 => (prop::collection::vec((0..key_space, 0u8..4), 0..max_batch), any::<bool>())
+            .prop_map(|(b, with_status)| MultiOp::Insert(b, with_status)),
+        2 => keys().prop_map(MultiOp::EraseAll),
+        2 => keys().prop_map(MultiOp::FindAll),
+        1 => keys().prop_map(MultiOp::Count),
+        1 => Just(MultiOp::Clear),
+    ]
+}
+
+/// Whether `sub` is `full` with some elements left out (order kept).
+fn is_subsequence<V: PartialEq>(sub: &[V], full: &[V]) -> bool {
+    let mut rest = full.iter();
+    sub.iter().all(|x| rest.any(|y| y == x))
+}
+
+fn run_multimap_ops<K: Key, V: Value>(capacity: usize, shards: usize, ops: &[MultiOp]) {
+    let mut m = CpuMultiMap::<K, V>::with_shards(capacity, shards).unwrap();
+    let mut oracle: HashMap<K, Vec<V>> = HashMap::new();
+    let pairs = |o: &HashMap<K, Vec<V>>| o.values().map(Vec::len).sum::<usize>();
+    for (n, op) in ops.iter().enumerate() {
+        let what = format!("<{}, {}> op {n} {op:?}", K::NAME, V::NAME);
+        match op {
+            MultiOp::Insert(batch, with_status) => {
+                let keys: Vec<K> = batch.iter().map(|&(i, _)| key_of(i)).collect();
+                let values: Vec<V> = batch.iter().map(|&(_, v)| V::from_bits(v as u64)).collect();
+                let room = capacity - pairs(&oracle);
+                let refused = keys.len().saturating_sub(room);
+                if *with_status {
+                    let mut st = vec![InsertStatus(0xdead_beef); keys.len()];
+                    let failed = m.insert_with_status(&keys, &values, &mut st).unwrap();
+                    assert_eq!(failed, refused, "{what}: failures");
+                    for (i, s) in st.iter().enumerate() {
+                        match s.0 {
+                            OK => oracle.entry(keys[i]).or_default().push(values[i]),
+                            TABLE_FULL => {}
+                            other => panic!("{what}: status {other:#x} at {i}"),
+                        }
+                    }
+                } else {
+                    match m.insert(&keys, &values) {
+                        Ok(()) => assert_eq!(refused, 0, "{what}: Ok without room"),
+                        Err(Error::TableFull {
+                            failed,
+                            batch,
+                            capacity: c,
+                        }) => {
+                            assert_eq!(
+                                (failed, batch, c),
+                                (refused, keys.len(), capacity),
+                                "{what}"
+                            );
+                        }
+                        Err(e) => panic!("{what}: insert: {e}"),
+                    }
+                    // Which pairs won the last places is a race between shards: each key got
+                    // a subsequence of its batch values, `room` pairs in all.
+                    let distinct: Vec<K> = keys
+                        .iter()
+                        .copied()
+                        .collect::<HashSet<K>>()
+                        .into_iter()
+                        .collect();
+                    let (offsets, got) = m.find_all(&distinct).unwrap();
+                    let mut placed = 0;
+                    for (j, k) in distinct.iter().enumerate() {
+                        let now = &got[offsets[j]..offsets[j + 1]];
+                        let old = oracle.get(k).map_or(&[][..], Vec::as_slice);
+                        assert!(now.starts_with(old), "{what}: {k:?} lost values");
+                        let mine: Vec<V> = keys
+                            .iter()
+                            .zip(&values)
+                            .filter(|(x, _)| *x == k)
+                            .map(|(_, v)| *v)
+                            .collect();
+                        assert!(
+                            is_subsequence(&now[old.len()..], &mine),
+                            "{what}: {k:?} new values"
+                        );
+                        placed += now.len() - old.len();
+                        oracle.insert(*k, now.to_vec());
+                    }
+                    assert_eq!(placed, keys.len() - refused, "{what}: placed");
+                }
+            }
+            MultiOp::EraseAll(idx) => {
+                let keys: Vec<K> = idx.iter().map(|&i| key_of(i)).collect();
+                let distinct: HashSet<K> = keys.iter().copied().collect();
+                let expect: usize = distinct
+                    .iter()
+                    .map(|k| oracle.remove(k).map_or(0, |v| v.len()))
+                    .sum();
+                assert_eq!(m.erase_all(&keys).unwrap(), expect, "{what}: erased");
+            }
+            MultiOp::FindAll(idx) => {
+                let keys: Vec<K> = idx.iter().map(|&i| key_of(i)).collect();
+                let (offsets, got) = m.find_all(&keys).unwrap();
+                assert_eq!(offsets.len(), keys.len() + 1, "{what}: offsets");
+                for (i, k) in keys.iter().enumerate() {
+                    let want = oracle.get(k).map_or(&[][..], Vec::as_slice);
+                    // Insertion order, exactly.
+                    assert_eq!(&got[offsets[i]..offsets[i + 1]], want, "{what}: {k:?}");
+                }
+                assert_eq!(got.len(), offsets[keys.len()], "{what}: values");
+            }
+            MultiOp::Count(idx) => {
+                let keys: Vec<K> = idx.iter().map(|&i| key_of(i)).collect();
+                let expect: Vec<usize> = keys
+                    .iter()
+                    .map(|k| oracle.get(k).map_or(0, Vec::len))
+                    .collect();
+                assert_eq!(m.count(&keys).unwrap(), expect, "{what}");
+            }
+            MultiOp::Clear => {
+                m.clear().unwrap();
+                oracle.clear();
+            }
+        }
+        assert_eq!(m.len().unwrap(), pairs(&oracle), "{what}: len");
+        assert!(m.len().unwrap() <= capacity, "{what}: over capacity");
+    }
+    let (keys, values) = m.retrieve_all().unwrap();
+    let mut got: HashMap<K, Vec<V>> = HashMap::new();
+    for (k, v) in keys.into_iter().zip(values) {
+        got.entry(k).or_default().push(v);
+    }
+    oracle.retain(|_, v| !v.is_empty());
+    assert_eq!(
+        got, oracle,
+        "final retrieve_all (per key in insertion order)"
+    );
+}
+
 fn shard_counts() -> impl Strategy<Value = usize> {
     select(vec![1usize, 2, 4, 64])
 }
@@ -354,5 +557,49 @@ proptest! {
         for (k, v) in keys.iter().zip(&values) {
             prop_assert!(candidates[k].contains(v), "key {} holds a value never inserted", k);
         }
+    }
+    #[test]
+    fn mixed_batches_replay_in_batch_order_u32_u32(
+        shards in shard_counts(),
+        batches in prop::collection::vec(
+            prop::collection::vec((0u8..3, 0..KEY_SPACE, any::<u64>()), 0..60), 1..6),
+    ) {
+        run_mixed::<u32, u32>(shards, &batches);
+    }
+
+    #[test]
+    fn mixed_batches_replay_in_batch_order_b32_u64(
+        shards in shard_counts(),
+        batches in prop::collection::vec(
+            prop::collection::vec((0u8..3, 0..KEY_SPACE, any::<u64>()), 0..60), 1..6),
+    ) {
+        run_mixed::<[u8; 32], u64>(shards, &batches);
+    }
+
+    #[test]
+    fn multimap_ops_match_oracle_u32_u32(
+        capacity in 1usize..64,
+        shards in shard_counts(),
+        ops in prop::collection::vec(multi_op_strategy(KEY_SPACE, 40), 1..40),
+    ) {
+        run_multimap_ops::<u32, u32>(capacity, shards, &ops);
+    }
+
+    #[test]
+    fn multimap_ops_match_oracle_i64_u64(
+        capacity in 1usize..64,
+        shards in shard_counts(),
+        ops in prop::collection::vec(multi_op_strategy(KEY_SPACE, 40), 1..40),
+    ) {
+        run_multimap_ops::<i64, u64>(capacity, shards, &ops);
+    }
+
+    #[test]
+    fn multimap_ops_match_oracle_b16_b32(
+        capacity in 1usize..64,
+        shards in shard_counts(),
+        ops in prop::collection::vec(multi_op_strategy(KEY_SPACE, 40), 1..40),
+    ) {
+        run_multimap_ops::<[u8; 16], [u8; 32]>(capacity, shards, &ops);
     }
 }

@@ -1,21 +1,23 @@
-//! The CPU backend: [`CpuTable`], the [`HashTable`] API and semantics on host threads.
+//! The CPU backend: [`CpuTable`] (the [`HashTable`] API and semantics on host threads) and
+//! [`CpuMultiMap`] (the [`MultiMap`](crate::MultiMap) API).
 //!
 //! It is the fallback where no GPU is present, the reference the GPU schemes are compared with,
 //! and the CPU peer in benchmarks.
 //!
 //! # Design
 //!
-//! The table is `S` shards (a power of two), each a `Mutex<HashMap<K, V>>`. A key goes to shard
+//! A table is `S` shards (a power of two), each a `Mutex<HashMap<K, _>>` (a value per key for
+//! [`CpuTable`], a `Vec` of values for [`CpuMultiMap`]). A key goes to shard
 //! `hash_key(key.to_bits(), seed) & (S - 1)` ([`crate::hash::hash_key`], the kernels' hash; for
 //! keys wider than 8 bytes `to_bits` is a digest of every byte, [`crate::key::digest`]). A
 //! batch is partitioned by shard in parallel (rayon), keeping batch order within each shard, and
 //! then every shard with work processes its part of the batch under its lock, shards in parallel.
 //! Results are scattered back to the caller's per-key outputs in parallel.
 //!
-//! The capacity is a hard limit on the number of stored keys, as on the GPU: a counter of stored
-//! keys is shared by all shards, and a new key reserves one unit with a compare-exchange loop
-//! before it is added. A new key that finds no unit left is not stored and gets
-//! [`status::TABLE_FULL`]; an update of a present key always succeeds.
+//! The capacity is a hard limit on the number of stored keys (pairs, for the multimap), as on
+//! the GPU: a counter of stored items is shared by all shards, and a new one reserves one unit
+//! with a compare-exchange loop before it is added. A new key (pair) that finds no unit left is
+//! not stored and gets [`status::TABLE_FULL`]; an update of a present key always succeeds.
 //!
 //! There are no sentinel keys on the CPU: every key value is stored the same way (and
 //! [`status::SENTINEL_KEY`] is never reported).
@@ -25,121 +27,27 @@
 //! [`CpuTable::insert_shared`], [`CpuTable::erase_shared`]), so that several threads can write
 //! into one table at once; the table is then linearizable per key.
 
+mod multimap;
+mod shards;
+
+pub use multimap::CpuMultiMap;
+
 use crate::error::check_same_len;
-use crate::hash::{fmix64, hash_key};
 use crate::key::{Key, Value};
 use crate::status::{self, InsertStatus};
 use crate::table::{Backend, HashTable, InsertMode, MixedOp};
 use crate::{Error, Result};
 use rayon::prelude::*;
+use shards::{map_bytes, ShardMap, Shards};
 use std::collections::hash_map::Entry;
-use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
-/// The seed of the hash that routes keys to shards.
-pub const DEFAULT_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+/// The seed of the hash that routes keys to shards (the library's one default seed).
+pub use crate::hash::DEFAULT_SEED;
+
 /// The most shards a table may have.
 pub const MAX_SHARDS: usize = 1 << 16;
-/// The seed of the shards' own hash maps; differs from the routing seed so that the keys of one
-/// shard (which share their low routing bits) spread over the whole map.
-const MAP_SEED: u64 = 0x2545_f491_4f6c_dd1d;
-/// The fewest keys a partition chunk holds (smaller batches are one chunk).
-const MIN_CHUNK: usize = 4096;
 
-/// The hasher of the shards' maps: the kernels' `fmix64` finaliser over the key's bytes, 8 at a
-/// time (keys are plain old data, so a keyed cryptographic hash buys nothing here and costs
-/// time).
-#[derive(Clone, Copy, Debug)]
-struct MapHashBuilder;
-
-impl BuildHasher for MapHashBuilder {
-    type Hasher = MapHasher;
-    fn build_hasher(&self) -> MapHasher {
-        MapHasher(MAP_SEED)
-    }
-}
-
-/// See [`MapHashBuilder`].
-struct MapHasher(u64);
-
-impl Hasher for MapHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        // Wide keys (u128, byte arrays) come here; u32 / u64 / i32 / i64 call write_u32 /
-        // write_u64. Every byte feeds the state through a bijection, so keys that differ in one
-        // 8-byte word (in the last byte, say) never hash alike.
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i as u64);
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = fmix64(i ^ self.0).wrapping_add(0x9e37_79b9_7f4a_7c15);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type Shard<K, V> = HashMap<K, V, MapHashBuilder>;
-
-/// A batch split by shard: `lists[c][s]` holds the offsets (relative to the start of chunk `c`,
-/// which is `c * chunk`) of the keys of chunk `c` that belong to shard `s`, in batch order.
-struct Partition {
-    chunk: usize,
-    lists: Vec<Vec<Vec<u32>>>,
-}
-
-impl Partition {
-    /// How many keys of the batch belong to shard `s`.
-    fn count(&self, s: usize) -> usize {
-        self.lists.iter().map(|l| l[s].len()).sum()
-    }
-
-    /// The batch indices of shard `s`'s keys, in batch order.
-    fn indices(&self, s: usize) -> impl Iterator<Item = usize> + '_ {
-        let chunk = self.chunk;
-        self.lists
-            .iter()
-            .enumerate()
-            .flat_map(move |(c, l)| l[s].iter().map(move |&i| c * chunk + i as usize))
-    }
-
-    /// Writes `results[s][j]` (the result of shard `s`'s `j`-th key, in the order of
-    /// [`Partition::indices`]) into `out` at that key's batch index, in parallel over chunks.
-    fn scatter<R: Sync, O: Send>(
-        &self,
-        results: &[Vec<R>],
-        out: &mut [O],
-        put: impl Fn(&mut O, &R) + Sync,
-    ) {
-        let shards = results.len();
-        // starts[c][s]: where chunk c's keys begin in results[s].
-        let mut starts = Vec::with_capacity(self.lists.len());
-        let mut offset = vec![0usize; shards];
-        for l in &self.lists {
-            starts.push(offset.clone());
-            for (o, list) in offset.iter_mut().zip(l) {
-                *o += list.len();
-            }
-        }
-        out.par_chunks_mut(self.chunk)
-            .zip(self.lists.par_iter())
-            .zip(starts.par_iter())
-            .for_each(|((out, lists), starts)| {
-                for ((list, res), &start) in lists.iter().zip(results).zip(starts) {
-                    for (&i, r) in list.iter().zip(&res[start..]) {
-                        put(&mut out[i as usize], r);
-                    }
-                }
-            });
-    }
-}
+type Shard<K, V> = ShardMap<K, V>;
 
 /// A hash table on host threads, with the same API and semantics as the GPU tables.
 ///
@@ -182,22 +90,12 @@ impl Partition {
 /// # Ok(()) }
 /// ```
 pub struct CpuTable<K: Key, V: Value> {
-    shards: Box<[Mutex<Shard<K, V>>]>,
-    capacity: usize,
-    /// Keys stored (reserved before a new key is added, released after one is removed).
-    len: AtomicUsize,
-    seed: u64,
+    shards: Shards<Shard<K, V>>,
 }
 
 impl<K: Key, V: Value> std::fmt::Debug for CpuTable<K, V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CpuTable")
-            .field("key", &K::NAME)
-            .field("value", &V::NAME)
-            .field("capacity", &self.capacity)
-            .field("len", &self.len.load(Ordering::Relaxed))
-            .field("shards", &self.shards.len())
-            .finish()
+        self.shards.debug(f, "CpuTable", K::NAME, V::NAME)
     }
 }
 
@@ -206,51 +104,38 @@ impl<K: Key, V: Value> CpuTable<K, V> {
     /// rayon thread pool (4 per thread, a power of two, at most 1024, and not far above
     /// `capacity`). No memory is reserved up front: shards grow as keys arrive.
     ///
+    /// # Errors
+    ///
     /// [`Error::InvalidInput`] if `capacity` is 0.
     pub fn new(capacity: usize) -> Result<Self> {
-        let threads = rayon::current_num_threads().max(1);
-        let shards = (4 * threads).next_power_of_two().min(1024);
-        let shards = if capacity < shards {
-            capacity.max(1).next_power_of_two()
-        } else {
-            shards
-        };
-        Self::with_shards(capacity, shards)
+        Self::with_shards(capacity, Shards::<Shard<K, V>>::default_count(capacity))
     }
 
     /// An empty table of at most `capacity` keys in exactly `shards` shards.
     ///
+    /// # Errors
+    ///
     /// [`Error::InvalidInput`] if `capacity` is 0 or `shards` is not a power of two in
     /// `1..=`[`MAX_SHARDS`].
     pub fn with_shards(capacity: usize, shards: usize) -> Result<Self> {
-        if capacity == 0 {
-            return Err(Error::invalid("capacity must be at least 1"));
-        }
-        if !shards.is_power_of_two() || shards > MAX_SHARDS {
-            return Err(Error::invalid(format!(
-                "shard count {shards} must be a power of two between 1 and {MAX_SHARDS}"
-            )));
-        }
-        let shards = (0..shards)
-            .map(|_| Mutex::new(HashMap::with_hasher(MapHashBuilder)))
-            .collect();
         Ok(CpuTable {
-            shards,
-            capacity,
-            len: AtomicUsize::new(0),
-            seed: DEFAULT_SEED,
+            shards: Shards::new(capacity, shards)?,
         })
     }
 
     /// The number of shards.
     pub fn shards(&self) -> usize {
-        self.shards.len()
+        self.shards.count()
     }
 
     /// Inserts (or updates) every pair through `&self`, so that other threads may insert, erase
     /// or look up in the same table at the same time. Otherwise the same as
     /// [`HashTable::insert_with_status`]: one status per key, and the number of keys that could
     /// not be placed (their status is [`status::TABLE_FULL`]) is returned.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidInput`] if `values` or `status` differ in length from `keys`.
     pub fn insert_with_status_shared(
         &self,
         keys: &[K],
@@ -262,6 +147,10 @@ impl<K: Key, V: Value> CpuTable<K, V> {
 
     /// [`HashTable::insert_with_mode`] on a shared table (see
     /// [`insert_with_status_shared`](Self::insert_with_status_shared)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidInput`] if `values` or `status` differ in length from `keys`.
     pub fn insert_with_mode_shared(
         &self,
         keys: &[K],
@@ -274,25 +163,14 @@ impl<K: Key, V: Value> CpuTable<K, V> {
         if keys.is_empty() {
             return Ok(0);
         }
-        let part = self.partition(keys);
-        let results: Vec<Vec<u32>> = (0..self.shards.len())
-            .into_par_iter()
-            .map(|s| {
-                let n = part.count(s);
-                if n == 0 {
-                    return Vec::new();
-                }
-                let mut map = self.lock(s);
-                // Room for this part, but not beyond what the capacity can still admit.
-                let room = self
-                    .capacity
-                    .saturating_sub(self.len.load(Ordering::Relaxed));
-                map.reserve(n.min(room));
-                part.indices(s)
-                    .map(|i| self.insert_one(&mut map, keys[i], values[i], mode))
-                    .collect()
-            })
-            .collect();
+        let part = self.shards.partition(keys);
+        let results: Vec<Vec<u32>> = self.shards.run_shards(&part, |map, n, indices| {
+            // Room for this part, but not beyond what the capacity can still admit.
+            map.reserve(n.min(self.shards.room()));
+            indices
+                .map(|i| self.insert_one(map, keys[i], values[i], mode))
+                .collect()
+        });
         let failed = results
             .par_iter()
             .map(|r| {
@@ -301,103 +179,41 @@ impl<K: Key, V: Value> CpuTable<K, V> {
                     .count()
             })
             .sum();
-        part.scatter(&results, status, |out, &st| *out = InsertStatus(st));
+        part.scatter(&results, status, |out, _, &st| *out = InsertStatus(st));
         Ok(failed)
     }
 
     /// Inserts (or updates) every pair through `&self` (see
-    /// [`CpuTable::insert_with_status_shared`]). [`Error::TableFull`] if some keys could not be
-    /// placed; all others are in the table.
+    /// [`CpuTable::insert_with_status_shared`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidInput`] if `keys` and `values` differ in length; [`Error::TableFull`]
+    /// if some keys could not be placed (all others are in the table).
     pub fn insert_shared(&self, keys: &[K], values: &[V]) -> Result<()> {
         let mut status = vec![InsertStatus::default(); keys.len()];
         let failed = self.insert_with_status_shared(keys, values, &mut status)?;
         if failed > 0 {
-            return Err(Error::TableFull {
-                failed,
-                batch: keys.len(),
-                capacity: self.capacity,
-            });
+            return Err(Error::table_full(failed, keys.len(), self.capacity()));
         }
         Ok(())
     }
 
     /// Erases every key present through `&self` (other threads may use the table meanwhile);
     /// absent keys are ignored. Returns the number erased.
+    ///
+    /// # Errors
+    ///
+    /// None today; the `Result` keeps the signature of [`HashTable::erase`].
     pub fn erase_shared(&self, keys: &[K]) -> Result<usize> {
         if keys.is_empty() {
             return Ok(0);
         }
-        let part = self.partition(keys);
-        let erased = (0..self.shards.len())
-            .into_par_iter()
-            .map(|s| {
-                if part.count(s) == 0 {
-                    return 0;
-                }
-                let mut map = self.lock(s);
-                let mut erased = 0;
-                for i in part.indices(s) {
-                    if map.remove(&keys[i]).is_some() {
-                        self.len.fetch_sub(1, Ordering::AcqRel);
-                        erased += 1;
-                    }
-                }
-                erased
-            })
-            .sum();
-        Ok(erased)
-    }
-
-    fn shard_of(&self, key: K) -> usize {
-        (hash_key(key.to_bits(), self.seed) as usize) & (self.shards.len() - 1)
-    }
-
-    fn lock(&self, s: usize) -> MutexGuard<'_, Shard<K, V>> {
-        // A shard's lock is never held across code that can panic (only std map operations on
-        // plain-old-data keys), so a poisoned lock still guards a consistent map.
-        self.shards[s]
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Splits a batch by shard, in parallel over chunks of the batch.
-    fn partition(&self, keys: &[K]) -> Partition {
-        let shards = self.shards.len();
-        let threads = rayon::current_num_threads().max(1);
-        let chunk = keys
-            .len()
-            .div_ceil(4 * threads)
-            .clamp(MIN_CHUNK, u32::MAX as usize);
-        let lists = keys
-            .par_chunks(chunk)
-            .map(|ks| {
-                let mut lists = vec![Vec::new(); shards];
-                for (i, &k) in ks.iter().enumerate() {
-                    lists[self.shard_of(k)].push(i as u32);
-                }
-                lists
-            })
-            .collect();
-        Partition { chunk, lists }
-    }
-
-    /// Takes one unit of capacity for a new key; false when none is left.
-    fn reserve_one(&self) -> bool {
-        let mut stored = self.len.load(Ordering::Acquire);
-        loop {
-            if stored >= self.capacity {
-                return false;
-            }
-            match self.len.compare_exchange_weak(
-                stored,
-                stored + 1,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return true,
-                Err(now) => stored = now,
-            }
-        }
+        let part = self.shards.partition(keys);
+        let erased: Vec<usize> = self.shards.run_shards(&part, |map, _, indices| {
+            indices.filter(|&i| self.erase_one(map, keys[i])).count()
+        });
+        Ok(erased.into_iter().sum())
     }
 
     /// Inserts one pair into its (locked) shard; returns its status bits.
@@ -411,7 +227,7 @@ impl<K: Key, V: Value> CpuTable<K, V> {
                 InsertMode::IfAbsent => status::PRESENT,
             },
             Entry::Vacant(e) => {
-                if self.reserve_one() {
+                if self.shards.reserve_one() {
                     e.insert(value);
                     status::OK
                 } else {
@@ -421,37 +237,14 @@ impl<K: Key, V: Value> CpuTable<K, V> {
         }
     }
 
-    /// Looks up a batch: per shard, the value of each of its keys (in partition order).
-    fn lookup(&self, part: &Partition, keys: &[K]) -> Vec<Vec<Option<V>>> {
-        (0..self.shards.len())
-            .into_par_iter()
-            .map(|s| {
-                if part.count(s) == 0 {
-                    return Vec::new();
-                }
-                let map = self.lock(s);
-                part.indices(s)
-                    .map(|i| map.get(&keys[i]).copied())
-                    .collect()
-            })
-            .collect()
+    /// Erases one key from its (locked) shard; whether it was there.
+    fn erase_one(&self, map: &mut Shard<K, V>, key: K) -> bool {
+        let erased = map.remove(&key).is_some();
+        if erased {
+            self.shards.release(1);
+        }
+        erased
     }
-}
-
-/// Bytes that std's `HashMap` (a SwissTable) allocates for `items` of capacity: one
-/// `(K, V)` bucket and one control byte per bucket, plus one group of trailing control bytes.
-fn map_bytes<K, V>(items: usize) -> usize {
-    if items == 0 {
-        return 0;
-    }
-    let buckets = if items < 4 {
-        4
-    } else if items < 8 {
-        8
-    } else {
-        (items * 8 / 7).next_power_of_two()
-    };
-    buckets * (std::mem::size_of::<(K, V)>() + 1) + 16
 }
 
 impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
@@ -479,14 +272,14 @@ impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
         if keys.is_empty() {
             return Ok(0);
         }
-        let part = self.partition(keys);
-        let results = self.lookup(&part, keys);
+        let part = self.shards.partition(keys);
+        let results = self.shards.run(&part, |map, i| map.get(&keys[i]).copied());
         let hits = results
             .par_iter()
             .map(|r| r.iter().filter(|v| v.is_some()).count())
             .sum();
-        part.scatter(&results, found, |f, r| *f = r.is_some());
-        part.scatter(&results, values, |v, r| {
+        part.scatter(&results, found, |f, _, r| *f = r.is_some());
+        part.scatter(&results, values, |v, _, r| {
             if let Some(x) = r {
                 *v = *x;
             }
@@ -498,21 +291,10 @@ impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let part = self.partition(keys);
-        let results: Vec<Vec<bool>> = (0..self.shards.len())
-            .into_par_iter()
-            .map(|s| {
-                if part.count(s) == 0 {
-                    return Vec::new();
-                }
-                let map = self.lock(s);
-                part.indices(s)
-                    .map(|i| map.contains_key(&keys[i]))
-                    .collect()
-            })
-            .collect();
+        let part = self.shards.partition(keys);
+        let results = self.shards.run(&part, |map, i| map.contains_key(&keys[i]));
         let mut out = vec![false; keys.len()];
-        part.scatter(&results, &mut out, |o, &r| *o = r);
+        part.scatter(&results, &mut out, |o, _, &r| *o = r);
         Ok(out)
     }
 
@@ -521,14 +303,15 @@ impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
     }
 
     fn len(&self) -> Result<usize> {
-        Ok(self.len.load(Ordering::Acquire))
+        Ok(self.shards.len())
     }
 
     fn capacity(&self) -> usize {
-        self.capacity
+        self.shards.capacity()
     }
 
-    /// Per shard, in batch order: a find sees the inserts before it in the batch.
+    /// Per shard, in batch order: a find or an erase sees the operations on its key before it
+    /// in the batch.
     fn mixed_batch(
         &mut self,
         ops: &[MixedOp],
@@ -549,41 +332,37 @@ impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
         if keys.is_empty() {
             return Ok(0);
         }
-        // One result per op: Err(status) for inserts, Ok(value if found) for finds.
-        type Outcome<V> = std::result::Result<Option<V>, u32>;
-        let part = self.partition(keys);
-        let results: Vec<Vec<Outcome<V>>> = (0..self.shards.len())
-            .into_par_iter()
-            .map(|s| {
-                if part.count(s) == 0 {
-                    return Vec::new();
-                }
-                let mut map = self.lock(s);
-                part.indices(s)
-                    .map(|i| match ops[i] {
-                        MixedOp::Insert => {
-                            Err(self.insert_one(&mut map, keys[i], values[i], InsertMode::Assign))
-                        }
-                        MixedOp::Find => Ok(map.get(&keys[i]).copied()),
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut outcomes: Vec<Outcome<V>> = vec![Ok(None); keys.len()];
-        part.scatter(&results, &mut outcomes, |o, r| *o = *r);
+        /// What one operation of the batch did.
+        #[derive(Clone, Copy)]
+        enum Outcome<V> {
+            Inserted(u32),
+            Found(Option<V>),
+            Erased(bool),
+        }
+        let part = self.shards.partition(keys);
+        let results = self.shards.run(&part, |map, i| match ops[i] {
+            MixedOp::Insert => {
+                Outcome::Inserted(self.insert_one(map, keys[i], values[i], InsertMode::Assign))
+            }
+            MixedOp::Find => Outcome::Found(map.get(&keys[i]).copied()),
+            MixedOp::Erase => Outcome::Erased(self.erase_one(map, keys[i])),
+        });
+        let mut outcomes = vec![Outcome::Erased(false); keys.len()];
+        part.scatter(&results, &mut outcomes, |o, _, r| *o = *r);
         let mut failed = 0;
         for (i, o) in outcomes.into_iter().enumerate() {
             match o {
-                Err(st) => {
+                Outcome::Inserted(st) => {
                     status[i] = InsertStatus(st);
                     failed += usize::from(st & status::FAILURE_MASK != 0);
                 }
-                Ok(v) => {
+                Outcome::Found(v) => {
                     found[i] = v.is_some();
                     if let Some(v) = v {
                         out[i] = v;
                     }
                 }
+                Outcome::Erased(e) => found[i] = e,
             }
         }
         Ok(failed)
@@ -591,53 +370,36 @@ impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
 
     /// The CPU table reserves nothing per slot, so a rehash only moves the limit.
     fn rehash(&mut self, new_capacity: usize) -> Result<()> {
-        let n = self.len()?;
-        if new_capacity < n.max(1) {
-            return Err(Error::invalid(format!(
-                "rehash to capacity {new_capacity} cannot hold the {n} stored keys"
-            )));
-        }
-        self.capacity = new_capacity;
+        crate::table::check_rehash_capacity(new_capacity, self.len()?)?;
+        self.shards.set_capacity(new_capacity);
         Ok(())
     }
 
     fn clear(&mut self) -> Result<()> {
         // Keeps the shards' allocations, as the GPU tables keep their slots.
-        self.shards.par_iter_mut().for_each(|m| {
-            m.get_mut().unwrap_or_else(PoisonError::into_inner).clear();
-        });
-        *self.len.get_mut() = 0;
+        self.shards.clear_with(|m| m.clear());
         Ok(())
     }
 
     fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)> {
-        let parts: Vec<(Vec<K>, Vec<V>)> = (0..self.shards.len())
-            .into_par_iter()
-            .map(|s| self.lock(s).iter().map(|(k, v)| (*k, *v)).unzip())
-            .collect();
-        let total = parts.iter().map(|(k, _)| k.len()).sum();
-        let mut keys = Vec::with_capacity(total);
-        let mut values = Vec::with_capacity(total);
-        for (k, v) in parts {
-            keys.extend(k);
-            values.extend(v);
-        }
-        Ok((keys, values))
+        Ok(self
+            .shards
+            .retrieve(|m| m.iter().map(|(k, v)| (*k, *v)).unzip()))
     }
 
     /// An estimate: the shards' maps at their allocated size (std's SwissTable layout) plus the
     /// table's own fixed parts. Allocator overhead is not counted.
     fn memory_bytes(&self) -> usize {
-        let maps: usize = (0..self.shards.len())
-            .map(|s| map_bytes::<K, V>(self.lock(s).capacity()))
-            .sum();
-        std::mem::size_of::<Self>() + std::mem::size_of_val(&*self.shards) + maps
+        self.shards
+            .memory_bytes(|m| map_bytes::<K, V>(m.capacity()))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hash::fmix64;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
     fn cpu_basic_operations() {

@@ -486,6 +486,10 @@ unsafe impl<K: Key, V: Value> Scheme for StadiumScheme<K, V> {
     type Config = StadiumConfig;
     type View = StadiumView;
     const NAME: &'static str = "stadium";
+    const NO_MIXED_ERASE: Option<&'static str> = Some(
+        "erases are phase-separated, as in the paper: the duplicate-free insert relies on \
+         entries never leaving the live state during an insert phase",
+    );
 
     /// Puts the buckets where [`resolve_location`] says ([`Stadium::location`] tells).
     /// [`Error::InvalidInput`] for a capacity of 0, a ticket size other than 1, 2, 4 or 8,

@@ -357,6 +357,8 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
     type Config = WarpDriveConfig;
     type View = WarpDriveView;
     const NAME: &'static str = "warpdrive";
+    const NO_MIXED_ERASE: Option<&'static str> =
+        Some("erases are phase-separated from inserts, as in the paper (tombstones)");
 
     /// [`Error::InvalidInput`] for a capacity of 0, a group size outside [`GROUP_SIZES`],
     /// `max_probes` 0 or filter bits other than 1, 2, 4, 8; [`Error::Unsupported`] for key or
@@ -446,6 +448,12 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
         gpu.fill_bytes(&mut self.slots, 0xff)?;
         gpu.fill_bytes(&mut self.filter, 0)?;
         gpu.fill_bytes(&mut self.side, 0)
+    }
+
+    /// With the default probe budget (8192 slots) a key fails to find a slot at load 0.99
+    /// with probability about 1e-36; above, the last free slots may be out of reach.
+    fn max_load_factor(&self) -> f64 {
+        0.99
     }
 
     /// 16-byte slots are placed by a 128-bit CAS in mixed batches, which needs sm_90.

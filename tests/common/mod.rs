@@ -16,6 +16,9 @@ use warpmap::{Stadium, StadiumConfig};
 /// A table behind the common trait, as the contract tests use it.
 pub type DynTable<K, V> = Box<dyn HashTable<K, V>>;
 
+/// A multimap behind the common trait, as the multimap contract tests use it.
+pub type DynMultiMap<K, V> = Box<dyn warpmap::MultiMap<K, V>>;
+
 /// The WarpDrive group sizes every contract test runs on (all that the scheme allows).
 pub const GPU_GROUP_SIZES: [u32; 6] = GROUP_SIZES;
 
@@ -183,6 +186,112 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
         }
     }
     v
+}
+
+/// Every [`MultiMap`](warpmap::MultiMap) backend present on this machine, each holding at least `capacity` pairs:
+/// the CPU multimap (default shards and a single shard). A GPU multimap is one more line in the
+/// `if let Some(gpu)` block (the slab hash: `v.push(("slab".into(), Box::new(...)))`).
+pub fn multimap_backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynMultiMap<K, V>)> {
+    let v: Vec<(String, DynMultiMap<K, V>)> = vec![
+        (
+            "cpu".into(),
+            Box::new(warpmap::CpuMultiMap::<K, V>::new(capacity).expect("CpuMultiMap::new")),
+        ),
+        (
+            "cpu/1-shard".into(),
+            Box::new(
+                warpmap::CpuMultiMap::<K, V>::with_shards(capacity, 1)
+                    .expect("CpuMultiMap::with_shards"),
+            ),
+        ),
+    ];
+    // GPU multimaps go here, e.g. the slab hash:
+    // if let Some(gpu) = gpu() { v.push(("slab".into(), Box::new(slab_multimap(&gpu, capacity)))); }
+    v
+}
+
+/// A value's bytes, to compare values (which need not be `Ord`) as multisets.
+pub fn value_bytes<V: Value>(v: &V) -> Vec<u8> {
+    bytemuck::bytes_of(v).to_vec()
+}
+
+/// `values` as a sorted multiset of their bytes.
+pub fn value_multiset<V: Value>(values: &[V]) -> Vec<Vec<u8>> {
+    let mut m: Vec<Vec<u8>> = values.iter().map(value_bytes).collect();
+    m.sort();
+    m
+}
+
+/// Checks a multimap against its oracle (every key's values, in any order): `len`,
+/// `retrieve_all` (the same pairs, as many times), and `count`, `contains` and `find_all` of
+/// every oracle key and of `absent` keys (which must have no values).
+pub fn assert_multimap_matches<K: Key, V: Value>(
+    name: &str,
+    map: &dyn warpmap::MultiMap<K, V>,
+    oracle: &HashMap<K, Vec<V>>,
+    absent: &[K],
+) {
+    let pairs: usize = oracle.values().map(Vec::len).sum();
+    let len = map.len().unwrap_or_else(|e| panic!("{name}: len: {e}"));
+    assert_eq!(len, pairs, "{name}: len() differs from the oracle");
+    assert!(len <= map.capacity(), "{name}: len {len} > capacity");
+    let (keys, values) = map
+        .retrieve_all()
+        .unwrap_or_else(|e| panic!("{name}: retrieve_all: {e}"));
+    assert_eq!(keys.len(), values.len(), "{name}: retrieve_all lengths");
+    let mut got: HashMap<K, Vec<V>> = HashMap::new();
+    for (k, v) in keys.into_iter().zip(values) {
+        got.entry(k).or_default().push(v);
+    }
+    let expect: HashMap<K, Vec<Vec<u8>>> = oracle
+        .iter()
+        .filter(|(_, vs)| !vs.is_empty())
+        .map(|(k, vs)| (*k, value_multiset(vs)))
+        .collect();
+    let got: HashMap<K, Vec<Vec<u8>>> =
+        got.iter().map(|(k, vs)| (*k, value_multiset(vs))).collect();
+    assert_eq!(got, expect, "{name}: retrieve_all differs from the oracle");
+
+    let queries: Vec<K> = oracle.keys().chain(absent).copied().collect();
+    let expect_count = |k: &K| oracle.get(k).map_or(0, Vec::len);
+    let counts = map
+        .count(&queries)
+        .unwrap_or_else(|e| panic!("{name}: count: {e}"));
+    let contained = map
+        .contains(&queries)
+        .unwrap_or_else(|e| panic!("{name}: contains: {e}"));
+    let (offsets, found) = map
+        .find_all(&queries)
+        .unwrap_or_else(|e| panic!("{name}: find_all: {e}"));
+    assert_eq!(offsets.len(), queries.len() + 1, "{name}: find_all offsets");
+    assert_eq!(offsets[0], 0, "{name}: find_all offsets start at 0");
+    assert_eq!(
+        *offsets.last().unwrap(),
+        found.len(),
+        "{name}: find_all ends"
+    );
+    for (i, k) in queries.iter().enumerate() {
+        assert_eq!(counts[i], expect_count(k), "{name}: count({k:?})");
+        assert_eq!(contained[i], expect_count(k) > 0, "{name}: contains({k:?})");
+        assert!(
+            offsets[i] <= offsets[i + 1],
+            "{name}: offsets decrease at {i}"
+        );
+        let vs = &found[offsets[i]..offsets[i + 1]];
+        let want = oracle.get(k).map_or(&[][..], Vec::as_slice);
+        assert_eq!(
+            value_multiset(vs),
+            value_multiset(want),
+            "{name}: find_all({k:?})"
+        );
+    }
+}
+
+/// Whether the scheme's [`HashTable::mixed_batch`] runs erases ([`warpmap::MixedOp::Erase`]).
+/// WarpDrive and Stadium erase only in a phase of their own, as their papers do, and refuse
+/// such a batch with `Error::Unsupported`; every other scheme, and the CPU backend, runs it.
+pub fn erases_in_mixed_batches(scheme: &str) -> bool {
+    !matches!(scheme, "warpdrive" | "stadium")
 }
 
 /// The table's content as a map; panics if `retrieve_all` returns a key twice or mismatched

@@ -88,6 +88,15 @@ pub unsafe trait Scheme: Sized + Send + Sync + 'static {
     fn check_mixed(&self, _gpu: &Gpu) -> Result<()> {
         Ok(())
     }
+    /// Why this scheme's mixed batches cannot erase ([`MixedOp::Erase`](crate::MixedOp::Erase)),
+    /// or `None` where its mixed kernel erases. Its kernel leaves the operations it does not
+    /// run alone (no output written).
+    const NO_MIXED_ERASE: Option<&'static str> = None;
+    /// The load factor up to which inserts are sure to find a place (what
+    /// [`HashTable::reserve`](crate::HashTable::reserve) plans with).
+    fn max_load_factor(&self) -> f64 {
+        1.0
+    }
 }
 
 /// What the engine needs of a scheme's configuration: a `capacity` field (keys the table must

@@ -5,7 +5,10 @@ use super::{bulk_grid, Bulk, Scheme, SchemeConfig, BLOCK};
 use crate::device::{DeviceBuffer, Gpu, Kernel};
 use crate::error::check_same_len;
 use crate::status::InsertStatus;
-use crate::table::{check_mixed_lens, Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};
+use crate::table::{
+    check_mixed_lens, check_rehash_capacity, reject_mixed_erase, Backend, DeviceHashTable,
+    HashTable, InsertMode, MixedOp,
+};
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -49,11 +52,7 @@ impl Counters {
         let seen = self.failed_seen.swap(total, Ordering::Relaxed);
         let failed = total.saturating_sub(seen) as usize;
         if failed > 0 {
-            return Err(Error::TableFull {
-                failed,
-                batch: 0,
-                capacity,
-            });
+            return Err(Error::table_full_async(failed, capacity));
         }
         Ok(())
     }
@@ -226,6 +225,9 @@ impl<S: Scheme> HashTable<S::Key, S::Value> for GpuTable<S> {
         if keys.is_empty() {
             return Ok(0);
         }
+        if let Some(reason) = S::NO_MIXED_ERASE {
+            reject_mixed_erase(ops, S::NAME, reason)?;
+        }
         self.scheme.check_mixed(&self.gpu)?;
         self.synchronize()?;
         let gpu = self.gpu.clone();
@@ -243,7 +245,7 @@ impl<S: Scheme> HashTable<S::Key, S::Value> for GpuTable<S> {
         for (i, op) in ops.iter().enumerate() {
             match op {
                 MixedOp::Insert => failed += usize::from(status[i].is_failure()),
-                MixedOp::Find => found[i] = flags[i] != 0,
+                MixedOp::Find | MixedOp::Erase => found[i] = flags[i] != 0,
             }
         }
         self.counters.mark_reported(&gpu)?;
@@ -312,6 +314,10 @@ impl<S: Scheme> HashTable<S::Key, S::Value> for GpuTable<S> {
         self.scheme.capacity()
     }
 
+    fn max_load_factor(&self) -> f64 {
+        self.scheme.max_load_factor()
+    }
+
     fn clear(&mut self) -> Result<()> {
         self.scheme.clear(&self.gpu)?;
         self.counters.reset(&self.gpu)?;
@@ -324,21 +330,18 @@ impl<S: Scheme> HashTable<S::Key, S::Value> for GpuTable<S> {
     fn rehash(&mut self, new_capacity: usize) -> Result<()> {
         self.synchronize()?; // earlier async failures surface here, not after the swap
         let n = self.len()?;
-        if new_capacity < n {
-            return Err(Error::invalid(format!(
-                "rehash to capacity {new_capacity} cannot hold the {n} stored keys"
-            )));
-        }
+        check_rehash_capacity(new_capacity, n)?;
         let (keys, values) = self.retrieve_device()?;
         let config = self.scheme.config().resized(new_capacity);
         let mut grown = GpuTable::<S>::new(self.gpu.clone(), config)?;
         grown.insert_device_async(&keys, &values, None)?;
         grown.synchronize()?;
-        if grown.len()? != n {
-            return Err(Error::KernelStatus {
-                kernel: format!("{}_insert", S::NAME),
-                bits: 0,
-                names: format!("rehash placed {} of {n} keys", grown.len()?),
+        let placed = grown.len()?;
+        if placed != n {
+            return Err(Error::CountMismatch {
+                operation: format!("{} rehash: keys placed", S::NAME),
+                expected: n,
+                got: placed,
             });
         }
         *self = grown;
@@ -443,10 +446,10 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         self.launch(&self.kernels.retrieve, grid, &bulk)?;
         let got = self.gpu.download(&counter)?[0] as usize;
         if got != n {
-            return Err(Error::KernelStatus {
-                kernel: format!("{}_retrieve", S::NAME),
-                bits: 0,
-                names: format!("found {got} stored pairs but the count says {n}"),
+            return Err(Error::CountMismatch {
+                operation: format!("{}_retrieve: stored pairs", S::NAME),
+                expected: n,
+                got,
             });
         }
         Ok((keys, values))
