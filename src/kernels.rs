@@ -37,10 +37,6 @@ pub const COMMON: &[KernelFile] = &[
 pub const WARPDRIVE: KernelFile = kernel_file!("warpdrive.cu");
 /// The Stadium hashing scheme's kernels.
 pub const STADIUM: KernelFile = kernel_file!("stadium.cu");
-/// Measurement kernels (the in-run roofline of `warpmap bench`).
-pub const ROOFLINE: KernelFile = kernel_file!("roofline.cu");
-/// Device-side workloads (keys, values, verification) of `warpmap outofcore`.
-pub const WORKLOAD: KernelFile = kernel_file!("workload.cu");
 
 /// One specialisation of one module: what NVRTC compiles.
 #[derive(Clone, Debug)]

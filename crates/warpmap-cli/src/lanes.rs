@@ -8,9 +8,9 @@ use clap::{Args, Subcommand};
 use plotters::prelude::*;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use warpmap::bench::lanes::{self, LanesConfig, LanesReport, LanesTypes};
-use warpmap::bench::parse_locations;
 use warpmap::{Error, Gpu, InsertStrategy, Result};
+use warpmap_bench::lanes::{self, LanesConfig, LanesReport, LanesTypes};
+use warpmap_bench::parse_locations;
 
 #[derive(Subcommand)]
 pub enum LanesCommand {

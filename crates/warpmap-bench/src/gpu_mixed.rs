@@ -11,13 +11,13 @@ use super::plan::{with_kv_types, Distribution, Plan, Variant};
 use super::roofline::{self, RooflineConfig};
 use super::workload::bad_hits;
 use super::{BenchResult, Measured, OpStats, Progress, Roofline, Sink, StadiumInfo};
-use crate::device::{DeviceBuffer, Timer};
-use crate::key::{Key, Value};
-use crate::table::stadium::Location;
-use crate::table::warpdrive::SlotLayout;
-use crate::table::{Backend, DeviceHashTable, MixedOp};
-use crate::{Error, Gpu, Result, Stadium, StadiumConfig, WarpDrive, WarpDriveConfig};
 use std::sync::Arc;
+use warpmap::device::{DeviceBuffer, Timer};
+use warpmap::key::{Key, Value};
+use warpmap::table::stadium::Location;
+use warpmap::table::warpdrive::SlotLayout;
+use warpmap::table::{Backend, DeviceHashTable, MixedOp};
+use warpmap::{Error, Gpu, Result, Stadium, StadiumConfig, WarpDrive, WarpDriveConfig};
 
 pub(crate) fn run(
     gpu: &Arc<Gpu>,

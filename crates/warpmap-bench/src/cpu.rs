@@ -11,12 +11,12 @@ use super::workload::{
     Workload, WorkloadSpec, Workloads,
 };
 use super::{keys_for, BenchResult, Measured, Op, OpStats, Progress, Roofline, Sink};
-use crate::key::{Key, Value};
-use crate::keygen;
-use crate::table::{Backend, HashTable};
-use crate::{CpuTable, Error, Result};
 use rayon::prelude::*;
 use std::time::Instant;
+use warpmap::key::{Key, Value};
+use warpmap::keygen;
+use warpmap::table::{Backend, HashTable};
+use warpmap::{CpuTable, Error, Result};
 
 pub(crate) const METHOD: &str = "CPU backend: std::time::Instant around each bulk HashTable call \
 on host slices (keys generated before timing; the call's own output allocations included); one \

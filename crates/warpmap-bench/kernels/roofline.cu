@@ -1,4 +1,4 @@
-// The in-run roofline of `warpmap bench` (src/bench/roofline.rs): what the memory system gives
+// The in-run roofline of `warpmap bench` (crates/warpmap-bench/src/roofline.rs): what the memory system gives
 // to random 8-byte accesses, the access pattern of every hash table here. Indices come from a
 // hash of the operation number, so no index array is read. Grid-stride loops.
 

@@ -4,19 +4,19 @@
 //! On a GPU ([`Gpu::default_gpu`] succeeds and [`BenchConfig::force_cpu`] is off):
 //! 1. the roofline ([`roofline`]): random 8-byte gathers and CASes and a large copy, on a table
 //!    far beyond L2, timed with CUDA events, warm-up then median;
-//! 2. the [`WarpDrive`](crate::WarpDrive) table with `u32`/`u32` and `u64`/`u64` pairs, at load
+//! 2. the [`WarpDrive`](warpmap::WarpDrive) table with `u32`/`u32` and `u64`/`u64` pairs, at load
 //!    factors 0.5, 0.8, 0.9 and 0.95 of 2^26 slots: insert, find of present keys (`find_hit`),
 //!    find of absent keys (`find_miss`), `contains` and `erase`, each timed alone with CUDA
 //!    events around the kernel (inputs are on the device before timing starts). Every run draws
 //!    fresh keys (a new seed), clears the table, and verifies every operation.
 //!
-//! Without a GPU (or with `force_cpu`) the same operations run on [`CpuTable`](crate::CpuTable),
+//! Without a GPU (or with `force_cpu`) the same operations run on [`CpuTable`](warpmap::CpuTable),
 //! timed with [`std::time::Instant`] around each bulk call on host slices, at sizes that finish
 //! in well under a minute on two cores; the roofline is `null` and the report says why the CPU
 //! was used.
 //!
 //! Stadium hashing ([`Scheme::Stadium`], `--scheme stadium`): the same loop over a
-//! [`Stadium`](crate::Stadium) table per (bucket location, ticket size) instead of per group
+//! [`Stadium`](warpmap::Stadium) table per (bucket location, ticket size) instead of per group
 //! size, rows with `scheme: "stadium"`, `location`, `ticket_bits` and `bound_ratio`. Host-bucket
 //! (out-of-core) rows are compared with a bound measured in the same run for each table size:
 //! random writes and reads of records of the table's key + value bytes into a pinned mapped host
@@ -43,7 +43,7 @@
 //! [`Estimate`].
 //!
 //! ```no_run
-//! use warpmap::bench::{run, BenchConfig};
+//! use warpmap_bench::{run, BenchConfig};
 //! let cfg = BenchConfig { quick: true, ..BenchConfig::default() };
 //! let report = run(&cfg, &mut |p| eprintln!("{}/{} {}", p.done, p.total, p.message))?;
 //! assert!(report.all_verified());
@@ -51,9 +51,12 @@
 //! # Ok::<(), warpmap::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod cpu;
 mod gpu;
 mod gpu_mixed;
+pub mod kernels;
 pub mod lanes;
 pub mod mixed;
 pub mod outofcore;
@@ -69,11 +72,11 @@ pub use plan::{
 };
 pub use workload::distinct_count;
 
-use crate::device::CompileRecord;
-use crate::table::stadium::Location;
-use crate::table::Backend;
-use crate::{Gpu, Result};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use warpmap::device::CompileRecord;
+use warpmap::table::stadium::Location;
+use warpmap::table::Backend;
+use warpmap::{Gpu, Result};
 
 /// The load factors measured by default.
 pub const DEFAULT_LOAD_FACTORS: [f64; 4] = [0.5, 0.8, 0.9, 0.95];
@@ -123,7 +126,7 @@ pub struct BenchConfig {
     /// What a Zipf set's load factor means with `keys_log2` (default: occupancy).
     pub zipf_load: ZipfLoad,
     /// WarpDrive's overflow filter (default: auto; off measures the paper's exact scheme).
-    pub overflow_filter: crate::table::warpdrive::OverflowFilter,
+    pub overflow_filter: warpmap::table::warpdrive::OverflowFilter,
     /// The GPU table measured; `None`: the preset's, else [`Scheme::WarpDrive`] (the CPU
     /// backend measures `CpuTable` either way).
     pub scheme: Option<Scheme>,
@@ -156,7 +159,7 @@ impl Default for BenchConfig {
             types: None,
             ops: None,
             preset: None,
-            zipf_s: crate::keygen::DEFAULT_ZIPF_S,
+            zipf_s: warpmap::keygen::DEFAULT_ZIPF_S,
             zipf_universe_log2: None,
             zipf_load: ZipfLoad::Distinct,
             overflow_filter: Default::default(),
@@ -297,8 +300,8 @@ pub struct HostBound {
     pub ops: u64,
     /// Timed runs per kernel (after one warm-up).
     pub runs: usize,
-    /// How the host buffer was allocated ([`HostPages`](crate::HostPages)): "pinned" or "huge".
-    pub pages: crate::HostPages,
+    /// How the host buffer was allocated ([`HostPages`](warpmap::HostPages)): "pinned" or "huge".
+    pub pages: warpmap::HostPages,
     /// Bytes of the buffer the kernel backed with transparent huge pages (`AnonHugePages` in
     /// `/proc/self/smaps`), read after the timed runs; absent when unknown.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -565,7 +568,7 @@ pub(crate) struct StadiumInfo {
     pub location: Location,
     pub ticket_bits: u32,
     /// The table's insert strategy, resolved (the measured hybrid shows its threshold).
-    pub strategy: crate::InsertStrategy,
+    pub strategy: warpmap::InsertStrategy,
     pub host_memory_bytes: usize,
     /// Host rows: the bound of the table's size.
     pub bound: Option<HostBound>,
@@ -661,7 +664,7 @@ impl Measured<'_> {
             ticket_bits: st.map(|s| s.ticket_bits),
             insert_strategy: st.map(|s| s.strategy.name()),
             hybrid_threshold: st.and_then(|s| match s.strategy {
-                crate::InsertStrategy::Hybrid { threshold } => Some(threshold),
+                warpmap::InsertStrategy::Hybrid { threshold } => Some(threshold),
                 _ => None,
             }),
             bound_ratio,
@@ -703,7 +706,7 @@ pub fn median(xs: &[f64]) -> f64 {
 
 /// The seed of one run: distinct for every (base, table type, load factor, run).
 pub(crate) fn run_seed(base: u64, type_tag: u64, lf_index: usize, run: usize) -> u64 {
-    use crate::hash::fmix64;
+    use warpmap::hash::fmix64;
     fmix64(fmix64(fmix64(base ^ type_tag) ^ lf_index as u64) ^ (run as u64 + 1))
 }
 
@@ -811,7 +814,7 @@ pub fn run(cfg: &BenchConfig, progress: &mut dyn FnMut(Progress)) -> Result<Repo
         slots: plan.slots,
         runs: plan.runs,
         host_threads,
-        compile: crate::device::compile_log(),
+        compile: warpmap::device::compile_log(),
         wall_s: started.elapsed().as_secs_f64(),
         preset: plan.preset,
         keys_log2: plan.keys_log2,
@@ -1073,7 +1076,7 @@ mod tests {
             read_gops: 0.2,
             ops: 1 << 22,
             runs: 5,
-            pages: crate::HostPages::Pinned,
+            pages: warpmap::HostPages::Pinned,
             huge_page_bytes: None,
             alloc_ms: 1.0,
         };
@@ -1107,7 +1110,7 @@ mod tests {
         let host = m(Some(StadiumInfo {
             location: Location::Host,
             ticket_bits: 8,
-            strategy: crate::InsertStrategy::Stash,
+            strategy: warpmap::InsertStrategy::Stash,
             host_memory_bytes: 1 << 30,
             bound: Some(bound),
         }));
@@ -1117,7 +1120,7 @@ mod tests {
         let device = m(Some(StadiumInfo {
             location: Location::Device,
             ticket_bits: 1,
-            strategy: crate::InsertStrategy::Hybrid { threshold: 0.5 },
+            strategy: warpmap::InsertStrategy::Hybrid { threshold: 0.5 },
             host_memory_bytes: 0,
             bound: None,
         }));

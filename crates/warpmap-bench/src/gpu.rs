@@ -20,14 +20,14 @@ use super::workload::{
 use super::{
     keys_for, BenchResult, HostBound, Measured, Op, OpStats, Progress, Roofline, Sink, StadiumInfo,
 };
-use crate::device::{DeviceBuffer, Timer};
-use crate::key::{Key, Value};
-use crate::keygen;
-use crate::table::stadium::Location;
-use crate::table::warpdrive::SlotLayout;
-use crate::table::{Backend, DeviceHashTable};
-use crate::{Error, Gpu, Result, Stadium, StadiumConfig, WarpDrive, WarpDriveConfig};
 use std::sync::Arc;
+use warpmap::device::{DeviceBuffer, Timer};
+use warpmap::key::{Key, Value};
+use warpmap::keygen;
+use warpmap::table::stadium::Location;
+use warpmap::table::warpdrive::SlotLayout;
+use warpmap::table::{Backend, DeviceHashTable};
+use warpmap::{Error, Gpu, Result, Stadium, StadiumConfig, WarpDrive, WarpDriveConfig};
 
 pub(crate) const METHOD: &str = "GPU: CUDA events around each kernel launch only (keys and values \
 uploaded and outputs poisoned before the start event; verification after the stop event); one \
@@ -202,7 +202,7 @@ pub(super) fn host_bound(
         record_bytes,
         ops,
         cx.plan.runs,
-        crate::device::DEFAULT_HOST_PAGES,
+        warpmap::device::DEFAULT_HOST_PAGES,
     )?;
     cx.bounds.push(b.clone());
     Ok(b)

@@ -10,12 +10,12 @@
 //!   before the next one is made (Zipf: `ceil(distinct / lf)`, see [`ZipfLoad`]).
 
 use super::{run_seed, BenchConfig, Op, DEFAULT_LOAD_FACTORS};
-use crate::table::stadium::{Location, TICKET_BITS};
-use crate::table::warpdrive::{SlotLayout, DEFAULT_GROUP_SIZE, GROUP_SIZES};
-use crate::table::Backend;
-use crate::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
+use warpmap::table::stadium::{Location, TICKET_BITS};
+use warpmap::table::warpdrive::{SlotLayout, DEFAULT_GROUP_SIZE, GROUP_SIZES};
+use warpmap::table::Backend;
+use warpmap::{Error, Result};
 
 /// The largest `keys_log2` on a GPU (`u32` keys need `2n` distinct keys: inserted and absent).
 pub const GPU_MAX_KEYS_LOG2: u32 = 31;
@@ -53,10 +53,10 @@ pub const DEFAULT_SLICE_LOG2: [u32; 2] = [17, 21];
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scheme {
-    /// [`WarpDrive`](crate::WarpDrive), a table per group size.
+    /// [`WarpDrive`](warpmap::WarpDrive), a table per group size.
     #[default]
     WarpDrive,
-    /// [`Stadium`](crate::Stadium), a table per (bucket location, ticket size).
+    /// [`Stadium`](warpmap::Stadium), a table per (bucket location, ticket size).
     Stadium,
 }
 
@@ -138,9 +138,9 @@ pub enum Variant {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Distribution {
-    /// `n` distinct random keys ([`keygen::unique`](crate::keygen::unique)).
+    /// `n` distinct random keys ([`keygen::unique`](warpmap::keygen::unique)).
     Unique,
-    /// `n` keys drawn with replacement by [`keygen::zipf`](crate::keygen::zipf) with exponent
+    /// `n` keys drawn with replacement by [`keygen::zipf`](warpmap::keygen::zipf) with exponent
     /// `s` (default `1 + 1e-6`, the WarpDrive paper's Fig. 8) over `2^31` ranks (default),
     /// mapped to keys through keygen's key bijection (so frequent keys are spread over the key
     /// space). Many duplicates: at `n = 2^27` and the defaults, 38.3 M (29%) of the draws are
@@ -350,7 +350,7 @@ impl KvType {
 /// place that maps the enum to Rust types).
 macro_rules! with_kv_types {
     ($ty:expr, $f:ident ( $($arg:expr),* )) => {{
-        use $crate::bench::plan::KvType as T;
+        use $crate::plan::KvType as T;
         let ty: T = $ty;
         let tag = ty.seed_tag();
         match ty {
@@ -724,7 +724,7 @@ pub struct Plan {
     /// What a Zipf set's load factor means.
     pub zipf_load: ZipfLoad,
     /// WarpDrive's overflow filter.
-    pub overflow_filter: crate::table::warpdrive::OverflowFilter,
+    pub overflow_filter: warpmap::table::warpdrive::OverflowFilter,
     /// The GPU scheme (the CPU backend measures `CpuTable` whatever it is).
     pub scheme: Scheme,
     /// Stadium ticket sizes (empty unless Stadium on a GPU).
@@ -1107,7 +1107,7 @@ fn variant_device_bytes(v: Variant, kb: usize, vb: usize, cap: f64) -> f64 {
             ticket_bits,
         } => {
             let board =
-                (cap / crate::table::stadium::entries_per_word(ticket_bits) as f64).ceil() * 4.0;
+                (cap / warpmap::table::stadium::entries_per_word(ticket_bits) as f64).ceil() * 4.0;
             board
                 + match location {
                     // Auto: at most device buckets.
@@ -1869,7 +1869,7 @@ mod tests {
 
     #[test]
     fn key_and_value_bytes() {
-        use crate::key::{Key, Value};
+        use warpmap::key::{Key, Value};
         let widths: Vec<(usize, usize)> = KvType::EVERY
             .iter()
             .map(|t| (t.key_bytes(), t.value_bytes()))

@@ -25,14 +25,14 @@
 use super::plan::{with_kv_types, Plan, Variant};
 use super::workload::{bad_hits, Flag};
 use super::{median, BenchResult, Measured, Op, OpStats, Progress, Roofline, Sink, StadiumInfo};
-use crate::key::{Key, Value};
-use crate::keygen;
-use crate::status::InsertStatus;
-use crate::table::{Backend, HashTable, MixedOp};
-use crate::{CpuTable, Error, Result};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::time::Instant;
+use warpmap::key::{Key, Value};
+use warpmap::keygen;
+use warpmap::status::InsertStatus;
+use warpmap::table::{Backend, HashTable, MixedOp};
+use warpmap::{CpuTable, Error, Result};
 
 /// Inserts and finds of a mixed batch alternate in groups of this many (a warp's worth: the
 /// paper batches them in groups of 32 "to remove the effect of thread divergence").
@@ -534,11 +534,11 @@ mod tests {
         found[fj] = 0xaa; // unwritten
         assert_eq!(bad_mixed(&run, &status, &out, &found), (1, 0));
         found[fj] = 1;
-        status[ij] = crate::status::UPDATED;
+        status[ij] = warpmap::status::UPDATED;
         assert_eq!(bad_mixed(&run, &status, &out, &found), (0, 1));
         status[ij] = 0xaaaa_aaaa; // unwritten
         assert_eq!(bad_mixed(&run, &status, &out, &found), (0, 1));
-        status[ij] = crate::status::TABLE_FULL;
+        status[ij] = warpmap::status::TABLE_FULL;
         assert_eq!(bad_mixed(&run, &status, &out, &found), (0, 1));
         assert_eq!(bad_mixed(&run, &status[1..], &out, &found), (m, m));
 
@@ -555,7 +555,7 @@ mod tests {
     /// The whole experiment on the CPU backend: verified rows with the mixed fields.
     #[test]
     fn cpu_mixed_experiment_verifies() {
-        use crate::bench::{resolve, BenchConfig, KvType};
+        use crate::{resolve, BenchConfig, KvType};
         let cfg = BenchConfig {
             force_cpu: true,
             keys_log2: Some(12),

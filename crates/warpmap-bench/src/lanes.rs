@@ -14,14 +14,14 @@
 //! is fitted. Every run's table is verified (length, then every key found with its value).
 
 use super::{median, utc_now};
-use crate::device::{DeviceBuffer, Gpu, Timer};
-use crate::key::{Key, Value};
-use crate::keygen;
-use crate::table::stadium::{InsertStrategy, Location};
-use crate::table::{DeviceHashTable, HashTable};
-use crate::{Error, Result, Stadium, StadiumConfig};
 use serde::Serialize;
 use std::sync::Arc;
+use warpmap::device::{DeviceBuffer, Gpu, Timer};
+use warpmap::key::{Key, Value};
+use warpmap::keygen;
+use warpmap::table::stadium::{InsertStrategy, Location};
+use warpmap::table::{DeviceHashTable, HashTable};
+use warpmap::{Error, Result, Stadium, StadiumConfig};
 
 /// Key/value types of the strategy experiments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -8,10 +8,10 @@
 //! regenerated when another set is asked for.
 
 use super::plan::{Distribution, Plan};
-use crate::key::{Key, Value};
-use crate::keygen::{self, value_matches};
-use crate::Result;
 use rayon::prelude::*;
+use warpmap::key::{Key, Value};
+use warpmap::keygen::{self, value_matches};
+use warpmap::Result;
 
 /// Identifies a generated set: its seed and size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -290,10 +290,10 @@ pub(crate) fn check_len_after_insert(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::{resolve, BenchConfig};
-    use crate::table::{Backend, HashTable};
-    use crate::CpuTable;
+    use crate::{resolve, BenchConfig};
     use std::collections::HashSet;
+    use warpmap::table::{Backend, HashTable};
+    use warpmap::CpuTable;
 
     fn spec(dist: Distribution) -> WorkloadSpec {
         WorkloadSpec {
@@ -493,7 +493,7 @@ mod tests {
     fn spec_follows_the_plan() {
         let p = resolve(
             &BenchConfig {
-                ops: Some(vec![crate::bench::Op::Insert]),
+                ops: Some(vec![crate::Op::Insert]),
                 ..BenchConfig::default()
             },
             Backend::Cpu,
