@@ -15,10 +15,10 @@ macro_rules! bench_kernel_file {
 }
 
 /// Measurement kernels: the in-run roofline of `warpmap bench` and the out-of-core bound
-/// ([`roofline`](crate::roofline)).
+/// ([`harness::roofline`](crate::harness::roofline)).
 pub const ROOFLINE: KernelFile = bench_kernel_file!("roofline.cu");
 
-/// The kernels [`roofline`](crate::roofline) loads from [`ROOFLINE`].
+/// The kernels [`harness::roofline`](crate::harness::roofline) loads from [`ROOFLINE`].
 pub const ROOFLINE_KERNELS: [&str; 5] = [
     "roofline_gather8",
     "roofline_cas8",
@@ -28,10 +28,11 @@ pub const ROOFLINE_KERNELS: [&str; 5] = [
 ];
 
 /// Device-side workloads (keys, values, verification) of `warpmap outofcore`
-/// ([`outofcore`](crate::outofcore)).
+/// ([`stadium_outofcore`](crate::experiments::stadium_outofcore)).
 pub const WORKLOAD: KernelFile = bench_kernel_file!("workload.cu");
 
-/// The kernels [`outofcore`](crate::outofcore) loads from [`WORKLOAD`].
+/// The kernels [`stadium_outofcore`](crate::experiments::stadium_outofcore) loads from
+/// [`WORKLOAD`].
 pub const WORKLOAD_KERNELS: [&str; 4] =
     ["wl_keys_seq", "wl_keys_sampled", "wl_values", "wl_verify"];
 

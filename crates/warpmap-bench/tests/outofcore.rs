@@ -8,8 +8,8 @@ mod common;
 
 use common::*;
 use warpmap::{keygen, Error, HostPages};
-use warpmap_bench::outofcore::{self, OutOfCoreConfig};
-use warpmap_bench::roofline::measure_host_bound;
+use warpmap_bench::experiments::stadium_outofcore::{self as outofcore, OutOfCoreConfig};
+use warpmap_bench::harness::roofline::measure_host_bound;
 
 /// The device's keys are keygen's `u64` sequence, its values the host twin's words.
 #[test]

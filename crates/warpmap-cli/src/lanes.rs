@@ -9,7 +9,9 @@ use plotters::prelude::*;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use warpmap::{Error, Gpu, InsertStrategy, Result};
-use warpmap_bench::lanes::{self, LanesConfig, LanesReport, LanesTypes};
+use warpmap_bench::experiments::stadium_fig13_fig18::{
+    self as lanes, LanesConfig, LanesReport, LanesTypes,
+};
 use warpmap_bench::parse_locations;
 
 #[derive(Subcommand)]

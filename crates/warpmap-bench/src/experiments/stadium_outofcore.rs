@@ -18,7 +18,7 @@
 //! timed and verified; the median counts. [`run`] returns the [`OutOfCoreReport`] (serialisable
 //! to JSON).
 
-use super::median;
+use crate::harness::timing::{median, utc_now};
 use crate::kernels::workload_source;
 use std::sync::Arc;
 use std::time::Instant;
@@ -563,7 +563,7 @@ fn run_typed<V: Value>(
     say: &mut dyn FnMut(String),
 ) -> Result<OutOfCoreReport> {
     let started = Instant::now();
-    let date = super::utc_now();
+    let date = utc_now();
     let s = sizes(cfg)?;
     let gib = |b: u64| b as f64 / GIB;
     let total = gpu.total_memory();

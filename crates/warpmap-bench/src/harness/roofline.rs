@@ -16,7 +16,8 @@
 //! index seed; the CAS table is reset to all ones (outside the timing) before each CAS run, so
 //! every run sees the same mix of successful and failing CASes.
 
-use super::{median, HostBound, Roofline};
+use super::report::{HostBound, Roofline};
+use super::timing::median;
 use crate::kernels::roofline_source;
 use warpmap::device::MappedBuffer;
 use warpmap::device::{DeviceBuffer, Gpu, Kernel};
