@@ -5,7 +5,9 @@
 //! nothing else (no CUDA headers), which keeps a compile at tens of milliseconds.
 //! Specialisation is by `-D` defines (key/value width, group size, ...).
 
-/// One embedded source file.
+/// One embedded source file. Crates beside the library embed their own kernels the same way
+/// (a `KernelFile` of `include_str!` text, assembled after [`COMMON`] by [`KernelSource`]; the
+/// benchmark's roofline is one).
 #[derive(Clone, Copy, Debug)]
 pub struct KernelFile {
     /// Path relative to the repository root, as NVRTC messages will show it.
