@@ -7,7 +7,8 @@
 #     run.sh            runs the steps there: tests, memcheck, bench (see `run.sh --help`)
 #     warpmap           the CLI (release)
 #     tests/<name>      every test executable of the workspace (release), named after its target:
-#                       contract-1a2b3c... -> contract; unit tests -> warpmap-unit, warpmap-cli-unit
+#                       contract-1a2b3c... -> contract (the bench crate's: bench_kernels,
+#                       outofcore); unit tests -> warpmap-unit, warpmap-bench-unit, warpmap-cli-unit
 #     tests.txt         <name> <package dir relative to the repo> (run.sh runs each test there)
 #     MANIFEST.txt      commit, build date, toolchain, sizes
 #
@@ -24,7 +25,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 case "${1:-}" in
   "") ;;
-  -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "usage: $0" >&2; exit 2 ;;
 esac
 say() { echo "device-bundle: $*" >&2; }

@@ -5,7 +5,9 @@
 //! nothing else (no CUDA headers), which keeps a compile at tens of milliseconds.
 //! Specialisation is by `-D` defines (key/value width, group size, ...).
 
-/// One embedded source file.
+/// One embedded source file. Crates beside the library embed their own kernels the same way
+/// (a `KernelFile` of `include_str!` text, assembled after [`COMMON`] by [`KernelSource`]; the
+/// benchmark's roofline is one).
 #[derive(Clone, Copy, Debug)]
 pub struct KernelFile {
     /// Path relative to the repository root, as NVRTC messages will show it.
@@ -41,10 +43,6 @@ pub const COMMON: &[KernelFile] = &[
 pub const WARPDRIVE: KernelFile = kernel_file!("warpdrive.cu");
 /// The Stadium hashing scheme's kernels.
 pub const STADIUM: KernelFile = kernel_file!("stadium.cu");
-/// Measurement kernels (the in-run roofline of `warpmap bench`).
-pub const ROOFLINE: KernelFile = kernel_file!("roofline.cu");
-/// Device-side workloads (keys, values, verification) of `warpmap outofcore`.
-pub const WORKLOAD: KernelFile = kernel_file!("workload.cu");
 
 /// One specialisation of one module: what NVRTC compiles.
 #[derive(Clone, Debug)]

@@ -36,8 +36,17 @@ const VALUE_SALT: u64 = 0x5bd1_e995_c2b2_ae35;
 
 /// The index mask `S` of a seed: seeds that differ in a few low bits still give unrelated
 /// key sets (a plain `i ^ seed` would map seeds 1 and 2 onto the same set of indices).
+///
+/// [`key_at`] of a key of 8 bytes is `fmix64(i ^ seed_mask(seed))`; device code that generates
+/// the same keys (the benchmark's `wl_keys_seq` kernel) takes this mask as its argument.
+///
+/// ```
+/// use warpmap::{hash::fmix64, keygen};
+/// let i = 42;
+/// assert_eq!(keygen::key_at::<u64>(i, 7), fmix64(i ^ keygen::seed_mask(7)));
+/// ```
 #[inline]
-pub(crate) fn seed_mask(seed: u64) -> u64 {
+pub fn seed_mask(seed: u64) -> u64 {
     splitmix64(seed ^ 0x2545_f491_4f6c_dd1d)
 }
 

@@ -1,7 +1,6 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
-pub mod bench;
 pub mod cpu;
 pub mod device;
 mod error;

@@ -8,7 +8,7 @@
 //! loads). Also: a broken source yields `Error::Compile` whose log points at the real
 //! `kernels/<file>(<line>)`, and NVRTC reports version 13.x.
 
-use warpmap::kernels::{KernelFile, KernelSource, COMMON, ROOFLINE, WORKLOAD};
+use warpmap::kernels::{KernelFile, KernelSource, COMMON};
 use warpmap::Error;
 
 /// The architectures we compile for: sm_80 (A100) and sm_90 (H100, H200).
@@ -28,15 +28,13 @@ fn require_nvrtc() -> &'static warpmap::device::Nvrtc {
     }
 }
 
-/// Every module the library can ask NVRTC for.
+/// Every module the library can ask NVRTC for (the benchmark's own kernels are compiled by
+/// crates/warpmap-bench/tests/bench_kernels.rs).
 fn all_sources() -> Vec<KernelSource> {
-    let mut v: Vec<KernelSource> = warpmap::table::registry::schemes()
+    warpmap::table::registry::schemes()
         .iter()
         .flat_map(|s| (s.kernel_sources)())
-        .collect();
-    v.push(KernelSource::new("roofline", ROOFLINE));
-    v.push(KernelSource::new("workload", WORKLOAD));
-    v
+        .collect()
 }
 
 /// The `extern "C"` kernel names a source file declares.

@@ -44,7 +44,13 @@ fn main() {
         }
     }
     // Edits to tracked sources make the tree dirty without touching the index.
-    for d in ["src", "kernels", "Cargo.toml"] {
+    for d in [
+        "src",
+        "kernels",
+        "Cargo.toml",
+        "crates/warpmap-bench/src",
+        "crates/warpmap-bench/kernels",
+    ] {
         watch.push(root.join(d));
     }
     watch.push(Path::new("src").to_path_buf());

@@ -45,7 +45,8 @@ fn driver_err(context: &str, e: DriverError) -> Error {
 }
 
 /// How one kernel module was obtained, for logs and the bench JSON.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct CompileRecord {
     /// Module and defines.
     pub module: String,
@@ -736,8 +737,9 @@ impl<T: bytemuck::Pod> PinnedBuffer<T> {
 /// an H200: 0.45 G/s of 8-byte accesses on 64 MiB, 0.04 G/s on 16 GiB), which points at address
 /// translation rather than bus bandwidth; 2 MiB pages need 512 times fewer translations than
 /// 4 KiB pages. Whether they help is measured by `warpmap hostbound --pages pinned,huge`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum HostPages {
     /// `cuMemHostAlloc(DEVICEMAP | PORTABLE)`: the driver's pinned memory, in the pages the
     /// driver chooses (normally 4 KiB). The default ([`DEFAULT_HOST_PAGES`]).

@@ -27,7 +27,7 @@
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use warpmap::bench::{BenchResult, Distribution, Op, Preset, Report};
+use warpmap_bench::{BenchResult, Distribution, Op, Preset, Report};
 
 const WIDTH_PER_PANEL: u32 = 620;
 const HEIGHT: u32 = 560;
@@ -371,7 +371,7 @@ fn fig_panel(
         .max(1e-6)
         * 1.6; // the top stays free for the legend
     let x_desc = match (dist, report.zipf.as_ref().map(|z| z.load)) {
-        (Distribution::Zipf, Some(warpmap::bench::ZipfLoad::Distinct))
+        (Distribution::Zipf, Some(warpmap_bench::ZipfLoad::Distinct))
             if report.keys_log2.is_some() =>
         {
             "load factor (occupancy: distinct keys / capacity)"
@@ -743,8 +743,8 @@ fn render_sizes(report: &Report) -> Result<String, String> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use warpmap::bench::{BenchResult, Estimate, KvType, Roofline, ZipfInfo, ZipfLoad};
     use warpmap::table::Backend;
+    use warpmap_bench::{BenchResult, Estimate, KvType, Roofline, ZipfInfo, ZipfLoad};
 
     fn row(
         kb: usize,
@@ -824,7 +824,7 @@ pub(crate) mod tests {
         let mut results = Vec::new();
         for location in ["device", "host"] {
             for t in [1, 2, 4, 8] {
-                for lf in warpmap::bench::DEFAULT_LOAD_FACTORS {
+                for lf in warpmap_bench::DEFAULT_LOAD_FACTORS {
                     for op in [Op::Insert, Op::FindHit, Op::FindHalf, Op::FindMiss] {
                         results.push(stadium_row(lf, op, location, t));
                     }
@@ -832,7 +832,7 @@ pub(crate) mod tests {
             }
         }
         let mut r = report(results);
-        r.scheme = warpmap::bench::Scheme::Stadium;
+        r.scheme = warpmap_bench::Scheme::Stadium;
         r.ticket_bits = vec![1, 2, 4, 8];
         r.locations = vec!["device", "host"];
         r.group_sizes = Vec::new();
@@ -867,9 +867,9 @@ pub(crate) mod tests {
             wall_s: 1.0,
             preset: None,
             keys_log2: None,
-            load_factors: warpmap::bench::DEFAULT_LOAD_FACTORS.to_vec(),
+            load_factors: warpmap_bench::DEFAULT_LOAD_FACTORS.to_vec(),
             group_sizes: vec![4],
-            scheme: warpmap::bench::Scheme::WarpDrive,
+            scheme: warpmap_bench::Scheme::WarpDrive,
             ticket_bits: Vec::new(),
             locations: Vec::new(),
             host_keys_log2: None,
@@ -895,7 +895,7 @@ pub(crate) mod tests {
     pub(crate) fn fake_report() -> Report {
         let mut results = Vec::new();
         for (kb, kt) in [(4usize, "u32"), (8, "u64")] {
-            for lf in warpmap::bench::DEFAULT_LOAD_FACTORS {
+            for lf in warpmap_bench::DEFAULT_LOAD_FACTORS {
                 for op in Op::ALL {
                     results.push(row(kb, kt, lf, op, 4, Distribution::Unique));
                 }
@@ -1001,7 +1001,7 @@ pub(crate) mod tests {
             ("u32", 4, "u64", 8),
             ("u128", 16, "u64", 8),
         ] {
-            for lf in warpmap::bench::DEFAULT_LOAD_FACTORS {
+            for lf in warpmap_bench::DEFAULT_LOAD_FACTORS {
                 for op in Op::ALL {
                     results.push(BenchResult {
                         key_type: kt,
@@ -1087,7 +1087,7 @@ pub(crate) mod tests {
         // The first row's efficiency, printed by the table test.
         results[0].concurrency_efficiency = Some(1.25);
         let mut r = report(results);
-        r.scheme = warpmap::bench::Scheme::Stadium;
+        r.scheme = warpmap_bench::Scheme::Stadium;
         r.ops = vec![Op::Mixed];
         r.slice_log2 = vec![17, 21];
         r.preset = Some(Preset::Fig15);

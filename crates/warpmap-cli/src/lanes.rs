@@ -8,9 +8,11 @@ use clap::{Args, Subcommand};
 use plotters::prelude::*;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use warpmap::bench::lanes::{self, LanesConfig, LanesReport, LanesTypes};
-use warpmap::bench::parse_locations;
 use warpmap::{Error, Gpu, InsertStrategy, Result};
+use warpmap_bench::experiments::stadium_fig13_fig18::{
+    self as lanes, LanesConfig, LanesReport, LanesTypes,
+};
+use warpmap_bench::parse_locations;
 
 #[derive(Subcommand)]
 pub enum LanesCommand {

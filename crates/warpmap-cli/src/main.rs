@@ -26,13 +26,13 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-use warpmap::bench::{
-    self, BenchConfig, Distribution, KvType, Op, Preset, Progress, Report, Scheme, ZipfLoad,
-};
 use warpmap::table::warpdrive::OverflowFilter;
 use warpmap::table::Backend;
 use warpmap::Location;
 use warpmap::{Error, Gpu, Result};
+use warpmap_bench::{
+    BenchConfig, Distribution, KvType, Op, Preset, Progress, Report, Scheme, ZipfLoad,
+};
 
 /// The source revision this binary was built from (build.rs).
 const COMMIT: &str = env!("WARPMAP_COMMIT");
@@ -170,7 +170,7 @@ struct BenchArgs {
 struct LocList(Vec<Location>);
 
 fn parse_locations(s: &str) -> std::result::Result<LocList, String> {
-    bench::parse_locations(s).map(LocList)
+    warpmap_bench::parse_locations(s).map(LocList)
 }
 
 fn parse_filter(s: &str) -> std::result::Result<OverflowFilter, String> {
@@ -280,7 +280,7 @@ fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
     };
     let cfg = a.config();
     // Bad flags fail here, before anything runs.
-    let plan = bench::resolve(&cfg, backend)?;
+    let plan = warpmap_bench::resolve(&cfg, backend)?;
     println!("device:  {device}");
     println!("commit:  {COMMIT}");
     println!("method:  {}", plan.method());
@@ -328,7 +328,7 @@ fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
         }
         pb.set_message(p.message);
     };
-    let report = bench::run(&cfg, &mut on_progress);
+    let report = warpmap_bench::run(&cfg, &mut on_progress);
     pb.finish_and_clear();
     let report = report?;
 
@@ -640,8 +640,8 @@ fn info_cmd() -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use warpmap::bench::{resolve, GPU_MAX_KEYS_LOG2};
     use warpmap::table::warpdrive::GROUP_SIZES;
+    use warpmap_bench::{resolve, GPU_MAX_KEYS_LOG2};
 
     fn bench_args(args: &[&str]) -> std::result::Result<BenchArgs, clap::Error> {
         let mut v = vec!["warpmap", "bench"];

@@ -7,11 +7,11 @@ use clap::{ArgAction, Args};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
-use warpmap::bench::outofcore::{self, OutOfCoreConfig};
-use warpmap::bench::roofline::measure_host_bound;
-use warpmap::bench::utc_now;
 use warpmap::device::{transparent_huge_pages, DEFAULT_HOST_PAGES};
 use warpmap::{Error, Gpu, HostPages, Result};
+use warpmap_bench::experiments::stadium_outofcore::{self as outofcore, OutOfCoreConfig};
+use warpmap_bench::harness::roofline::measure_host_bound;
+use warpmap_bench::utc_now;
 
 const GIB: f64 = (1u64 << 30) as f64;
 

@@ -1,6 +1,6 @@
-// The in-run roofline of `warpmap bench` (src/bench/roofline.rs): what the memory system gives
-// to random 8-byte accesses, the access pattern of every hash table here. Indices come from a
-// hash of the operation number, so no index array is read. Grid-stride loops.
+// The in-run roofline of `warpmap bench` (crates/warpmap-bench/src/harness/roofline.rs): what
+// the memory system gives to random 8-byte accesses, the access pattern of every hash table here.
+// Indices come from a hash of the operation number, so no index array is read. Grid-stride loops.
 
 __device__ __forceinline__ u64 rl_index(u64 op, u64 seed, u64 n) {
   return __umul64hi(wm_fmix64(op ^ seed), n);  // uniform in [0, n)

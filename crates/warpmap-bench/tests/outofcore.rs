@@ -1,14 +1,15 @@
 //! `warpmap outofcore` and `warpmap hostbound` on the GPU, at tiny sizes: the same code paths as
 //! the > GPU-memory run (device key and value generation, batched inserts into host buckets,
 //! verified lookups; the host bound on both kinds of host pages). Without a GPU every case is
-//! skipped (see `tests/common/mod.rs`).
+//! skipped (see the library's `tests/common/mod.rs`, shared with its integration tests).
 
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 
 use common::*;
-use warpmap::bench::outofcore::{self, OutOfCoreConfig};
-use warpmap::bench::roofline::measure_host_bound;
 use warpmap::{keygen, Error, HostPages};
+use warpmap_bench::experiments::stadium_outofcore::{self as outofcore, OutOfCoreConfig};
+use warpmap_bench::harness::roofline::measure_host_bound;
 
 /// The device's keys are keygen's `u64` sequence, its values the host twin's words.
 #[test]

@@ -9,7 +9,7 @@
 //!
 //! Everything is generated and checked on the device (`kernels/workload.cu`), so no key or
 //! value crosses the bus except through the table: keys are keygen's injective sequence
-//! ([`keygen::key_at`](crate::keygen::key_at) for `u64`), values a hash of the key
+//! ([`keygen::key_at`](warpmap::keygen::key_at) for `u64`), values a hash of the key
 //! ([`value_word`]). Inserts go in batches of `2^batch_log2` keys until the load factor is
 //! reached, each timed with CUDA events around the insert kernel alone (key and value
 //! generation are outside the timing). Then `runs` lookups of `2^query_log2` present keys
@@ -18,14 +18,14 @@
 //! timed and verified; the median counts. [`run`] returns the [`OutOfCoreReport`] (serialisable
 //! to JSON).
 
-use super::median;
-use crate::device::{transparent_huge_pages, DeviceBuffer, Gpu, HostPages};
-use crate::hash::next_prime;
-use crate::kernels::{KernelSource, WORKLOAD};
-use crate::table::stadium::{entries_per_word, TICKET_BITS};
-use crate::{DeviceHashTable, Error, HashTable, Location, Result, Stadium, StadiumConfig, Value};
+use crate::harness::timing::{median, utc_now};
+use crate::kernels::workload_source;
 use std::sync::Arc;
 use std::time::Instant;
+use warpmap::device::{transparent_huge_pages, DeviceBuffer, Gpu, HostPages};
+use warpmap::hash::next_prime;
+use warpmap::table::stadium::{entries_per_word, TICKET_BITS};
+use warpmap::{DeviceHashTable, Error, HashTable, Location, Result, Stadium, StadiumConfig, Value};
 
 const BLOCK: u32 = 256;
 const GIB: f64 = (1u64 << 30) as f64;
@@ -75,7 +75,7 @@ impl Default for OutOfCoreConfig {
             query_log2: 26,
             runs: 3,
             ticket_bits: 8,
-            pages: crate::device::DEFAULT_HOST_PAGES,
+            pages: warpmap::device::DEFAULT_HOST_PAGES,
             seed: 0x0bad_5eed_00c0_ffee,
             commit: "unknown".into(),
         }
@@ -179,7 +179,8 @@ pub fn sizes(cfg: &OutOfCoreConfig) -> Result<Sizes> {
 /// `wl_value_word`): 4-byte words of a hash of the key and the word's index.
 pub fn value_word(key: u64, w: u32) -> u32 {
     const SALT: u64 = 0x5bd1_e995_c2b2_ae35;
-    (crate::hash::fmix64(key ^ SALT ^ (w as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) >> 16) as u32
+    (warpmap::hash::fmix64(key ^ SALT ^ (w as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) >> 16)
+        as u32
 }
 
 /// What `/proc/meminfo` says, in bytes.
@@ -385,19 +386,29 @@ pub struct OutOfCoreReport {
     pub elapsed_s: f64,
 }
 
+/// [`Error::InvalidInput`] unless a kernel's buffers all have the same length.
+fn same_lens(what: &str, lens: &[usize]) -> Result<()> {
+    if lens.windows(2).any(|w| w[0] != w[1]) {
+        return Err(Error::invalid(format!(
+            "{what}: buffers of unequal lengths {lens:?}"
+        )));
+    }
+    Ok(())
+}
+
 /// The workload kernels of one GPU.
 struct Workload {
     gpu: Arc<Gpu>,
-    keys_seq: crate::device::Kernel,
-    keys_sampled: crate::device::Kernel,
-    values: crate::device::Kernel,
-    verify: crate::device::Kernel,
+    keys_seq: warpmap::device::Kernel,
+    keys_sampled: warpmap::device::Kernel,
+    values: warpmap::device::Kernel,
+    verify: warpmap::device::Kernel,
     grid: u32,
 }
 
 impl Workload {
     fn new(gpu: &Arc<Gpu>) -> Result<Self> {
-        let m = gpu.module(&KernelSource::new("workload", WORKLOAD))?;
+        let m = gpu.module(&workload_source())?;
         Ok(Workload {
             gpu: gpu.clone(),
             keys_seq: m.kernel("wl_keys_seq")?,
@@ -410,7 +421,7 @@ impl Workload {
 
     /// keys[j] = key_at(first + j, seed).
     fn keys_seq(&self, keys: &mut DeviceBuffer<u64>, first: u64, seed: u64) -> Result<()> {
-        let (n, mask) = (keys.len() as u64, crate::keygen::seed_mask(seed));
+        let (n, mask) = (keys.len() as u64, warpmap::keygen::seed_mask(seed));
         let mut l = self.keys_seq.launch();
         l.buf_mut(keys).arg(&first).arg(&n).arg(&mask);
         // SAFETY: wl_keys_seq(u64* keys, u64 first, u64 n, u64 mask): the arguments match in
@@ -426,7 +437,7 @@ impl Workload {
         qseed: u64,
         seed: u64,
     ) -> Result<()> {
-        let (n, mask) = (keys.len() as u64, crate::keygen::seed_mask(seed));
+        let (n, mask) = (keys.len() as u64, warpmap::keygen::seed_mask(seed));
         let mut l = self.keys_sampled.launch();
         l.buf_mut(keys).arg(&n).arg(&range).arg(&qseed).arg(&mask);
         // SAFETY: wl_keys_sampled(u64* keys, u64 n, u64 range, u64 qseed, u64 mask): the
@@ -440,7 +451,7 @@ impl Workload {
         keys: &DeviceBuffer<u64>,
         values: &mut DeviceBuffer<V>,
     ) -> Result<()> {
-        crate::error::check_same_len("workload values", keys.len(), values.len())?;
+        same_lens("workload values", &[keys.len(), values.len()])?;
         let (n, words) = (keys.len() as u64, (V::BYTES / 4) as u32);
         let mut l = self.values.launch();
         l.buf(keys).buf_mut(values).arg(&n).arg(&words);
@@ -457,8 +468,7 @@ impl Workload {
         found: &DeviceBuffer<u8>,
         expect_found: bool,
     ) -> Result<[u64; 2]> {
-        crate::error::check_same_len("workload verify", keys.len(), values.len())?;
-        crate::error::check_same_len("workload verify", keys.len(), found.len())?;
+        same_lens("workload verify", &[keys.len(), values.len(), found.len()])?;
         let mut bad = self.gpu.alloc_filled::<u64>(2, 0)?;
         let (n, words, expect) = (
             keys.len() as u64,
@@ -483,7 +493,7 @@ impl Workload {
 }
 
 /// Keys `first..first + n` of the seed's sequence, generated on the device (the same keys as
-/// [`keygen::key_at`](crate::keygen::key_at)`::<u64>`).
+/// [`keygen::key_at`](warpmap::keygen::key_at)`::<u64>`).
 pub fn device_keys(gpu: &Arc<Gpu>, first: u64, n: usize, seed: u64) -> Result<DeviceBuffer<u64>> {
     let w = Workload::new(gpu)?;
     let mut k = gpu.alloc::<u64>(n)?;
@@ -553,7 +563,7 @@ fn run_typed<V: Value>(
     say: &mut dyn FnMut(String),
 ) -> Result<OutOfCoreReport> {
     let started = Instant::now();
-    let date = super::utc_now();
+    let date = utc_now();
     let s = sizes(cfg)?;
     let gib = |b: u64| b as f64 / GIB;
     let total = gpu.total_memory();
@@ -588,7 +598,7 @@ fn run_typed<V: Value>(
         .ticket_bits(cfg.ticket_bits)
         .location(Location::Host)
         .host_pages(cfg.pages)
-        .seed(crate::hash::fmix64(cfg.seed ^ 0x5eed));
+        .seed(warpmap::hash::fmix64(cfg.seed ^ 0x5eed));
     let mut table = Stadium::<u64, V>::new(gpu.clone(), config)?;
     let table_alloc_s = t0.elapsed().as_secs_f64();
     let host_memory_after = host_memory();
@@ -665,7 +675,7 @@ fn run_typed<V: Value>(
         };
         for r in 0..cfg.runs {
             if hit {
-                let qseed = crate::hash::fmix64(cfg.seed ^ 0xf1d0 ^ (r as u64) << 32);
+                let qseed = warpmap::hash::fmix64(cfg.seed ^ 0xf1d0 ^ (r as u64) << 32);
                 w.keys_sampled(&mut qkeys, s.keys, qseed, cfg.seed)?;
             } else {
                 w.keys_seq(&mut qkeys, s.keys + r as u64 * q as u64, cfg.seed)?;

@@ -1,17 +1,23 @@
-//! The key sets of the benchmark runs, generated on the host in parallel into reused buffers,
-//! and the checks that verify each operation against them.
+//! The key sets of the benchmark runs, generated on the host in parallel into reused buffers
+//! (the checks that verify each operation against them are in [`verify`](super::verify)).
 //!
-//! A [`Workload`] is one run's set: `n` keys (distinct, or Zipf draws with duplicates), their
+//! A `Workload` is one run's set: `n` keys (distinct, or Zipf draws with duplicates), their
 //! values `value_for(key)`, optionally `n` keys guaranteed absent, and the number of distinct
-//! keys. [`Workloads`] holds one buffer per run (fixed-keys mode, when they fit in memory: every
+//! keys. `Workloads` holds one buffer per run (fixed-keys mode, when they fit in memory: every
 //! table of a (type, distribution) then reuses the same sets) or a single buffer that is
 //! regenerated when another set is asked for.
 
-use super::plan::{Distribution, Plan};
-use crate::key::{Key, Value};
-use crate::keygen::{self, value_matches};
-use crate::Result;
+use crate::plan::{Distribution, Plan};
 use rayon::prelude::*;
+use warpmap::key::{Key, Value};
+use warpmap::keygen;
+use warpmap::Result;
+
+/// The seed of one run: distinct for every (base, table type, load factor, run).
+pub(crate) fn run_seed(base: u64, type_tag: u64, lf_index: usize, run: usize) -> u64 {
+    use warpmap::hash::fmix64;
+    fmix64(fmix64(fmix64(base ^ type_tag) ^ lf_index as u64) ^ (run as u64 + 1))
+}
 
 /// Identifies a generated set: its seed and size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,113 +193,17 @@ fn generate<K: Key, V: Value>(
     Ok(())
 }
 
-/// A found flag as the backends write it: `u8` on a GPU (1 or 0; anything else is an unwritten
-/// poisoned byte), `bool` on the CPU.
-pub(crate) trait Flag: Copy + Send + Sync {
-    /// Exactly "found".
-    fn is_found(self) -> bool;
-    /// Exactly "not found".
-    fn is_absent(self) -> bool;
-}
-
-impl Flag for u8 {
-    fn is_found(self) -> bool {
-        self == 1
-    }
-    fn is_absent(self) -> bool {
-        self == 0
-    }
-}
-
-impl Flag for bool {
-    fn is_found(self) -> bool {
-        self
-    }
-    fn is_absent(self) -> bool {
-        !self
-    }
-}
-
-/// Wrong answers of a find whose query `i` is `keys[i]` where `present(i)` (it must be found
-/// with `value_for(keys[i])`) and an absent key elsewhere (it must be reported absent).
-fn bad_answers<K: Key, V: Value, F: Flag>(
-    keys: &[K],
-    out: &[V],
-    found: &[F],
-    present: impl Fn(usize) -> bool + Sync,
-) -> usize {
-    if keys.len() != out.len() || keys.len() != found.len() {
-        return keys.len().max(out.len()).max(found.len());
-    }
-    keys.par_iter()
-        .zip(out.par_iter())
-        .zip(found.par_iter())
-        .enumerate()
-        .with_min_len(1 << 12)
-        .filter(|&(i, ((&k, &v), &f))| {
-            if present(i) {
-                !f.is_found() || !value_matches(k, v)
-            } else {
-                !f.is_absent()
-            }
-        })
-        .count()
-}
-
-/// find_hit: queries (inserted keys, repeats allowed) not found or found with a value other
-/// than `value_for(key)`.
-pub(crate) fn bad_hits<K: Key, V: Value, F: Flag>(keys: &[K], out: &[V], found: &[F]) -> usize {
-    bad_answers(keys, out, found, |_| true)
-}
-
-/// find_half: wrong answers to [`Workload::half`]'s queries: an even position (`keys[i]`,
-/// inserted) not found or with a value other than `value_for(key)`, an odd one (absent) found
-/// or left unwritten.
-pub(crate) fn bad_half<K: Key, V: Value, F: Flag>(keys: &[K], out: &[V], found: &[F]) -> usize {
-    bad_answers(keys, out, found, |i| i % 2 == 0)
-}
-
-/// find_miss: absent keys reported found (or left unwritten).
-pub(crate) fn bad_misses<F: Flag>(found: &[F]) -> usize {
-    found
-        .par_iter()
-        .with_min_len(1 << 12)
-        .filter(|f| !f.is_absent())
-        .count()
-}
-
-/// contains: inserted keys not reported present.
-pub(crate) fn bad_contains<F: Flag>(found: &[F]) -> usize {
-    found
-        .par_iter()
-        .with_min_len(1 << 12)
-        .filter(|f| !f.is_found())
-        .count()
-}
-
-/// After inserting `n` keys of which `distinct` are distinct: `len` must be `distinct`.
-pub(crate) fn check_len_after_insert(
-    run: usize,
-    len: usize,
-    n: usize,
-    distinct: usize,
-) -> Option<String> {
-    (len != distinct).then(|| {
-        if n == distinct {
-            format!("run {run}: len {len} after inserting {n} keys")
-        } else {
-            format!("run {run}: len {len} after inserting {n} keys ({distinct} distinct)")
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::{resolve, BenchConfig};
-    use crate::table::{Backend, HashTable};
-    use crate::CpuTable;
+    use crate::harness::verify::{
+        bad_contains, bad_half, bad_hits, bad_misses, check_len_after_insert,
+    };
+    use crate::plan::{resolve, BenchConfig, Op};
     use std::collections::HashSet;
+    use warpmap::keygen::value_matches;
+    use warpmap::table::{Backend, HashTable};
+    use warpmap::CpuTable;
 
     fn spec(dist: Distribution) -> WorkloadSpec {
         WorkloadSpec {
@@ -493,7 +403,7 @@ mod tests {
     fn spec_follows_the_plan() {
         let p = resolve(
             &BenchConfig {
-                ops: Some(vec![crate::bench::Op::Insert]),
+                ops: Some(vec![Op::Insert]),
                 ..BenchConfig::default()
             },
             Backend::Cpu,

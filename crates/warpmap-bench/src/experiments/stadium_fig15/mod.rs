@@ -19,20 +19,25 @@
 //! slice must be found with `value_for(key)`, every insert must be new, `len == n` after each
 //! sequence, and all `n` keys must be found afterwards.
 //!
-//! The GPU runner is in `gpu_mixed.rs`; this file holds the host logic and the CPU backend's
-//! runner (the same experiment on [`CpuTable`]'s host slices, timed with [`Instant`]).
+//! This file holds the host logic; the runners are `gpu.rs` (a table per variant and load
+//! factor, CUDA events around each whole sequence) and `cpu.rs` (the same experiment on
+//! [`CpuTable`](warpmap::CpuTable)'s host slices, timed with [`Instant`](std::time::Instant)).
 
-use super::plan::{with_kv_types, Plan, Variant};
-use super::workload::{bad_hits, Flag};
-use super::{median, BenchResult, Measured, Op, OpStats, Progress, Roofline, Sink, StadiumInfo};
-use crate::key::{Key, Value};
-use crate::keygen;
-use crate::status::InsertStatus;
-use crate::table::{Backend, HashTable, MixedOp};
-use crate::{CpuTable, Error, Result};
+use crate::harness::report::{BenchResult, Measured, OpStats};
+use crate::harness::timing::median;
+use crate::harness::verify::{bad_hits, Flag};
+use crate::harness::workloads::run_seed;
+use crate::plan::{Op, Plan};
 use rayon::prelude::*;
 use std::ops::Range;
-use std::time::Instant;
+use warpmap::key::{Key, Value};
+use warpmap::keygen;
+use warpmap::status::InsertStatus;
+use warpmap::table::MixedOp;
+use warpmap::{Error, Result};
+
+pub(crate) mod cpu;
+pub(crate) mod gpu;
 
 /// Inserts and finds of a mixed batch alternate in groups of this many (a warp's worth: the
 /// paper batches them in groups of 32 "to remove the effect of thread divergence").
@@ -245,7 +250,7 @@ pub(crate) fn bad_separated<K: Key, V: Value, F: Flag>(
 
 /// The seed of a mixed run: distinct per (type, load factor, slice size, run).
 pub(crate) fn mixed_seed(plan: &Plan, type_tag: u64, li: usize, si: usize, r: usize) -> u64 {
-    super::run_seed(plan.seed ^ 0x6d69_7865_6400, type_tag, li * 64 + si, r)
+    run_seed(plan.seed ^ 0x6d69_7865_6400, type_tag, li * 64 + si, r)
 }
 
 /// The mixed row of one (table, load factor, slice size): the mixed sequence's times as the
@@ -264,174 +269,6 @@ pub(crate) fn push_row(
         row.separated_ms = Some(sep);
         row.concurrency_efficiency =
             (row.median_ms > 0.0 && sep > 0.0).then(|| sep / row.median_ms);
-    }
-}
-
-/// The CPU backend's mixed experiment: [`CpuTable`] through host slices.
-pub(crate) fn run_cpu(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Vec<BenchResult>> {
-    let mut sink = Sink {
-        progress,
-        done: 0,
-        total: (plan.sets() * plan.runs) as u64,
-        results: Vec::new(),
-    };
-    let roofline = Roofline::default();
-    for &ty in &plan.types {
-        with_kv_types!(ty, cpu_set(plan, &roofline, &mut sink))?;
-    }
-    Ok(sink.results)
-}
-
-fn cpu_set<K: Key, V: Value>(
-    plan: &Plan,
-    roofline: &Roofline,
-    sink: &mut Sink<'_>,
-    type_tag: u64,
-) -> Result<()> {
-    let n = plan
-        .keys()
-        .ok_or_else(|| Error::invalid("the mixed experiment needs fixed keys (keys_log2)"))?;
-    for (li, &lf) in plan.load_factors.iter().enumerate() {
-        let cap = plan.capacity_for(n, n, lf, super::Distribution::Unique);
-        let mut table = CpuTable::<K, V>::new(cap)?;
-        for (si, &sl) in plan.slice_log2.iter().enumerate() {
-            let slice_ops = 1usize << sl;
-            let mut sep_ms = Vec::new();
-            let mut mixed = OpStats::new();
-            for r in 0..plan.runs {
-                let run =
-                    MixedRun::<K, V>::new(n, slice_ops, mixed_seed(plan, type_tag, li, si, r))?;
-                sink.say(format!(
-                    "cpu {}/{} lf {lf} slices of {slice_ops} run {}/{}",
-                    K::NAME,
-                    V::NAME,
-                    r + 1,
-                    plan.runs
-                ));
-                let (s_ms, m_ms) = cpu_run_once(&mut table, &run, &mut mixed.failures, r)?;
-                sep_ms.push(s_ms);
-                mixed.ms.push(m_ms);
-                sink.step(format!(
-                    "cpu lf {lf} slices of {slice_ops} run {} done",
-                    r + 1
-                ));
-            }
-            let m = Measured {
-                scheme: table.scheme(),
-                backend: Backend::Cpu,
-                key_bytes: K::BYTES,
-                value_bytes: V::BYTES,
-                key_type: K::NAME,
-                value_type: V::NAME,
-                capacity: table.capacity(),
-                group_size: None,
-                filter_bits: None,
-                memory_bytes: table.memory_bytes(),
-                stadium: None::<StadiumInfo>,
-                n: Slicing::new(n, slice_ops)?.total_ops(),
-                load_factor: lf,
-                roofline,
-                distribution: super::Distribution::Unique,
-                distinct: Vec::new(),
-            };
-            push_row(&m, slice_ops, sep_ms, mixed, &mut sink.results);
-        }
-    }
-    Ok(())
-}
-
-/// One verified run of both sequences on the CPU table: (separated ms, mixed ms).
-fn cpu_run_once<K: Key, V: Value>(
-    table: &mut CpuTable<K, V>,
-    run: &MixedRun<K, V>,
-    failures: &mut Vec<String>,
-    r: usize,
-) -> Result<(f64, f64)> {
-    let sl = run.slicing;
-    let n = sl.n;
-    let mut ms = [0.0f64; 2];
-    // Alternate which sequence goes first between runs.
-    for phase in [r % 2, 1 - r % 2] {
-        table.clear()?;
-        if phase == 0 {
-            let t = sl.total_finds();
-            let mut out = vec![V::zeroed(); t];
-            let mut found = vec![false; t];
-            let mut failed = 0;
-            let start = Instant::now();
-            for s in 0..sl.count() {
-                let ins = sl.inserts(s);
-                let st = table.insert_with_status(
-                    &run.keys[ins.clone()],
-                    &run.vals[ins],
-                    &mut vec![InsertStatus::default(); sl.inserts(s).len()],
-                )?;
-                failed += st;
-                let f = sl.finds(s);
-                table.find_into(&run.keys[f.clone()], &mut out[f.clone()], &mut found[f])?;
-            }
-            ms[0] = start.elapsed().as_secs_f64() * 1e3;
-            let bad = bad_separated(run, &out, &found);
-            if failed > 0 || bad > 0 {
-                failures.push(format!(
-                    "run {r} separated: {failed} inserts failed, {bad} of {t} finds wrong"
-                ));
-            }
-        } else {
-            let m = run.ops.len();
-            let mut status = vec![InsertStatus(0xaaaa_aaaa); m];
-            let mut out = vec![V::zeroed(); m];
-            let mut found = vec![false; m];
-            let start = Instant::now();
-            for s in 0..sl.count() {
-                let b = run.batch(s);
-                table.mixed_batch(
-                    &run.ops[b.clone()],
-                    &run.mkeys[b.clone()],
-                    &run.mvals[b.clone()],
-                    &mut status[b.clone()],
-                    &mut out[b.clone()],
-                    &mut found[b],
-                )?;
-            }
-            ms[1] = start.elapsed().as_secs_f64() * 1e3;
-            let raw: Vec<u32> = status.iter().map(|s| s.0).collect();
-            let (bf, bi) = bad_mixed(run, &raw, &out, &found);
-            if bf > 0 || bi > 0 {
-                failures.push(format!(
-                    "run {r} mixed: {bf} finds wrong, {bi} inserts not new"
-                ));
-            }
-            let mut out = vec![V::zeroed(); n];
-            let mut found = vec![false; n];
-            table.find_into(&run.keys, &mut out, &mut found)?;
-            let bad = bad_hits(&run.keys, &out, &found);
-            if bad > 0 {
-                failures.push(format!(
-                    "run {r}: {bad} of {n} keys not found after the mixed sequence"
-                ));
-            }
-        }
-        let len = table.len()?;
-        if len != n {
-            failures.push(format!(
-                "run {r} {}: len {len} after inserting {n} keys",
-                if phase == 0 { "separated" } else { "mixed" }
-            ));
-        }
-    }
-    Ok((ms[0], ms[1]))
-}
-
-/// The rows' `Variant` label (progress lines).
-pub(crate) fn variant_name(v: Variant) -> String {
-    match v {
-        Variant::Cpu => "cpu".into(),
-        Variant::WarpDrive { group } => format!("warpdrive g {group}"),
-        Variant::Stadium {
-            location,
-            ticket_bits,
-        } => format!("stadium {} T {ticket_bits}", super::location_name(location)),
     }
 }
 
@@ -534,11 +371,11 @@ mod tests {
         found[fj] = 0xaa; // unwritten
         assert_eq!(bad_mixed(&run, &status, &out, &found), (1, 0));
         found[fj] = 1;
-        status[ij] = crate::status::UPDATED;
+        status[ij] = warpmap::status::UPDATED;
         assert_eq!(bad_mixed(&run, &status, &out, &found), (0, 1));
         status[ij] = 0xaaaa_aaaa; // unwritten
         assert_eq!(bad_mixed(&run, &status, &out, &found), (0, 1));
-        status[ij] = crate::status::TABLE_FULL;
+        status[ij] = warpmap::status::TABLE_FULL;
         assert_eq!(bad_mixed(&run, &status, &out, &found), (0, 1));
         assert_eq!(bad_mixed(&run, &status[1..], &out, &found), (m, m));
 
@@ -550,37 +387,5 @@ mod tests {
         sout[7] ^= 2;
         assert_eq!(bad_separated(&run, &sout, &sfound), 2);
         assert!(bad_separated(&run, &sout[1..], &sfound[1..]) > 0);
-    }
-
-    /// The whole experiment on the CPU backend: verified rows with the mixed fields.
-    #[test]
-    fn cpu_mixed_experiment_verifies() {
-        use crate::bench::{resolve, BenchConfig, KvType};
-        let cfg = BenchConfig {
-            force_cpu: true,
-            keys_log2: Some(12),
-            runs: Some(2),
-            load_factors: Some(vec![0.5, 0.95]),
-            ops: Some(vec![Op::Mixed]),
-            slice_log2: Some(vec![7, 10]),
-            types: Some(vec![KvType::U32, KvType::U64B32]),
-            ..Default::default()
-        };
-        let plan = resolve(&cfg, Backend::Cpu).unwrap();
-        assert_eq!(plan.sets(), 2 * 2 * 2);
-        let rows = run_cpu(&plan, &mut |_| {}).unwrap();
-        assert_eq!(rows.len(), 8);
-        for r in &rows {
-            assert!(r.verified, "{:?}", r.failures);
-            assert_eq!(r.op, Op::Mixed);
-            assert_eq!(r.runs, 2);
-            let so = r.slice_ops.unwrap();
-            assert!(so == 128 || so == 1024);
-            assert_eq!(r.n, Slicing::new(4096, so).unwrap().total_ops());
-            let e = r.concurrency_efficiency.unwrap();
-            assert!(e > 0.0 && e.is_finite());
-            assert!((e - r.separated_ms.unwrap() / r.median_ms).abs() < 1e-12);
-        }
-        assert!(rows.iter().any(|r| r.value_bytes == 32 && r.key_bytes == 8));
     }
 }

@@ -1,33 +1,29 @@
-//! The GPU benchmark: the roofline, then the plan's scheme (WarpDrive, or Stadium) through the
-//! device-buffer API ([`DeviceHashTable`]), every kernel timed alone with CUDA events.
+//! The bulk-operation experiment on the GPU: the roofline, then the plan's scheme (WarpDrive, or
+//! Stadium) through the device-buffer API ([`DeviceHashTable`]), every kernel timed alone with
+//! CUDA events.
 //!
 //! Loop order: type, distribution, variant (WarpDrive group size, or Stadium (location, ticket
-//! size)), load factor, run. One loop for every scheme: [`build_table`] makes the variant's table
-//! as a `dyn DeviceHashTable` with what its rows report beside it. Host-bucket Stadium tables get
-//! their bound measured once per table size, before their runs. Fixed slots: a table per
-//! (type, distribution, group size), cleared between runs and load factors. Fixed keys: a table
-//! per load factor too, dropped (its device memory freed) before the next is made; the run key
-//! sets of a (type, distribution) are generated once (host cache) and uploaded once when all of
-//! them fit in device memory beside the largest table (else uploaded per run).
+//! size)), load factor, run. One loop for every scheme: `schemes::build_table` makes the
+//! variant's table as a `dyn DeviceHashTable` with what its rows report beside it. Host-bucket
+//! Stadium tables get their bound measured once per table size, before their runs. Fixed slots:
+//! a table per (type, distribution, group size), cleared between runs and load factors. Fixed
+//! keys: a table per load factor too, dropped (its device memory freed) before the next is made;
+//! the run key sets of a (type, distribution) are generated once (host cache) and uploaded once
+//! when all of them fit in device memory beside the largest table (else uploaded per run).
 
-use super::plan::Variant;
-use super::plan::{with_kv_types, Distribution, Plan};
-use super::roofline::{self, RooflineConfig};
-use super::workload::{
-    bad_contains, bad_half, bad_hits, bad_misses, check_len_after_insert, resize_par, Tag,
-    Workload, WorkloadSpec, Workloads,
+use crate::harness::report::{BenchResult, Measured, OpStats, Progress, Roofline};
+use crate::harness::session::{attach_host_bound, run_sets, SetCx};
+use crate::harness::timing::warm_up_device;
+use crate::harness::verify::{
+    bad_contains, bad_half, bad_hits, bad_misses, check_len_after_insert, table_full_is_failure,
 };
-use super::{
-    keys_for, BenchResult, HostBound, Measured, Op, OpStats, Progress, Roofline, Sink, StadiumInfo,
-};
-use crate::device::{DeviceBuffer, Timer};
-use crate::key::{Key, Value};
-use crate::keygen;
-use crate::table::stadium::Location;
-use crate::table::warpdrive::SlotLayout;
-use crate::table::{Backend, DeviceHashTable};
-use crate::{Error, Gpu, Result, Stadium, StadiumConfig, WarpDrive, WarpDriveConfig};
+use crate::harness::workloads::{resize_par, Tag, Workload, WorkloadSpec, Workloads};
+use crate::plan::{keys_for, with_kv_types, Distribution, Op, Plan};
+use crate::schemes::{build_table, largest_table_bytes, Built};
 use std::sync::Arc;
+use warpmap::device::{DeviceBuffer, Timer};
+use warpmap::table::{Backend, DeviceHashTable};
+use warpmap::{Gpu, Key, Result, Value};
 
 pub(crate) const METHOD: &str = "GPU: CUDA events around each kernel launch only (keys and values \
 uploaded and outputs poisoned before the start event; verification after the stop event); one \
@@ -38,174 +34,18 @@ erase: len == 0; find_half, when measured: every answer checked). Roofline: rand
 L2 and a copy of it (bytes read + written), CUDA events, one warm-up then the median (sizes in the \
 roofline object)";
 
-/// Turns a `TableFull` from `synchronize` into a verification failure; other errors stop.
-pub(super) fn table_full_is_failure(
-    r: Result<()>,
-    failures: &mut Vec<String>,
-    run: usize,
-) -> Result<()> {
-    match r {
-        Ok(()) => Ok(()),
-        Err(Error::TableFull { failed, .. }) => {
-            failures.push(format!("run {run}: {failed} keys not placed"));
-            Ok(())
-        }
-        Err(e) => Err(e),
-    }
-}
-
+/// The experiment: the roofline, then every (type, distribution)'s sets.
 pub(crate) fn run(
     gpu: &Arc<Gpu>,
     plan: &Plan,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Roofline, Vec<BenchResult>)> {
-    let rcfg = RooflineConfig::new(plan.quick);
-    let total = 3 + (plan.sets() * plan.runs) as u64;
-    let mut sink = Sink {
-        progress,
-        done: 0,
-        total,
-        results: Vec::new(),
-    };
-    sink.say(format!(
-        "roofline: {} u64, {} random accesses per kernel",
-        rcfg.elements, rcfg.ops
-    ));
-    let roof = roofline::measure(gpu, rcfg, &mut |what| {
-        sink.step(format!("roofline {what} done"))
-    })?;
-    let timer = gpu.timer()?;
-    let mut bounds = Vec::new();
-    for &ty in &plan.types {
+    run_sets(gpu, plan, progress, |cx, ty| {
         for &dist in &plan.distributions {
-            let mut cx = SetCx {
-                gpu,
-                plan,
-                roofline: &roof,
-                sink: &mut sink,
-                timer: &timer,
-                bounds: &mut bounds,
-            };
-            with_kv_types!(ty, bench_set(&mut cx, dist))?;
+            with_kv_types!(ty, bench_set(cx, dist))?;
         }
-    }
-    let mut roof = roof;
-    roof.host_bounds = bounds;
-    Ok((roof, sink.results))
-}
-
-/// What every set of a run shares.
-pub(super) struct SetCx<'a, 'b> {
-    pub gpu: &'a Arc<Gpu>,
-    pub plan: &'a Plan,
-    pub roofline: &'a Roofline,
-    pub sink: &'a mut Sink<'b>,
-    pub timer: &'a Timer,
-    /// The host bounds measured so far (one per table size and record size).
-    pub bounds: &'a mut Vec<HostBound>,
-}
-
-/// A table under test and what its rows report beside the measurements.
-struct Built<K: Key, V: Value> {
-    table: Box<dyn DeviceHashTable<K, V>>,
-    group_size: Option<u32>,
-    filter_bits: Option<u32>,
-    stadium: Option<StadiumInfo>,
-}
-
-/// Makes a variant's table of at least `capacity` slots or buckets.
-fn build_table<K: Key, V: Value>(
-    gpu: &Arc<Gpu>,
-    plan: &Plan,
-    v: Variant,
-    capacity: usize,
-) -> Result<Built<K, V>> {
-    match v {
-        Variant::WarpDrive { group } => {
-            let t = WarpDrive::<K, V>::new(
-                gpu.clone(),
-                WarpDriveConfig::new(capacity)
-                    .group_size(group)
-                    .overflow_filter(plan.overflow_filter),
-            )?;
-            Ok(Built {
-                group_size: Some(t.config().group_size),
-                filter_bits: Some(t.filter_bits()),
-                stadium: None,
-                table: Box::new(t),
-            })
-        }
-        Variant::Stadium {
-            location,
-            ticket_bits,
-        } => {
-            let t = Stadium::<K, V>::new(
-                gpu.clone(),
-                StadiumConfig::new(capacity)
-                    .ticket_bits(ticket_bits)
-                    .location(location),
-            )?;
-            Ok(Built {
-                group_size: None,
-                filter_bits: None,
-                stadium: Some(StadiumInfo {
-                    location,
-                    ticket_bits,
-                    strategy: t.config().insert_strategy,
-                    host_memory_bytes: t.host_memory_bytes(),
-                    bound: None,
-                }),
-                table: Box::new(t),
-            })
-        }
-        Variant::Cpu => Err(Error::invalid("the GPU benchmark has no CPU variant")),
-    }
-}
-
-/// A variant's short label for progress lines.
-fn variant_label(v: Variant) -> String {
-    match v {
-        Variant::Cpu => "cpu".into(),
-        Variant::WarpDrive { group } => format!("g {group}"),
-        Variant::Stadium {
-            location,
-            ticket_bits,
-        } => format!("{} T {ticket_bits}", super::location_name(location)),
-    }
-}
-
-/// The host bound of a host-bucket table of `bytes` bytes of `record_bytes`-byte records:
-/// measured on first use, then reused for tables of the same size.
-pub(super) fn host_bound(
-    cx: &mut SetCx<'_, '_>,
-    bytes: u64,
-    record_bytes: usize,
-) -> Result<HostBound> {
-    let words = (record_bytes / 4).max(1) as u64;
-    let want = bytes / (4 * words) * 4 * words;
-    if let Some(b) = cx
-        .bounds
-        .iter()
-        .find(|b| b.bytes == want && b.record_bytes == record_bytes)
-    {
-        return Ok(b.clone());
-    }
-    let ops = roofline::host_bound_ops(cx.plan.quick, bytes / (4 * words));
-    cx.sink.say(format!(
-        "host bound: {} MiB of {record_bytes}-byte records in pinned host memory, {ops} random \
-         writes and reads per kernel",
-        bytes >> 20
-    ));
-    let b = roofline::measure_host_bound(
-        cx.gpu,
-        bytes,
-        record_bytes,
-        ops,
-        cx.plan.runs,
-        crate::device::DEFAULT_HOST_PAGES,
-    )?;
-    cx.bounds.push(b.clone());
-    Ok(b)
+        Ok(())
+    })
 }
 
 /// One run's key set on the device.
@@ -270,31 +110,6 @@ impl<K: Key, V: Value> DevSets<K, V> {
     }
 }
 
-/// Every kernel once on a small batch (module load, first-launch costs), then cleared.
-pub(super) fn warm_up<K: Key, V: Value>(
-    gpu: &Arc<Gpu>,
-    table: &mut dyn DeviceHashTable<K, V>,
-    timer: &Timer,
-    n: usize,
-    seed: u64,
-) -> Result<()> {
-    let nw = n.min(1 << 16).min(table.capacity() / 2).max(1);
-    let wk = keygen::unique::<K>(nw, seed ^ 0x3a3a)?;
-    let wv = keygen::values_for::<K, V>(&wk);
-    let dk = gpu.upload(&wk)?;
-    let dv = gpu.upload(&wv)?;
-    let mut dout = gpu.alloc::<V>(nw)?;
-    let mut dfound = gpu.alloc::<u8>(nw)?;
-    timer.start()?;
-    table.insert_device_async(&dk, &dv, None)?;
-    table.find_device_async(&dk, &mut dout, &mut dfound)?;
-    table.contains_device_async(&dk, &mut dfound)?;
-    table.erase_device_async(&dk)?;
-    timer.stop_ms()?;
-    table.synchronize()?;
-    table.clear()
-}
-
 fn label<K: Key, V: Value>(plan: &Plan, dist: Distribution) -> String {
     format!("{} {}/{} {dist}", plan.scheme, K::NAME, V::NAME)
 }
@@ -348,13 +163,7 @@ fn bench_set<K: Key, V: Value>(
         Some(n) => {
             let lf_min = plan.load_factors.iter().copied().fold(1.0, f64::min);
             let cap = plan.capacity_for(n, distinct_max, lf_min, dist);
-            // The table (WarpDrive's slot layout or Stadium's device buckets, whichever is
-            // larger, + 10% for the overflow filter, the board and slack).
-            let table = SlotLayout::for_widths(kb, vb)
-                .table_bytes(cap)
-                .max(cap * (kb + vb)) as u64
-                * 11
-                / 10;
+            let table = largest_table_bytes(kb, vb, cap);
             let sets = plan.runs as u64 * plan.set_bytes(n, kb, vb);
             let outs = n as u64 * (vb as u64 + 1);
             let free = gpu.free_memory().unwrap_or(0);
@@ -371,7 +180,7 @@ fn bench_set<K: Key, V: Value>(
     let mut h_found: Vec<u8> = Vec::new();
 
     for variant in plan.variants() {
-        let vl = variant_label(variant);
+        let vl = variant.label();
         let v_keys = plan.keys_for_variant(variant, dist);
         let mut built: Option<Built<K, V>> = None;
         for (li, &lf) in plan.load_factors.iter().enumerate() {
@@ -393,12 +202,8 @@ fn bench_set<K: Key, V: Value>(
                 ));
                 let mut b = build_table::<K, V>(gpu, plan, variant, cap_asked)?;
                 let nw = v_keys.unwrap_or(b.table.capacity());
-                warm_up(gpu, b.table.as_mut(), timer, nw, plan.seed)?;
-                if let Some(st) = b.stadium.as_mut() {
-                    if st.location == Location::Host {
-                        st.bound = Some(host_bound(cx, st.host_memory_bytes as u64, kb + vb)?);
-                    }
-                }
+                warm_up_device(gpu, b.table.as_mut(), timer, nw, plan.seed)?;
+                attach_host_bound(cx, &mut b, kb + vb)?;
                 built = Some(b);
             }
             let b = built.as_mut().expect("made above");

@@ -1,6 +1,6 @@
 //! The in-run roofline: what this GPU's memory system gives to random 8-byte reads and CASes
 //! (the access pattern of every hash table here) and to a streaming copy. Kernels:
-//! `kernels/roofline.cu` (`roofline_gather8`, `roofline_cas8`, `roofline_copy`).
+//! `crates/warpmap-bench/kernels/roofline.cu` (`roofline_gather8`, `roofline_cas8`, `roofline_copy`).
 //!
 //! For out-of-core Stadium rows, [`measure_host_bound`] measures the bound of the bus: random
 //! writes and reads of whole records (the table's key + value bytes) into pinned host memory
@@ -16,12 +16,13 @@
 //! index seed; the CAS table is reset to all ones (outside the timing) before each CAS run, so
 //! every run sees the same mix of successful and failing CASes.
 
-use super::{median, HostBound, Roofline};
-use crate::device::MappedBuffer;
-use crate::device::{DeviceBuffer, Gpu, Kernel};
-use crate::hash::fmix64;
-use crate::kernels::{KernelSource, ROOFLINE};
-use crate::{Error, HostPages, Result};
+use super::report::{HostBound, Roofline};
+use super::timing::median;
+use crate::kernels::roofline_source;
+use warpmap::device::MappedBuffer;
+use warpmap::device::{DeviceBuffer, Gpu, Kernel};
+use warpmap::hash::fmix64;
+use warpmap::{Error, HostPages, Result};
 
 const BLOCK: u32 = 256;
 
@@ -105,7 +106,7 @@ fn copy(k: &Kernel, src: &DeviceBuffer<u64>, dst: &mut DeviceBuffer<u64>, grid: 
 
 /// Measures the roofline. `step` is called after each of the three kernels.
 pub fn measure(gpu: &Gpu, cfg: RooflineConfig, step: &mut dyn FnMut(&str)) -> Result<Roofline> {
-    let module = gpu.module(&KernelSource::new("roofline", ROOFLINE))?;
+    let module = gpu.module(&roofline_source())?;
     let k_gather = module.kernel("roofline_gather8")?;
     let k_cas = module.kernel("roofline_cas8")?;
     let k_copy = module.kernel("roofline_copy")?;
@@ -209,7 +210,7 @@ pub fn measure_host_bound(
             "record size {record_bytes} bytes: must be a positive multiple of 4"
         )));
     }
-    let module = gpu.module(&KernelSource::new("roofline", ROOFLINE))?;
+    let module = gpu.module(&roofline_source())?;
     let k_write = module.kernel("roofline_write_records")?;
     let k_read = module.kernel("roofline_read_records")?;
     let record_words = (record_bytes / 4) as u32;

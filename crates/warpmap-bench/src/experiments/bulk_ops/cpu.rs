@@ -1,22 +1,23 @@
-//! The CPU backend's benchmark: the same operations as on the GPU, on [`CpuTable`] through the
-//! [`HashTable`] trait, timed with [`Instant`] around each bulk call.
+//! The bulk-operation experiment on the CPU backend: the same operations as on the GPU, on
+//! [`CpuTable`](warpmap::CpuTable) through the [`HashTable`] trait, timed with [`Instant`]
+//! around each bulk call.
 //!
 //! Loop order: type, distribution, load factor, run (the CPU table has no group size). Fixed
 //! slots: one table per (type, distribution), cleared between runs. Fixed keys: a new table per
 //! load factor, and the run key sets generated once per (type, distribution).
 
-use super::plan::{with_kv_types, Distribution, Plan};
-use super::workload::{
-    bad_contains, bad_half, bad_hits, bad_misses, check_len_after_insert, resize_par, Tag,
-    Workload, WorkloadSpec, Workloads,
+use crate::harness::report::{BenchResult, Measured, OpStats, Progress, Roofline, Sink};
+use crate::harness::timing::warm_up_host;
+use crate::harness::verify::{
+    bad_contains, bad_half, bad_hits, bad_misses, check_len_after_insert, table_full_is_failure,
 };
-use super::{keys_for, BenchResult, Measured, Op, OpStats, Progress, Roofline, Sink};
-use crate::key::{Key, Value};
-use crate::keygen;
-use crate::table::{Backend, HashTable};
-use crate::{CpuTable, Error, Result};
+use crate::harness::workloads::{resize_par, Tag, Workload, WorkloadSpec, Workloads};
+use crate::plan::{keys_for, with_kv_types, Distribution, Op, Plan};
+use crate::schemes::cpu::make_table;
 use rayon::prelude::*;
 use std::time::Instant;
+use warpmap::table::{Backend, HashTable};
+use warpmap::{Key, Result, Value};
 
 pub(crate) const METHOD: &str = "CPU backend: std::time::Instant around each bulk HashTable call \
 on host slices (keys generated before timing; the call's own output allocations included); one \
@@ -24,19 +25,9 @@ small warm-up; median of the runs; fresh unique keys every run (new seed) into t
 every run verified (insert: no failures and len == n; find_hit: all found with value_for(key); \
 find_miss: none found; contains: all present; erase: all erased and len == 0)";
 
-/// The table under test. One place to change when the CPU backend gets another table type.
-fn make_table<K: Key, V: Value>(capacity: usize) -> Result<Box<dyn HashTable<K, V>>> {
-    Ok(Box::new(CpuTable::<K, V>::new(capacity)?))
-}
-
+/// The experiment: every (type, distribution)'s sets (no roofline on the CPU).
 pub(crate) fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Vec<BenchResult>> {
-    let total = (plan.sets() * plan.runs) as u64;
-    let mut sink = Sink {
-        progress,
-        done: 0,
-        total,
-        results: Vec::new(),
-    };
+    let mut sink = Sink::new(progress, (plan.sets() * plan.runs) as u64);
     let roofline = Roofline::default();
     for &ty in &plan.types {
         for &dist in &plan.distributions {
@@ -44,32 +35,6 @@ pub(crate) fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Vec
         }
     }
     Ok(sink.results)
-}
-
-/// Turns a `TableFull` into a verification failure; other errors stop the benchmark.
-fn table_full_is_failure(r: Result<()>, failures: &mut Vec<String>, run: usize) -> Result<()> {
-    match r {
-        Ok(()) => Ok(()),
-        Err(Error::TableFull { failed, batch, .. }) => {
-            failures.push(format!("run {run}: {failed} of {batch} keys not placed"));
-            Ok(())
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// Small batch through every operation: the thread pool and the allocator.
-fn warm_up<K: Key, V: Value>(table: &mut dyn HashTable<K, V>, n: usize, seed: u64) -> Result<()> {
-    let nw = n.min(1 << 12).min(table.capacity()).max(1);
-    let wk = keygen::unique::<K>(nw, seed ^ 0x3a3a)?;
-    let wv = keygen::values_for::<K, V>(&wk);
-    let mut out = vec![V::zeroed(); nw];
-    let mut found = vec![false; nw];
-    table.insert(&wk, &wv)?;
-    table.find_into(&wk, &mut out, &mut found)?;
-    table.contains(&wk)?;
-    table.erase(&wk)?;
-    table.clear()
 }
 
 fn bench_set<K: Key, V: Value>(
@@ -121,7 +86,7 @@ fn bench_set<K: Key, V: Value>(
                 None => plan.slots,
             };
             let mut t = make_table::<K, V>(cap)?;
-            warm_up(t.as_mut(), keys_mode.unwrap_or(cap), plan.seed)?;
+            warm_up_host(t.as_mut(), keys_mode.unwrap_or(cap), plan.seed)?;
             table = Some(t);
         }
         let table = table.as_mut().expect("made above");

@@ -1,7 +1,8 @@
-// Device-side workloads of `warpmap outofcore` (src/bench/outofcore.rs): u64 keys from keygen's
-// injective sequence, values derived from the keys, and the verification of lookups, so that a
-// table of hundreds of millions of keys is built and checked without host traffic. Host twins:
-// keygen::key_at::<u64> (keys) and bench::outofcore::value_word (values). Grid-stride loops.
+// Device-side workloads of `warpmap outofcore`
+// (crates/warpmap-bench/src/experiments/stadium_outofcore.rs): u64 keys from keygen's injective
+// sequence, values derived from the keys, and the verification of lookups, so that a table of
+// hundreds of millions of keys is built and checked without host traffic. Host twins:
+// keygen::key_at::<u64> (keys) and stadium_outofcore::value_word (values). Grid-stride loops.
 
 #define WL_VALUE_SALT 0x5bd1e995c2b2ae35ull
 

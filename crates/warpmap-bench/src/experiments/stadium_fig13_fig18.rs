@@ -13,15 +13,16 @@
 //! everywhere, 1 when they never do. Repeated `runs` times with fresh keys; the per-batch median
 //! is fitted. Every run's table is verified (length, then every key found with its value).
 
-use super::{median, utc_now};
-use crate::device::{DeviceBuffer, Gpu, Timer};
-use crate::key::{Key, Value};
-use crate::keygen;
-use crate::table::stadium::{InsertStrategy, Location};
-use crate::table::{DeviceHashTable, HashTable};
-use crate::{Error, Result, Stadium, StadiumConfig};
+use crate::harness::timing::{median, utc_now};
+use crate::schemes::stadium::location_name;
 use serde::Serialize;
 use std::sync::Arc;
+use warpmap::device::{DeviceBuffer, Gpu, Timer};
+use warpmap::key::{Key, Value};
+use warpmap::keygen;
+use warpmap::table::stadium::{InsertStrategy, Location};
+use warpmap::table::{DeviceHashTable, HashTable};
+use warpmap::{Error, Result, Stadium, StadiumConfig};
 
 /// Key/value types of the strategy experiments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -198,10 +199,6 @@ impl LanesReport {
 const METHOD: &str = "CUDA events around each insert launch (keys and values already on the \
 device), median over runs with fresh unique keys, every run's table verified (length, every key \
 found with its value)";
-
-fn location_name(l: Location) -> &'static str {
-    super::location_name(l)
-}
 
 fn location_names<S: serde::Serializer>(
     ls: &[Location],

@@ -1,68 +1,31 @@
-//! The mixed-batch experiment on the GPU ([`super::mixed`] explains it): a table per
-//! (variant, load factor), and per slice size the runs, each with fresh keys uploaded into
-//! per-slice device buffers, then the separated and the mixed sequence timed with CUDA events
-//! around the whole sequence, every output downloaded and checked.
+//! The mixed-batch experiment on the GPU ([`super`] explains it): a table per (variant, load
+//! factor), and per slice size the runs, each with fresh keys uploaded into per-slice device
+//! buffers, then the separated and the mixed sequence timed with CUDA events around the whole
+//! sequence, every output downloaded and checked.
 
-use super::gpu::{host_bound, table_full_is_failure, warm_up, SetCx};
-use super::mixed::{
-    bad_mixed, bad_separated, mixed_seed, push_row, variant_name, MixedRun, Slicing,
-};
-use super::plan::{with_kv_types, Distribution, Plan, Variant};
-use super::roofline::{self, RooflineConfig};
-use super::workload::bad_hits;
-use super::{BenchResult, Measured, OpStats, Progress, Roofline, Sink, StadiumInfo};
-use crate::device::{DeviceBuffer, Timer};
-use crate::key::{Key, Value};
-use crate::table::stadium::Location;
-use crate::table::warpdrive::SlotLayout;
-use crate::table::{Backend, DeviceHashTable, MixedOp};
-use crate::{Error, Gpu, Result, Stadium, StadiumConfig, WarpDrive, WarpDriveConfig};
+use super::{bad_mixed, bad_separated, mixed_seed, push_row, MixedRun, Slicing};
+use crate::harness::report::{BenchResult, Measured, OpStats, Progress, Roofline};
+use crate::harness::session::{attach_host_bound, run_sets, SetCx};
+use crate::harness::timing::warm_up_device;
+use crate::harness::verify::{bad_hits, table_full_is_failure};
+use crate::plan::{with_kv_types, Distribution, Plan};
+use crate::schemes::warpdrive::mixed_unsupported;
+use crate::schemes::{build_table, Built, Variant};
 use std::sync::Arc;
+use warpmap::device::{DeviceBuffer, Timer};
+use warpmap::key::{Key, Value};
+use warpmap::table::{Backend, DeviceHashTable, MixedOp};
+use warpmap::{Error, Gpu, Result};
 
+/// The experiment: the roofline, then every type's tables.
 pub(crate) fn run(
     gpu: &Arc<Gpu>,
     plan: &Plan,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Roofline, Vec<BenchResult>)> {
-    let rcfg = RooflineConfig::new(plan.quick);
-    let total = 3 + (plan.sets() * plan.runs) as u64;
-    let mut sink = Sink {
-        progress,
-        done: 0,
-        total,
-        results: Vec::new(),
-    };
-    sink.say(format!(
-        "roofline: {} u64, {} random accesses per kernel",
-        rcfg.elements, rcfg.ops
-    ));
-    let roof = roofline::measure(gpu, rcfg, &mut |what| {
-        sink.step(format!("roofline {what} done"))
-    })?;
-    let timer = gpu.timer()?;
-    let mut bounds = Vec::new();
-    for &ty in &plan.types {
-        let mut cx = SetCx {
-            gpu,
-            plan,
-            roofline: &roof,
-            sink: &mut sink,
-            timer: &timer,
-            bounds: &mut bounds,
-        };
-        with_kv_types!(ty, mixed_set(&mut cx))?;
-    }
-    let mut roof = roof;
-    roof.host_bounds = bounds;
-    Ok((roof, sink.results))
-}
-
-/// What a table adds to its rows.
-struct TableInfo {
-    variant: Variant,
-    group_size: Option<u32>,
-    filter_bits: Option<u32>,
-    stadium: Option<StadiumInfo>,
+    run_sets(gpu, plan, progress, |cx, ty| {
+        with_kv_types!(ty, mixed_set(cx))
+    })
 }
 
 fn mixed_set<K: Key, V: Value>(cx: &mut SetCx<'_, '_>, type_tag: u64) -> Result<()> {
@@ -72,10 +35,7 @@ fn mixed_set<K: Key, V: Value>(cx: &mut SetCx<'_, '_>, type_tag: u64) -> Result<
         let n = plan
             .keys_for_variant(variant, Distribution::Unique)
             .ok_or_else(|| Error::invalid("the mixed experiment needs fixed keys (keys_log2)"))?;
-        if matches!(variant, Variant::WarpDrive { .. })
-            && SlotLayout::for_widths(K::BYTES, V::BYTES) == SlotLayout::Pair16
-            && gpu.sm() < 90
-        {
+        if matches!(variant, Variant::WarpDrive { .. }) && mixed_unsupported::<K, V>(gpu) {
             cx.sink.done += per_table * plan.load_factors.len() as u64;
             cx.sink.say(format!(
                 "warpdrive {}/{}: mixed batches of 16-byte pairs need sm_90; skipped",
@@ -90,61 +50,11 @@ fn mixed_set<K: Key, V: Value>(cx: &mut SetCx<'_, '_>, type_tag: u64) -> Result<
                 "mixed {}/{} {} lf {lf}: making a table of {cap} slots",
                 K::NAME,
                 V::NAME,
-                variant_name(variant)
+                variant.name()
             ));
-            match variant {
-                Variant::Stadium {
-                    location,
-                    ticket_bits,
-                } => {
-                    let mut t = Stadium::<K, V>::new(
-                        gpu.clone(),
-                        StadiumConfig::new(cap)
-                            .ticket_bits(ticket_bits)
-                            .location(location),
-                    )?;
-                    let bound = if location == Location::Host {
-                        Some(host_bound(
-                            cx,
-                            t.host_memory_bytes() as u64,
-                            K::BYTES + V::BYTES,
-                        )?)
-                    } else {
-                        None
-                    };
-                    let info = TableInfo {
-                        variant,
-                        group_size: None,
-                        filter_bits: None,
-                        stadium: Some(StadiumInfo {
-                            location,
-                            ticket_bits,
-                            strategy: t.config().insert_strategy,
-                            host_memory_bytes: t.host_memory_bytes(),
-                            bound,
-                        }),
-                    };
-                    mixed_table(cx, &mut t, &info, n, li, lf, type_tag)?;
-                }
-                Variant::WarpDrive { group } => {
-                    let mut t = WarpDrive::<K, V>::new(
-                        gpu.clone(),
-                        WarpDriveConfig::new(cap)
-                            .group_size(group)
-                            .overflow_filter(plan.overflow_filter),
-                    )?;
-                    let info = TableInfo {
-                        variant,
-                        group_size: Some(t.config().group_size),
-                        filter_bits: Some(t.filter_bits()),
-                        stadium: None,
-                    };
-                    mixed_table(cx, &mut t, &info, n, li, lf, type_tag)?;
-                }
-                Variant::Cpu => {
-                    return Err(Error::invalid("the GPU benchmark has no CPU variant"));
-                }
-            }
+            let mut b = build_table::<K, V>(gpu, plan, variant, cap)?;
+            attach_host_bound(cx, &mut b, K::BYTES + V::BYTES)?;
+            mixed_table(cx, &mut b, variant, n, li, lf, type_tag)?;
         }
     }
     Ok(())
@@ -221,9 +131,9 @@ impl<K: Key, V: Value> DevSlices<K, V> {
 }
 
 /// A small mixed batch through the table: the mixed kernel's first-launch costs.
-fn warm_mixed<K: Key, V: Value, T: DeviceHashTable<K, V>>(
+fn warm_mixed<K: Key, V: Value>(
     gpu: &Gpu,
-    t: &mut T,
+    t: &mut dyn DeviceHashTable<K, V>,
     n: usize,
     seed: u64,
 ) -> Result<()> {
@@ -241,30 +151,20 @@ fn warm_mixed<K: Key, V: Value, T: DeviceHashTable<K, V>>(
     t.clear()
 }
 
-fn mixed_table<K: Key, V: Value, T: DeviceHashTable<K, V>>(
+fn mixed_table<K: Key, V: Value>(
     cx: &mut SetCx<'_, '_>,
-    t: &mut T,
-    info: &TableInfo,
+    b: &mut Built<K, V>,
+    variant: Variant,
     n: usize,
     li: usize,
     lf: f64,
     type_tag: u64,
 ) -> Result<()> {
     let (gpu, plan, timer) = (cx.gpu, cx.plan, cx.timer);
-    warm_up(
-        gpu,
-        t as &mut dyn DeviceHashTable<K, V>,
-        timer,
-        n,
-        plan.seed,
-    )?;
+    let t = b.table.as_mut();
+    warm_up_device(gpu, t, timer, n, plan.seed)?;
     warm_mixed(gpu, t, n, plan.seed)?;
-    let what = format!(
-        "mixed {}/{} {} lf {lf}",
-        K::NAME,
-        V::NAME,
-        variant_name(info.variant)
-    );
+    let what = format!("mixed {}/{} {} lf {lf}", K::NAME, V::NAME, variant.name());
     for (si, &sl) in plan.slice_log2.iter().enumerate() {
         let slice_ops = 1usize << sl;
         let mut dev: Option<DevSlices<K, V>> = None;
@@ -299,10 +199,10 @@ fn mixed_table<K: Key, V: Value, T: DeviceHashTable<K, V>>(
             key_type: K::NAME,
             value_type: V::NAME,
             capacity: t.capacity(),
-            group_size: info.group_size,
-            filter_bits: info.filter_bits,
+            group_size: b.group_size,
+            filter_bits: b.filter_bits,
             memory_bytes: t.memory_bytes(),
-            stadium: info.stadium.clone(),
+            stadium: b.stadium.clone(),
             n: Slicing::new(n, slice_ops)?.total_ops(),
             load_factor: lf,
             roofline: cx.roofline,
@@ -316,9 +216,9 @@ fn mixed_table<K: Key, V: Value, T: DeviceHashTable<K, V>>(
 
 /// One verified run of both sequences (the order alternating with the run): (separated ms,
 /// mixed ms).
-fn run_once<K: Key, V: Value, T: DeviceHashTable<K, V>>(
+fn run_once<K: Key, V: Value>(
     gpu: &Gpu,
-    t: &mut T,
+    t: &mut dyn DeviceHashTable<K, V>,
     timer: &Timer,
     run: &MixedRun<K, V>,
     d: &mut DevSlices<K, V>,
