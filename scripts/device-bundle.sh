@@ -6,7 +6,8 @@
 #   target/device-bundle/
 #     run.sh            runs the steps there: tests, memcheck, bench (see `run.sh --help`)
 #     warpmap           the CLI (release)
-#     tests/<name>      every test executable of the workspace (release), named after its target:
+#     tests/<name>      every test executable of the workspace (release, feature nccl on, so
+#                       tests/nccl.rs is there too), named after its target:
 #                       contract-1a2b3c... -> contract; unit tests -> warpmap-unit, warpmap-cli-unit
 #     tests.txt         <name> <package dir relative to the repo> (run.sh runs each test there)
 #     MANIFEST.txt      commit, build date, toolchain, sizes
@@ -42,8 +43,11 @@ fi
 JSON_TESTS="$(mktemp)"; JSON_CLI="$(mktemp)"
 trap 'rm -f "$JSON_TESTS" "$JSON_CLI"' EXIT
 
-say "cargo test --workspace --release --no-run"
-cargo test --workspace --release --no-run --message-format=json-render-diagnostics > "$JSON_TESTS"
+# With the `nccl` feature, so that tests/nccl.rs is among the binaries (the others are the same
+# with or without it; NCCL is loaded at run time, so nothing more is linked).
+say "cargo test --workspace --release --no-run --features warpmap/nccl"
+cargo test --workspace --release --no-run --features warpmap/nccl \
+  --message-format=json-render-diagnostics > "$JSON_TESTS"
 say "cargo build --release -p warpmap-cli"
 cargo build --release -p warpmap-cli --message-format=json-render-diagnostics > "$JSON_CLI"
 

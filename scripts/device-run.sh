@@ -7,7 +7,7 @@
 #   STEP       tests | memcheck | racecheck | bench | all (default: tests memcheck bench)
 #     tests      every test binary, WARPMAP_REQUIRE_GPU=1 (GPU tests fail instead of skipping)
 #     memcheck   compute-sanitizer --tool memcheck --error-exitcode 1 over the GPU test binaries
-#                (all but kernels_compile; MEMCHECK_BINS="contract warpmap-unit" to choose)
+#                (all but kernels_compile and nccl; MEMCHECK_BINS="contract warpmap-unit" to choose)
 #     racecheck  compute-sanitizer --tool racecheck (shared-memory hazards) over RACECHECK_BINS
 #                (default: stadium, whose clStash queues live in shared memory)
 #     bench      warpmap bench --json $OUT/bench.json --svg $OUT/bench.svg [--quick] [BENCH ARGS]
@@ -76,6 +76,19 @@ if [[ -f /usr/local/cuda/lib64/libnvrtc.so.13 ]]; then
 else
   note "nvrtc: not in /usr/local/cuda/lib64 (warpmap searches CUDA_HOME, /usr/local/cuda*, pip installs)"
 fi
+# NCCL, for tests/nccl.rs: warpmap searches CUDA_HOME, pip installs and the system loader
+# itself; a python3 that has pip's nvidia-nccl-cu13 (PyTorch's) names its directory for sure.
+# NVLink multicast stays off (the machine's rule; kept if already set).
+export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}"
+NCCL_AT="$(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 / { print $NF; exit }')"
+if [[ -z "${WARPMAP_NCCL_DIR:-}" && -z "$NCCL_AT" ]]; then
+  d="$(python3 -c 'import os, nvidia.nccl as m; print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null || true)"
+  if [[ -n "$d" && -f "$d/libnccl.so.2" ]]; then
+    export WARPMAP_NCCL_DIR="$d"
+    NCCL_AT="$d/libnccl.so.2 (pip; WARPMAP_NCCL_DIR set)"
+  fi
+fi
+note "nccl: ${WARPMAP_NCCL_DIR:+WARPMAP_NCCL_DIR=$WARPMAP_NCCL_DIR }${NCCL_AT:-not found by ldconfig or python3 (the nccl test will say what it searched)}; NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"
 SANITIZER="$(command -v compute-sanitizer || true)"
 [[ -n "$SANITIZER" ]] || for c in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
   [[ -x "$c" ]] && { SANITIZER="$c"; break; }
@@ -138,7 +151,9 @@ step_memcheck() {
   local want="${MEMCHECK_BINS:-}"
   while read -r name dir; do
     if [[ -n "$want" ]]; then [[ " $want " == *" $name "* ]] || continue
-    else [[ "$name" == kernels_compile ]] && continue; fi  # NVRTC only, no kernel runs
+    # kernels_compile: NVRTC only, no kernel runs. nccl: NCCL's own kernels and proxy threads,
+    # not ours (name it in MEMCHECK_BINS to check it anyway).
+    else [[ "$name" == kernels_compile || "$name" == nccl ]] && continue; fi
     if (( $(remaining) < 20 )); then bad+=("$name(not run: out of time)"); continue; fi
     ran=$((ran + 1))
     local start_bytes; start_bytes=$(stat -c %s "$log")

@@ -48,6 +48,23 @@ pub enum Error {
         /// What to install.
         remedy: String,
     },
+    /// NCCL (for communicators over several GPUs, cargo feature `nccl`) could not be found or
+    /// loaded.
+    #[error("NCCL not found: {searched}.\n  remedy: {remedy}")]
+    NcclMissing {
+        /// The places that were searched, and why each failed.
+        searched: String,
+        /// What to install.
+        remedy: String,
+    },
+    /// An NCCL call failed.
+    #[error("NCCL error in {context}: {message}")]
+    Nccl {
+        /// What warpmap was doing.
+        context: String,
+        /// NCCL's result code and words.
+        message: String,
+    },
     /// NVRTC rejected a kernel. `log` is NVRTC's log; its file:line names point at `kernels/`.
     #[error("kernel compile failed ({module}, options {options}):\n{log}")]
     Compile {

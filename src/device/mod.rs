@@ -8,7 +8,8 @@
 //! - module cache: in memory per GPU (shared by its stream handles), and on disk ([`cache`]);
 //! - [`DeviceBuffer`], [`PinnedBuffer`] and [`MappedBuffer`] (host memory mapped into the GPU,
 //!   of either [`HostPages`] kind), and [`Kernel`] launches;
-//! - `nccl` (cargo feature `nccl`): communicators over several GPUs, all-reduce and all-to-all.
+//! - `nccl` (cargo feature `nccl`): a communicator over several GPUs of this process, sum
+//!   all-reduce and the all-to-all exchanges of the sharded table.
 //!
 //! # Streams and buffers
 //!
@@ -29,6 +30,8 @@
 //! by events (`cuStreamWaitEvent`): it never blocks the host.
 
 pub mod cache;
+#[cfg(feature = "nccl")]
+pub mod nccl;
 pub mod nvrtc;
 mod stream;
 
