@@ -57,7 +57,10 @@ fn nccl_loads_or_names_the_remedy() {
         Err(e) => {
             let shown = e.to_string();
             assert!(matches!(e, Error::NcclMissing { .. }), "{shown}");
-            assert!(shown.contains("libnccl2") && shown.contains("nvidia-nccl-cu13"), "{shown}");
+            assert!(
+                shown.contains("libnccl2") && shown.contains("nvidia-nccl-cu13"),
+                "{shown}"
+            );
             println!("no NCCL here: {shown}");
         }
     }
@@ -142,12 +145,20 @@ fn check_collectives(comm: &Communicator, label: &str) {
     for (r, buf) in recvs.iter().enumerate() {
         let got = comm.gpu(r).download(buf).unwrap();
         for (i, g) in got.iter().enumerate() {
-            assert_eq!(*g, i as u64 * tri, "{label}: all-reduce u64, rank {r}, element {i}");
+            assert_eq!(
+                *g,
+                i as u64 * tri,
+                "{label}: all-reduce u64, rank {r}, element {i}"
+            );
         }
     }
     // f64, with values exact in binary.
     let fs: Vec<_> = (0..n)
-        .map(|r| comm.gpu(r).upload(&vec![0.5f64 * (r + 1) as f64; 1000]).unwrap())
+        .map(|r| {
+            comm.gpu(r)
+                .upload(&vec![0.5f64 * (r + 1) as f64; 1000])
+                .unwrap()
+        })
         .collect();
     let mut fr: Vec<_> = (0..n)
         .map(|r| comm.gpu(r).alloc_filled::<f64>(1000, 0).unwrap())
@@ -159,7 +170,10 @@ fn check_collectives(comm: &Communicator, label: &str) {
     }
     for (r, buf) in fr.iter().enumerate() {
         let got = comm.gpu(r).download(buf).unwrap();
-        assert!(got.iter().all(|&x| x == 0.5 * tri as f64), "{label}: f64 rank {r}");
+        assert!(
+            got.iter().all(|&x| x == 0.5 * tri as f64),
+            "{label}: f64 rank {r}"
+        );
     }
     let t_reduce = t0.elapsed();
 
@@ -188,7 +202,11 @@ fn check_collectives(comm: &Communicator, label: &str) {
         let got = comm.gpu(p).download(buf).unwrap();
         for r in 0..n {
             for j in 0..CHUNK {
-                assert_eq!(got[r * CHUNK + j], word(r, p, j), "{label}: all-to-all at {p} from {r}");
+                assert_eq!(
+                    got[r * CHUNK + j],
+                    word(r, p, j),
+                    "{label}: all-to-all at {p} from {r}"
+                );
             }
         }
     }
@@ -201,7 +219,11 @@ fn check_collectives(comm: &Communicator, label: &str) {
     for r in 0..n {
         let row: Vec<Vec<[u32; 4]>> = (0..n)
             .map(|p| {
-                let len = if rng.chance(0.2) { 0 } else { rng.index(50_000) };
+                let len = if rng.chance(0.2) {
+                    0
+                } else {
+                    rng.index(50_000)
+                };
                 (0..len)
                     .map(|j| [r as u32, p as u32, j as u32, rng.next_u64() as u32])
                     .collect()
@@ -222,13 +244,18 @@ fn check_collectives(comm: &Communicator, label: &str) {
         send_offsets.push(offs);
     }
     let s: Vec<_> = send_bufs.iter().collect();
-    let (recv, recv_offsets) = comm.exchange(&s, &send_offsets).unwrap();
+    let got = comm.exchange(&s, &send_offsets).unwrap();
+    let (recv, recv_offsets) = (got.recv, got.offsets);
     for p in 0..n {
         let got = comm.gpu(p).download(&recv[p]).unwrap();
         assert_eq!(recv_offsets[p].len(), n + 1);
         for r in 0..n {
             let (a, b) = (recv_offsets[p][r] as usize, recv_offsets[p][r + 1] as usize);
-            assert_eq!(&got[a..b], parts[r][p].as_slice(), "{label}: exchange at {p} from {r}");
+            assert_eq!(
+                &got[a..b],
+                parts[r][p].as_slice(),
+                "{label}: exchange at {p} from {r}"
+            );
         }
         assert_eq!(got.len() as u64, recv_offsets[p][n]);
     }
@@ -238,7 +265,7 @@ fn check_collectives(comm: &Communicator, label: &str) {
          all checked",
         (0..n).map(|r| comm.gpu(r).ordinal()).collect::<Vec<_>>(),
         t_reduce.as_secs_f64() * 1e3,
-        moved * 16 >> 20
+        (moved * 16) >> 20
     );
 }
 
@@ -254,9 +281,8 @@ fn collectives_on_the_gpus_present() {
         lib.version.2,
         lib.path.display()
     );
-    let comm = Communicator::from_devices(&gpus).unwrap_or_else(|e| {
-        panic!("a communicator over {} GPU(s): {e}", gpus.len())
-    });
+    let comm = Communicator::from_devices(&gpus)
+        .unwrap_or_else(|e| panic!("a communicator over {} GPU(s): {e}", gpus.len()));
     assert_eq!(comm.size(), gpus.len());
     check_collectives(&comm, "all GPUs");
     drop(comm);
@@ -281,7 +307,10 @@ fn two_ranks_on_one_gpu() {
             check_collectives(&comm, "two ranks on one GPU");
         }
         Err(e) => {
-            assert!(matches!(e, Error::Nccl { .. }), "expected Error::Nccl, got {e}");
+            assert!(
+                matches!(e, Error::Nccl { .. }),
+                "expected Error::Nccl, got {e}"
+            );
             println!("NCCL refuses two ranks on one GPU, as expected: {e}");
         }
     }
@@ -304,7 +333,9 @@ fn bad_shapes_are_invalid_input() {
     let mut short = g.alloc::<u64>(5).unwrap();
     let err = comm.all_reduce_sum(&[&a], &mut [&mut short]).unwrap_err();
     assert!(matches!(err, Error::InvalidInput(_)), "{err}");
-    let err = comm.all_reduce_sum(&[&a, &a], &mut [&mut short]).unwrap_err();
+    let err = comm
+        .all_reduce_sum(&[&a, &a], &mut [&mut short])
+        .unwrap_err();
     assert!(matches!(err, Error::InvalidInput(_)), "{err}");
     // 11 > 10 elements: the counts go through, the parts are refused by the bounds check.
     let err = comm.exchange(&[&a], &[vec![0, 11]]).unwrap_err();

@@ -28,9 +28,7 @@ fn keep_busy(gpu: &Gpu, scratch: &mut DeviceBuffer<u32>, times: usize) {
 
 /// Every element of `v` is `want`; else the first bad index and value.
 fn first_bad(v: &[u32], want: u32) -> Option<(usize, u32)> {
-    v.iter()
-        .position(|&x| x != want)
-        .map(|i| (i, v[i]))
+    v.iter().position(|&x| x != want).map(|i| (i, v[i]))
 }
 
 #[test]
@@ -80,7 +78,11 @@ fn a_use_on_another_stream_waits_for_the_last_write() {
         b.copy_device(&x, &mut y).unwrap();
         let got = b.download(&y).unwrap();
         let want = u32::from_ne_bytes([byte; 4]);
-        assert_eq!(first_bad(&got, want), None, "round {round}: B read before A's fill");
+        assert_eq!(
+            first_bad(&got, want),
+            None,
+            "round {round}: B read before A's fill"
+        );
         // And the other way: B writes x (a buffer of A), A reads it.
         keep_busy(&b, &mut y, 16);
         b.fill_bytes(&mut x, byte ^ 0xff).unwrap();
@@ -91,7 +93,10 @@ fn a_use_on_another_stream_waits_for_the_last_write() {
             "round {round}: A read before B's fill of A's buffer"
         );
     }
-    println!("4 rounds x 2 directions: {} MiB checked per read", N * 4 >> 20);
+    println!(
+        "4 rounds x 2 directions: {} MiB checked per read",
+        (N * 4) >> 20
+    );
 }
 
 /// A buffer of stream A read on stream B and dropped at once: its free (on A) waits for B's
@@ -158,7 +163,10 @@ fn events_order_streams_and_the_host() {
 fn tables_on_several_streams() {
     let Some(base) = gpu() else { return };
     let io = base.with_new_stream().unwrap();
-    let handles = [base.with_new_stream().unwrap(), base.with_new_stream().unwrap()];
+    let handles = [
+        base.with_new_stream().unwrap(),
+        base.with_new_stream().unwrap(),
+    ];
     const KEYS: usize = 1 << 20;
     let started = Instant::now();
     std::thread::scope(|s| {
@@ -248,6 +256,9 @@ fn overlap_of_two_streams_measured() {
     run(true, &mut xa, &mut xb);
     let one = run(false, &mut xa, &mut xb);
     let two = run(true, &mut xa, &mut xb);
-    println!("32 fills of {} MiB: one stream {one:.2} ms, two streams {two:.2} ms", N * 4 >> 20);
+    println!(
+        "32 fills of {} MiB: one stream {one:.2} ms, two streams {two:.2} ms",
+        (N * 4) >> 20
+    );
     assert_eq!(first_bad(&a.download(&xb).unwrap(), 0x0f0f_0f0f), None);
 }

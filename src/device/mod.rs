@@ -42,11 +42,11 @@ use cudarc::driver::{
     CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError, LaunchArgs, LaunchConfig,
     PinnedHostSlice, PushKernelArg,
 };
-use stream::{StreamSet, Uses};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
+use stream::{StreamSet, Uses};
 
 pub use nvrtc::{compile_cubin, nvrtc, Nvrtc, NVRTC_REMEDY};
 pub use stream::Event;
@@ -342,7 +342,8 @@ impl Gpu {
     }
     /// Free device memory in bytes, now.
     pub fn free_memory(&self) -> Result<u64> {
-        self.dev.ctx
+        self.dev
+            .ctx
             .mem_get_info()
             .map(|(free, _)| free as u64)
             .map_err(|e| driver_err("reading free memory", e))
@@ -561,11 +562,12 @@ impl Gpu {
                 let flags = drv_sys::CU_MEMHOSTALLOC_DEVICEMAP | drv_sys::CU_MEMHOSTALLOC_PORTABLE;
                 // SAFETY: the memory is uninitialised until the fill below, and nothing reads it
                 // before.
-                let mut slice =
-                    unsafe { self.dev.ctx.alloc_pinned_with_flags::<u8>(bytes.max(1), flags) }
-                        .map_err(|e| {
-                            host_oom(driver_err("allocating mapped host memory", e), bytes)
-                        })?;
+                let mut slice = unsafe {
+                    self.dev
+                        .ctx
+                        .alloc_pinned_with_flags::<u8>(bytes.max(1), flags)
+                }
+                .map_err(|e| host_oom(driver_err("allocating mapped host memory", e), bytes))?;
                 parallel_zero(
                     slice
                         .as_mut_slice()
@@ -578,7 +580,8 @@ impl Gpu {
             }
             HostPages::Huge => {
                 let region = huge::Region::new(bytes.max(1))?;
-                self.dev.ctx
+                self.dev
+                    .ctx
                     .bind_to_thread()
                     .map_err(|e| driver_err("binding the context", e))?;
                 let flags =
@@ -625,7 +628,8 @@ impl Gpu {
     /// [`Gpu::sm_count`].
     pub fn max_active_blocks_per_sm(&self, kernel: &Kernel, block_size: u32) -> Result<u32> {
         // The driver call needs this context current on the calling thread.
-        self.dev.ctx
+        self.dev
+            .ctx
             .bind_to_thread()
             .map_err(|e| driver_err("binding the context", e))?;
         kernel
@@ -643,7 +647,13 @@ impl Gpu {
         let nv = nvrtc()?;
         let key = cache::key(&text, &options, self.sm(), nv.version);
         let arch = format!("sm_{}", self.sm());
-        if let Some(m) = self.dev.modules.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        if let Some(m) = self
+            .dev
+            .modules
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned())
+        {
             return Ok(Module {
                 inner: m,
                 stream: self.stream.clone(),
@@ -688,7 +698,8 @@ impl Gpu {
     /// A pair of timing events on this GPU's stream.
     pub fn timer(&self) -> Result<Timer> {
         let ev = || {
-            self.dev.ctx
+            self.dev
+                .ctx
                 .new_event(Some(drv_sys::CUevent_flags::CU_EVENT_DEFAULT))
                 .map_err(|e| driver_err("creating an event", e))
         };
@@ -1379,10 +1390,16 @@ mod tests {
             drv_sys::cudaError_enum::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH,
             "mismatch",
         ));
-        assert!(matches!(di.to_error(), Error::DriverInit { message, .. } if message == "mismatch"));
+        assert!(
+            matches!(di.to_error(), Error::DriverInit { message, .. } if message == "mismatch")
+        );
         // On this machine: whatever default_gpu says, a second call says the same kind.
-        let a = Gpu::default_gpu().map(|_| ()).map_err(|e| std::mem::discriminant(&e));
-        let b = Gpu::default_gpu().map(|_| ()).map_err(|e| std::mem::discriminant(&e));
+        let a = Gpu::default_gpu()
+            .map(|_| ())
+            .map_err(|e| std::mem::discriminant(&e));
+        let b = Gpu::default_gpu()
+            .map(|_| ())
+            .map_err(|e| std::mem::discriminant(&e));
         assert_eq!(a, b);
     }
 

@@ -121,7 +121,12 @@ pub fn search_dirs() -> Vec<PathBuf> {
     for sp in super::nvrtc::python_site_packages() {
         dirs.push(sp.join("nvidia/nccl/lib"));
     }
-    for d in ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/lib", "/usr/lib"] {
+    for d in [
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib64",
+        "/usr/local/lib",
+        "/usr/lib",
+    ] {
         dirs.push(PathBuf::from(d));
     }
     dirs
@@ -143,7 +148,12 @@ fn resolve(lib: &libloading::os::unix::Library) -> std::result::Result<Api, Stri
             // stays loaded while the pointer is used (see `Nccl::_lib`).
             unsafe { lib.get(concat!($name, "\0").as_bytes()) }
                 .map(|s: libloading::os::unix::Symbol<_>| *s)
-                .map_err(|e| format!("{} lacks {}: {e} (NCCL 2.7 or later needed)", "libnccl", $name))?
+                .map_err(|e| {
+                    format!(
+                        "{} lacks {}: {e} (NCCL 2.7 or later needed)",
+                        "libnccl", $name
+                    )
+                })?
         };
     }
     Ok(Api {
@@ -383,6 +393,15 @@ impl ExchangePlan {
     }
 }
 
+/// What [`Communicator::exchange`] delivers to the ranks.
+#[derive(Debug)]
+pub struct Exchanged<T> {
+    /// Per rank: the parts received from ranks `0..n`, in rank order (on its GPU).
+    pub recv: Vec<DeviceBuffer<T>>,
+    /// Per rank: `n + 1` offsets, the part from rank `r` at `offsets[r]..offsets[r + 1]`.
+    pub offsets: Vec<Vec<u64>>,
+}
+
 /// A group of NCCL ranks in this process, one per GPU handle (`ncclCommInitAll`). NCCL allows
 /// one rank per GPU: two handles of one GPU are refused by NCCL ("duplicate GPU").
 ///
@@ -439,11 +458,7 @@ impl Communicator {
         // SAFETY: `comms` has room for `n` handles and `ordinals` holds `n` device numbers;
         // NCCL writes the handles (all or, on failure, none that we keep).
         let r = unsafe { (lib.api.comm_init_all)(comms.as_mut_ptr(), n, ordinals.as_ptr()) };
-        lib.check(
-            &format!("ncclCommInitAll over GPUs {ordinals:?}"),
-            r,
-            None,
-        )?;
+        lib.check(&format!("ncclCommInitAll over GPUs {ordinals:?}"), r, None)?;
         Ok(Communicator {
             lib,
             comms,
@@ -563,7 +578,9 @@ impl Communicator {
         self.check_ranks("all_to_all plan", plan.ranks())?;
         for r in 0..n {
             if plan.send_offsets[r].len() != n + 1 || plan.recv_offsets[r].len() != n + 1 {
-                return Err(Error::invalid("all_to_all: a plan row is not ranks + 1 offsets"));
+                return Err(Error::invalid(
+                    "all_to_all: a plan row is not ranks + 1 offsets",
+                ));
             }
             if plan.send_offsets[r][n] > send[r].len() as u64 {
                 return Err(Error::invalid(format!(
@@ -642,12 +659,13 @@ impl Communicator {
     /// ranks `0..n`. First the per-peer counts are exchanged (an all-to-all of one `u64` per
     /// pair, through NCCL, then read back), then the parts: each rank gets a new buffer (on its
     /// GPU, its stream) with the parts from ranks `0..n` in rank order, and the offsets where
-    /// each starts (n + 1). Synchronous for the counts, asynchronous for the parts.
+    /// each starts (n + 1) ([`Exchanged`]). Synchronous for the counts, asynchronous for the
+    /// parts.
     pub fn exchange<T: bytemuck::Pod>(
         &self,
         send: &[&DeviceBuffer<T>],
         send_offsets: &[Vec<u64>],
-    ) -> Result<(Vec<DeviceBuffer<T>>, Vec<Vec<u64>>)> {
+    ) -> Result<Exchanged<T>> {
         let n = self.size();
         self.check_ranks("exchange send", send.len())?;
         self.check_ranks("exchange offsets", send_offsets.len())?;
@@ -702,6 +720,9 @@ impl Communicator {
             let mut d: Vec<&mut DeviceBuffer<T>> = recv.iter_mut().collect();
             self.all_to_all_v(send, &mut d, &plan)?;
         }
-        Ok((recv, plan.recv_offsets))
+        Ok(Exchanged {
+            recv,
+            offsets: plan.recv_offsets,
+        })
     }
 }
