@@ -31,12 +31,15 @@ pub const COMMON: &[KernelFile] = &[
     kernel_file!("common/warp.cuh"),
     kernel_file!("common/atomic.cuh"),
     kernel_file!("common/cache.cuh"),
+    kernel_file!("common/multisplit.cuh"),
 ];
 
 /// The WarpDrive scheme's kernels.
 pub const WARPDRIVE: KernelFile = kernel_file!("warpdrive.cu");
 /// The Stadium hashing scheme's kernels.
 pub const STADIUM: KernelFile = kernel_file!("stadium.cu");
+/// The multisplit pass (partition a batch by a hash into parts; `table::engine::multisplit`).
+pub const MULTISPLIT: KernelFile = kernel_file!("multisplit.cu");
 /// Measurement kernels (the in-run roofline of `warpmap bench`).
 pub const ROOFLINE: KernelFile = kernel_file!("roofline.cu");
 /// Device-side workloads (keys, values, verification) of `warpmap outofcore`.

@@ -32,6 +32,7 @@ fn require_nvrtc() -> &'static warpmap::device::Nvrtc {
 fn all_sources() -> Vec<KernelSource> {
     let mut v = warpmap::table::warpdrive::all_kernel_sources();
     v.extend(warpmap::table::stadium::all_kernel_sources());
+    v.extend(warpmap::table::engine::multisplit::all_kernel_sources());
     v.push(KernelSource::new("roofline", ROOFLINE));
     v.push(KernelSource::new("workload", WORKLOAD));
     v

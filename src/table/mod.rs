@@ -15,6 +15,8 @@
 //! - Every key value is insertable, including the bit patterns the table uses internally.
 //! - Erase and insert are phase-separated: a batch call completes before the next begins.
 
+/// Host code shared by the GPU schemes: the multisplit pass (more of the engine to come).
+pub mod engine;
 pub(crate) mod gpu_glue;
 pub mod stadium;
 pub mod warpdrive;
