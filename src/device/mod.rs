@@ -155,15 +155,18 @@ fn driver_message(e: &DriverError) -> String {
 }
 
 /// How a failure to start the GPU is reported: `CUDA_ERROR_NO_DEVICE` (the driver works and
-/// sees no GPU) and `CUDA_ERROR_INVALID_DEVICE` (no GPU of that ordinal) are
+/// sees no GPU), `CUDA_ERROR_INVALID_DEVICE` (no GPU of that ordinal) and
+/// `CUDA_ERROR_STUB_LIBRARY` (the libcuda found is the toolkit's link stub, not a driver) are
 /// [`Error::NoDevice`], where falling back to the CPU is right; every other code means a driver
 /// that is present but broken ([`Error::DriverInit`]), which must not be hidden.
 pub(crate) fn classify_init_error(context: &str, code: drv_sys::CUresult, message: &str) -> Error {
     use drv_sys::cudaError_enum as C;
     match code {
-        C::CUDA_ERROR_NO_DEVICE | C::CUDA_ERROR_INVALID_DEVICE => Error::NoDevice {
-            reason: format!("{context}: {code:?}: {message}"),
-        },
+        C::CUDA_ERROR_NO_DEVICE | C::CUDA_ERROR_INVALID_DEVICE | C::CUDA_ERROR_STUB_LIBRARY => {
+            Error::NoDevice {
+                reason: format!("{context}: {code:?}: {message}"),
+            }
+        }
         _ => Error::DriverInit {
             context: context.to_string(),
             code: format!("{code:?}"),
@@ -1345,7 +1348,11 @@ mod tests {
     #[test]
     fn driver_failures_are_not_no_device() {
         use drv_sys::cudaError_enum as C;
-        for code in [C::CUDA_ERROR_NO_DEVICE, C::CUDA_ERROR_INVALID_DEVICE] {
+        for code in [
+            C::CUDA_ERROR_NO_DEVICE,
+            C::CUDA_ERROR_INVALID_DEVICE,
+            C::CUDA_ERROR_STUB_LIBRARY,
+        ] {
             match classify_init_error("cuInit", code, "no CUDA-capable device is detected") {
                 Error::NoDevice { reason } => {
                     assert!(reason.contains("cuInit") && reason.contains(&format!("{code:?}")))

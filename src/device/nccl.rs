@@ -7,7 +7,7 @@
 //! NCCL is opened at run time, so building needs no NCCL. cudarc's own loader looks for
 //! `libnccl.so` and `libnccl.so.<CUDA major>` by bare name, which misses NCCL's soname
 //! (`libnccl.so.2`) and every pip install, and panics when nothing is found. So, like NVRTC
-//! ([`nvrtc`](super::nvrtc)), we look for `libnccl.so.2` in the usual places (see
+//! ([`nvrtc`](mod@super::nvrtc)), we look for `libnccl.so.2` in the usual places (see
 //! [`search_dirs`]), then ask the system loader, and resolve the few entry points we call
 //! ourselves; cudarc's `nccl::sys` gives the ABI types (communicator handle, stream, data type
 //! and reduction codes). Without NCCL every entry point returns [`Error::NcclMissing`] with
