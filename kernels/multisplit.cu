@@ -29,16 +29,9 @@ typedef u32 wm_ms_value;  // unused: the value pointers are null for a keys-only
 
 extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_count(
     const wm_key* __restrict__ keys, u64 n, u64 seed, u32 parts, u64* __restrict__ counts) {
-  const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-  const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
-  const u32 lane = threadIdx.x & 31u;
-  // Warp-uniform loop: every lane runs every iteration, so the collectives see the full warp.
-  for (u64 base = warp * 32; base < n; base += warps * 32) {
-    const u64 i = base + lane;
-    u32 part = WM_NO_PART;
-    if (i < n) part = wm_part_of<WM_HASH>(keys[i], seed, parts);
+  wm_multisplit_for_each<WM_HASH>(keys, n, seed, parts, [&](u64, u32 part, const wm_key&) {
     wm_multisplit_count(counts, part);
-  }
+  });
 }
 
 // offsets[p] = counts[0] + ... + counts[p - 1] for p in [0, parts], cursor[p] = offsets[p].
@@ -89,23 +82,12 @@ extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_scatter(
     const wm_key* __restrict__ keys, const wm_ms_value* __restrict__ values, u64 n, u64 seed,
     u32 parts, u64* __restrict__ cursor, wm_key* __restrict__ keys_out,
     wm_ms_value* __restrict__ values_out) {
-  const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-  const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
-  const u32 lane = threadIdx.x & 31u;
-  for (u64 base = warp * 32; base < n; base += warps * 32) {
-    const u64 i = base + lane;
-    u32 part = WM_NO_PART;
-    wm_key k{};
-    if (i < n) {
-      k = keys[i];
-      part = wm_part_of<WM_HASH>(k, seed, parts);
-    }
+  wm_multisplit_for_each<WM_HASH>(keys, n, seed, parts, [&](u64 i, u32 part, const wm_key& k) {
     const u64 slot = wm_multisplit_claim(cursor, part);
-    if (i < n) {
-      keys_out[slot] = k;
+    if (part == WM_NO_PART) return;
+    keys_out[slot] = k;
 #if defined(WM_VALUE_BYTES)
-      if (values != nullptr) values_out[slot] = values[i];
+    if (values != nullptr) values_out[slot] = values[i];
 #endif
-    }
-  }
+  });
 }

@@ -48,4 +48,25 @@ __device__ __forceinline__ u32 wm_part_of(const wm_key& k, u64 seed, u32 parts) 
 #endif
   return wm_map_to_range(h, parts);
 }
+
+// Calls f(i, part, key) for every index i of [0, n) with its key and part, and f(i, WM_NO_PART,
+// {}) for lanes past the end: a grid-stride loop by whole warps, which every lane of a warp runs
+// the same number of times, so f may call the warp-collective helpers above.
+template <int HASH, typename F>
+__device__ __forceinline__ void wm_multisplit_for_each(const wm_key* __restrict__ keys, u64 n,
+                                                       u64 seed, u32 parts, F f) {
+  const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
+  const u32 lane = threadIdx.x & 31u;
+  for (u64 base = warp * 32; base < n; base += warps * 32) {
+    const u64 i = base + lane;
+    u32 part = WM_NO_PART;
+    wm_key k{};
+    if (i < n) {
+      k = keys[i];
+      part = wm_part_of<HASH>(k, seed, parts);
+    }
+    f(i, part, k);
+  }
+}
 #endif

@@ -511,6 +511,26 @@ impl Communicator {
         self.gpus[r].stream.cu_stream() as cudaStream_t
     }
 
+    /// Orders each rank's (already checked) send and receive buffers for its stream (see
+    /// [`DeviceBuffer`]), and returns their device addresses.
+    fn ordered_bases<T: bytemuck::Pod>(
+        &self,
+        send: &[&DeviceBuffer<T>],
+        recv: &mut [&mut DeviceBuffer<T>],
+    ) -> Result<Vec<(u64, u64)>> {
+        let mut bases = Vec::with_capacity(self.size());
+        for (r, (s, d)) in send.iter().zip(recv.iter_mut()).enumerate() {
+            let gpu = &self.gpus[r];
+            gpu.before_read(s)?;
+            gpu.before_write(d)?;
+            bases.push((
+                s.bytes.device_ptr(&gpu.stream).0,
+                d.bytes.device_ptr_mut(&gpu.stream).0,
+            ));
+        }
+        Ok(bases)
+    }
+
     /// Sum all-reduce: afterwards every `recv[r]` holds, element by element, the sum of all
     /// `send` buffers. Every `send[r]` has the same length and `recv[r]` at least that; the
     /// buffers of rank `r` are on its GPU. Asynchronous (on each rank's stream).
@@ -531,17 +551,14 @@ impl Communicator {
                     recv[r].len()
                 )));
             }
-            self.gpus[r].before_read(send[r])?;
-            self.gpus[r].before_write(recv[r])?;
         }
         if count == 0 {
             return Ok(());
         }
+        let bases = self.ordered_bases(send, recv)?;
         let lib = self.lib;
         self.grouped("ncclAllReduce", || {
-            for r in 0..self.size() {
-                let s = send[r].bytes.device_ptr(&self.gpus[r].stream).0;
-                let d = recv[r].bytes.device_ptr_mut(&self.gpus[r].stream).0;
+            for (r, &(s, d)) in bases.iter().enumerate() {
                 // SAFETY: `s` and `d` address at least `count` elements of T on rank r's GPU
                 // (lengths checked above), ordered for rank r's stream (before_read/write, and
                 // the free of either buffer waits for this stream); `T::TYPE` is T's NCCL type;
@@ -596,20 +613,10 @@ impl Communicator {
                     recv[r].len()
                 )));
             }
-            self.gpus[r].before_read(send[r])?;
-            self.gpus[r].before_write(recv[r])?;
         }
         let size = std::mem::size_of::<T>() as u64;
         let lib = self.lib;
-        let bases: Vec<(u64, u64)> = (0..n)
-            .map(|r| {
-                let stream = &self.gpus[r].stream;
-                (
-                    send[r].bytes.device_ptr(stream).0,
-                    recv[r].bytes.device_ptr_mut(stream).0,
-                )
-            })
-            .collect();
+        let bases = self.ordered_bases(send, recv)?;
         self.grouped("all-to-all (ncclSend/ncclRecv)", || {
             for r in 0..n {
                 for p in 0..n {
