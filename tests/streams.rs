@@ -15,8 +15,14 @@ use std::time::Instant;
 use warpmap::{DeviceBuffer, DeviceHashTable, Gpu, HashTable, WarpDriveConfig};
 
 /// Elements of the buffers whose ordering is checked (256 MiB of u32: a fill takes ~0.1 ms on
-/// an H100, a copy ~0.2 ms).
-const N: usize = 64 << 20;
+/// an H100, a copy ~0.2 ms); 16 MiB under compute-sanitizer (run.sh sets WARPMAP_SANITIZER).
+fn n() -> usize {
+    if std::env::var_os("WARPMAP_SANITIZER").is_some() {
+        4 << 20
+    } else {
+        64 << 20
+    }
+}
 
 /// Enqueues `times` fills of `scratch` on `gpu`: a queue of work that keeps its stream busy
 /// for a while.
@@ -67,11 +73,11 @@ fn a_use_on_another_stream_waits_for_the_last_write() {
     let Some(a) = gpu() else { return };
     let a = a.with_new_stream().unwrap();
     let b = a.with_new_stream().unwrap();
-    let mut scratch_a = a.alloc::<u32>(N).unwrap();
-    let mut y = b.alloc::<u32>(N).unwrap();
+    let mut scratch_a = a.alloc::<u32>(n()).unwrap();
+    let mut y = b.alloc::<u32>(n()).unwrap();
     for round in 0..4u32 {
         let byte = 0x30 + round as u8;
-        let mut x = a.alloc::<u32>(N).unwrap();
+        let mut x = a.alloc::<u32>(n()).unwrap();
         keep_busy(&a, &mut scratch_a, 16);
         a.fill_bytes(&mut x, byte).unwrap();
         // B is idle: without the ordering its copy would run at once, before the fill.
@@ -95,7 +101,7 @@ fn a_use_on_another_stream_waits_for_the_last_write() {
     }
     println!(
         "4 rounds x 2 directions: {} MiB checked per read",
-        (N * 4) >> 20
+        (n() * 4) >> 20
     );
 }
 
@@ -107,18 +113,18 @@ fn the_free_waits_for_other_streams_uses() {
     let Some(a) = gpu() else { return };
     let a = a.with_new_stream().unwrap();
     let b = a.with_new_stream().unwrap();
-    let mut scratch_b = b.alloc::<u32>(N).unwrap();
-    let mut y = b.alloc::<u32>(N).unwrap();
+    let mut scratch_b = b.alloc::<u32>(n()).unwrap();
+    let mut y = b.alloc::<u32>(n()).unwrap();
     let mut reused = 0;
     for round in 0..4u32 {
         let byte = 0x50 + round as u8;
-        let mut x = a.alloc::<u32>(N).unwrap();
+        let mut x = a.alloc::<u32>(n()).unwrap();
         a.fill_bytes(&mut x, byte).unwrap();
         let x_addr = x.device_address();
         keep_busy(&b, &mut scratch_b, 16);
         b.copy_device(&x, &mut y).unwrap(); // queued behind B's fills
         drop(x); // freed on A: must wait for B's copy
-        let mut z = a.alloc::<u32>(N).unwrap();
+        let mut z = a.alloc::<u32>(n()).unwrap();
         reused += (z.device_address() == x_addr) as u32;
         a.fill_bytes(&mut z, 0xee).unwrap();
         let got = b.download(&y).unwrap();
@@ -138,7 +144,7 @@ fn events_order_streams_and_the_host() {
     let Some(a) = gpu() else { return };
     let a = a.with_new_stream().unwrap();
     let b = a.with_new_stream().unwrap();
-    let mut scratch_a = a.alloc::<u32>(N).unwrap();
+    let mut scratch_a = a.alloc::<u32>(n()).unwrap();
     let fresh = a.new_event().unwrap();
     assert!(fresh.is_complete(), "an event never recorded is complete");
     keep_busy(&a, &mut scratch_a, 8);
@@ -167,18 +173,22 @@ fn tables_on_several_streams() {
         base.with_new_stream().unwrap(),
         base.with_new_stream().unwrap(),
     ];
-    const KEYS: usize = 1 << 20;
+    let keys_per_table: usize = if std::env::var_os("WARPMAP_SANITIZER").is_some() {
+        1 << 14
+    } else {
+        1 << 20
+    };
     let started = Instant::now();
     std::thread::scope(|s| {
         for (i, h) in handles.iter().enumerate() {
             let io = io.clone();
             s.spawn(move || {
                 let mut rng = SplitMix64::new(0x5eed ^ i as u64);
-                let keys = unique_keys::<u64>(&mut rng, KEYS, true);
+                let keys = unique_keys::<u64>(&mut rng, keys_per_table, true);
                 let values: Vec<u64> = keys.iter().map(|&k| value_for(k, i as u64)).collect();
                 let oracle: HashMap<u64, u64> =
                     keys.iter().copied().zip(values.iter().copied()).collect();
-                let mut t = warpdrive::<u64, u64>(h, WarpDriveConfig::new(2 * KEYS));
+                let mut t = warpdrive::<u64, u64>(h, WarpDriveConfig::new(2 * keys_per_table));
                 // Uploaded on `io`, inserted on the table's stream, dropped at once (the
                 // frees wait for the insert).
                 {
@@ -187,13 +197,13 @@ fn tables_on_several_streams() {
                     t.insert_device_async(&dk, &dv, None).unwrap();
                 }
                 t.synchronize().unwrap();
-                assert_eq!(t.len().unwrap(), KEYS, "table {i}");
+                assert_eq!(t.len().unwrap(), keys_per_table, "table {i}");
                 // Queries: half present, half absent; output buffers of `io`.
                 let queries: Vec<u64> = keys
                     .iter()
                     .step_by(2)
                     .copied()
-                    .chain(unique_keys::<u64>(&mut rng, KEYS / 2, false))
+                    .chain(unique_keys::<u64>(&mut rng, keys_per_table / 2, false))
                     .collect();
                 let dq = io.upload(&queries).unwrap();
                 let mut out = io.alloc_filled::<u64>(queries.len(), 0).unwrap();
@@ -212,7 +222,7 @@ fn tables_on_several_streams() {
                         None => assert_eq!(found[j], 0, "table {i}, absent query {j}"),
                     }
                 }
-                assert_eq!(hits, KEYS / 2);
+                assert_eq!(hits, keys_per_table / 2);
                 // The host-slice API on the table's handle agrees.
                 let some: Vec<u64> = keys[..1000].to_vec();
                 let got = t.find(&some).unwrap();
@@ -223,7 +233,7 @@ fn tables_on_several_streams() {
         }
     });
     println!(
-        "2 tables on 2 streams, {KEYS} keys each, uploads and reads on a third: {:.1} ms",
+        "2 tables on 2 streams, {keys_per_table} keys each, uploads and reads on a third: {:.1} ms",
         started.elapsed().as_secs_f64() * 1e3
     );
 }
@@ -235,8 +245,8 @@ fn overlap_of_two_streams_measured() {
     let Some(a) = gpu() else { return };
     let a = a.with_new_stream().unwrap();
     let b = a.with_new_stream().unwrap();
-    let mut xa = a.alloc::<u32>(N).unwrap();
-    let mut xb = b.alloc::<u32>(N).unwrap();
+    let mut xa = a.alloc::<u32>(n()).unwrap();
+    let mut xb = b.alloc::<u32>(n()).unwrap();
     let run = |two: bool, xa: &mut DeviceBuffer<u32>, xb: &mut DeviceBuffer<u32>| {
         a.synchronize().unwrap();
         b.synchronize().unwrap();
@@ -258,7 +268,7 @@ fn overlap_of_two_streams_measured() {
     let two = run(true, &mut xa, &mut xb);
     println!(
         "32 fills of {} MiB: one stream {one:.2} ms, two streams {two:.2} ms",
-        (N * 4) >> 20
+        (n() * 4) >> 20
     );
     assert_eq!(first_bad(&a.download(&xb).unwrap(), 0x0f0f_0f0f), None);
 }
