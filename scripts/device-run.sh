@@ -52,7 +52,16 @@ while (( $# )); do
 done
 (( ${#STEPS[@]} )) || STEPS=(tests memcheck bench)
 
-chmod +x "$B/warpmap" "$B"/tests/* 2>/dev/null || true
+# The binaries come packed (payload.tar.gz, see device-bundle.sh): unpack them beside this
+# script, or into a temporary folder where that is read-only. $BIN holds warpmap and tests/.
+BIN="$B"
+if [[ -f "$B/payload.tar.gz" ]]; then
+  if ! tar -xzf "$B/payload.tar.gz" -C "$B" 2>/dev/null; then
+    BIN="$(mktemp -d)"
+    tar -xzf "$B/payload.tar.gz" -C "$BIN" || { echo "run.sh: cannot unpack $B/payload.tar.gz" >&2; exit 1; }
+  fi
+fi
+chmod +x "$BIN/warpmap" "$BIN"/tests/* 2>/dev/null || true
 export WARPMAP_REQUIRE_GPU=1
 export WARPMAP_CACHE_DIR="${WARPMAP_CACHE_DIR:-/tmp/warpmap-cache}"
 export RUST_BACKTRACE="${RUST_BACKTRACE:-1}"
@@ -134,7 +143,7 @@ step_tests() {
   : > "$log"
   while read -r name dir; do
     if (( $(remaining) < 20 )); then bad+=("$name(not run: out of time)"); continue; fi
-    run_bin "$log" "$name" "$dir" -- "$B/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
+    run_bin "$log" "$name" "$dir" -- "$BIN/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
     rc=$?
     if (( rc == 124 || rc == 137 )); then bad+=("$name(timeout)")
     elif (( rc != 0 )); then bad+=("$name(exit $rc)"); fi
@@ -158,7 +167,7 @@ step_memcheck() {
     ran=$((ran + 1))
     local start_bytes; start_bytes=$(stat -c %s "$log")
     WARPMAP_SANITIZER=memcheck run_bin "$log" "$name" "$dir" -- "$SANITIZER" --tool memcheck \
-      --error-exitcode 1 --print-limit 50 "$B/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
+      --error-exitcode 1 --print-limit 50 "$BIN/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
     rc=$?
     local section; section="$(tail -c +"$((start_bytes + 1))" "$log")"
     if (( rc == 124 || rc == 137 )); then bad+=("$name(timeout)")
@@ -184,7 +193,7 @@ step_racecheck() {
     if (( $(remaining) < 20 )); then bad+=("$name(not run: out of time)"); continue; fi
     ran=$((ran + 1))
     WARPMAP_SANITIZER=racecheck run_bin "$log" "$name" "$dir" -- "$SANITIZER" --tool racecheck \
-      --error-exitcode 1 --print-limit 50 "$B/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
+      --error-exitcode 1 --print-limit 50 "$BIN/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
     rc=$?
     if (( rc == 124 || rc == 137 )); then bad+=("$name(timeout)")
     elif (( rc != 0 )); then bad+=("$name(exit $rc)"); fi
@@ -202,7 +211,7 @@ step_bench() {
   if (( $(remaining) < 30 )); then record bench SKIP 0 "out of time"; return; fi
   rm -f "$OUT/bench.json" "$OUT/bench.svg"  # a stale file from an earlier run must not count
   echo "=== warpmap ${args[*]} ===" > "$log"
-  ( cd "$REPO" && timeout -k 10 "$(slice)" "$B/warpmap" "${args[@]}" ) 2>&1 | tee -a "$log"
+  ( cd "$REPO" && timeout -k 10 "$(slice)" "$BIN/warpmap" "${args[@]}" ) 2>&1 | tee -a "$log"
   rc=${PIPESTATUS[0]}
   local made=""; for f in bench.json bench.svg; do [[ -s "$OUT/$f" ]] && made+=" $f"; done
   if (( rc == 124 || rc == 137 )); then record bench FAIL $((SECONDS - t0)) "timeout; wrote:${made:- nothing}"
