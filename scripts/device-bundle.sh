@@ -5,8 +5,11 @@
 #
 #   target/device-bundle/
 #     run.sh            runs the steps there: tests, memcheck, bench (see `run.sh --help`)
+#     payload.tar.gz    the binaries below, packed (run.sh unpacks them first; the device tool
+#                       carries at most 64 MiB):
 #     warpmap           the CLI (release)
-#     tests/<name>      every test executable of the workspace (release), named after its target:
+#     tests/<name>      every test executable of the workspace (release, feature nccl on, so
+#                       tests/nccl.rs is there too), named after its target:
 #                       contract-1a2b3c... -> contract (the bench crate's: bench_kernels,
 #                       outofcore); unit tests -> warpmap-unit, warpmap-bench-unit, warpmap-cli-unit
 #     tests.txt         <name> <package dir relative to the repo> (run.sh runs each test there)
@@ -43,8 +46,11 @@ fi
 JSON_TESTS="$(mktemp)"; JSON_CLI="$(mktemp)"
 trap 'rm -f "$JSON_TESTS" "$JSON_CLI"' EXIT
 
-say "cargo test --workspace --release --no-run"
-cargo test --workspace --release --no-run --message-format=json-render-diagnostics > "$JSON_TESTS"
+# With the `nccl` feature, so that tests/nccl.rs is among the binaries (the others are the same
+# with or without it; NCCL is loaded at run time, so nothing more is linked).
+say "cargo test --workspace --release --no-run --features warpmap/nccl"
+cargo test --workspace --release --no-run --features warpmap/nccl \
+  --message-format=json-render-diagnostics > "$JSON_TESTS"
 say "cargo build --release -p warpmap-cli"
 cargo build --release -p warpmap-cli --message-format=json-render-diagnostics > "$JSON_CLI"
 
@@ -129,8 +135,16 @@ if [[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]]; then d
   (cd "$BUNDLE" && find . -type f ! -name MANIFEST.txt | sort | xargs ls -l | awk '{printf "  %10d  %s\n", $5, $9}')
 } > "$BUNDLE/MANIFEST.txt"
 
+# Pack the binaries (about a quarter of their size): the device tool carries at most 64 MiB
+# with the working tree, and the unpacked binaries alone came to over 60 MiB. run.sh unpacks
+# payload.tar.gz on the GPU machine before anything else.
+n_tests=$(ls "$BUNDLE/tests" | wc -l)
+unpacked_kib=$(du -sk "$BUNDLE" | cut -f1)
+tar -C "$BUNDLE" -czf "$BUNDLE/payload.tar.gz" warpmap tests
+rm -rf "$BUNDLE/warpmap" "$BUNDLE/tests"
+
 size_kib=$(du -sk "$BUNDLE" | cut -f1)
-say "bundle: $BUNDLE, $((size_kib / 1024)) MiB ($(ls "$BUNDLE/tests" | wc -l) test binaries + warpmap), built in $((SECONDS - t0)) s"
+say "bundle: $BUNDLE, $((size_kib / 1024)) MiB ($n_tests test binaries + warpmap, packed in payload.tar.gz; $((unpacked_kib / 1024)) MiB unpacked), built in $((SECONDS - t0)) s"
 if (( size_kib > 48 * 1024 )); then
   say "WARNING: over 48 MiB; the device tool carries at most 64 MiB with the working tree"
 fi

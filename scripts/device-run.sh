@@ -7,7 +7,7 @@
 #   STEP       tests | memcheck | racecheck | bench | all (default: tests memcheck bench)
 #     tests      every test binary, WARPMAP_REQUIRE_GPU=1 (GPU tests fail instead of skipping)
 #     memcheck   compute-sanitizer --tool memcheck --error-exitcode 1 over the GPU test binaries
-#                (all but kernels_compile; MEMCHECK_BINS="contract warpmap-unit" to choose)
+#                (all but kernels_compile and nccl; MEMCHECK_BINS="contract warpmap-unit" to choose)
 #     racecheck  compute-sanitizer --tool racecheck (shared-memory hazards) over RACECHECK_BINS
 #                (default: stadium, whose clStash queues live in shared memory)
 #     bench      warpmap bench --json $OUT/bench.json --svg $OUT/bench.svg [--quick] [BENCH ARGS]
@@ -52,7 +52,16 @@ while (( $# )); do
 done
 (( ${#STEPS[@]} )) || STEPS=(tests memcheck bench)
 
-chmod +x "$B/warpmap" "$B"/tests/* 2>/dev/null || true
+# The binaries come packed (payload.tar.gz, see device-bundle.sh): unpack them beside this
+# script, or into a temporary folder where that is read-only. $BIN holds warpmap and tests/.
+BIN="$B"
+if [[ -f "$B/payload.tar.gz" ]]; then
+  if ! tar -xzf "$B/payload.tar.gz" -C "$B" 2>/dev/null; then
+    BIN="$(mktemp -d)"
+    tar -xzf "$B/payload.tar.gz" -C "$BIN" || { echo "run.sh: cannot unpack $B/payload.tar.gz" >&2; exit 1; }
+  fi
+fi
+chmod +x "$BIN/warpmap" "$BIN"/tests/* 2>/dev/null || true
 export WARPMAP_REQUIRE_GPU=1
 export WARPMAP_CACHE_DIR="${WARPMAP_CACHE_DIR:-/tmp/warpmap-cache}"
 export RUST_BACKTRACE="${RUST_BACKTRACE:-1}"
@@ -76,6 +85,19 @@ if [[ -f /usr/local/cuda/lib64/libnvrtc.so.13 ]]; then
 else
   note "nvrtc: not in /usr/local/cuda/lib64 (warpmap searches CUDA_HOME, /usr/local/cuda*, pip installs)"
 fi
+# NCCL, for tests/nccl.rs: warpmap searches CUDA_HOME, pip installs and the system loader
+# itself; a python3 that has pip's nvidia-nccl-cu13 (PyTorch's) names its directory for sure.
+# NVLink multicast stays off (the machine's rule; kept if already set).
+export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}"
+NCCL_AT="$(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 / { print $NF; exit }')"
+if [[ -z "${WARPMAP_NCCL_DIR:-}" && -z "$NCCL_AT" ]]; then
+  d="$(python3 -c 'import os, nvidia.nccl as m; print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null || true)"
+  if [[ -n "$d" && -f "$d/libnccl.so.2" ]]; then
+    export WARPMAP_NCCL_DIR="$d"
+    NCCL_AT="$d/libnccl.so.2 (pip; WARPMAP_NCCL_DIR set)"
+  fi
+fi
+note "nccl: ${WARPMAP_NCCL_DIR:+WARPMAP_NCCL_DIR=$WARPMAP_NCCL_DIR }${NCCL_AT:-not found by ldconfig or python3 (the nccl test will say what it searched)}; NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"
 SANITIZER="$(command -v compute-sanitizer || true)"
 [[ -n "$SANITIZER" ]] || for c in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
   [[ -x "$c" ]] && { SANITIZER="$c"; break; }
@@ -121,7 +143,7 @@ step_tests() {
   : > "$log"
   while read -r name dir; do
     if (( $(remaining) < 20 )); then bad+=("$name(not run: out of time)"); continue; fi
-    run_bin "$log" "$name" "$dir" -- "$B/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
+    run_bin "$log" "$name" "$dir" -- "$BIN/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
     rc=$?
     if (( rc == 124 || rc == 137 )); then bad+=("$name(timeout)")
     elif (( rc != 0 )); then bad+=("$name(exit $rc)"); fi
@@ -138,12 +160,14 @@ step_memcheck() {
   local want="${MEMCHECK_BINS:-}"
   while read -r name dir; do
     if [[ -n "$want" ]]; then [[ " $want " == *" $name "* ]] || continue
-    else [[ "$name" == kernels_compile ]] && continue; fi  # NVRTC only, no kernel runs
+    # kernels_compile: NVRTC only, no kernel runs. nccl: NCCL's own kernels and proxy threads,
+    # not ours (name it in MEMCHECK_BINS to check it anyway).
+    else [[ "$name" == kernels_compile || "$name" == nccl ]] && continue; fi
     if (( $(remaining) < 20 )); then bad+=("$name(not run: out of time)"); continue; fi
     ran=$((ran + 1))
     local start_bytes; start_bytes=$(stat -c %s "$log")
     WARPMAP_SANITIZER=memcheck run_bin "$log" "$name" "$dir" -- "$SANITIZER" --tool memcheck \
-      --error-exitcode 1 --print-limit 50 "$B/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
+      --error-exitcode 1 --print-limit 50 "$BIN/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
     rc=$?
     local section; section="$(tail -c +"$((start_bytes + 1))" "$log")"
     if (( rc == 124 || rc == 137 )); then bad+=("$name(timeout)")
@@ -169,7 +193,7 @@ step_racecheck() {
     if (( $(remaining) < 20 )); then bad+=("$name(not run: out of time)"); continue; fi
     ran=$((ran + 1))
     WARPMAP_SANITIZER=racecheck run_bin "$log" "$name" "$dir" -- "$SANITIZER" --tool racecheck \
-      --error-exitcode 1 --print-limit 50 "$B/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
+      --error-exitcode 1 --print-limit 50 "$BIN/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
     rc=$?
     if (( rc == 124 || rc == 137 )); then bad+=("$name(timeout)")
     elif (( rc != 0 )); then bad+=("$name(exit $rc)"); fi
@@ -187,7 +211,7 @@ step_bench() {
   if (( $(remaining) < 30 )); then record bench SKIP 0 "out of time"; return; fi
   rm -f "$OUT/bench.json" "$OUT/bench.svg"  # a stale file from an earlier run must not count
   echo "=== warpmap ${args[*]} ===" > "$log"
-  ( cd "$REPO" && timeout -k 10 "$(slice)" "$B/warpmap" "${args[@]}" ) 2>&1 | tee -a "$log"
+  ( cd "$REPO" && timeout -k 10 "$(slice)" "$BIN/warpmap" "${args[@]}" ) 2>&1 | tee -a "$log"
   rc=${PIPESTATUS[0]}
   local made=""; for f in bench.json bench.svg; do [[ -s "$OUT/$f" ]] && made+=" $f"; done
   if (( rc == 124 || rc == 137 )); then record bench FAIL $((SECONDS - t0)) "timeout; wrote:${made:- nothing}"

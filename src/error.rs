@@ -7,11 +7,30 @@ use std::fmt;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// No CUDA driver or no GPU. `reason` says which; the CPU backend works without either.
+    /// No CUDA driver library or no GPU (or no GPU of the asked ordinal). `reason` says which;
+    /// the CPU backend works without either. A driver that is present but fails is
+    /// [`Error::DriverInit`] instead.
     #[error("no CUDA device: {reason}")]
     NoDevice {
         /// What was missing (the driver library, a GPU, ...).
         reason: String,
+    },
+    /// The CUDA driver library is present, but it failed to start the GPU: `cuInit` failed
+    /// (a driver/kernel-module mismatch, a driver too old for CUDA 13, a device in a bad
+    /// state, ...) or a context could not be created. Unlike [`Error::NoDevice`] this is not
+    /// a machine without a GPU: falling back to the CPU would hide a broken install, so callers
+    /// should report it (`nvidia-smi` usually shows the same fault).
+    #[error(
+        "the CUDA driver is present but failed to start the GPU ({context}): {code}: {message}; \
+         check the driver install (nvidia-smi), or use the CPU backend deliberately"
+    )]
+    DriverInit {
+        /// What warpmap was doing ("cuInit", "creating the context of GPU 0", ...).
+        context: String,
+        /// The driver's error code, e.g. `CUDA_ERROR_SYSTEM_DRIVER_MISMATCH`.
+        code: String,
+        /// The driver's own words.
+        message: String,
     },
     /// A CUDA driver call failed.
     #[error("CUDA driver error in {context}: {message}")]
@@ -28,6 +47,23 @@ pub enum Error {
         searched: String,
         /// What to install.
         remedy: String,
+    },
+    /// NCCL (for communicators over several GPUs, cargo feature `nccl`) could not be found or
+    /// loaded.
+    #[error("NCCL not found: {searched}.\n  remedy: {remedy}")]
+    NcclMissing {
+        /// The places that were searched, and why each failed.
+        searched: String,
+        /// What to install.
+        remedy: String,
+    },
+    /// An NCCL call failed.
+    #[error("NCCL error in {context}: {message}")]
+    Nccl {
+        /// What warpmap was doing.
+        context: String,
+        /// NCCL's result code and words.
+        message: String,
     },
     /// NVRTC rejected a kernel. `log` is NVRTC's log; its file:line names point at `kernels/`.
     #[error("kernel compile failed ({module}, options {options}):\n{log}")]

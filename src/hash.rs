@@ -95,6 +95,28 @@ pub fn hash_pair(bits: u64, key_bytes: usize, seed: u64, f: HashFunction) -> (u3
     (h as u32, (h >> 32) as u32)
 }
 
+/// The 64-bit hash of a key wider than 8 bytes, given as its little-endian 32-bit words
+/// (`wm_hash_words`): the chosen 64-bit function chained over 8-byte chunks (the last one
+/// zero-padded), starting from `seed ^ GOLDEN * words`:
+///
+/// ```text
+/// h = seed ^ (0x9e3779b97f4a7c15 * words)            (wrapping)
+/// for each pair of words (lo, hi) (hi = 0 past the end):
+///     h = f(h ^ (lo | hi << 32)) + 0x9e3779b97f4a7c15  (wrapping)
+/// ```
+pub fn hash_words(words: &[u32], seed: u64, f: HashFunction) -> u64 {
+    let mut h = seed ^ GOLDEN.wrapping_mul(words.len() as u64);
+    for pair in words.chunks(2) {
+        let chunk = pair[0] as u64 | (pair.get(1).copied().unwrap_or(0) as u64) << 32;
+        let mixed = match f {
+            HashFunction::Murmur3 => fmix64(h ^ chunk),
+            HashFunction::Mueller => mueller64(h ^ chunk),
+        };
+        h = mixed.wrapping_add(GOLDEN);
+    }
+    h
+}
+
 /// The 64-bit hash of a key's bit pattern under a seed, as the kernels compute it.
 #[inline]
 pub fn hash_key(bits: u64, seed: u64) -> u64 {
@@ -158,6 +180,27 @@ mod tests {
     }
 
     const DEFAULT_TEST_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+
+    /// `hash_words` is the documented chain (the device's `wm_hash_words` is checked against
+    /// it through the multisplit GPU test, tests/multisplit.rs).
+    #[test]
+    fn hash_words_is_the_documented_chain() {
+        let w = [1u32, 2, 3];
+        let seed = 0x1234_5678_9abc_def0u64;
+        let mut h = seed ^ GOLDEN.wrapping_mul(3);
+        h = fmix64(h ^ (1 | 2u64 << 32)).wrapping_add(GOLDEN);
+        h = fmix64(h ^ 3).wrapping_add(GOLDEN);
+        assert_eq!(hash_words(&w, seed, HashFunction::Murmur3), h);
+        assert_ne!(
+            hash_words(&w, seed, HashFunction::Mueller),
+            hash_words(&w, seed, HashFunction::Murmur3)
+        );
+        // The word count is part of the hash: a trailing zero word changes it.
+        assert_ne!(
+            hash_words(&[1, 2, 3, 0], seed, HashFunction::Murmur3),
+            hash_words(&w, seed, HashFunction::Murmur3)
+        );
+    }
 
     #[test]
     fn primes() {

@@ -37,12 +37,15 @@ pub const COMMON: &[KernelFile] = &[
     kernel_file!("common/probe.cuh"),
     kernel_file!("common/side.cuh"),
     kernel_file!("common/bulk.cuh"),
+    kernel_file!("common/multisplit.cuh"),
 ];
 
 /// The WarpDrive scheme's kernels.
 pub const WARPDRIVE: KernelFile = kernel_file!("warpdrive.cu");
 /// The Stadium hashing scheme's kernels.
 pub const STADIUM: KernelFile = kernel_file!("stadium.cu");
+/// The multisplit pass (partition a batch by a hash into parts; `table::engine::multisplit`).
+pub const MULTISPLIT: KernelFile = kernel_file!("multisplit.cu");
 
 /// One specialisation of one module: what NVRTC compiles.
 #[derive(Clone, Debug)]

@@ -31,10 +31,12 @@ fn require_nvrtc() -> &'static warpmap::device::Nvrtc {
 /// Every module the library can ask NVRTC for (the benchmark's own kernels are compiled by
 /// crates/warpmap-bench/tests/bench_kernels.rs).
 fn all_sources() -> Vec<KernelSource> {
-    warpmap::table::registry::schemes()
+    let mut v: Vec<KernelSource> = warpmap::table::registry::schemes()
         .iter()
         .flat_map(|s| (s.kernel_sources)())
-        .collect()
+        .collect();
+    v.extend(warpmap::table::engine::multisplit::all_kernel_sources());
+    v
 }
 
 /// The `extern "C"` kernel names a source file declares.

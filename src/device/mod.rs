@@ -1,17 +1,39 @@
 //! The device layer: the only module that uses cudarc.
 //!
-//! - [`Gpu`]: one CUDA device with its context and stream, discovered without panicking
-//!   ([`Error::NoDevice`] when there is no driver or GPU);
+//! - [`Gpu`]: one CUDA device seen through one stream, discovered without panicking
+//!   ([`Error::NoDevice`] when there is no driver or GPU, [`Error::DriverInit`] when the driver
+//!   fails); [`Gpu::with_new_stream`] gives more handles on the same GPU, each with its own
+//!   stream, and [`Event`] / [`Gpu::wait_for`] order work between them;
 //! - [`nvrtc`](mod@nvrtc): NVRTC discovery and compilation to CUBIN for the device's own `sm_XY`;
-//! - module cache: in memory per [`Gpu`], and on disk ([`cache`]);
+//! - module cache: in memory per GPU (shared by its stream handles), and on disk ([`cache`]);
 //! - [`DeviceBuffer`], [`PinnedBuffer`] and [`MappedBuffer`] (host memory mapped into the GPU,
-//!   of either [`HostPages`] kind), and [`Kernel`] launches.
+//!   of either [`HostPages`] kind), and [`Kernel`] launches;
+//! - `nccl` (cargo feature `nccl`): a communicator over several GPUs of this process, sum
+//!   all-reduce and the all-to-all exchanges of the sharded table.
 //!
-//! Every operation of one [`Gpu`] is issued on its one stream, in order, so buffers need no
-//! cross-stream event tracking (we turn cudarc's off: it costs two events per buffer).
+//! # Streams and buffers
+//!
+//! Every operation of one handle is issued on its stream, in order. A buffer belongs to the
+//! stream it was allocated on (its allocation and its free are ordered on that stream) and may
+//! be used on any handle of the same GPU. cudarc's per-buffer event tracking is off (it costs
+//! two events per buffer and an event record per use even on one stream, and it keeps one read
+//! event per buffer, so a read on a second stream hides the first reader from the free).
+//! Instead each buffer records, only when a foreign stream touches it, the last stream that
+//! wrote it and the streams that read it since ([`stream`](self) module's `Uses`):
+//! - a use on stream S first makes S wait for the buffer's allocation and last write (and, for
+//!   a write, for every reader since): no stream reads what is not yet written, and no write
+//!   overtakes a read;
+//! - dropping the buffer makes its own stream wait for every foreign stream that used it before
+//!   the free is enqueued there: memory is never freed under a kernel of another stream.
+//!
+//! Work on one stream costs nothing extra (a pointer comparison). Ordering between streams is
+//! by events (`cuStreamWaitEvent`): it never blocks the host.
 
 pub mod cache;
+#[cfg(feature = "nccl")]
+pub mod nccl;
 pub mod nvrtc;
+mod stream;
 
 use crate::kernels::KernelSource;
 use crate::{Error, Result};
@@ -24,8 +46,10 @@ use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
+use stream::{StreamSet, Uses};
 
 pub use nvrtc::{compile_cubin, nvrtc, Nvrtc, NVRTC_REMEDY};
+pub use stream::Event;
 
 fn driver_err(context: &str, e: DriverError) -> Error {
     if e.0 == drv_sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
@@ -34,10 +58,7 @@ fn driver_err(context: &str, e: DriverError) -> Error {
             free_bytes: 0,
         };
     }
-    let message = e
-        .error_string()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| format!("{:?}", e.0));
+    let message = driver_message(&e);
     Error::Driver {
         context: context.to_string(),
         message: format!("{:?}: {message}", e.0),
@@ -77,10 +98,10 @@ pub fn driver_present() -> bool {
     unsafe { drv_sys::is_culib_present() }
 }
 
-/// One CUDA GPU: context, stream, properties and loaded modules.
-pub struct Gpu {
+/// What every stream handle of one GPU shares: the context, the properties and the loaded
+/// modules.
+struct Device {
     ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
     ordinal: usize,
     name: String,
     arch: (u32, u32),
@@ -90,115 +111,251 @@ pub struct Gpu {
     modules: Mutex<HashMap<String, Arc<CudaModule>>>,
 }
 
+/// One CUDA GPU seen through one stream: context, properties, loaded modules (shared by every
+/// handle of the GPU) and the stream on which this handle issues all its work.
+///
+/// Every copy, fill and kernel launch made through a handle (and through any table made on it)
+/// goes on the handle's stream, in order. [`Gpu::with_new_stream`] gives another handle on the
+/// same GPU with a stream of its own, for work that should overlap; [`Gpu::wait_for`] and
+/// [`Event`] order work between handles. Buffers may be used on any handle of their GPU: the
+/// device layer orders such uses itself (see [`DeviceBuffer`]).
+pub struct Gpu {
+    dev: Arc<Device>,
+    stream: Arc<CudaStream>,
+    stream_id: u64,
+}
+
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gpu")
-            .field("ordinal", &self.ordinal)
-            .field("name", &self.name)
-            .field("arch", &self.arch)
+            .field("ordinal", &self.dev.ordinal)
+            .field("name", &self.dev.name)
+            .field("arch", &self.dev.arch)
+            .field("stream", &self.stream_id)
             .finish()
     }
 }
 
+/// A process-wide unique number for each stream handle.
+fn next_stream_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The error for a driver call that failed while starting a GPU: [`Error::NoDevice`] when the
+/// driver says there is no GPU, else [`Error::DriverInit`] naming the driver's error.
+fn init_err(context: &str, e: DriverError) -> Error {
+    classify_init_error(context, e.0, &driver_message(&e))
+}
+
+/// The driver's error string for `e` (its code when the driver has none).
+fn driver_message(e: &DriverError) -> String {
+    e.error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", e.0))
+}
+
+/// How a failure to start the GPU is reported: `CUDA_ERROR_NO_DEVICE` (the driver works and
+/// sees no GPU), `CUDA_ERROR_INVALID_DEVICE` (no GPU of that ordinal) and
+/// `CUDA_ERROR_STUB_LIBRARY` (the libcuda found is the toolkit's link stub, not a driver) are
+/// [`Error::NoDevice`], where falling back to the CPU is right; every other code means a driver
+/// that is present but broken ([`Error::DriverInit`]), which must not be hidden.
+pub(crate) fn classify_init_error(context: &str, code: drv_sys::CUresult, message: &str) -> Error {
+    use drv_sys::cudaError_enum as C;
+    match code {
+        C::CUDA_ERROR_NO_DEVICE | C::CUDA_ERROR_INVALID_DEVICE | C::CUDA_ERROR_STUB_LIBRARY => {
+            Error::NoDevice {
+                reason: format!("{context}: {code:?}: {message}"),
+            }
+        }
+        _ => Error::DriverInit {
+            context: context.to_string(),
+            code: format!("{code:?}"),
+            message: message.to_string(),
+        },
+    }
+}
+
+/// A failure of [`Gpu::new`], kept (cloneable) for [`Gpu::default_gpu`]'s later callers.
+#[derive(Clone, Debug)]
+enum InitFailure {
+    NoDevice(String),
+    DriverInit {
+        context: String,
+        code: String,
+        message: String,
+    },
+}
+
+impl From<Error> for InitFailure {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::NoDevice { reason } => InitFailure::NoDevice(reason),
+            Error::DriverInit {
+                context,
+                code,
+                message,
+            } => InitFailure::DriverInit {
+                context,
+                code,
+                message,
+            },
+            // Gpu::new reports nothing else; anything would still be a failed start.
+            other => InitFailure::DriverInit {
+                context: "opening GPU 0".into(),
+                code: "other".into(),
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+impl InitFailure {
+    fn to_error(&self) -> Error {
+        match self.clone() {
+            InitFailure::NoDevice(reason) => Error::NoDevice { reason },
+            InitFailure::DriverInit {
+                context,
+                code,
+                message,
+            } => Error::DriverInit {
+                context,
+                code,
+                message,
+            },
+        }
+    }
+}
+
 impl Gpu {
-    /// Opens GPU `ordinal`. [`Error::NoDevice`] when there is no driver, no GPU, or no such
-    /// ordinal; never panics.
+    /// Opens GPU `ordinal`, with a stream of its own. Never panics:
+    /// - [`Error::NoDevice`] when there is no driver library, no GPU, or no GPU `ordinal`;
+    /// - [`Error::DriverInit`] when the driver is present but fails (`cuInit`, context
+    ///   creation): a broken install, not a machine without a GPU.
+    ///
+    /// Each call makes a new handle with its own module cache; [`Gpu::default_gpu`] shares one,
+    /// and [`Gpu::with_new_stream`] makes more handles that share this one's.
     pub fn new(ordinal: usize) -> Result<Arc<Gpu>> {
         if !driver_present() {
             return Err(Error::NoDevice {
                 reason: "no CUDA driver library (libcuda.so) on this machine".into(),
             });
         }
-        let count = CudaContext::device_count().map_err(|e| Error::NoDevice {
-            reason: format!("the CUDA driver did not initialise: {e:?}"),
-        })?;
-        if count <= 0 || ordinal >= count as usize {
+        let count = Gpu::count()?;
+        if count == 0 || ordinal >= count {
             return Err(Error::NoDevice {
                 reason: format!("GPU {ordinal} asked for, {count} present"),
             });
         }
-        let ctx = CudaContext::new(ordinal).map_err(|e| driver_err("creating the context", e))?;
-        // SAFETY: all work of this Gpu goes through its single stream (below), in order, so the
-        // per-buffer events that cudarc records for cross-stream safety are not needed.
+        let ctx = CudaContext::new(ordinal)
+            .map_err(|e| init_err(&format!("creating the context of GPU {ordinal}"), e))?;
+        // SAFETY: cudarc's per-buffer event tracking is replaced by the device layer's own
+        // (see `stream::Uses`): every DeviceBuffer and MappedBuffer records which streams used
+        // it and is ordered before those uses and its free; the only other users of a buffer's
+        // memory, the tables, reach it through those types. Neither cudarc's tracking nor ours
+        // is needed for work on one stream, which runs in order.
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx
-            .new_stream()
-            .map_err(|e| driver_err("creating a stream", e))?;
         let attr = |a| {
             ctx.attribute(a)
-                .map_err(|e| driver_err("reading attributes", e))
+                .map_err(|e| init_err("reading the GPU's attributes", e))
         };
         use drv_sys::CUdevice_attribute_enum as A;
         let major = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? as u32;
         let minor = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)? as u32;
         let sm_count = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         let l2_bytes = attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64;
-        let name = ctx.name().map_err(|e| driver_err("reading the name", e))?;
+        let name = ctx.name().map_err(|e| init_err("reading the name", e))?;
         let total_memory = ctx
             .total_mem()
-            .map_err(|e| driver_err("reading memory size", e))? as u64;
+            .map_err(|e| init_err("reading memory size", e))? as u64;
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| init_err("creating a stream", e))?;
         Ok(Arc::new(Gpu {
-            ctx,
+            dev: Arc::new(Device {
+                ctx,
+                ordinal,
+                name,
+                arch: (major, minor),
+                sm_count,
+                l2_bytes,
+                total_memory,
+                modules: Mutex::new(HashMap::new()),
+            }),
             stream,
-            ordinal,
-            name,
-            arch: (major, minor),
-            sm_count,
-            l2_bytes,
-            total_memory,
-            modules: Mutex::new(HashMap::new()),
+            stream_id: next_stream_id(),
         }))
     }
 
-    /// GPU 0, shared by every caller in the process.
-    pub fn default_gpu() -> Result<Arc<Gpu>> {
-        static DEFAULT: OnceLock<std::result::Result<Arc<Gpu>, String>> = OnceLock::new();
-        match DEFAULT.get_or_init(|| {
-            Gpu::new(0).map_err(|e| match e {
-                Error::NoDevice { reason } => reason,
-                other => other.to_string(),
-            })
-        }) {
-            Ok(g) => Ok(g.clone()),
-            Err(reason) => Err(Error::NoDevice {
-                reason: reason.clone(),
-            }),
+    /// How many GPUs the driver sees. [`Error::NoDevice`] without a driver library,
+    /// [`Error::DriverInit`] when `cuInit` fails for another reason than "no GPU".
+    pub fn count() -> Result<usize> {
+        if !driver_present() {
+            return Err(Error::NoDevice {
+                reason: "no CUDA driver library (libcuda.so) on this machine".into(),
+            });
         }
+        match CudaContext::device_count() {
+            Ok(n) => Ok(n.max(0) as usize),
+            // cuInit's "no device" is a count of 0, not a failure.
+            Err(e) if e.0 == drv_sys::cudaError_enum::CUDA_ERROR_NO_DEVICE => Ok(0),
+            Err(e) => Err(init_err("cuInit", e)),
+        }
+    }
+
+    /// GPU 0, shared by every caller in the process (one handle, one stream, one module
+    /// cache). The first call's outcome is kept: [`Error::NoDevice`] (no driver or no GPU:
+    /// fall back to the CPU) or [`Error::DriverInit`] (a driver that is present but broken:
+    /// report it), as for [`Gpu::new`].
+    pub fn default_gpu() -> Result<Arc<Gpu>> {
+        static DEFAULT: OnceLock<std::result::Result<Arc<Gpu>, InitFailure>> = OnceLock::new();
+        match DEFAULT.get_or_init(|| Gpu::new(0).map_err(InitFailure::from)) {
+            Ok(g) => Ok(g.clone()),
+            Err(f) => Err(f.to_error()),
+        }
+    }
+
+    /// The GPU's ordinal (its number in the driver's list).
+    pub fn ordinal(&self) -> usize {
+        self.dev.ordinal
     }
 
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub fn name(&self) -> &str {
-        &self.name
+        &self.dev.name
     }
     /// Compute capability `(major, minor)`.
     pub fn arch(&self) -> (u32, u32) {
-        self.arch
+        self.dev.arch
     }
     /// `10 * major + minor`, the `XY` of `sm_XY`.
     pub fn sm(&self) -> u32 {
-        self.arch.0 * 10 + self.arch.1
+        self.dev.arch.0 * 10 + self.dev.arch.1
     }
     /// Number of multiprocessors.
     pub fn sm_count(&self) -> u32 {
-        self.sm_count
+        self.dev.sm_count
     }
     /// L2 cache size in bytes.
     pub fn l2_bytes(&self) -> u64 {
-        self.l2_bytes
+        self.dev.l2_bytes
     }
     /// Device memory in bytes.
     pub fn total_memory(&self) -> u64 {
-        self.total_memory
+        self.dev.total_memory
     }
     /// Free device memory in bytes, now.
     pub fn free_memory(&self) -> Result<u64> {
-        self.ctx
+        self.dev
+            .ctx
             .mem_get_info()
             .map(|(free, _)| free as u64)
             .map_err(|e| driver_err("reading free memory", e))
     }
 
-    /// Waits for all work issued on this GPU's stream; surfaces a kernel fault as an error.
+    /// Waits on the host for all work issued on this handle's stream; surfaces a kernel fault
+    /// as an error. Other handles' streams ([`Gpu::with_new_stream`]) are not waited for
+    /// ([`Gpu::synchronize_device`] waits for all).
     pub fn synchronize(&self) -> Result<()> {
         self.stream
             .synchronize()
@@ -206,12 +363,13 @@ impl Gpu {
     }
 
     /// Allocates `len` elements, uninitialised (filled with 0xff bytes in debug builds would
-    /// cost a pass; callers that read before writing must fill).
+    /// cost a pass; callers that read before writing must fill). The allocation is ordered on
+    /// this handle's stream, and the buffer belongs to it (it is freed there).
     pub fn alloc<T: bytemuck::Pod>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let bytes = len
             .checked_mul(std::mem::size_of::<T>())
             .ok_or_else(|| Error::invalid(format!("allocation of {len} elements overflows")))?;
-        if bytes as u64 > self.total_memory {
+        if bytes as u64 > self.dev.total_memory {
             return Err(Error::OutOfMemory {
                 requested_bytes: bytes as u64,
                 free_bytes: self.free_memory().unwrap_or(0),
@@ -232,6 +390,7 @@ impl Gpu {
         Ok(DeviceBuffer {
             bytes: slice,
             len,
+            uses: Uses::default(),
             _t: PhantomData,
         })
     }
@@ -249,9 +408,12 @@ impl Gpu {
         if n == 0 {
             return Ok(());
         }
+        self.before_write(buf)?;
         let (ptr, _record) = buf.bytes.device_ptr_mut(&self.stream);
-        // SAFETY: `ptr` addresses `n <= allocation size` bytes owned by `buf`, which outlives
-        // the enqueued memset because later frees are ordered after it on the same stream.
+        // SAFETY: `ptr` addresses `n <= allocation size` bytes owned by `buf`. The memset is
+        // ordered after the allocation and every earlier use (before_write), and the free
+        // after the memset: on this stream if it is the buffer's, else through the stream
+        // record that the buffer's drop waits for.
         unsafe { drv_result::memset_d8_async(ptr, byte, n, self.stream.cu_stream()) }
             .map_err(|e| driver_err("memset", e))
     }
@@ -279,6 +441,7 @@ impl Gpu {
         if src.is_empty() {
             return Ok(());
         }
+        self.before_write(dst)?;
         let bytes: &[u8] = bytemuck::cast_slice(src);
         let mut view = dst.bytes.slice_mut(0..bytes.len());
         self.stream
@@ -302,6 +465,7 @@ impl Gpu {
         if dst.is_empty() {
             return Ok(());
         }
+        self.before_read(src)?;
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
         let view = src.bytes.slice(0..bytes.len());
         self.stream
@@ -329,11 +493,27 @@ impl Gpu {
         if src.len == 0 {
             return Ok(());
         }
+        self.before_read(src)?;
+        self.before_write(dst)?;
         let n = src.len * std::mem::size_of::<T>();
         let mut view = dst.bytes.slice_mut(0..n);
         self.stream
             .memcpy_dtod(&src.bytes.slice(0..n), &mut view)
             .map_err(|e| driver_err("device copy", e))
+    }
+
+    /// Orders a read of `buf` on this handle's stream (see the module docs).
+    fn before_read<T>(&self, buf: &DeviceBuffer<T>) -> Result<()> {
+        let owner = buf.bytes.stream();
+        stream::check_same_gpu(owner, &self.stream, "a device buffer")?;
+        buf.uses.before_read(owner, &self.stream)
+    }
+
+    /// Orders a write of `buf` on this handle's stream (see the module docs).
+    fn before_write<T>(&self, buf: &mut DeviceBuffer<T>) -> Result<()> {
+        let owner = buf.bytes.stream();
+        stream::check_same_gpu(owner, &self.stream, "a device buffer")?;
+        buf.uses.before_write(owner, &self.stream)
     }
 
     /// Allocates `len` elements of page-locked host memory (for fast and asynchronous copies).
@@ -342,7 +522,7 @@ impl Gpu {
             .checked_mul(std::mem::size_of::<T>())
             .ok_or_else(|| Error::invalid("pinned allocation overflows"))?;
         // SAFETY: plain (not write-combined) page-locked memory, zeroed below before any read.
-        let mut slice = unsafe { self.ctx.alloc_pinned_with_flags::<u8>(bytes.max(1), 0) }
+        let mut slice = unsafe { self.dev.ctx.alloc_pinned_with_flags::<u8>(bytes.max(1), 0) }
             .map_err(|e| driver_err("allocating pinned host memory", e))?;
         slice
             .as_mut_slice()
@@ -386,11 +566,12 @@ impl Gpu {
                 let flags = drv_sys::CU_MEMHOSTALLOC_DEVICEMAP | drv_sys::CU_MEMHOSTALLOC_PORTABLE;
                 // SAFETY: the memory is uninitialised until the fill below, and nothing reads it
                 // before.
-                let mut slice =
-                    unsafe { self.ctx.alloc_pinned_with_flags::<u8>(bytes.max(1), flags) }
-                        .map_err(|e| {
-                            host_oom(driver_err("allocating mapped host memory", e), bytes)
-                        })?;
+                let mut slice = unsafe {
+                    self.dev
+                        .ctx
+                        .alloc_pinned_with_flags::<u8>(bytes.max(1), flags)
+                }
+                .map_err(|e| host_oom(driver_err("allocating mapped host memory", e), bytes))?;
                 parallel_zero(
                     slice
                         .as_mut_slice()
@@ -403,7 +584,8 @@ impl Gpu {
             }
             HostPages::Huge => {
                 let region = huge::Region::new(bytes.max(1))?;
-                self.ctx
+                self.dev
+                    .ctx
                     .bind_to_thread()
                     .map_err(|e| driver_err("binding the context", e))?;
                 let flags =
@@ -420,7 +602,7 @@ impl Gpu {
                 (
                     Backing::Registered(Registered {
                         region,
-                        ctx: self.ctx.clone(),
+                        ctx: self.dev.ctx.clone(),
                     }),
                     host,
                 )
@@ -440,6 +622,7 @@ impl Gpu {
             len,
             pages,
             stream: self.stream.clone(),
+            users: StreamSet::default(),
             _t: PhantomData,
         })
     }
@@ -449,7 +632,8 @@ impl Gpu {
     /// [`Gpu::sm_count`].
     pub fn max_active_blocks_per_sm(&self, kernel: &Kernel, block_size: u32) -> Result<u32> {
         // The driver call needs this context current on the calling thread.
-        self.ctx
+        self.dev
+            .ctx
             .bind_to_thread()
             .map_err(|e| driver_err("binding the context", e))?;
         kernel
@@ -467,7 +651,13 @@ impl Gpu {
         let nv = nvrtc()?;
         let key = cache::key(&text, &options, self.sm(), nv.version);
         let arch = format!("sm_{}", self.sm());
-        if let Some(m) = self.modules.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        if let Some(m) = self
+            .dev
+            .modules
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned())
+        {
             return Ok(Module {
                 inner: m,
                 stream: self.stream.clone(),
@@ -483,10 +673,11 @@ impl Gpu {
             }
         };
         let inner = self
+            .dev
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
             .map_err(|e| driver_err(&format!("loading module {label}"), e))?;
-        if let Ok(mut m) = self.modules.lock() {
+        if let Ok(mut m) = self.dev.modules.lock() {
             m.insert(key, inner.clone());
         }
         let ms = start.elapsed().as_secs_f64() * 1e3;
@@ -511,7 +702,8 @@ impl Gpu {
     /// A pair of timing events on this GPU's stream.
     pub fn timer(&self) -> Result<Timer> {
         let ev = || {
-            self.ctx
+            self.dev
+                .ctx
                 .new_event(Some(drv_sys::CUevent_flags::CU_EVENT_DEFAULT))
                 .map_err(|e| driver_err("creating an event", e))
         };
@@ -564,7 +756,9 @@ impl Kernel {
     pub fn launch(&self) -> Launch<'_> {
         Launch {
             args: self.stream.launch_builder(&self.func),
+            stream: &self.stream,
             name: &self.name,
+            error: None,
         }
     }
     /// The kernel's name.
@@ -600,25 +794,50 @@ struct ByValue<T>(T);
 unsafe impl<T: KernelArg> cudarc::driver::DeviceRepr for ByValue<T> {}
 
 /// The arguments of one kernel launch.
+///
+/// Buffers pushed here are ordered for the launch's stream as they are pushed (a buffer of
+/// another stream of the same GPU: the launch waits for its allocation and earlier uses, and its
+/// free waits for the launch; see the [module docs](self)). A buffer that cannot be used here (of
+/// another GPU) makes [`Launch::run`] fail without launching.
 pub struct Launch<'a> {
     args: LaunchArgs<'a>,
+    stream: &'a Arc<CudaStream>,
     name: &'a str,
+    /// The first ordering failure of a pushed buffer, reported by `run`.
+    error: Option<Error>,
 }
 
 impl<'a> Launch<'a> {
+    fn keep(&mut self, r: Result<()>) {
+        if let Err(e) = r {
+            self.error.get_or_insert(e);
+        }
+    }
     /// Pushes a device buffer (the kernel sees a pointer to its first element).
     pub fn buf<T: bytemuck::Pod>(&mut self, b: &'a DeviceBuffer<T>) -> &mut Self {
+        let owner = b.bytes.stream();
+        let r = stream::check_same_gpu(owner, self.stream, "a device buffer")
+            .and_then(|_| b.uses.before_read(owner, self.stream));
+        self.keep(r);
         self.args.arg(&b.bytes);
         self
     }
     /// Pushes a device buffer the kernel writes.
     pub fn buf_mut<T: bytemuck::Pod>(&mut self, b: &'a mut DeviceBuffer<T>) -> &mut Self {
-        self.args.arg(&mut b.bytes);
+        let DeviceBuffer { bytes, uses, .. } = b;
+        let owner = bytes.stream();
+        let r = stream::check_same_gpu(owner, self.stream, "a device buffer")
+            .and_then(|_| uses.before_write(owner, self.stream));
+        self.keep(r);
+        self.args.arg(bytes);
         self
     }
     /// Pushes mapped host memory (the kernel sees a pointer to its first element; the kernel
     /// may read and write it, like a [`buf_mut`](Self::buf_mut)).
     pub fn mapped<T: bytemuck::Pod>(&mut self, b: &'a MappedBuffer<T>) -> &mut Self {
+        let r = stream::check_same_gpu(&b.stream, self.stream, "mapped host memory")
+            .and_then(|_| b.users.before_use(&b.stream, self.stream));
+        self.keep(r);
         self.args.arg(&b.device_ptr);
         self
     }
@@ -639,8 +858,12 @@ impl<'a> Launch<'a> {
     ///
     /// # Safety
     /// The pushed arguments must match the kernel's parameters in number, order and type, and
-    /// the kernel must stay within the buffers it is given.
+    /// the kernel must stay within the buffers it is given. (Ordering against other streams
+    /// is not the caller's concern: the pushed buffers arranged it.)
     pub unsafe fn run(&mut self, grid: u32, block: u32, shared_bytes: u32) -> Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
         if grid == 0 {
             return Ok(());
         }
@@ -649,7 +872,12 @@ impl<'a> Launch<'a> {
             block_dim: (block, 1, 1),
             shared_mem_bytes: shared_bytes,
         };
-        // SAFETY: forwarded to the caller (see # Safety).
+        // SAFETY: argument types and bounds are forwarded to the caller (see # Safety). The
+        // memory stays valid and ordered for the kernel: each buffer pushed was ordered for
+        // this stream when pushed (its allocation and earlier uses on other streams come
+        // first; a use on a stream not its own is recorded, so its free, whichever stream the
+        // buffer belongs to, waits for this launch), and the borrows in `args` keep the
+        // buffers alive until the launch is enqueued.
         unsafe { self.args.launch(cfg) }
             .map(|_| ())
             .map_err(|e| driver_err(&format!("launching {}", self.name), e))
@@ -657,10 +885,26 @@ impl<'a> Launch<'a> {
 }
 
 /// A typed buffer in device memory (bytes underneath, so any `Pod` type fits).
+///
+/// It belongs to the stream of the [`Gpu`] handle that allocated it: allocated and freed
+/// (stream-ordered) there. It may be used on any other handle of the same GPU ([`Launch::buf`],
+/// the copy methods): such a use waits for the allocation and earlier writes (and a write for
+/// earlier reads) on other streams, and dropping the buffer waits, on its own stream, for every
+/// other stream that used it. Nothing of this costs anything while only its own stream uses it.
 pub struct DeviceBuffer<T> {
     bytes: CudaSlice<u8>,
     len: usize,
+    /// Uses on streams other than the owner's (see `stream::Uses`).
+    uses: Uses,
     _t: PhantomData<T>,
+}
+
+impl<T> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        // The free (cudarc's drop of `bytes`, after this) is enqueued on the owner's stream;
+        // make that stream wait for every other stream that used the buffer first.
+        self.uses.before_free(self.bytes.stream());
+    }
 }
 
 impl<T> std::fmt::Debug for DeviceBuffer<T> {
@@ -879,8 +1123,8 @@ impl Drop for Registered {
         // unmapped either way (by its own drop, after this).
         if self.ctx.bind_to_thread().is_ok() {
             // SAFETY: the region was registered with cuMemHostRegister in this context (now
-            // current) and no kernel uses it any more (MappedBuffer's drop waited for the
-            // stream before this runs).
+            // current) and no kernel uses it any more (MappedBuffer's drop waited for every
+            // stream that used it before this runs).
             let _ = unsafe { drv_sys::cuMemHostUnregister(self.region.ptr().cast()) };
         }
     }
@@ -1002,7 +1246,8 @@ mod huge {
 
 /// Host memory mapped into the GPU's address space ([`Gpu::alloc_mapped`],
 /// [`Gpu::alloc_mapped_with`]): kernels access it directly over the bus, without copies.
-/// Dropping it first waits for the GPU's stream, so no kernel still uses it when it is freed.
+/// Dropping it first waits for every stream whose kernels used it, so no kernel still uses it
+/// when it is freed.
 pub struct MappedBuffer<T> {
     backing: Backing,
     /// The host address of the first element.
@@ -1010,7 +1255,10 @@ pub struct MappedBuffer<T> {
     device_ptr: u64,
     len: usize,
     pages: HostPages,
+    /// The stream of the handle that allocated it.
     stream: Arc<CudaStream>,
+    /// Other streams whose kernels used it.
+    users: StreamSet,
     _t: PhantomData<T>,
 }
 
@@ -1042,11 +1290,10 @@ impl<T: bytemuck::Pod> MappedBuffer<T> {
     pub fn huge_page_bytes(&self) -> Option<u64> {
         anon_huge_page_bytes(self.host, self.num_bytes())
     }
-    /// The contents, after waiting for the GPU's stream (kernels may be writing it).
+    /// The contents, after waiting for every stream whose kernels used it (they may be writing
+    /// it).
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        self.stream
-            .synchronize()
-            .map_err(|e| driver_err("synchronising the stream", e))?;
+        self.users.synchronize(&self.stream)?;
         let n = self.num_bytes();
         let mut v = vec![T::zeroed(); self.len];
         let dst = bytemuck::cast_slice_mut::<T, u8>(&mut v);
@@ -1059,7 +1306,8 @@ impl<T: bytemuck::Pod> MappedBuffer<T> {
             }
             Backing::Registered(r) => {
                 // SAFETY: the region holds at least n bytes (it was mapped for them), stays
-                // mapped while `self` lives, and no kernel writes it now (the stream is idle).
+                // mapped while `self` lives, and no kernel writes it now (every stream that
+                // used it is idle).
                 let src = unsafe { std::slice::from_raw_parts(r.region.ptr(), n) };
                 dst.copy_from_slice(src);
             }
@@ -1070,10 +1318,11 @@ impl<T: bytemuck::Pod> MappedBuffer<T> {
 
 impl<T> Drop for MappedBuffer<T> {
     fn drop(&mut self) {
-        // Kernels enqueued on the stream may still access the memory: wait before it is freed
-        // (an error here means the context is gone, and the memory with it). The backing is
-        // freed after this (field drop): unregistered and unmapped, or cuMemFreeHost.
-        let _ = self.stream.synchronize();
+        // Kernels enqueued on the streams that used it may still access the memory: wait for
+        // them all before it is freed (an error here means the context is gone, and the memory
+        // with it). The backing is freed after this (field drop): unregistered and unmapped,
+        // or cuMemFreeHost.
+        let _ = self.users.synchronize(&self.stream);
     }
 }
 
@@ -1118,6 +1367,74 @@ mod tests {
             Err(Error::NoDevice { reason }) => assert!(!reason.is_empty()),
             other => panic!("expected NoDevice, got {other:?}"),
         }
+    }
+
+    /// The classification of failures to start a GPU (no GPU needed): only "no GPU" codes
+    /// are NoDevice (where the README falls back to the CPU); a present but failing driver is
+    /// DriverInit, naming the driver's code and words.
+    #[test]
+    fn driver_failures_are_not_no_device() {
+        use drv_sys::cudaError_enum as C;
+        for code in [
+            C::CUDA_ERROR_NO_DEVICE,
+            C::CUDA_ERROR_INVALID_DEVICE,
+            C::CUDA_ERROR_STUB_LIBRARY,
+        ] {
+            match classify_init_error("cuInit", code, "no CUDA-capable device is detected") {
+                Error::NoDevice { reason } => {
+                    assert!(reason.contains("cuInit") && reason.contains(&format!("{code:?}")))
+                }
+                other => panic!("{code:?}: expected NoDevice, got {other:?}"),
+            }
+        }
+        for code in [
+            C::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH,
+            C::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE,
+            C::CUDA_ERROR_NOT_INITIALIZED,
+            C::CUDA_ERROR_OPERATING_SYSTEM,
+            C::CUDA_ERROR_UNKNOWN,
+            C::CUDA_ERROR_OUT_OF_MEMORY,
+        ] {
+            let e = classify_init_error("creating the context of GPU 0", code, "the words");
+            match &e {
+                Error::DriverInit {
+                    context,
+                    code: c,
+                    message,
+                } => {
+                    assert_eq!(context, "creating the context of GPU 0");
+                    assert_eq!(c, &format!("{code:?}"));
+                    assert_eq!(message, "the words");
+                }
+                other => panic!("{code:?}: expected DriverInit, got {other:?}"),
+            }
+            let shown = e.to_string();
+            assert!(shown.contains(&format!("{code:?}")), "{shown}");
+            assert!(shown.contains("present but failed"), "{shown}");
+        }
+    }
+
+    /// default_gpu keeps the first outcome and gives every caller the same kind of error.
+    #[test]
+    fn init_failures_keep_their_kind() {
+        let nd = InitFailure::from(Error::NoDevice { reason: "r".into() });
+        assert!(matches!(nd.to_error(), Error::NoDevice { reason } if reason == "r"));
+        let di = InitFailure::from(classify_init_error(
+            "cuInit",
+            drv_sys::cudaError_enum::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH,
+            "mismatch",
+        ));
+        assert!(
+            matches!(di.to_error(), Error::DriverInit { message, .. } if message == "mismatch")
+        );
+        // On this machine: whatever default_gpu says, a second call says the same kind.
+        let a = Gpu::default_gpu()
+            .map(|_| ())
+            .map_err(|e| std::mem::discriminant(&e));
+        let b = Gpu::default_gpu()
+            .map(|_| ())
+            .map_err(|e| std::mem::discriminant(&e));
+        assert_eq!(a, b);
     }
 
     #[test]

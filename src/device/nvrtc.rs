@@ -57,9 +57,22 @@ pub fn search_dirs() -> Vec<PathBuf> {
     dirs.push(PathBuf::from("/usr/lib/x86_64-linux-gnu"));
     dirs.push(PathBuf::from("/usr/lib64"));
     // pip installs: nvidia/cu13/lib under any site-packages we can see.
+    for sp in python_site_packages() {
+        dirs.push(sp.join("nvidia/cu13/lib"));
+    }
+    dirs
+}
+
+/// The `site-packages` / `dist-packages` directories of the Pythons we can see without running
+/// one: `$VIRTUAL_ENV`, `$CONDA_PREFIX`, `~/.local`, pyenv versions, the prefix of every
+/// `python3` on `PATH`, `/opt/conda`, `/usr/local` and `/usr`. Where pip puts NVIDIA's
+/// libraries (`nvidia/cu13/lib` for NVRTC, `nvidia/nccl/lib` for NCCL).
+pub(crate) fn python_site_packages() -> Vec<PathBuf> {
     let mut site_roots: Vec<PathBuf> = Vec::new();
-    if let Some(v) = std::env::var_os("VIRTUAL_ENV") {
-        site_roots.push(PathBuf::from(v).join("lib"));
+    for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
+        if let Some(v) = std::env::var_os(var) {
+            site_roots.push(PathBuf::from(v).join("lib"));
+        }
     }
     if let Some(home) = std::env::var_os("HOME") {
         let home = PathBuf::from(home);
@@ -68,8 +81,19 @@ pub fn search_dirs() -> Vec<PathBuf> {
             site_roots.extend(rd.flatten().map(|e| e.path().join("lib")));
         }
     }
+    if let Some(path) = std::env::var_os("PATH") {
+        for bin in std::env::split_paths(&path) {
+            if bin.join("python3").is_file() {
+                if let Some(prefix) = bin.parent() {
+                    site_roots.push(prefix.join("lib"));
+                }
+            }
+        }
+    }
+    site_roots.push(PathBuf::from("/opt/conda/lib"));
     site_roots.push(PathBuf::from("/usr/local/lib"));
     site_roots.push(PathBuf::from("/usr/lib"));
+    let mut out: Vec<PathBuf> = Vec::new();
     for root in site_roots {
         if let Ok(rd) = std::fs::read_dir(&root) {
             let mut pys: Vec<PathBuf> = rd
@@ -84,12 +108,15 @@ pub fn search_dirs() -> Vec<PathBuf> {
             pys.sort();
             for py in pys {
                 for sp in ["site-packages", "dist-packages"] {
-                    dirs.push(py.join(sp).join("nvidia/cu13/lib"));
+                    let d = py.join(sp);
+                    if !out.contains(&d) {
+                        out.push(d);
+                    }
                 }
             }
         }
     }
-    dirs
+    out
 }
 
 fn open_global(path: &Path) -> std::result::Result<libloading::os::unix::Library, String> {

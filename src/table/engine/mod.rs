@@ -19,6 +19,7 @@
 //! `src/table/<scheme>.rs` (config, a type implementing [`Scheme`], `pub type <Scheme><K, V> =
 //! GpuTable<...>`), and an entry in [`registry`](crate::table::registry).
 
+pub mod multisplit;
 mod table;
 
 pub use table::GpuTable;

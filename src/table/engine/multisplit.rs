@@ -1,0 +1,392 @@
+//! Multisplit: partition a batch of device-resident keys (and values) into `parts` contiguous
+//! parts by a function of each key's hash, on the GPU — the first step of the two-level cuckoo
+//! table (keys to buckets) and of the sharded table (keys to GPUs).
+//!
+//! Three kernels on the handle's stream (kernels/multisplit.cu): per-part counts with
+//! warp-aggregated atomics (lanes of a warp grouped by part with `__match_any_sync`, one atomic
+//! per distinct part per warp), an exclusive scan into `parts + 1` offsets, and a scatter that
+//! claims slots the same way. The result is **not stable**: within a part, keys are in no
+//! particular order (warps claim slots in whatever order they run); the parts themselves are
+//! contiguous and in part order, and key `i`'s value travels with it.
+//!
+//! The part of a key ([`PartFunction::part_of`], the CPU twin of the device's `wm_part_of`) is
+//! `(h * parts) >> 32` for the first 32-bit hash `h` of the key under the split's seed:
+//! `wm_hash_pair`'s first hash for keys of 4 and 8 bytes, the low half of `wm_hash_words` for
+//! wider ones ([`crate::hash`] has their host twins). Use a seed that no table the parts go into
+//! uses ([`DEFAULT_PART_SEED`] differs from the tables' default): with the same hash and seed,
+//! the keys of one part would crowd into `1/parts` of that table's windows.
+//!
+//! ```no_run
+//! # fn main() -> warpmap::Result<()> {
+//! use warpmap::table::engine::multisplit::{multisplit, DEFAULT_PART_SEED};
+//! use warpmap::Gpu;
+//! let gpu = Gpu::default_gpu()?;
+//! let keys = gpu.upload(&(0..1000u64).collect::<Vec<_>>())?;
+//! let values = gpu.upload(&(0..1000u32).collect::<Vec<_>>())?;
+//! let split = multisplit(&gpu, &keys, Some(&values), 7, DEFAULT_PART_SEED)?;
+//! assert_eq!(split.offsets.len(), 8);
+//! assert_eq!(split.offsets[7], 1000);
+//! // Part p is split.keys[offsets[p]..offsets[p + 1]] (and the same range of split.values).
+//! # Ok(()) }
+//! ```
+
+use crate::device::{DeviceBuffer, Gpu, Module};
+use crate::hash::{hash_pair, hash_words, map_to_range, HashFunction};
+use crate::kernels::{KernelSource, MULTISPLIT};
+use crate::key::Key;
+use crate::{Error, Result};
+
+/// A partition seed unlike the tables' default seed (see the [module docs](self)).
+pub const DEFAULT_PART_SEED: u64 = 0x2545_f491_4f6c_dd1d;
+
+/// Threads per block of the count and scatter kernels (`WM_MS_BLOCK`).
+const BLOCK: u32 = 256;
+/// Threads of the one-block scan (`WM_MS_SCAN_BLOCK` in kernels/multisplit.cu).
+const SCAN_BLOCK: u32 = 1024;
+/// Grid-stride loops over at most this many full-occupancy waves of blocks.
+const WAVES: u64 = 8;
+
+/// Which part a key goes to: `parts` parts (1 to `u32::MAX - 1`), a seed and a hash function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PartFunction {
+    /// The number of parts.
+    pub parts: u32,
+    /// The hash seed (see the [module docs](self) on choosing it).
+    pub seed: u64,
+    /// The hash function.
+    pub hash: HashFunction,
+}
+
+impl PartFunction {
+    /// `parts` parts by MurmurHash3 under `seed`.
+    pub fn new(parts: u32, seed: u64) -> Self {
+        PartFunction {
+            parts,
+            seed,
+            hash: HashFunction::default(),
+        }
+    }
+
+    /// The same with another hash function.
+    pub fn hash(mut self, f: HashFunction) -> Self {
+        self.hash = f;
+        self
+    }
+
+    /// [`Error::InvalidInput`] unless `1 <= parts < u32::MAX` (`u32::MAX` marks "no part" in
+    /// the kernels).
+    pub fn check(&self) -> Result<()> {
+        if self.parts == 0 || self.parts == u32::MAX {
+            return Err(Error::invalid(format!(
+                "multisplit into {} parts: between 1 and {} parts",
+                self.parts,
+                u32::MAX - 1
+            )));
+        }
+        Ok(())
+    }
+
+    /// The part of `key`, in `0..parts`: the host twin of the device's `wm_part_of`.
+    pub fn part_of<K: Key>(&self, key: &K) -> u32 {
+        let bytes = bytemuck::bytes_of(key);
+        let h = if K::BYTES <= 8 {
+            hash_pair(key.to_bits(), K::BYTES, self.seed, self.hash).0
+        } else {
+            // Keys are at most 64 bytes: 16 words.
+            let mut words = [0u32; 16];
+            for (w, c) in words.iter_mut().zip(bytes.chunks(4)) {
+                *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+            hash_words(&words[..bytes.len() / 4], self.seed, self.hash) as u32
+        };
+        map_to_range(h, self.parts)
+    }
+}
+
+/// The result of a multisplit: part `p` is `keys[offsets[p]..offsets[p + 1]]` (and the same
+/// range of `values`).
+pub struct Split<K, V = K> {
+    /// The keys, part by part.
+    pub keys: DeviceBuffer<K>,
+    /// The values, moved with their keys (`None` for a keys-only split).
+    pub values: Option<DeviceBuffer<V>>,
+    /// `parts + 1` offsets: `offsets[0] = 0`, `offsets[parts]` = the batch size.
+    pub offsets: Vec<u64>,
+    /// The same offsets on the device, for kernels that follow.
+    pub device_offsets: DeviceBuffer<u64>,
+}
+
+impl<K, V> Split<K, V> {
+    /// The number of keys in part `p`.
+    pub fn part_len(&self, p: usize) -> u64 {
+        self.offsets[p + 1] - self.offsets[p]
+    }
+}
+
+impl<K: bytemuck::Pod, V> std::fmt::Debug for Split<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Split({} keys in {} parts)",
+            self.keys.len(),
+            self.offsets.len().saturating_sub(1)
+        )
+    }
+}
+
+/// Values move as whole 4-byte words: [`Error::Unsupported`] for other sizes.
+fn check_value_size<V>() -> Result<()> {
+    let b = std::mem::size_of::<V>();
+    if b == 0 || b % 4 != 0 {
+        return Err(Error::Unsupported(format!(
+            "multisplit values of {b} bytes (a non-zero multiple of 4 is needed)"
+        )));
+    }
+    Ok(())
+}
+
+/// The kernel module of one specialisation: key width, value width (`None`: keys only), hash.
+pub fn kernel_source(
+    key_bytes: usize,
+    value_bytes: Option<usize>,
+    hash: HashFunction,
+) -> KernelSource {
+    let mut s = KernelSource::new("multisplit", MULTISPLIT)
+        .define("WM_KEY_BYTES", key_bytes)
+        .define("WM_HASH", hash.define())
+        .define("WM_MS_BLOCK", BLOCK);
+    if let Some(v) = value_bytes {
+        s = s.define("WM_VALUE_BYTES", v);
+    }
+    s
+}
+
+/// Every specialisation the tests compile (tests/kernels_compile.rs): keys of 4, 8, 16 and 64
+/// bytes with no values and with values of 4, 8 and 128 bytes, and both hashes on the keys-only
+/// splits of 4, 8 and 16 bytes.
+pub fn all_kernel_sources() -> Vec<KernelSource> {
+    let mut v = Vec::new();
+    for k in [4, 8, 16, 64] {
+        for val in [None, Some(4), Some(8), Some(128)] {
+            v.push(kernel_source(k, val, HashFunction::Murmur3));
+        }
+    }
+    for k in [4, 8, 16] {
+        v.push(kernel_source(k, None, HashFunction::Mueller));
+    }
+    v
+}
+
+/// Splits `keys` (and `values`, if given) into `parts` parts by [`PartFunction::new`]`(parts,
+/// seed)` (MurmurHash3). See [`multisplit_by`].
+pub fn multisplit<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    keys: &DeviceBuffer<K>,
+    values: Option<&DeviceBuffer<V>>,
+    parts: u32,
+    seed: u64,
+) -> Result<Split<K, V>> {
+    multisplit_by(gpu, keys, values, &PartFunction::new(parts, seed))
+}
+
+/// A keys-only [`multisplit`].
+pub fn multisplit_keys<K: Key>(
+    gpu: &Gpu,
+    keys: &DeviceBuffer<K>,
+    parts: u32,
+    seed: u64,
+) -> Result<Split<K>> {
+    multisplit_by::<K, K>(gpu, keys, None, &PartFunction::new(parts, seed))
+}
+
+/// Splits `keys` (and `values`, moved with their keys) into `f.parts` contiguous parts by
+/// `f.part_of`, on `gpu`'s stream, into new buffers of that stream. Not stable (see the
+/// [module docs](self)). Waits for the stream at the end, to read the offsets.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for 0 or `u32::MAX` parts, or values of another length than the keys;
+/// [`Error::Unsupported`] for values whose size is not a multiple of 4 bytes (every
+/// [`Value`](crate::Value) type's is); the device's errors (memory, kernel launch, compile).
+pub fn multisplit_by<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    keys: &DeviceBuffer<K>,
+    values: Option<&DeviceBuffer<V>>,
+    f: &PartFunction,
+) -> Result<Split<K, V>> {
+    f.check()?;
+    if let Some(v) = values {
+        crate::error::check_same_len("multisplit", keys.len(), v.len())?;
+        check_value_size::<V>()?;
+    }
+    let n = keys.len();
+    let parts = f.parts as usize;
+    let module: Module = gpu.module(&kernel_source(
+        K::BYTES,
+        values.map(|_| std::mem::size_of::<V>()),
+        f.hash,
+    ))?;
+    let mut counts = gpu.alloc_filled::<u64>(parts, 0)?;
+    let mut device_offsets = gpu.alloc::<u64>(parts + 1)?;
+    let mut cursor = gpu.alloc::<u64>(parts)?;
+    let mut keys_out = gpu.alloc::<K>(n)?;
+    let mut values_out = match values {
+        Some(_) => Some(gpu.alloc::<V>(n)?),
+        None => None,
+    };
+    let max_blocks = (gpu.sm_count() as u64 * 2048 / BLOCK as u64 * WAVES).max(1);
+    let grid = (n as u64).div_ceil(BLOCK as u64).clamp(1, max_blocks) as u32;
+    let (n64, seed, parts32) = (n as u64, f.seed, f.parts);
+
+    let count = module.kernel("multisplit_count")?;
+    let mut l = count.launch();
+    l.buf(keys)
+        .arg(&n64)
+        .arg(&seed)
+        .arg(&parts32)
+        .buf_mut(&mut counts);
+    // SAFETY: the arguments are multisplit_count's (keys, n, seed, parts, counts) in order and
+    // type; it reads keys[0..n) (`keys` holds n) and adds to counts[0..parts) (parts < 2^32 - 1
+    // and every part it computes is below `parts`; `counts` holds `parts`).
+    unsafe { l.run(grid, BLOCK, 0) }?;
+
+    let scan = module.kernel("multisplit_scan")?;
+    let mut l = scan.launch();
+    l.buf(&counts)
+        .arg(&parts32)
+        .buf_mut(&mut device_offsets)
+        .buf_mut(&mut cursor);
+    // SAFETY: multisplit_scan's (counts, parts, offsets, cursor); it reads counts[0..parts) and
+    // writes offsets[0..=parts] and cursor[0..parts), the sizes allocated; one block of
+    // exactly WM_MS_SCAN_BLOCK threads, as the kernel requires.
+    unsafe { l.run(1, SCAN_BLOCK, 0) }?;
+
+    let scatter = module.kernel("multisplit_scatter")?;
+    let null: u64 = 0;
+    let mut l = scatter.launch();
+    l.buf(keys);
+    match values {
+        Some(v) => l.buf(v),
+        None => l.arg(&null),
+    };
+    l.arg(&n64)
+        .arg(&seed)
+        .arg(&parts32)
+        .buf_mut(&mut cursor)
+        .buf_mut(&mut keys_out);
+    match values_out.as_mut() {
+        Some(v) => l.buf_mut(v),
+        None => l.arg(&null),
+    };
+    // SAFETY: multisplit_scatter's (keys, values, n, seed, parts, cursor, keys_out, values_out)
+    // in order; a missing value buffer is a null pointer (8 bytes, like the pointer parameter),
+    // which the kernel does not touch. It reads keys[0..n) and values[0..n), and writes each
+    // input once to keys_out/values_out[cursor[part]++]: the cursors start at the exclusive
+    // prefix sums of the same parts' counts, so every slot is in [0, n).
+    unsafe { l.run(grid, BLOCK, 0) }?;
+
+    let offsets = gpu.download(&device_offsets)?;
+    debug_assert_eq!(offsets[parts], n as u64, "the parts hold every key once");
+    Ok(Split {
+        keys: keys_out,
+        values: values_out,
+        offsets,
+        device_offsets,
+    })
+}
+
+/// [`multisplit_host`]'s result: the keys, the values (if given) and the `parts + 1` offsets.
+pub type HostSplit<K, V> = (Vec<K>, Option<Vec<V>>, Vec<u64>);
+
+/// The CPU twin of [`multisplit_by`], and the tests' oracle: the same parts by the same
+/// function, stable (keys in input order within a part). Returns the keys, the values (if
+/// given) and the `parts + 1` offsets.
+pub fn multisplit_host<K: Key, V: bytemuck::Pod>(
+    keys: &[K],
+    values: Option<&[V]>,
+    f: &PartFunction,
+) -> Result<HostSplit<K, V>> {
+    f.check()?;
+    if let Some(v) = values {
+        crate::error::check_same_len("multisplit", keys.len(), v.len())?;
+    }
+    let part: Vec<u32> = keys.iter().map(|k| f.part_of(k)).collect();
+    let mut offsets = vec![0u64; f.parts as usize + 1];
+    for &p in &part {
+        offsets[p as usize + 1] += 1;
+    }
+    for p in 0..f.parts as usize {
+        offsets[p + 1] += offsets[p];
+    }
+    let mut cursor: Vec<u64> = offsets[..f.parts as usize].to_vec();
+    let mut out = vec![K::zeroed(); keys.len()];
+    let mut vout = values.map(|v| vec![V::zeroed(); v.len()]);
+    for (i, &p) in part.iter().enumerate() {
+        let slot = cursor[p as usize] as usize;
+        cursor[p as usize] += 1;
+        out[slot] = keys[i];
+        if let (Some(vo), Some(v)) = (vout.as_mut(), values) {
+            vo[slot] = v[i];
+        }
+    }
+    Ok((out, vout, offsets))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_are_in_range_and_spread() {
+        for parts in [1u32, 2, 7, 64, 1000] {
+            let f = PartFunction::new(parts, DEFAULT_PART_SEED);
+            let mut seen = vec![0u32; parts as usize];
+            for k in 0..20_000u64 {
+                let p = f.part_of(&k);
+                assert!(p < parts);
+                seen[p as usize] += 1;
+            }
+            let (lo, hi) = (seen.iter().min().unwrap(), seen.iter().max().unwrap());
+            if parts <= 64 {
+                // 20000 / parts each, within a loose band.
+                let mean = 20_000 / parts;
+                assert!(
+                    *lo > mean / 2 && *hi < mean * 2,
+                    "parts {parts}: {lo}..{hi}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_twin_splits_stably_and_completely() {
+        let keys: Vec<[u8; 16]> = (0..5000u64).map(<[u8; 16] as Key>::from_bits).collect();
+        let values: Vec<u32> = (0..5000).collect();
+        let f = PartFunction::new(7, 42).hash(HashFunction::Mueller);
+        let (k, v, off) = multisplit_host(&keys, Some(&values), &f).unwrap();
+        let v = v.unwrap();
+        assert_eq!(off[0], 0);
+        assert_eq!(off[7], 5000);
+        for p in 0..7 {
+            let range = off[p] as usize..off[p + 1] as usize;
+            assert!(k[range.clone()].iter().all(|x| f.part_of(x) == p as u32));
+            // Stable: values (the input positions) increase within a part.
+            assert!(v[range].windows(2).all(|w| w[0] < w[1]));
+        }
+        let mut sorted = v.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, values);
+        for (key, val) in k.iter().zip(&v) {
+            assert_eq!(*key, keys[*val as usize]);
+        }
+    }
+
+    #[test]
+    fn bad_part_counts_are_invalid() {
+        for parts in [0, u32::MAX] {
+            let e = multisplit_host::<u32, u32>(&[1], None, &PartFunction::new(parts, 0));
+            assert!(matches!(e, Err(Error::InvalidInput(_))));
+        }
+        let e = multisplit_host::<u32, u32>(&[1, 2], Some(&[1]), &PartFunction::new(2, 0));
+        assert!(matches!(e, Err(Error::InvalidInput(_))));
+    }
+}

@@ -1,0 +1,217 @@
+//! The multisplit pass on the GPU (src/table/engine/multisplit.rs, kernels/multisplit.cu)
+//! against its CPU twin (`multisplit_host`, the same part function in Rust): for parts
+//! m ∈ {1, 2, 7, 64, 1000}, keys of 4, 8 and 16 bytes, with and without values, several batch
+//! sizes (empty, less than a warp, ragged tails, a million), both hashes. Checked each time: the
+//! offsets (per-part counts) equal the twin's, every key lies in its own part, the output is a
+//! permutation of the input, and every value travels with its key. The split is not stable, so
+//! order within a part is not compared. GPU only (skipped without one, unless
+//! `WARPMAP_REQUIRE_GPU=1`).
+
+mod common;
+
+use common::*;
+use std::time::Instant;
+use warpmap::hash::HashFunction;
+use warpmap::table::engine::multisplit::{
+    multisplit_by, multisplit_host, multisplit_keys, PartFunction, Split, DEFAULT_PART_SEED,
+};
+use warpmap::{Gpu, Key};
+
+const PARTS: [u32; 5] = [1, 2, 7, 64, 1000];
+
+/// Batch sizes: empty, under a warp, ragged tails, and a million (16 Ki under compute-sanitizer,
+/// which slows every access).
+fn sizes() -> [usize; 6] {
+    let big = if sanitized() {
+        (1 << 14) + 7
+    } else {
+        (1 << 20) + 7
+    };
+    [0, 1, 31, 33, 1000, big]
+}
+
+/// Whether the binary runs under compute-sanitizer (run.sh sets WARPMAP_SANITIZER).
+fn sanitized() -> bool {
+    std::env::var_os("WARPMAP_SANITIZER").is_some()
+}
+
+/// Checks one device split of `keys` (values: the input positions) against the twin.
+fn check<K: Key>(gpu: &Gpu, split: &Split<K, u32>, keys: &[K], f: &PartFunction, what: &str) {
+    let (_, _, want_offsets) = multisplit_host::<K, u32>(keys, None, f).unwrap();
+    assert_eq!(
+        split.offsets, want_offsets,
+        "{what}: offsets (per-part counts)"
+    );
+    let got = gpu.download(&split.keys).unwrap();
+    assert_eq!(got.len(), keys.len(), "{what}: length");
+    for p in 0..f.parts as usize {
+        let (a, b) = (split.offsets[p] as usize, split.offsets[p + 1] as usize);
+        for (j, k) in got[a..b].iter().enumerate() {
+            assert_eq!(
+                f.part_of(k),
+                p as u32,
+                "{what}: key at {} is not of part {p}",
+                a + j
+            );
+        }
+    }
+    match &split.values {
+        Some(v) => {
+            // Values are the input positions: each appears once, and beside its own key.
+            let v = gpu.download(v).unwrap();
+            let mut seen = vec![false; keys.len()];
+            for (j, &i) in v.iter().enumerate() {
+                let i = i as usize;
+                assert!(
+                    i < keys.len() && !seen[i],
+                    "{what}: value {i} twice or out of range"
+                );
+                seen[i] = true;
+                assert_eq!(got[j], keys[i], "{what}: value {i} moved without its key");
+            }
+        }
+        None => {
+            let (mut a, mut b) = (got.clone(), keys.to_vec());
+            a.sort_unstable();
+            b.sort_unstable();
+            assert!(a == b, "{what}: not a permutation of the input");
+        }
+    }
+}
+
+fn run_all<K: Key>(label: &str) {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = SplitMix64::new(0x5_0001 ^ K::BYTES as u64);
+    for n in sizes() {
+        // Random keys with duplicates (a quarter drawn from a small pool), so equal keys meet
+        // in one warp too.
+        let pool: Vec<K> = (0..64).map(|_| rng.key::<K>()).collect();
+        let keys: Vec<K> = (0..n)
+            .map(|_| {
+                if rng.chance(0.25) {
+                    pool[rng.index(pool.len())]
+                } else {
+                    rng.key::<K>()
+                }
+            })
+            .collect();
+        let positions: Vec<u32> = (0..n as u32).collect();
+        let dk = gpu.upload(&keys).unwrap();
+        let dv = gpu.upload(&positions).unwrap();
+        for &m in &PARTS {
+            for hash in HashFunction::ALL {
+                let f = PartFunction::new(m, DEFAULT_PART_SEED ^ n as u64).hash(hash);
+                let what = format!("{label}, n {n}, parts {m}, {hash:?}");
+                let split = multisplit_by(&gpu, &dk, Some(&dv), &f).unwrap();
+                check(&gpu, &split, &keys, &f, &format!("{what}, with values"));
+                if hash == HashFunction::Murmur3 {
+                    let s = multisplit_keys(&gpu, &dk, m, f.seed).unwrap();
+                    let s = Split::<K, u32> {
+                        keys: s.keys,
+                        values: None,
+                        offsets: s.offsets,
+                        device_offsets: s.device_offsets,
+                    };
+                    check(&gpu, &s, &keys, &f, &format!("{what}, keys only"));
+                }
+            }
+        }
+    }
+    println!(
+        "{label}: {} batch sizes x {} part counts x 2 hashes checked against the CPU twin",
+        sizes().len(),
+        PARTS.len()
+    );
+}
+
+#[test]
+fn multisplit_4_byte_keys() {
+    run_all::<u32>("u32");
+}
+
+#[test]
+fn multisplit_8_byte_keys() {
+    run_all::<u64>("u64");
+}
+
+#[test]
+fn multisplit_16_byte_keys() {
+    run_all::<u128>("u128");
+    run_all::<[u8; 16]>("[u8; 16]");
+}
+
+/// Wide values (128 bytes) travel with their keys; keys uploaded on another stream.
+#[test]
+fn wide_values_and_another_stream() {
+    let Some(gpu) = gpu() else { return };
+    let other = gpu.with_new_stream().unwrap();
+    let mut rng = SplitMix64::new(77);
+    let n = 100_003;
+    let keys: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
+    let values: Vec<[u8; 128]> = keys
+        .iter()
+        .map(|&k| <[u8; 128] as warpmap::Value>::from_bits(k))
+        .collect();
+    let dk = other.upload(&keys).unwrap();
+    let dv = other.upload(&values).unwrap();
+    let f = PartFunction::new(7, 1234);
+    let split = multisplit_by(&gpu, &dk, Some(&dv), &f).unwrap();
+    drop((dk, dv)); // freed on `other` after the split's kernels (the device layer orders it)
+    let (_, _, want) = multisplit_host::<u64, [u8; 128]>(&keys, None, &f).unwrap();
+    assert_eq!(split.offsets, want);
+    let got_k = gpu.download(&split.keys).unwrap();
+    let got_v = gpu.download(split.values.as_ref().unwrap()).unwrap();
+    for (k, v) in got_k.iter().zip(&got_v) {
+        assert_eq!(*v, <[u8; 128] as warpmap::Value>::from_bits(*k));
+    }
+    let mut a = got_k.clone();
+    let mut b = keys.clone();
+    a.sort_unstable();
+    b.sort_unstable();
+    assert_eq!(a, b);
+}
+
+/// Invalid part counts are refused before anything runs.
+#[test]
+fn invalid_parts_are_refused() {
+    let Some(gpu) = gpu() else { return };
+    let dk = gpu.upload(&[1u64, 2, 3]).unwrap();
+    for m in [0, u32::MAX] {
+        let e = multisplit_keys(&gpu, &dk, m, 1).unwrap_err();
+        assert!(matches!(e, warpmap::Error::InvalidInput(_)), "{e}");
+    }
+    let dv = gpu.upload(&[1u32]).unwrap();
+    let e = multisplit_by(&gpu, &dk, Some(&dv), &PartFunction::new(2, 1)).unwrap_err();
+    assert!(matches!(e, warpmap::Error::InvalidInput(_)), "{e}");
+}
+
+/// The rate of a split of 2^24 u64 keys with u64 values (printed; checked once).
+#[test]
+fn multisplit_rate_measured() {
+    let Some(gpu) = gpu() else { return };
+    if sanitized() {
+        return; // a rate under compute-sanitizer means nothing
+    }
+    let n = 1usize << 24;
+    let mut rng = SplitMix64::new(9);
+    let keys: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
+    let dk = gpu.upload(&keys).unwrap();
+    let dv = gpu.upload(&keys).unwrap();
+    for m in [2u32, 8, 64, 1000] {
+        let f = PartFunction::new(m, DEFAULT_PART_SEED);
+        let _warm = multisplit_by(&gpu, &dk, Some(&dv), &f).unwrap();
+        let mut best = f64::MAX;
+        for _ in 0..3 {
+            let t = Instant::now();
+            let s = multisplit_by(&gpu, &dk, Some(&dv), &f).unwrap();
+            best = best.min(t.elapsed().as_secs_f64());
+            assert_eq!(s.offsets[m as usize], n as u64);
+        }
+        println!(
+            "multisplit of {n} u64 keys + u64 values into {m} parts: {:.2} ms (host-timed, \
+             allocation and offset read-back included), {:.2} G keys/s",
+            best * 1e3,
+            n as f64 / best / 1e9
+        );
+    }
+}
