@@ -19,7 +19,7 @@
 #                                 command="target/device-bundle/run.sh")
 # Logs, bench.json and bench.svg come back from $OUT (see README, "Developing with the GPU machine").
 #
-# Usage: scripts/device-bundle.sh
+# Usage: scripts/device-bundle.sh     (WARPMAP_BUNDLE_BASE=PATH adds an earlier CLI as warpmap-base)
 #   Debug info is stripped from the copies (about 12 MiB instead of 120 with the release
 #   profile's line tables); the symbol table stays, so a panic's backtrace still names functions.
 # Doc tests are not bundled (they need rustdoc); scripts/test runs them here.
@@ -120,6 +120,14 @@ EOF
 # --strip-debug keeps the symbol table: a panic's backtrace still names the functions.
 strip --strip-debug "$BUNDLE/warpmap" "$BUNDLE"/tests/*
 
+# A/B runs: WARPMAP_BUNDLE_BASE=<a warpmap CLI built from an earlier commit> travels as
+# warpmap-base, so that one device call measures the earlier and the new code side by side
+# (compare their JSONs with scripts/ab-compare.py).
+if [[ -n "${WARPMAP_BUNDLE_BASE:-}" ]]; then
+  strip --strip-debug -o "$BUNDLE/warpmap-base" "$WARPMAP_BUNDLE_BASE"
+  say "warpmap-base <- $WARPMAP_BUNDLE_BASE"
+fi
+
 cp "$ROOT/scripts/device-run.sh" "$BUNDLE/run.sh"
 chmod +x "$BUNDLE/run.sh" "$BUNDLE/warpmap" "$BUNDLE"/tests/*
 
@@ -140,8 +148,8 @@ if [[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]]; then d
 # payload.tar.gz on the GPU machine before anything else.
 n_tests=$(ls "$BUNDLE/tests" | wc -l)
 unpacked_kib=$(du -sk "$BUNDLE" | cut -f1)
-tar -C "$BUNDLE" -czf "$BUNDLE/payload.tar.gz" warpmap tests
-rm -rf "$BUNDLE/warpmap" "$BUNDLE/tests"
+tar -C "$BUNDLE" -czf "$BUNDLE/payload.tar.gz" warpmap tests $([[ -f "$BUNDLE/warpmap-base" ]] && echo warpmap-base)
+rm -rf "$BUNDLE/warpmap" "$BUNDLE/tests" "$BUNDLE/warpmap-base"
 
 size_kib=$(du -sk "$BUNDLE" | cut -f1)
 say "bundle: $BUNDLE, $((size_kib / 1024)) MiB ($n_tests test binaries + warpmap, packed in payload.tar.gz; $((unpacked_kib / 1024)) MiB unpacked), built in $((SECONDS - t0)) s"

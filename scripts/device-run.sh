@@ -62,6 +62,7 @@ if [[ -f "$B/payload.tar.gz" ]]; then
   fi
 fi
 chmod +x "$BIN/warpmap" "$BIN"/tests/* 2>/dev/null || true
+chmod +x "$BIN/warpmap-base" 2>/dev/null || true  # an A/B bundle's earlier CLI
 export WARPMAP_REQUIRE_GPU=1
 export WARPMAP_CACHE_DIR="${WARPMAP_CACHE_DIR:-/tmp/warpmap-cache}"
 export RUST_BACKTRACE="${RUST_BACKTRACE:-1}"
