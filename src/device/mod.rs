@@ -815,10 +815,7 @@ impl<'a> Launch<'a> {
     }
     /// Pushes a device buffer (the kernel sees a pointer to its first element).
     pub fn buf<T: bytemuck::Pod>(&mut self, b: &'a DeviceBuffer<T>) -> &mut Self {
-        let owner = b.bytes.stream();
-        let r = stream::check_same_gpu(owner, self.stream, "a device buffer")
-            .and_then(|_| b.uses.before_read(owner, self.stream));
-        self.keep(r);
+        self.reads(b);
         self.args.arg(&b.bytes);
         self
     }
@@ -839,6 +836,25 @@ impl<'a> Launch<'a> {
             .and_then(|_| b.users.before_use(&b.stream, self.stream));
         self.keep(r);
         self.args.arg(&b.device_ptr);
+        self
+    }
+    /// Orders for this launch a buffer that the kernel reads through an address inside a
+    /// struct argument ([`value`](Self::value)), as [`buf`](Self::buf) does for a pushed one.
+    pub fn reads<T: bytemuck::Pod>(&mut self, b: &'a DeviceBuffer<T>) -> &mut Self {
+        let owner = b.bytes.stream();
+        let r = stream::check_same_gpu(owner, self.stream, "a device buffer")
+            .and_then(|_| b.uses.before_read(owner, self.stream));
+        self.keep(r);
+        self
+    }
+    /// Orders for this launch a buffer that the kernel writes through an address inside a
+    /// struct argument, as [`buf_mut`](Self::buf_mut) does for a pushed one.
+    pub fn writes<T: bytemuck::Pod>(&mut self, b: &'a mut DeviceBuffer<T>) -> &mut Self {
+        let DeviceBuffer { bytes, uses, .. } = b;
+        let owner = bytes.stream();
+        let r = stream::check_same_gpu(owner, self.stream, "a device buffer")
+            .and_then(|_| uses.before_write(owner, self.stream));
+        self.keep(r);
         self
     }
     /// Pushes a scalar by value.

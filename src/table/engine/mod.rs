@@ -154,8 +154,8 @@ macro_rules! scheme_config {
 pub(crate) use scheme_config;
 
 /// A batch, as every bulk kernel takes it (`wm_bulk` in `kernels/common/bulk.cuh`): device
-/// addresses (0 for none) and sizes. Each operation fills the fields it uses; the constructors
-/// take the buffers the kernel writes by `&mut`.
+/// addresses (0 for none) and sizes. Each operation fills the fields it uses; the launch names
+/// the same buffers to the device layer (`reads` / `writes`), which orders them across streams.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Bulk {
@@ -184,13 +184,13 @@ impl Bulk {
     fn insert<K: Key, V: Value>(
         keys: &DeviceBuffer<K>,
         values: &DeviceBuffer<V>,
-        status: Option<&mut DeviceBuffer<u32>>,
+        status: Option<&DeviceBuffer<u32>>,
         assign: bool,
     ) -> Self {
         Bulk {
             keys: addr(keys),
             values: addr(values),
-            status: status.map_or(0, |s| addr(s)),
+            status: status.map_or(0, addr),
             n: keys.len() as u64,
             assign: u32::from(assign),
             ..Bulk::default()
@@ -198,12 +198,12 @@ impl Bulk {
     }
     fn find<K: Key, V: Value>(
         keys: &DeviceBuffer<K>,
-        out: Option<&mut DeviceBuffer<V>>,
-        found: &mut DeviceBuffer<u8>,
+        out: Option<&DeviceBuffer<V>>,
+        found: &DeviceBuffer<u8>,
     ) -> Self {
         Bulk {
             keys: addr(keys),
-            out: out.map_or(0, |o| addr(o)),
+            out: out.map_or(0, addr),
             found: addr(found),
             n: keys.len() as u64,
             ..Bulk::default()
@@ -221,9 +221,9 @@ impl Bulk {
         ops: &DeviceBuffer<u8>,
         keys: &DeviceBuffer<K>,
         values: &DeviceBuffer<V>,
-        status: &mut DeviceBuffer<u32>,
-        out: &mut DeviceBuffer<V>,
-        found: &mut DeviceBuffer<u8>,
+        status: &DeviceBuffer<u32>,
+        out: &DeviceBuffer<V>,
+        found: &DeviceBuffer<u8>,
     ) -> Self {
         Bulk {
             ops: addr(ops),
@@ -238,9 +238,9 @@ impl Bulk {
         }
     }
     fn retrieve<K: Key, V: Value>(
-        keys: &mut DeviceBuffer<K>,
-        values: &mut DeviceBuffer<V>,
-        counter: &mut DeviceBuffer<u64>,
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        counter: &DeviceBuffer<u64>,
     ) -> Self {
         Bulk {
             out_keys: addr(keys),

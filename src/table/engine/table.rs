@@ -2,7 +2,7 @@
 //! written once.
 
 use super::{bulk_grid, Bulk, Scheme, SchemeConfig, BLOCK};
-use crate::device::{DeviceBuffer, Gpu, Kernel};
+use crate::device::{DeviceBuffer, Gpu, Kernel, Launch};
 use crate::error::check_same_len;
 use crate::status::InsertStatus;
 use crate::table::{
@@ -136,19 +136,34 @@ impl<S: Scheme> GpuTable<S> {
 
     /// The one launch site: `kernel` over the scheme's view and `bulk`, `grid` blocks of
     /// [`BLOCK`] threads, on the table's stream.
-    fn launch(&self, kernel: &Kernel, grid: u32, bulk: &Bulk) -> Result<()> {
-        let view = self.scheme.view(self.counters.buf.device_address());
+    /// `order` names the batch's buffers to the launch (`reads` / `writes`), which orders them
+    /// for the table's stream when they belong to another one.
+    fn launch<'b>(
+        &self,
+        kernel: &'b Kernel,
+        grid: u32,
+        view: &'b S::View,
+        bulk: &'b Bulk,
+        order: impl FnOnce(&mut Launch<'b>),
+    ) -> Result<()> {
         let mut l = kernel.launch();
-        l.value(&view).value(bulk);
+        l.value(view).value(bulk);
+        order(&mut l);
         // SAFETY: every engine kernel takes (view, wm_bulk) by value; both structs' sizes are
         // checked against their host twins when the module compiles (engine_source's defines).
-        // The view describes the scheme's own buffers, as large as its kernels index (the
-        // Scheme contract), alive while `self` is. Every buffer in `bulk` was checked by the
-        // caller to hold the elements the kernel indexes (n keys; retrieve: n outputs), and is
-        // borrowed by the caller for this enqueue; all work runs on the table's one stream, in
-        // order, so later frees and copies wait for the kernel. Kernels that write the table are
-        // launched from `&mut self` methods only.
+        // The view describes the scheme's own buffers (allocated on the table's stream), as
+        // large as its kernels index (the Scheme contract), alive while `self` is. Every buffer
+        // in `bulk` was checked by the caller to hold the elements the kernel indexes (n keys;
+        // retrieve: n outputs), is borrowed for this enqueue, and is ordered for the table's
+        // stream by `order` (reads / writes: a buffer of another stream waits for its earlier
+        // uses, and its free waits for this kernel). Kernels that write the table are launched
+        // from `&mut self` methods only.
         unsafe { l.run(grid, BLOCK, 0) }
+    }
+
+    /// The scheme's view, with the engine's counters.
+    fn view(&self) -> S::View {
+        self.scheme.view(self.counters.buf.device_address())
     }
 
     fn grid(&self, n: usize) -> u32 {
@@ -168,8 +183,13 @@ impl<S: Scheme> GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
-        let bulk = Bulk::find(keys, out, found);
-        self.launch(&self.kernels.find, self.grid(keys.len()), &bulk)
+        let (bulk, view, grid) = (Bulk::find(keys, out.as_deref(), found), self.view(), self.grid(keys.len()));
+        self.launch(&self.kernels.find, grid, &view, &bulk, |l| {
+            l.reads(keys).writes(found);
+            if let Some(o) = out {
+                l.writes(o);
+            }
+        })
     }
 }
 
@@ -377,11 +397,18 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
-        let bulk = Bulk::insert(keys, values, status, mode == InsertMode::Assign);
-        match self.scheme.insert_kernel(keys.len()) {
-            Some((kernel, grid)) => self.launch(kernel, grid, &bulk),
-            None => self.launch(&self.kernels.insert, self.grid(keys.len()), &bulk),
-        }
+        let bulk = Bulk::insert(keys, values, status.as_deref(), mode == InsertMode::Assign);
+        let view = self.view();
+        let (kernel, grid) = self
+            .scheme
+            .insert_kernel(keys.len())
+            .unwrap_or((&self.kernels.insert, self.grid(keys.len())));
+        self.launch(kernel, grid, &view, &bulk, |l| {
+            l.reads(keys).reads(values);
+            if let Some(s) = status {
+                l.writes(s);
+            }
+        })
     }
 
     fn find_device_async(
@@ -405,8 +432,10 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
-        let bulk = Bulk::erase(keys);
-        self.launch(&self.kernels.erase, self.grid(keys.len()), &bulk)
+        let (bulk, view, grid) = (Bulk::erase(keys), self.view(), self.grid(keys.len()));
+        self.launch(&self.kernels.erase, grid, &view, &bulk, |l| {
+            l.reads(keys);
+        })
     }
 
     fn mixed_device_async(
@@ -432,7 +461,11 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
             return Ok(());
         }
         let bulk = Bulk::mixed(ops, keys, values, status, out, found);
-        self.launch(&self.kernels.mixed, self.grid(keys.len()), &bulk)
+        let (view, grid) = (self.view(), self.grid(keys.len()));
+        self.launch(&self.kernels.mixed, grid, &view, &bulk, |l| {
+            l.reads(ops).reads(keys).reads(values);
+            l.writes(status).writes(out).writes(found);
+        })
     }
 
     fn retrieve_device(&self) -> Result<(DeviceBuffer<S::Key>, DeviceBuffer<S::Value>)> {
@@ -442,8 +475,11 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         let mut counter = self.gpu.alloc_filled::<u64>(1, 0)?;
         let positions = self.scheme.capacity() as u64;
         let grid = positions.div_ceil(BLOCK as u64).clamp(1, 65_536) as u32;
-        let bulk = Bulk::retrieve(&mut keys, &mut values, &mut counter);
-        self.launch(&self.kernels.retrieve, grid, &bulk)?;
+        let bulk = Bulk::retrieve(&keys, &values, &counter);
+        let view = self.view();
+        self.launch(&self.kernels.retrieve, grid, &view, &bulk, |l| {
+            l.writes(&mut keys).writes(&mut values).writes(&mut counter);
+        })?;
         let got = self.gpu.download(&counter)?[0] as usize;
         if got != n {
             return Err(Error::CountMismatch {
