@@ -272,3 +272,56 @@ fn overlap_of_two_streams_measured() {
     );
     assert_eq!(first_bad(&a.download(&xb).unwrap(), 0x0f0f_0f0f), None);
 }
+
+/// A table on stream A given keys, values and outputs of stream B (the engine names a batch's
+/// buffers to the launch): the insert waits for B's fills of its keys and values, and B's reads
+/// of the find's outputs wait for the table's kernels. B is kept busy first, so that a missing
+/// wait would let the table read unfilled keys, and A is kept busy before the find, so that a
+/// missing wait would let B read unwritten outputs.
+#[test]
+fn a_table_orders_batches_of_another_stream() {
+    let Some(g) = gpu() else { return };
+    let a = g.with_new_stream().unwrap();
+    let b = g.with_new_stream().unwrap();
+    let keys_n = 1usize << 20;
+    let mut table =
+        warpmap::WarpDrive::<u32, u32>::new(a.clone(), WarpDriveConfig::new(2 * keys_n))
+            .expect("a WarpDrive table");
+    let mut scratch_a = a.alloc::<u32>(n()).unwrap();
+    let mut scratch_b = b.alloc::<u32>(n()).unwrap();
+    for round in 0..3u8 {
+        table.clear().unwrap();
+        // Distinct keys through a device copy of uploaded data, enqueued behind B's busy queue.
+        let keys: Vec<u32> = (0..keys_n as u32)
+            .map(|i| i * 2 + 1 + round as u32)
+            .collect();
+        let values: Vec<u32> = keys.iter().map(|k| k ^ 0x5a5a_5a5a).collect();
+        let staged_k = b.upload(&keys).unwrap();
+        let staged_v = b.upload(&values).unwrap();
+        let mut dk = b.alloc::<u32>(keys_n).unwrap();
+        let mut dv = b.alloc::<u32>(keys_n).unwrap();
+        keep_busy(&b, &mut scratch_b, 16);
+        b.copy_device(&staged_k, &mut dk).unwrap();
+        b.copy_device(&staged_v, &mut dv).unwrap();
+        // The table's stream is idle: without the ordering its insert would run before B's copies.
+        table.insert_device_async(&dk, &dv, None).unwrap();
+        table.synchronize().unwrap();
+        assert_eq!(table.len().unwrap(), keys_n, "round {round}: keys inserted");
+        let mut out = b.alloc::<u32>(keys_n).unwrap();
+        let mut found = b.alloc::<u8>(keys_n).unwrap();
+        b.fill_bytes(&mut found, 0).unwrap();
+        keep_busy(&a, &mut scratch_a, 16);
+        table.find_device_async(&dk, &mut out, &mut found).unwrap();
+        // B is idle: without the ordering its downloads would run before the find.
+        let got = b.download(&out).unwrap();
+        let hit = b.download(&found).unwrap();
+        let bad = (0..keys_n)
+            .filter(|&i| hit[i] != 1 || got[i] != values[i])
+            .count();
+        assert_eq!(
+            bad, 0,
+            "round {round}: finds read before the insert or outputs read before the find"
+        );
+    }
+    println!("3 rounds of {keys_n} keys: batches of stream B ordered for a table on stream A");
+}

@@ -183,7 +183,11 @@ impl<S: Scheme> GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
-        let (bulk, view, grid) = (Bulk::find(keys, out.as_deref(), found), self.view(), self.grid(keys.len()));
+        let (bulk, view, grid) = (
+            Bulk::find(keys, out.as_deref(), found),
+            self.view(),
+            self.grid(keys.len()),
+        );
         self.launch(&self.kernels.find, grid, &view, &bulk, |l| {
             l.reads(keys).writes(found);
             if let Some(o) = out {
