@@ -350,16 +350,24 @@ impl StadiumConfig {
     }
 }
 
+/// Blocks of 256 threads per multiprocessor in `stadium_insert_cl`'s persistent grid at most:
+/// 48 resident warps. Measured on an H100 (bench/NOTES.md, issue 10): when the kernel's
+/// registers let 8 blocks fit instead of 6, inserts with 1-bit tickets (clStash from the first
+/// key) lost 8 % at load 0.5 and 4 % at 0.8 (more warps meeting each other's busy entries, 16
+/// to a board word); capped at 6 every Stadium device cell is within 0.998-1.004 of the
+/// 6-block grid the hybrid thresholds were measured with, and 7 blocks still lose 4 %.
+pub const CL_MAX_BLOCKS_PER_SM: u32 = 6;
+
 /// Blocks per multiprocessor of `stadium_insert_cl`'s persistent grid, given how many fit at
-/// once (`resident`): all of them, or fewer when the environment variable
-/// `WARPMAP_STADIUM_CL_BLOCKS_PER_SM` asks (a measurement knob: the persistent warps' number
-/// changes how often they meet each other's busy entries).
+/// once (`resident`): at most [`CL_MAX_BLOCKS_PER_SM`], or what the environment variable
+/// `WARPMAP_STADIUM_CL_BLOCKS_PER_SM` asks (a measurement knob), never more than fit.
 pub fn cl_blocks_per_sm(resident: u32) -> u32 {
-    std::env::var("WARPMAP_STADIUM_CL_BLOCKS_PER_SM")
+    let cap = std::env::var("WARPMAP_STADIUM_CL_BLOCKS_PER_SM")
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
         .filter(|&b| b >= 1)
-        .map_or(resident, |b| b.min(resident))
+        .unwrap_or(CL_MAX_BLOCKS_PER_SM);
+    cap.min(resident).max(1)
 }
 
 /// Board entries per 32-bit word for tickets of `ticket_bits` bits (each entry is the ticket

@@ -269,10 +269,12 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
 fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
     let started = Instant::now();
     // The library opens the GPU once per process; asking here only decides what to print first.
-    let backend = if a.cpu || Gpu::default_gpu().is_err() {
-        Backend::Cpu
-    } else {
-        Backend::Gpu
+    // Only "no driver or no GPU" falls back to the CPU; a driver that is present but fails
+    // (Error::DriverInit, ...) is an error the user must see, not a silent CPU run.
+    let backend = match (a.cpu, Gpu::default_gpu()) {
+        (true, _) | (false, Err(warpmap::Error::NoDevice { .. })) => Backend::Cpu,
+        (false, Ok(_)) => Backend::Gpu,
+        (false, Err(e)) => return Err(e),
     };
     let device = match (backend, Gpu::default_gpu()) {
         (Backend::Gpu, Ok(g)) => format!("{} sm_{} ({} SMs)", g.name(), g.sm(), g.sm_count()),
