@@ -418,7 +418,16 @@ __device__ __forceinline__ bool wd_find_one(const wm_group<WD_G>& g, const wd_vi
     // A slot being written or held (tagged layout, concurrent inserts) may hold k: read again.
     if (concurrent && !match && g.any(wd_is_busy(s))) continue;
     if (match) {
-      if (out != nullptr && g.rank == (u32)(__ffs(match) - 1)) wm_store_elem(out, 0, wd_read_value<concurrent>(a, i, s));
+      if (out != nullptr && g.rank == (u32)(__ffs(match) - 1)) {
+#if defined(WD_LAYOUT_TAGGED)
+        // Phase-separated: straight from the table to the output, a few vectors at a time.
+        if (!concurrent) {
+          wm_copy_elem(out, 0, a.values, i);
+          return true;
+        }
+#endif
+        wm_store_elem(out, 0, wd_read_value<concurrent>(a, i, s));
+      }
       return true;
     }
     if (g.any(wd_is_empty(s))) return false;
@@ -437,7 +446,7 @@ extern "C" __global__ void warpdrive_insert(wd_view t, wm_bulk b) {
   long long inserted = 0, failed = 0;
   wm_for_each<WD_G>(b.n, [&](u64 idx) {
     // Copies: a reference into keys/values would be reloaded after every atomic (it might alias).
-    const wm_key k = wm_load_elem(b.keys, idx);
+    const wm_key k = b.keys[idx];
     const wm_value v = wm_load_elem(b.values, idx);
     const u32 st = wd_insert_one(g, t, a, k, v, b.assign != 0u, inserted, failed);
     if (b.status != nullptr && g.rank == 0) b.status[idx] = st;
@@ -452,7 +461,7 @@ extern "C" __global__ void warpdrive_find(wd_view t, wm_bulk b) {
   const wm_group<WD_G> g;
   const wd_arrays a(t);
   wm_for_each<WD_G>(b.n, [&](u64 idx) {
-    const wm_key k = wm_load_elem(b.keys, idx);  // a copy (see warpdrive_insert)
+    const wm_key k = b.keys[idx];  // a copy (see warpdrive_insert); whole: it is compared often
     const bool hit = wd_find_one<false>(g, t, a, k, b.out != nullptr ? b.out + idx : nullptr);
     if (g.rank == 0) b.found[idx] = hit ? 1 : 0;
   });
@@ -468,7 +477,7 @@ extern "C" __global__ void warpdrive_mixed(wd_view t, wm_bulk b) {
   const wd_arrays a(t);
   long long inserted = 0, failed = 0;
   wm_for_each<WD_G>(b.n, [&](u64 idx) {
-    const wm_key k = wm_load_elem(b.keys, idx);  // a copy (see warpdrive_insert)
+    const wm_key k = b.keys[idx];  // a copy (see warpdrive_insert); whole: it is compared often
     const u8 op = b.ops[idx];
     if (op == WM_OP_INSERT) {
       const wm_value v = wm_load_elem(b.values, idx);
@@ -490,7 +499,7 @@ extern "C" __global__ void warpdrive_erase(wd_view t, wm_bulk b) {
   const wd_arrays a(t);
   long long erased = 0;
   wm_for_each<WD_G>(b.n, [&](u64 idx) {
-    const wm_key k = wm_load_elem(b.keys, idx);
+    const wm_key k = b.keys[idx];
 #if !defined(WD_LAYOUT_TAGGED)
     const int side_slot = wm_side_slot(k);
     if (side_slot >= 0) {
@@ -533,8 +542,8 @@ extern "C" __global__ void warpdrive_retrieve(wd_view t, wm_bulk b) {
       },
       [&](u64 i, u64 pos) {
 #if defined(WD_LAYOUT_TAGGED)
-        wm_store_elem(b.out_keys, pos, wm_load_elem(a.keys, i));
-        wm_store_elem(b.out, pos, wm_load_elem(a.values, i));
+        wm_copy_elem(b.out_keys, pos, a.keys, i);
+        wm_copy_elem(b.out, pos, a.values, i);
 #else
         b.out_keys[pos] = wd_key(s);
         b.out[pos] = wd_read_value<false>(a, i, s);

@@ -57,6 +57,25 @@ __device__ __forceinline__ void wm_store_elem(T* a, u64 i, const T& v) {
   constexpr int N = sizeof(T) / 4;
   wm_store_words<N, wm_vec(N, N)>(reinterpret_cast<u32*>(a + i), reinterpret_cast<const u32*>(&v));
 }
+// Copies element i of src to element j of dst (arrays of T starting at 16-byte boundaries) in
+// the widest vectors, a few at a time, without holding the whole element in registers: a
+// 256-byte value loaded whole takes 64 registers, and a kernel that only sometimes copies one
+// (a find on a hit) would pay for them in occupancy on every key (measured: WarpDrive's find
+// went from 30 to 78 registers and its misses ran at half speed).
+template <typename T>
+__device__ __forceinline__ void wm_copy_elem(T* dst, u64 j, const T* src, u64 i) {
+  constexpr int N = sizeof(T) / 4;
+  constexpr int VEC = wm_vec(N, N);
+  const u32* s = reinterpret_cast<const u32*>(src + i);
+  u32* d = reinterpret_cast<u32*>(dst + j);
+#pragma unroll 2
+  for (int w = 0; w < N; w += VEC) {
+    u32 chunk[VEC];
+    wm_load_words<VEC, VEC, false>(s + w, chunk);
+    wm_store_words<VEC, VEC>(d + w, chunk);
+  }
+}
+
 // The scalar forms load and store as themselves (one access).
 template <>
 __device__ __forceinline__ u32 wm_load_elem<u32, false>(const u32* a, u64 i) { return a[i]; }
