@@ -40,7 +40,7 @@
 //!   before the batch keeps the value of the occurrence that placed it (one of the batch's
 //!   values, which one is not specified; the others report `PRESENT`), and a key present
 //!   before keeps its value.
-//! - **Mixed batches** ([`HashTable::mixed_batch`]) run inserts and finds in one launch with
+//! - **Mixed batches** ([`HashTable::mixed_batch`](crate::HashTable::mixed_batch)) run inserts and finds in one launch with
 //!   the paper's access bit and fences (`__threadfence` for device buckets,
 //!   `__threadfence_system` for host buckets): a key inserted by an earlier call is always
 //!   found, with a whole value. Erases are phase-separated.
@@ -59,7 +59,7 @@
 //!   force one. [`Stadium::location`] says where they went. Host buckets use the page kind of
 //!   [`StadiumConfig::host_pages`] ([`HostPages`]: the driver's pinned pages, or transparent
 //!   huge pages registered with CUDA).
-//! - [`HashTable::memory_bytes`] counts device memory only: the board, device buckets and a
+//! - [`HashTable::memory_bytes`](crate::HashTable::memory_bytes) counts device memory only: the board, device buckets and a
 //!   counter. Host buckets are reported by [`Stadium::host_memory_bytes`].
 //!
 //! # Inserts and the warps
@@ -695,7 +695,7 @@ impl<K: Key, V: Value> Stadium<K, V> {
         self.scheme.board.num_bytes()
     }
     /// Bytes of pinned host memory the buckets take ([`Location::Host`]; 0 for device buckets,
-    /// which [`HashTable::memory_bytes`](crate::HashTable::memory_bytes) counts).
+    /// which [`HashTable::memory_bytes`](crate::HashTable::memory_bytes)(crate::HashTable::memory_bytes) counts).
     pub fn host_memory_bytes(&self) -> usize {
         match &self.scheme.buckets {
             Buckets::Device(_) => 0,

@@ -15,15 +15,15 @@
 //! published; searches compare the window's tags (one coalesced load) and read a key only where
 //! the fingerprint matches. Erase leaves tombstones that later inserts reuse; narrow keys equal
 //! to the internal sentinels live on a side path (wide keys need none: the tag holds the state).
-//! Inserts and finds may share a launch ([`HashTable::mixed_batch`]); erases are
+//! Inserts and finds may share a launch ([`HashTable::mixed_batch`](crate::HashTable::mixed_batch)); erases are
 //! phase-separated, as in the paper. Measurements and the reasons for the defaults:
 //! `bench/NOTES.md`.
 //!
 //! # Semantics
 //!
-//! - Duplicates within one insert batch: the key is stored once; with [`InsertMode::Assign`]
+//! - Duplicates within one insert batch: the key is stored once; with [`InsertMode::Assign`](crate::InsertMode::Assign)
 //!   (`insert`) its value is one of the batch's values for it (which one is not specified: the
-//!   groups race); with [`InsertMode::IfAbsent`] the value of the insert that placed it stays
+//!   groups race); with [`InsertMode::IfAbsent`](crate::InsertMode::IfAbsent) the value of the insert that placed it stays
 //!   (also one of the batch's values), and a key present before the batch keeps its value.
 //! - A value wider than 8 bytes is replaced, and read in a mixed batch, while its slot's tag is
 //!   held, so readers see the old or the new value, never a mix.

@@ -101,7 +101,7 @@ pub unsafe trait Scheme: Sized + Send + Sync + 'static {
 }
 
 /// What the engine needs of a scheme's configuration: a `capacity` field (keys the table must
-/// hold), and `new(capacity)` with the defaults. Implemented with [`scheme_config!`].
+/// hold), and `new(capacity)` with the defaults. Implemented with the crate-internal `scheme_config!` macro.
 pub trait SchemeConfig: Clone + std::fmt::Debug + Send + Sync {
     /// The default parameters for a table of at least `capacity` keys.
     fn with_capacity(capacity: usize) -> Self;
