@@ -44,6 +44,8 @@ pub const COMMON: &[KernelFile] = &[
 pub const WARPDRIVE: KernelFile = kernel_file!("warpdrive.cu");
 /// The Stadium hashing scheme's kernels.
 pub const STADIUM: KernelFile = kernel_file!("stadium.cu");
+/// The slab hash's kernels.
+pub const SLAB: KernelFile = kernel_file!("slab.cu");
 /// The multisplit pass (partition a batch by a hash into parts; `table::engine::multisplit`).
 pub const MULTISPLIT: KernelFile = kernel_file!("multisplit.cu");
 

@@ -17,7 +17,7 @@ static_assert(WM_BLOCK % 32 == 0 && WM_BLOCK <= 1024, "WM_BLOCK: whole warps, at
 #if defined(WM_ENGINE) && defined(WM_KEY_BYTES) && defined(WM_VALUE_BYTES)
 // One batch. Each kernel reads the fields of its operation; the others are null/zero.
 struct wm_bulk {
-  const u8* ops;           // mixed: MixedOp per key (0 insert, 1 find; others are left alone)
+  const u8* ops;           // mixed: MixedOp per key (0 insert, 1 find, 2 erase; a scheme leaves those it does not run alone)
   const wm_key* keys;      // every operation's keys (n of them)
   const wm_value* values;  // insert, mixed: the values
   u32* status;             // insert (may be null), mixed: per-key status
@@ -39,6 +39,7 @@ static_assert(sizeof(wm_bulk) == WM_BULK_BYTES, "wm_bulk differs from src/table/
 // MixedOp values (src/table/mod.rs).
 #define WM_OP_INSERT 0
 #define WM_OP_FIND 1
+#define WM_OP_ERASE 2
 
 // Calls f(i) for every item i < n, one item per coalesced group of G lanes, striding over the
 // grid (the host sizes grids in full-occupancy waves: src/table/engine/). Every lane of a group

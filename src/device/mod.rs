@@ -418,6 +418,34 @@ impl Gpu {
             .map_err(|e| driver_err("memset", e))
     }
 
+    /// Sets `len` bytes of `buf` from byte `offset` to `byte` (asynchronous).
+    pub fn fill_range<T: bytemuck::Pod>(
+        &self,
+        buf: &mut DeviceBuffer<T>,
+        offset: usize,
+        len: usize,
+        byte: u8,
+    ) -> Result<()> {
+        let total = buf.len * std::mem::size_of::<T>();
+        if offset.checked_add(len).is_none_or(|end| end > total) {
+            return Err(Error::invalid(format!(
+                "fill of bytes {offset}..+{len} of a device buffer of {total}"
+            )));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        self.before_write(buf)?;
+        let (ptr, _record) = buf.bytes.device_ptr_mut(&self.stream);
+        // SAFETY: `ptr + offset` addresses `len` bytes inside `buf`'s allocation (checked
+        // above). Ordered as in `fill_bytes`: after the allocation and every earlier use, and
+        // before the free.
+        unsafe {
+            drv_result::memset_d8_async(ptr + offset as u64, byte, len, self.stream.cu_stream())
+        }
+        .map_err(|e| driver_err("memset", e))
+    }
+
     /// Copies a host slice into a new device buffer.
     pub fn upload<T: bytemuck::Pod>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
         let mut b = self.alloc::<T>(data.len())?;
@@ -444,6 +472,32 @@ impl Gpu {
         self.before_write(dst)?;
         let bytes: &[u8] = bytemuck::cast_slice(src);
         let mut view = dst.bytes.slice_mut(0..bytes.len());
+        self.stream
+            .memcpy_htod(bytes, &mut view)
+            .map_err(|e| driver_err("copy to device", e))
+    }
+
+    /// Copies a host slice into `dst` from element `at` on (lengths checked).
+    pub fn copy_to_device_at<T: bytemuck::Pod>(
+        &self,
+        src: &[T],
+        dst: &mut DeviceBuffer<T>,
+        at: usize,
+    ) -> Result<()> {
+        if at.checked_add(src.len()).is_none_or(|end| end > dst.len) {
+            return Err(Error::invalid(format!(
+                "copy of {} elements to element {at} of a device buffer of {}",
+                src.len(),
+                dst.len
+            )));
+        }
+        if src.is_empty() {
+            return Ok(());
+        }
+        self.before_write(dst)?;
+        let size = std::mem::size_of::<T>();
+        let bytes: &[u8] = bytemuck::cast_slice(src);
+        let mut view = dst.bytes.slice_mut(at * size..at * size + bytes.len());
         self.stream
             .memcpy_htod(bytes, &mut view)
             .map_err(|e| driver_err("copy to device", e))

@@ -39,6 +39,8 @@
 
 pub mod engine;
 pub mod registry;
+pub mod slab;
+pub mod slab_alloc;
 pub mod stadium;
 pub mod warpdrive;
 

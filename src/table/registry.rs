@@ -26,6 +26,7 @@ use crate::device::Gpu;
 use crate::hash::HashFunction;
 use crate::kernels::KernelSource;
 use crate::key::{Key, Value};
+use crate::table::slab::{self, Slab, SlabConfig};
 use crate::table::stadium::{self, InsertStrategy, Location, Stadium, StadiumConfig};
 use crate::table::warpdrive::{self, OverflowFilter, WarpDrive, WarpDriveConfig, GROUP_SIZES};
 use crate::table::{Backend, DeviceHashTable, HashTable};
@@ -44,6 +45,8 @@ pub enum TableConfig {
     WarpDrive(WarpDriveConfig),
     /// A [`Stadium`] table (its capacity is replaced at build).
     Stadium(StadiumConfig),
+    /// A [`Slab`] hash (its capacity is replaced at build).
+    Slab(SlabConfig),
 }
 
 impl TableConfig {
@@ -53,6 +56,7 @@ impl TableConfig {
             TableConfig::Cpu { .. } => "cpu",
             TableConfig::WarpDrive(_) => "warpdrive",
             TableConfig::Stadium(_) => "stadium",
+            TableConfig::Slab(_) => "slab",
         }
     }
 
@@ -68,6 +72,7 @@ impl TableConfig {
     pub fn supports(&self, key_bytes: usize, value_bytes: usize) -> bool {
         match self {
             TableConfig::WarpDrive(_) => warpdrive::supports_widths(key_bytes, value_bytes),
+            TableConfig::Slab(_) => slab::supports_widths(key_bytes, value_bytes),
             TableConfig::Cpu { .. } | TableConfig::Stadium(_) => {
                 key_bytes % 4 == 0 && value_bytes % 4 == 0
             }
@@ -122,6 +127,13 @@ impl TableConfig {
                     ..c.clone()
                 },
             )?),
+            TableConfig::Slab(c) => Box::new(Slab::<K, V>::new(
+                gpu.clone(),
+                SlabConfig {
+                    capacity,
+                    ..c.clone()
+                },
+            )?),
         })
     }
 }
@@ -160,7 +172,7 @@ pub fn scheme(name: &str) -> Option<&'static SchemeInfo> {
     SCHEMES.iter().find(|s| s.name == name)
 }
 
-static SCHEMES: [SchemeInfo; 3] = [
+static SCHEMES: [SchemeInfo; 4] = [
     SchemeInfo {
         name: "cpu",
         paper: "",
@@ -181,6 +193,13 @@ static SCHEMES: [SchemeInfo; 3] = [
         backend: Backend::Gpu,
         test_configs: warpdrive_test_configs,
         kernel_sources: warpdrive::all_kernel_sources,
+    },
+    SchemeInfo {
+        name: "slab",
+        paper: "slab-hash.txt",
+        backend: Backend::Gpu,
+        test_configs: slab_test_configs,
+        kernel_sources: slab::all_kernel_sources,
     },
 ];
 
@@ -240,6 +259,19 @@ fn warpdrive_test_configs() -> Vec<(&'static str, TableConfig)> {
     v.into_iter()
         .map(|(label, config)| (label, TableConfig::WarpDrive(config)))
         .collect()
+}
+
+/// The defaults; Mueller's hash; and a table of 7 buckets and super blocks of one memory block
+/// (1024 slabs), whose lists run long and whose pool grows by many super blocks in the tests.
+fn slab_test_configs() -> Vec<(&'static str, TableConfig)> {
+    vec![
+        ("", SlabConfig::new(0)),
+        ("mueller", SlabConfig::new(0).hash(HashFunction::Mueller)),
+        ("long-lists", SlabConfig::new(0).buckets(7).memory_blocks(1)),
+    ]
+    .into_iter()
+    .map(|(label, config)| (label, TableConfig::Slab(config)))
+    .collect()
 }
 
 #[cfg(test)]

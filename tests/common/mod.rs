@@ -189,10 +189,11 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
 }
 
 /// Every [`MultiMap`](warpmap::MultiMap) backend present on this machine, each holding at least `capacity` pairs:
-/// the CPU multimap (default shards and a single shard). A GPU multimap is one more line in the
-/// `if let Some(gpu)` block (the slab hash: `v.push(("slab".into(), Box::new(...)))`).
+/// the CPU multimap (default shards and a single shard) and, on a GPU, the slab hash's
+/// multimap (defaults, and 7 buckets with one-memory-block super blocks: long lists, a pool
+/// that grows).
 pub fn multimap_backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynMultiMap<K, V>)> {
-    let v: Vec<(String, DynMultiMap<K, V>)> = vec![
+    let mut v: Vec<(String, DynMultiMap<K, V>)> = vec![
         (
             "cpu".into(),
             Box::new(warpmap::CpuMultiMap::<K, V>::new(capacity).expect("CpuMultiMap::new")),
@@ -205,8 +206,23 @@ pub fn multimap_backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynM
             ),
         ),
     ];
-    // GPU multimaps go here, e.g. the slab hash:
-    // if let Some(gpu) = gpu() { v.push(("slab".into(), Box::new(slab_multimap(&gpu, capacity)))); }
+    if warpmap::table::slab::supports_widths(K::BYTES, V::BYTES) {
+        if let Some(gpu) = gpu() {
+            for (label, config) in [
+                ("slab", warpmap::SlabConfig::new(capacity)),
+                (
+                    "slab/long-lists",
+                    warpmap::SlabConfig::new(capacity)
+                        .buckets(7)
+                        .memory_blocks(1),
+                ),
+            ] {
+                let m = warpmap::SlabMultiMap::<K, V>::new(gpu.clone(), config)
+                    .unwrap_or_else(|e| panic!("creating {label}: {e}"));
+                v.push((label.into(), Box::new(m)));
+            }
+        }
+    }
     v
 }
 
@@ -292,6 +308,12 @@ pub fn assert_multimap_matches<K: Key, V: Value>(
 /// such a batch with `Error::Unsupported`; every other scheme, and the CPU backend, runs it.
 pub fn erases_in_mixed_batches(scheme: &str) -> bool {
     !matches!(scheme, "warpdrive" | "stadium")
+}
+
+/// Whether a full table of the scheme holds exactly `capacity()` keys and refuses more. The
+/// slab hash grows its pool instead (up to a memory budget: its own tests exhaust one).
+pub fn fills_to_capacity(scheme: &str) -> bool {
+    scheme != "slab"
 }
 
 /// The table's content as a map; panics if `retrieve_all` returns a key twice or mismatched

@@ -93,6 +93,17 @@ pub unsafe trait Scheme: Sized + Send + Sync + 'static {
     /// or `None` where its mixed kernel erases. Its kernel leaves the operations it does not
     /// run alone (no output written).
     const NO_MIXED_ERASE: Option<&'static str> = None;
+    /// Makes room before a batch that may insert `n` keys (a scheme that grows adds memory
+    /// here); called where the insert and mixed kernels are launched. Default: nothing.
+    fn reserve_for_insert(&mut self, _gpu: &Gpu, _n: usize) -> Result<()> {
+        Ok(())
+    }
+    /// After `failed` keys of a host-slice insert found no room (status
+    /// [`TABLE_FULL`](crate::status::TABLE_FULL)): grows and returns true to have the engine
+    /// insert those keys again, or false to report them. Default: false.
+    fn grow_after_failures(&mut self, _gpu: &Gpu, _failed: usize) -> Result<bool> {
+        Ok(false)
+    }
     /// The load factor up to which inserts are sure to find a place (what
     /// [`HashTable::reserve`](crate::HashTable::reserve) plans with).
     fn max_load_factor(&self) -> f64 {
@@ -246,6 +257,42 @@ impl Bulk {
             out_keys: addr(keys),
             out: addr(values),
             counter: addr(counter),
+            n: keys.len() as u64,
+            ..Bulk::default()
+        }
+    }
+}
+
+/// Batches of a scheme's own kernels (beyond the five bulk ones); each kernel's comment says
+/// which fields it reads.
+impl Bulk {
+    /// `keys` and one `u32` per key (`status`: counts, or addresses of slabs).
+    pub(crate) fn keys_words<K: Key>(keys: &DeviceBuffer<K>, words: &DeviceBuffer<u32>) -> Self {
+        Bulk {
+            keys: addr(keys),
+            status: addr(words),
+            n: keys.len() as u64,
+            ..Bulk::default()
+        }
+    }
+    /// `n` words (`status`), no keys.
+    pub(crate) fn words(words: &DeviceBuffer<u32>) -> Self {
+        Bulk {
+            status: addr(words),
+            n: words.len() as u64,
+            ..Bulk::default()
+        }
+    }
+    /// `keys`, `n + 1` offsets (`counter`) and the values they index (`out`).
+    pub(crate) fn keys_offsets_values<K: Key, V: Value>(
+        keys: &DeviceBuffer<K>,
+        offsets: &DeviceBuffer<u64>,
+        values: &DeviceBuffer<V>,
+    ) -> Self {
+        Bulk {
+            keys: addr(keys),
+            counter: addr(offsets),
+            out: addr(values),
             n: keys.len() as u64,
             ..Bulk::default()
         }

@@ -4,7 +4,7 @@
 use super::{bulk_grid, Bulk, Scheme, SchemeConfig, BLOCK};
 use crate::device::{DeviceBuffer, Gpu, Kernel, Launch};
 use crate::error::check_same_len;
-use crate::status::InsertStatus;
+use crate::status::{InsertStatus, TABLE_FULL};
 use crate::table::{
     check_mixed_lens, check_rehash_capacity, reject_mixed_erase, Backend, DeviceHashTable,
     HashTable, InsertMode, MixedOp,
@@ -135,10 +135,12 @@ impl<S: Scheme> GpuTable<S> {
     }
 
     /// The one launch site: `kernel` over the scheme's view and `bulk`, `grid` blocks of
-    /// [`BLOCK`] threads, on the table's stream.
+    /// [`BLOCK`] threads, on the table's stream. A scheme's own kernels (looked up in
+    /// [`Scheme::bind`]) go through it too; those that write the table are launched from
+    /// `&mut self` methods only.
     /// `order` names the batch's buffers to the launch (`reads` / `writes`), which orders them
     /// for the table's stream when they belong to another one.
-    fn launch<'b>(
+    pub(crate) fn launch<'b>(
         &self,
         kernel: &'b Kernel,
         grid: u32,
@@ -162,12 +164,53 @@ impl<S: Scheme> GpuTable<S> {
     }
 
     /// The scheme's view, with the engine's counters.
-    fn view(&self) -> S::View {
+    pub(crate) fn view(&self) -> S::View {
         self.scheme.view(self.counters.buf.device_address())
     }
 
     fn grid(&self, n: usize) -> u32 {
         bulk_grid(&self.gpu, n as u64 * self.scheme.group_size() as u64)
+    }
+
+    /// One insert of host slices through the device, statuses back.
+    fn insert_pass(
+        &mut self,
+        keys: &[S::Key],
+        values: &[S::Value],
+        status: &mut [InsertStatus],
+        mode: InsertMode,
+    ) -> Result<()> {
+        let gpu = self.gpu.clone();
+        let (dk, dv) = (gpu.upload(keys)?, gpu.upload(values)?);
+        let mut ds = gpu.alloc::<u32>(keys.len())?;
+        self.insert_device_async_with_mode(&dk, &dv, Some(&mut ds), mode)?;
+        gpu.copy_to_host(&ds, bytemuck::cast_slice_mut(status))
+    }
+
+    /// While keys of a host-slice insert found no room (`TABLE_FULL`) and the scheme grows
+    /// ([`Scheme::grow_after_failures`]), inserts them again; their statuses are replaced.
+    fn retry_after_growth(
+        &mut self,
+        keys: &[S::Key],
+        values: &[S::Value],
+        status: &mut [InsertStatus],
+        mode: InsertMode,
+    ) -> Result<()> {
+        loop {
+            let full: Vec<usize> = (0..keys.len())
+                .filter(|&i| status[i].0 & TABLE_FULL != 0)
+                .collect();
+            if full.is_empty() || !self.scheme.grow_after_failures(&self.gpu, full.len())? {
+                return Ok(());
+            }
+            let k: Vec<S::Key> = full.iter().map(|&i| keys[i]).collect();
+            let v: Vec<S::Value> = full.iter().map(|&i| values[i]).collect();
+            let mut st = vec![InsertStatus::default(); full.len()];
+            self.insert_pass(&k, &v, &mut st, mode)?;
+            for (&i, s) in full.iter().zip(st) {
+                status[i] = s;
+            }
+        }
     }
 
     fn launch_find(
@@ -220,12 +263,9 @@ impl<S: Scheme> HashTable<S::Key, S::Value> for GpuTable<S> {
             return Ok(0);
         }
         self.synchronize()?; // earlier asynchronous failures surface here, not in these statuses
-        let gpu = self.gpu.clone();
-        let (dk, dv) = (gpu.upload(keys)?, gpu.upload(values)?);
-        let mut ds = gpu.alloc::<u32>(keys.len())?;
-        self.insert_device_async_with_mode(&dk, &dv, Some(&mut ds), mode)?;
-        gpu.copy_to_host(&ds, bytemuck::cast_slice_mut(status))?;
-        self.counters.mark_reported(&gpu)?; // the statuses are the report
+        self.insert_pass(keys, values, status, mode)?;
+        self.retry_after_growth(keys, values, status, mode)?;
+        self.counters.mark_reported(&self.gpu)?; // the statuses are the report
         Ok(status.iter().filter(|s| s.is_failure()).count())
     }
 
@@ -265,6 +305,19 @@ impl<S: Scheme> HashTable<S::Key, S::Value> for GpuTable<S> {
         gpu.copy_to_host(&ds, bytemuck::cast_slice_mut::<InsertStatus, u32>(status))?;
         gpu.copy_to_host(&d_out, out)?;
         let flags = gpu.download(&d_found)?;
+        // Inserts that found no room go in again after growth (as if after the batch).
+        let inserts: Vec<usize> = (0..ops.len())
+            .filter(|&i| ops[i] == MixedOp::Insert)
+            .collect();
+        if inserts.iter().any(|&i| status[i].0 & TABLE_FULL != 0) {
+            let keys: Vec<S::Key> = inserts.iter().map(|&i| keys[i]).collect();
+            let values: Vec<S::Value> = inserts.iter().map(|&i| values[i]).collect();
+            let mut st: Vec<InsertStatus> = inserts.iter().map(|&i| status[i]).collect();
+            self.retry_after_growth(&keys, &values, &mut st, InsertMode::Assign)?;
+            for (&i, s) in inserts.iter().zip(st) {
+                status[i] = s;
+            }
+        }
         let mut failed = 0;
         for (i, op) in ops.iter().enumerate() {
             match op {
@@ -401,6 +454,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
+        self.scheme.reserve_for_insert(&self.gpu, keys.len())?;
         let bulk = Bulk::insert(keys, values, status.as_deref(), mode == InsertMode::Assign);
         let view = self.view();
         let (kernel, grid) = self
@@ -464,6 +518,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
+        self.scheme.reserve_for_insert(&self.gpu, keys.len())?;
         let bulk = Bulk::mixed(ops, keys, values, status, out, found);
         let (view, grid) = (self.view(), self.grid(keys.len()));
         self.launch(&self.kernels.mixed, grid, &view, &bulk, |l| {

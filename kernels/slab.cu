@@ -1,0 +1,657 @@
+// The slab hash: dynamic chaining with slab lists and the warp-synchronous SlabAlloc
+// (slab-hash.txt §III-§V). Host side: src/table/slab.rs. Assembled after kernels/common/*.cuh.
+//
+// A slab is 32 words, read by a warp in one coalesced load (each lane one word): lanes 0..29 hold
+// 15 pairs (key in the even lane, value in the odd lane after it), lane 30 is the auxiliary lane
+// (unused), lane 31 the address of the next slab. Words are 4 bytes for 4-byte keys with 4-byte
+// values (128-byte slabs, the paper's layout) and 8 bytes otherwise (256-byte slabs: keys and
+// values zero-extended), so a pair is placed by one CAS of two words (64-bit, or 128-bit on
+// sm_90). Bucket b's list starts at base slab b of a fixed array; B buckets, plus two more
+// whose lists hold the user keys equal to the sentinels (below).
+//
+// Warp-cooperative work sharing (WCWS, §IV-A): every lane takes one operation of the batch; the
+// warp ballots a work queue of the lanes with work, and processes them one at a time in lane
+// order: the source lane's key (and operation, in mixed batches) is shuffled to the warp, which
+// reads one slab per step, ballots for the key or an empty slot, and moves along the list by
+// the address lane. All lanes run every step, so nothing diverges.
+//
+// Operations (§III-B): REPLACE (unique keys: the HashTable insert), INSERT (duplicates kept: the
+// MultiMap insert), SEARCH, SEARCHALL (count + find_all), DELETE (unique: the key becomes a
+// tombstone, so that a later REPLACE cannot insert the key again in front of a live copy),
+// DELETEALL (multimap: every copy becomes empty, reusable by INSERT), and FLUSH (a kernel of its
+// own: compacts each list and frees its emptied slabs). SL_UNIQUE (from the host) picks the
+// unique table (1) or the multimap (0). Insert, search and delete may share one concurrent batch
+// (slab_mixed).
+//
+// In the unique table empty slots exist only in a list's last slab (nothing becomes empty:
+// deletes leave tombstones until FLUSH), so the first empty slot found is past every copy of the
+// key, and a new slab is linked only behind a full one. Two REPLACEs of one key race for the
+// same first empty slot; the loser re-reads the slab and finds the key.
+//
+// SlabAlloc (§V): super blocks of N_M memory blocks of 1024 slabs; a 32-bit slab address is
+// (super block: 8 bits, memory block: 14 bits, unit: 10 bits). Each warp has a resident memory
+// block and holds its 1024-bit bitmap in registers (lane i: units 32i..32i+31); an allocation
+// sets the lowest free bit by one atomicOr of the owning lane; a full resident block is replaced
+// by hashing (warp id, attempt), then, after `resident_probes` misses, by a scan of every block,
+// and only when every block is full does the allocation fail (the key gets TABLE_FULL and the
+// host grows the pool by adding super blocks: src/table/slab_alloc.rs). Free slabs are kept all
+// ones (the empty slab), so a new slab is linked without writing it first.
+//
+// Every key value is insertable: a user key equal to a sentinel word (empty or tombstone) is
+// stored in bucket B (empty) or B + 1 (tombstone) under the proxy word 0, so it has a slab list
+// of its own (duplicates included) and the same code serves it.
+
+#ifndef WM_ENGINE
+#error "slab.cu is a table module: built through src/table/engine/ (WM_ENGINE and its sizes)"
+#endif
+#ifndef SL_UNIQUE
+#error "SL_UNIQUE must be defined (1: unique keys, REPLACE/DELETE; 0: multimap, INSERT/DELETEALL)"
+#endif
+#ifndef WM_HASH
+#define WM_HASH WM_HASH_MURMUR
+#endif
+#if defined(WM_KEY_WIDE) || defined(WM_VALUE_WIDE)
+#error "the slab hash stores 4- or 8-byte keys and values"
+#endif
+
+#if WM_KEY_BYTES == 4 && WM_VALUE_BYTES == 4
+typedef u32 sl_word;
+typedef u64 sl_pair;  // two words, one 64-bit CAS
+#define SL_WORD_BYTES 4
+#else
+typedef u64 sl_word;
+typedef ulonglong2 sl_pair;  // two words, one 128-bit CAS (sm_90)
+#define SL_WORD_BYTES 8
+#endif
+#define SL_SLAB_BYTES (32 * SL_WORD_BYTES)
+#define SL_EMPTY ((sl_word)~0ull)           // an empty slot's key (free slabs are all ones)
+#define SL_TOMBSTONE ((sl_word)~0ull - 1)   // a deleted key (unique table)
+#define SL_PROXY ((sl_word)0)               // the key word of sentinel-valued keys (buckets B, B+1)
+#define SL_NULL 0xffffffffu                 // no slab (the address lane of a list's last slab)
+#define SL_NULL_WORD ((sl_word)~0ull)       // the address lane's word of a list's last slab
+#define SL_KEY_LANES 0x15555555u            // lanes 0, 2, ..., 28
+#define SL_ADDRESS_LANE 31
+#define SL_UNITS 1024                       // slabs per memory block
+#define SL_MAX_SUPER_BLOCKS 255             // super block 255 would make SL_NULL an address
+#define SL_FULL 0xffffffffu
+
+// The table as the kernels see it: twin of src/table/slab.rs `SlabView`.
+struct sl_view {
+  sl_word* base;            // (buckets + 2) base slabs
+  const u64* super_blocks;  // device address of each super block (slabs, then bitmaps)
+  u64* meta;                // [stored pairs, pairs left unplaced by all inserts so far]
+  u64* alloc_meta;          // [slabs allocated from the pool (net, two's complement sums)]
+  u32 buckets;              // B: the hash's range (B and B + 1 hold the sentinel keys)
+  u32 super_block_count;    // super blocks in use (< SL_MAX_SUPER_BLOCKS)
+  u32 memory_blocks;        // N_M: memory blocks per super block
+  u32 resident_probes;      // hashed resident changes before an allocation scans every block
+  u64 seed;
+};
+WM_CHECK_VIEW(sl_view);
+
+__device__ __forceinline__ u32 sl_lane() { return threadIdx.x & 31u; }
+
+// ---------------------------------------------------------------------------------------------
+// Words, keys and slabs
+
+__device__ __forceinline__ sl_word sl_shfl(sl_word w, int src) { return __shfl_sync(SL_FULL, w, src); }
+
+// A slab, by its list position: a base slab (bucket index) or a pool slab (32-bit address).
+struct sl_ref {
+  sl_word* p;
+};
+
+__device__ __forceinline__ sl_word* sl_base_slab(const sl_view& t, u32 bucket) {
+  return t.base + (u64)bucket * 32;
+}
+// The first byte of super block `sb` (read-only during a kernel: the pool grows between them).
+__device__ __forceinline__ u8* sl_super_block(const sl_view& t, u32 sb) {
+  return reinterpret_cast<u8*>(__ldg(t.super_blocks + sb));
+}
+// Pool slab `addr` (§V: the super block's address, then (memory block * 1024 + unit) slabs in).
+__device__ __forceinline__ sl_word* sl_pool_slab(const sl_view& t, u32 addr) {
+  return reinterpret_cast<sl_word*>(sl_super_block(t, addr >> 24) + (u64)(addr & 0xffffffu) * SL_SLAB_BYTES);
+}
+// The bitmap of memory block `mb` of super block `sb`: 32 words after the super block's slabs.
+__device__ __forceinline__ u32* sl_bitmap(const sl_view& t, u32 sb, u32 mb) {
+  u8* s = sl_super_block(t, sb);
+  return reinterpret_cast<u32*>(s + (u64)t.memory_blocks * SL_UNITS * SL_SLAB_BYTES) + (u64)mb * 32;
+}
+
+// A key as the word stored in its slot, and the bucket whose list holds it.
+__device__ __forceinline__ void sl_place(const sl_view& t, wm_key k, sl_word& word, u32& bucket) {
+  const sl_word w = (sl_word)k;
+  if (w == SL_EMPTY || w == SL_TOMBSTONE) {
+    word = SL_PROXY;
+    bucket = t.buckets + (w == SL_EMPTY ? 0u : 1u);
+  } else {
+    word = w;
+    bucket = wm_map_to_range(wm_hash_key<WM_HASH>(k, t.seed).x, t.buckets);
+  }
+}
+
+// Loads this lane's word of a slab. `coherent`: from L2, for kernels in which other warps write.
+template <bool coherent>
+__device__ __forceinline__ sl_word sl_read(const sl_word* slab) {
+  return coherent ? __ldcg(slab + sl_lane()) : slab[sl_lane()];
+}
+
+// Places the pair (key, value) in slot `lane` (a key lane) of `slab`, if that slot still holds
+// (seen_key, seen_value): one CAS over both words.
+__device__ __forceinline__ bool sl_cas_pair(sl_word* slab, u32 lane, sl_word seen_key, sl_word seen_value, sl_word key,
+                                            sl_word value) {
+#if SL_WORD_BYTES == 4
+  sl_pair* at = reinterpret_cast<sl_pair*>(slab + lane);
+  const sl_pair cmp = (u64)seen_key | ((u64)seen_value << 32);
+  return atomicCAS(at, cmp, (u64)key | ((u64)value << 32)) == cmp;
+#elif WM_HAS_CAS128
+  sl_pair* at = reinterpret_cast<sl_pair*>(slab + lane);
+  const sl_pair old = wm_cas128(at, make_ulonglong2(seen_key, seen_value), make_ulonglong2(key, value));
+  return old.x == seen_key && old.y == seen_value;
+#else
+  // Before sm_90: claim the key word, then write the value (a concurrent search may see the key
+  // with the slot's old value; mixed batches of 8-byte words are refused there by the host).
+  if (atomicCAS(reinterpret_cast<unsigned long long*>(slab + lane), seen_key, key) != seen_key) return false;
+  atomicExch(reinterpret_cast<unsigned long long*>(slab + lane + 1), value);
+  return true;
+#endif
+}
+
+__device__ __forceinline__ sl_word sl_cas_word(sl_word* at, sl_word cmp, sl_word v) {
+#if SL_WORD_BYTES == 4
+  return atomicCAS(at, cmp, v);
+#else
+  return atomicCAS(reinterpret_cast<unsigned long long*>(at), cmp, v);
+#endif
+}
+__device__ __forceinline__ void sl_exch_word(sl_word* at, sl_word v) {
+#if SL_WORD_BYTES == 4
+  atomicExch(at, v);
+#else
+  atomicExch(reinterpret_cast<unsigned long long*>(at), v);
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// SlabAlloc: the warp-synchronous allocator (§V). Every function is called by all 32 lanes.
+
+struct sl_alloc {
+  u32 block;      // resident memory block (global index sb * N_M + mb), SL_NULL for none
+  u32 bitmap;     // this lane's 32 bits of the resident block's bitmap
+  u32 attempts;   // resident changes in this kernel
+  bool exhausted; // every block was seen full: later allocations fail at once
+  long long net;  // slabs allocated minus freed by this lane (summed per warp at the end)
+};
+
+__device__ __forceinline__ void sl_alloc_init(sl_alloc& a) {
+  a.block = SL_NULL;
+  a.bitmap = SL_FULL;
+  a.attempts = 0;
+  a.exhausted = false;
+  a.net = 0;
+}
+
+// Moves the warp to another resident block: hashed (warp id, attempt) for the first
+// resident_probes changes, then every block in turn; false once all were tried.
+__device__ __forceinline__ bool sl_next_resident(const sl_view& t, sl_alloc& a) {
+  const u32 blocks = t.super_block_count * t.memory_blocks;
+  if (blocks == 0 || a.exhausted) return false;
+  const u32 warp = (u32)(((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+  const u32 n = a.attempts++;
+  u32 block;
+  if (n < t.resident_probes) {
+    block = wm_map_to_range(wm_fmix32(warp * 0x9e3779b9u ^ wm_fmix32(n + (u32)t.seed)), blocks);
+  } else if (n - t.resident_probes < blocks) {
+    block = (wm_fmix32(warp) + (n - t.resident_probes)) % blocks;
+  } else {
+    a.exhausted = true;
+    return false;
+  }
+  a.block = block;
+  a.bitmap = __ldcg(sl_bitmap(t, block / t.memory_blocks, block % t.memory_blocks) + sl_lane());
+  return true;
+}
+
+// Allocates one slab for the warp: its address (the same in every lane), or SL_NULL when every
+// memory block is full.
+__device__ __forceinline__ u32 sl_allocate(const sl_view& t, sl_alloc& a) {
+  for (;;) {
+    const u32 free_lanes = __ballot_sync(SL_FULL, a.bitmap != SL_FULL);
+    if (free_lanes == 0u) {
+      if (!sl_next_resident(t, a)) return SL_NULL;
+      continue;
+    }
+    const int src = __ffs(free_lanes) - 1;
+    u32 addr = SL_NULL;
+    if ((int)sl_lane() == src) {
+      const int bit = __ffs(~a.bitmap) - 1;
+      const u32 sb = a.block / t.memory_blocks, mb = a.block % t.memory_blocks;
+      const u32 old = atomicOr(sl_bitmap(t, sb, mb) + sl_lane(), 1u << bit);
+      a.bitmap = old | (1u << bit);  // other warps' allocations from this block, too
+      if ((old & (1u << bit)) == 0u) {
+        addr = (sb << 24) | (mb << 10) | (sl_lane() * 32u + (u32)bit);
+        a.net++;
+      }
+    }
+    addr = __shfl_sync(SL_FULL, addr, src);
+    if (addr != SL_NULL) return addr;
+  }
+}
+
+// Returns pool slab `addr` (all ones again) to its memory block. Called by one lane.
+__device__ __forceinline__ void sl_free(const sl_view& t, u32 addr, sl_alloc& a) {
+  const u32 unit = addr & 1023u;
+  atomicAnd(sl_bitmap(t, addr >> 24, (addr >> 10) & 0x3fffu) + unit / 32u, ~(1u << (unit % 32u)));
+  a.net--;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The operations, one source lane's at a time (all lanes call them with the source's key).
+
+// SEARCH: the value of the first copy of `kw` in `bucket`'s list. Returns whether found; the
+// value is in every lane.
+template <bool coherent>
+__device__ __forceinline__ bool sl_search(const sl_view& t, u32 bucket, sl_word kw, sl_word& value) {
+  const sl_word* slab = sl_base_slab(t, bucket);
+  for (;;) {
+    const sl_word w = sl_read<coherent>(slab);
+    const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
+    if (hit != 0u) {
+      value = sl_shfl(w, __ffs(hit));  // the lane after the key's
+      return true;
+    }
+    const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
+    if (next == SL_NULL) return false;
+    slab = sl_pool_slab(t, next);
+  }
+}
+
+// SEARCHALL: every copy of `kw`; `emit(value, rank)` for each (rank: 0, 1, ... in list order).
+// Returns the number of copies.
+template <typename Emit>
+__device__ __forceinline__ u32 sl_search_all(const sl_view& t, u32 bucket, sl_word kw, Emit emit) {
+  const sl_word* slab = sl_base_slab(t, bucket);
+  u32 count = 0;
+  for (;;) {
+    const sl_word w = sl_read<false>(slab);
+    const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
+    const sl_word v = sl_shfl(w, (sl_lane() + 1) & 31u);
+    if (hit & (1u << sl_lane())) emit(v, count + __popc(hit & ((1u << sl_lane()) - 1u)));
+    count += __popc(hit);
+    const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
+    if (next == SL_NULL) return count;
+    slab = sl_pool_slab(t, next);
+  }
+}
+
+// REPLACE (unique) or INSERT (multimap) of (kw, vw) by source lane `src`. Returns the status.
+// `assign`: REPLACE gives a present key the new value (else it keeps its own).
+__device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 bucket, sl_word kw, sl_word vw,
+                                         bool assign, int src) {
+  const bool me = (int)sl_lane() == src;
+  sl_word* slab = sl_base_slab(t, bucket);
+  for (;;) {
+    const sl_word w = sl_read<true>(slab);
+#if SL_UNIQUE
+    const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
+    if (hit != 0u) {
+      if (me && assign) sl_exch_word(slab + __ffs(hit), vw);
+      return assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
+    }
+#endif
+    const u32 empty = __ballot_sync(SL_FULL, w == SL_EMPTY) & SL_KEY_LANES;
+    if (empty != 0u) {
+      const int dest = __ffs(empty) - 1;
+      const sl_word seen_value = sl_shfl(w, dest + 1);
+      bool placed = false;
+      if (me) placed = sl_cas_pair(slab, dest, SL_EMPTY, seen_value, kw, vw);
+      if (__shfl_sync(SL_FULL, placed, src)) return WM_STATUS_OK;
+      continue;  // another warp took the slot: read the slab again
+    }
+    const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
+    if (next != SL_NULL) {
+      slab = sl_pool_slab(t, next);
+      continue;
+    }
+    // The list's last slab is full: allocate one and link it (a warp that loses the link frees
+    // its slab and follows the winner's).
+    const u32 fresh = sl_allocate(t, a);
+    if (fresh == SL_NULL) return WM_STATUS_TABLE_FULL;
+    u32 linked = SL_NULL;
+    if (sl_lane() == SL_ADDRESS_LANE) {
+      linked = (u32)sl_cas_word(slab + SL_ADDRESS_LANE, SL_NULL_WORD, fresh);
+      if (linked != SL_NULL) sl_free(t, fresh, a);
+    }
+    linked = __shfl_sync(SL_FULL, linked, SL_ADDRESS_LANE);
+    slab = sl_pool_slab(t, linked == SL_NULL ? fresh : linked);
+  }
+}
+
+// DELETE (unique: the first copy becomes a tombstone) or DELETEALL (multimap: every copy becomes
+// empty). Returns the number of copies this call removed.
+__device__ __forceinline__ u32 sl_delete(const sl_view& t, u32 bucket, sl_word kw) {
+  sl_word* slab = sl_base_slab(t, bucket);
+  u32 removed = 0;
+  for (;;) {
+    const sl_word w = sl_read<true>(slab);
+    const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
+#if SL_UNIQUE
+    if (hit != 0u) {
+      const int dest = __ffs(hit) - 1;
+      bool done = false;
+      if ((int)sl_lane() == dest) done = sl_cas_word(slab + dest, kw, SL_TOMBSTONE) == kw;
+      if (__shfl_sync(SL_FULL, done, dest)) return 1;
+      continue;  // changed under us: read the slab again
+    }
+#else
+    const bool mine = (hit >> sl_lane()) & 1u;
+    const bool done = mine && sl_cas_word(slab + sl_lane(), kw, SL_EMPTY) == kw;
+    removed += __popc(__ballot_sync(SL_FULL, done));
+#endif
+    const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
+    if (next == SL_NULL) return removed;
+    slab = sl_pool_slab(t, next);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The batch loop: 32 operations per warp per round, one per lane; warps stride over the batch.
+
+// Calls body(i, active) in every lane of every warp, for rounds of 32 consecutive items (lane l:
+// item base + l); `active` is false past the end. Every lane takes part in every round.
+template <typename F>
+__device__ __forceinline__ void sl_for_each_round(u64 n, F body) {
+  const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
+  const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  for (u64 base = warp * 32; base < n; base += warps * 32) {
+    const u64 i = base + sl_lane();
+    body(i, i < n);
+  }
+}
+
+// The work queue (§IV-A): calls op(src) for each lane src whose `has_work` is set, in lane order.
+template <typename F>
+__device__ __forceinline__ void sl_work_queue(bool has_work, F op) {
+  u32 queue = __ballot_sync(SL_FULL, has_work);
+  while (queue != 0u) {
+    const int src = __ffs(queue) - 1;
+    op(src);
+    queue &= queue - 1u;
+  }
+}
+
+// Broadcasts the source lane's key word and bucket.
+__device__ __forceinline__ void sl_source(const sl_view& t, bool active, wm_key k, int src, sl_word& kw, u32& bucket) {
+  sl_word w = 0;
+  u32 b = 0;
+  if (active) sl_place(t, k, w, b);
+  kw = sl_shfl(w, src);
+  bucket = __shfl_sync(SL_FULL, b, src);
+}
+
+__device__ __forceinline__ bool sl_is_sentinel(wm_key k) {
+  const sl_word w = (sl_word)k;
+  return w == SL_EMPTY || w == SL_TOMBSTONE;
+}
+
+extern "C" __global__ void slab_insert(sl_view t, wm_bulk b) {
+  sl_alloc a;
+  sl_alloc_init(a);
+  long long inserted = 0, failed = 0;
+  sl_for_each_round(b.n, [&](u64 i, bool active) {
+    const wm_key k = active ? b.keys[i] : wm_key(0);
+    const sl_word vw = active ? (sl_word)b.values[i] : 0;
+    u32 status = 0;
+    sl_work_queue(active, [&](int src) {
+      sl_word kw;
+      u32 bucket;
+      sl_source(t, active, k, src, kw, bucket);
+      const u32 st = sl_insert(t, a, bucket, kw, sl_shfl(vw, src), b.assign != 0, src);
+      if ((int)sl_lane() == src) status = st;
+    });
+    if (active) {
+      if (sl_is_sentinel(k) && (status & WM_STATUS_FAILURE_MASK) == 0u) status |= WM_STATUS_SENTINEL_KEY;
+      if (b.status != nullptr) b.status[i] = status;
+      if (status & WM_STATUS_FAILURE_MASK) failed++;
+      else if ((status & (WM_STATUS_UPDATED | WM_STATUS_PRESENT)) == 0u) inserted++;
+    }
+  });
+  wm_add_count(t.meta, inserted);
+  wm_add_count(t.meta + 1, failed);
+  wm_add_count(t.alloc_meta, a.net);
+}
+
+extern "C" __global__ void slab_find(sl_view t, wm_bulk b) {
+  sl_for_each_round(b.n, [&](u64 i, bool active) {
+    const wm_key k = active ? b.keys[i] : wm_key(0);
+    sl_word value = 0;
+    bool found = false;
+    sl_work_queue(active, [&](int src) {
+      sl_word kw, v;
+      u32 bucket;
+      sl_source(t, active, k, src, kw, bucket);
+      const bool f = sl_search<false>(t, bucket, kw, v);
+      if ((int)sl_lane() == src) {
+        found = f;
+        value = v;
+      }
+    });
+    if (active) {
+      if (found && b.out != nullptr) b.out[i] = (wm_value)value;
+      b.found[i] = found ? 1 : 0;
+    }
+  });
+}
+
+// DELETE (unique) or DELETEALL (multimap) of each key.
+extern "C" __global__ void slab_erase(sl_view t, wm_bulk b) {
+  long long removed = 0;
+  sl_for_each_round(b.n, [&](u64 i, bool active) {
+    const wm_key k = active ? b.keys[i] : wm_key(0);
+    sl_work_queue(active, [&](int src) {
+      sl_word kw;
+      u32 bucket;
+      sl_source(t, active, k, src, kw, bucket);
+      const u32 r = sl_delete(t, bucket, kw);
+      if ((int)sl_lane() == src) removed += r;
+    });
+  });
+  wm_add_count(t.meta, -removed);
+}
+
+// Insert (REPLACE / INSERT), search and delete in one concurrent batch: each source lane's
+// operation is shuffled to the warp with its key.
+extern "C" __global__ void slab_mixed(sl_view t, wm_bulk b) {
+  sl_alloc a;
+  sl_alloc_init(a);
+  long long inserted = 0, failed = 0;
+  sl_for_each_round(b.n, [&](u64 i, bool active) {
+    const u32 op = active ? b.ops[i] : 255u;
+    const bool known = op == WM_OP_INSERT || op == WM_OP_FIND || op == WM_OP_ERASE;
+    const wm_key k = known ? b.keys[i] : wm_key(0);
+    const sl_word vw = op == WM_OP_INSERT ? (sl_word)b.values[i] : 0;
+    u32 status = 0, removed = 0;
+    sl_word value = 0;
+    bool found = false;
+    sl_work_queue(known, [&](int src) {
+      sl_word kw;
+      u32 bucket;
+      sl_source(t, known, k, src, kw, bucket);
+      const u32 src_op = __shfl_sync(SL_FULL, op, src);
+      const bool me = (int)sl_lane() == src;
+      if (src_op == WM_OP_INSERT) {
+        const u32 st = sl_insert(t, a, bucket, kw, sl_shfl(vw, src), b.assign != 0, src);
+        if (me) status = st;
+      } else if (src_op == WM_OP_FIND) {
+        sl_word v;
+        const bool f = sl_search<true>(t, bucket, kw, v);
+        if (me) {
+          found = f;
+          value = v;
+        }
+      } else {
+        const u32 r = sl_delete(t, bucket, kw);
+        if (me) removed = r;
+      }
+    });
+    if (!known) return;
+    if (op == WM_OP_INSERT) {
+      if (sl_is_sentinel(k) && (status & WM_STATUS_FAILURE_MASK) == 0u) status |= WM_STATUS_SENTINEL_KEY;
+      b.status[i] = status;
+      if (status & WM_STATUS_FAILURE_MASK) failed++;
+      else if ((status & (WM_STATUS_UPDATED | WM_STATUS_PRESENT)) == 0u) inserted++;
+    } else if (op == WM_OP_FIND) {
+      if (found) b.out[i] = (wm_value)value;
+      b.found[i] = found ? 1 : 0;
+    } else {
+      b.found[i] = removed != 0 ? 1 : 0;
+      inserted -= removed;
+    }
+  });
+  wm_add_count(t.meta, inserted);
+  wm_add_count(t.meta + 1, failed);
+  wm_add_count(t.alloc_meta, a.net);
+}
+
+// SEARCHALL, first pass: the number of copies of each key, into b.status (u32 per key).
+extern "C" __global__ void slab_count(sl_view t, wm_bulk b) {
+  sl_for_each_round(b.n, [&](u64 i, bool active) {
+    const wm_key k = active ? b.keys[i] : wm_key(0);
+    u32 count = 0;
+    sl_work_queue(active, [&](int src) {
+      sl_word kw;
+      u32 bucket;
+      sl_source(t, active, k, src, kw, bucket);
+      const u32 c = sl_search_all(t, bucket, kw, [](sl_word, u32) {});
+      if ((int)sl_lane() == src) count = c;
+    });
+    if (active) b.status[i] = count;
+  });
+}
+
+// SEARCHALL, second pass: the values of key i into b.out from offset b.counter[i] (the exclusive
+// prefix sum of the first pass's counts), at most the count of the first pass.
+extern "C" __global__ void slab_find_all(sl_view t, wm_bulk b) {
+  sl_for_each_round(b.n, [&](u64 i, bool active) {
+    const wm_key k = active ? b.keys[i] : wm_key(0);
+    const u64 start = active ? b.counter[i] : 0, end = active ? b.counter[i + 1] : 0;
+    sl_work_queue(active, [&](int src) {
+      sl_word kw;
+      u32 bucket;
+      sl_source(t, active, k, src, kw, bucket);
+      const u64 s = __shfl_sync(SL_FULL, start, src), e = __shfl_sync(SL_FULL, end, src);
+      sl_search_all(t, bucket, kw, [&](sl_word v, u32 rank) {
+        if (s + rank < e) b.out[s + rank] = (wm_value)v;
+      });
+    });
+  });
+}
+
+// Calls body(bucket) for every bucket (the sentinel ones too), one warp per bucket.
+template <typename F>
+__device__ __forceinline__ void sl_for_each_bucket(const sl_view& t, F body) {
+  const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
+  for (u64 w = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < (u64)t.buckets + 2; w += warps) body((u32)w);
+}
+
+// Every stored pair, a warp per list (keys of buckets B and B + 1 are the sentinels).
+extern "C" __global__ void slab_retrieve(sl_view t, wm_bulk b) {
+  sl_for_each_bucket(t, [&](u32 bucket) {
+    const sl_word* slab = sl_base_slab(t, bucket);
+    for (;;) {
+      const sl_word w = sl_read<false>(slab);
+      const bool live = ((SL_KEY_LANES >> sl_lane()) & 1u) && w != SL_EMPTY && w != SL_TOMBSTONE;
+      const sl_word v = sl_shfl(w, (sl_lane() + 1) & 31u);
+      const u64 pos = wm_aggregated_inc(b.counter, live);
+      if (live && pos < b.n) {
+        b.out_keys[pos] = bucket < t.buckets ? (wm_key)w : (wm_key)(bucket == t.buckets ? SL_EMPTY : SL_TOMBSTONE);
+        b.out[pos] = (wm_value)v;
+      }
+      const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
+      if (next == SL_NULL) break;
+      slab = sl_pool_slab(t, next);
+    }
+  });
+}
+
+// FLUSH: compacts each list (a warp per list) so that its live pairs fill its first slabs in
+// order, then frees the slabs after the last one it needs (written all ones again). Nothing else
+// may run on the table meanwhile (a kernel of its own, as in the paper).
+extern "C" __global__ void slab_flush(sl_view t, wm_bulk b) {
+  sl_alloc a;
+  sl_alloc_init(a);
+  sl_for_each_bucket(t, [&](u32 bucket) {
+    sl_word* write = sl_base_slab(t, bucket);  // the slab receiving pairs
+    u32 filled = 0;                            // pairs already in it
+    sl_word* read = write;
+    for (;;) {
+      const sl_word w = read[sl_lane()];
+      __syncwarp();
+      const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
+      const bool live = ((SL_KEY_LANES >> sl_lane()) & 1u) && w != SL_EMPTY && w != SL_TOMBSTONE;
+      const u32 live_lanes = __ballot_sync(SL_FULL, live);
+      const sl_word v = sl_shfl(w, (sl_lane() + 1) & 31u);
+      // The slab after `write` in the list: `write` <= `read`, so it exists wherever a pair
+      // spills over (the pairs read so far fit in the slabs read so far).
+      const u32 after_write = (u32)sl_shfl(write[sl_lane()], SL_ADDRESS_LANE);
+      __syncwarp();
+      if (live) {
+        const u32 at = filled + __popc(live_lanes & ((1u << sl_lane()) - 1u));
+        sl_word* dest = at < 15u ? write : sl_pool_slab(t, after_write);
+        dest[2 * (at % 15u)] = w;
+        dest[2 * (at % 15u) + 1] = v;
+      }
+      __syncwarp();
+      filled += __popc(live_lanes);
+      if (filled > 15u) {  // spilled into the next slab, which now receives
+        filled -= 15u;
+        write = sl_pool_slab(t, after_write);
+      }
+      if (next == SL_NULL) break;
+      read = sl_pool_slab(t, next);
+    }
+    // Empty the rest of `write` (it holds `filled` pairs, 0..15), end the list there, and free
+    // the slabs after it.
+    u32 rest = (u32)sl_shfl(write[sl_lane()], SL_ADDRESS_LANE);
+    __syncwarp();
+    if (sl_lane() < 30u && sl_lane() >= 2u * filled) write[sl_lane()] = SL_EMPTY;
+    if (sl_lane() == SL_ADDRESS_LANE) write[SL_ADDRESS_LANE] = SL_NULL_WORD;
+    while (rest != SL_NULL) {
+      sl_word* s = sl_pool_slab(t, rest);
+      const u32 after = (u32)sl_shfl(s[sl_lane()], SL_ADDRESS_LANE);
+      __syncwarp();
+      s[sl_lane()] = SL_EMPTY;  // free slabs are all ones (the next kernel allocates it)
+      __syncwarp();
+      if (sl_lane() == 0) sl_free(t, rest, a);
+      rest = after;
+    }
+  });
+  wm_add_count(t.alloc_meta, a.net);
+}
+
+// SlabAlloc's rate: allocates b.n slabs, one per thread (each warp serves its lanes in turn, as
+// its inserts do), and writes their addresses to b.status (SL_NULL where the pool was full).
+extern "C" __global__ void slab_alloc(sl_view t, wm_bulk b) {
+  sl_alloc a;
+  sl_alloc_init(a);
+  sl_for_each_round(b.n, [&](u64 i, bool active) {
+    u32 mine = SL_NULL;
+    sl_work_queue(active, [&](int src) {
+      const u32 addr = sl_allocate(t, a);
+      if ((int)sl_lane() == src) mine = addr;
+    });
+    if (active) b.status[i] = mine;
+  });
+  wm_add_count(t.alloc_meta, a.net);
+}
+
+// Frees the b.n slabs whose addresses are in b.status (SL_NULL entries are skipped).
+extern "C" __global__ void slab_free(sl_view t, wm_bulk b) {
+  sl_alloc a;
+  sl_alloc_init(a);
+  sl_for_each_round(b.n, [&](u64 i, bool active) {
+    const u32 addr = active ? b.status[i] : SL_NULL;
+    if (addr != SL_NULL) sl_free(t, addr, a);
+  });
+  wm_add_count(t.alloc_meta, a.net);
+}
