@@ -61,3 +61,13 @@ extern "C" __global__ void wl_verify(const u64* keys, const u32* values, const u
   if (wrong_found) atomicAdd(bad, wrong_found);
   if (wrong_value) atomicAdd(bad + 1, wrong_value);
 }
+
+// dst[j] = src[first + j] for j < n, in 32-bit words (elements of any width that is a multiple of
+// 4 bytes): a range of one device buffer into another (the slab benchmark's Fig. 6 rebuilds
+// copy the keys so far out of the run's key buffer).
+extern "C" __global__ void wl_copy_words(const u32* src, u32* dst, u64 first, u64 n) {
+  const u64 threads = (u64)gridDim.x * blockDim.x;
+  for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += threads) {
+    dst[j] = src[first + j];
+  }
+}

@@ -28,13 +28,19 @@ pub const ROOFLINE_KERNELS: [&str; 5] = [
 ];
 
 /// Device-side workloads (keys, values, verification) of `warpmap outofcore`
-/// ([`stadium_outofcore`](crate::experiments::stadium_outofcore)).
+/// ([`stadium_outofcore`](crate::experiments::stadium_outofcore)), and the range copy of the
+/// slab benchmark's rebuilds ([`slab_fig6`](crate::experiments::slab_fig6)).
 pub const WORKLOAD: KernelFile = bench_kernel_file!("workload.cu");
 
-/// The kernels [`stadium_outofcore`](crate::experiments::stadium_outofcore) loads from
-/// [`WORKLOAD`].
-pub const WORKLOAD_KERNELS: [&str; 4] =
-    ["wl_keys_seq", "wl_keys_sampled", "wl_values", "wl_verify"];
+/// The kernels [`stadium_outofcore`](crate::experiments::stadium_outofcore) and
+/// [`slab_fig6`](crate::experiments::slab_fig6) load from [`WORKLOAD`].
+pub const WORKLOAD_KERNELS: [&str; 5] = [
+    "wl_keys_seq",
+    "wl_keys_sampled",
+    "wl_values",
+    "wl_verify",
+    "wl_copy_words",
+];
 
 /// The roofline module.
 pub fn roofline_source() -> KernelSource {

@@ -6,11 +6,26 @@
 //! | [`stadium_fig15`] | mixed versus phase-separated insert/find batches, concurrency efficiency ([`run`] with `--ops mixed`) | Stadium Fig. 15 (`fig15`) |
 //! | [`stadium_fig13_fig18`] | Stadium's insert strategies: the hybrid threshold, and Stash, clStash and the hybrid side by side (`warpmap lanes`) | Stadium Fig. 13, Fig. 18's insert rates, Table I |
 //! | [`stadium_outofcore`] | a Stadium table whose host buckets exceed the GPU's memory, built and queried on the device (`warpmap outofcore`) | Stadium §III, out-of-core performance |
+//! | [`slab_fig4_fig5`] | the slab hash's build, search hit and search miss against memory utilisation and against n (`--scheme slab --preset slab-fig4`, `slab-fig5`) | SlabHash Figs. 4 and 5 |
+//! | [`slab_fig6`] | incremental batches into one slab table against rebuilding WarpDrive after every batch (`slab-fig6`) | SlabHash Fig. 6 |
+//! | [`slab_fig7`] | concurrent mixed batches Γ0, Γ1, Γ2 against the initial utilisation (`slab-fig7`) | SlabHash Fig. 7a |
+//! | [`slab_alloc`] | SlabAlloc's allocation and free rate (`slab-alloc`) | SlabHash §V |
+//! | [`slab_compare`] | the target cells beside their targets (`slab-compare`) | — |
+//!
+//! The slab presets run through [`run_slab`] into a [`SlabReport`] of their own
+//! ([`slab_report`], [`slab_run`]).
 //!
 //! [`run`] is `warpmap bench`: it picks the backend, resolves the plan and runs [`bulk_ops`] or
 //! [`stadium_fig15`] on it, into one [`Report`].
 
 pub mod bulk_ops;
+pub mod slab_alloc;
+pub mod slab_compare;
+pub mod slab_fig4_fig5;
+pub mod slab_fig6;
+pub mod slab_fig7;
+pub mod slab_report;
+pub mod slab_run;
 pub mod stadium_fig13_fig18;
 pub mod stadium_fig15;
 pub mod stadium_outofcore;
@@ -19,6 +34,8 @@ use crate::harness::report::{Progress, Report, Roofline};
 use crate::harness::timing::utc_now;
 use crate::plan::{resolve, BenchConfig, Distribution};
 use crate::schemes::stadium::location_name;
+pub use slab_report::{SlabProgress, SlabReport, SlabRow};
+pub use slab_run::run_slab;
 use std::time::Instant;
 use warpmap::device::compile_log;
 use warpmap::table::Backend;

@@ -13,6 +13,7 @@ mod config;
 mod estimate;
 mod presets;
 mod resolve;
+mod slab;
 
 pub(crate) use config::{dedup_in_place, with_kv_types};
 pub use config::{
@@ -27,3 +28,7 @@ pub use presets::{
 };
 pub(crate) use resolve::keys_for;
 pub use resolve::{resolve, Plan};
+pub use slab::{
+    resolve_slab, Mix, SlabBenchConfig, SlabPlan, SlabPreset, COMPARE_BATCHES_LOG2,
+    COMPARE_UTILIZATION, MAX_UTILIZATION, UTILIZATION_SWEEP,
+};

@@ -297,6 +297,13 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
     }
     let stadium_flags = cfg.ticket_bits.is_some() || cfg.locations.is_some();
     match (scheme, gpu) {
+        (Scheme::Slab, _) => {
+            return Err(Error::invalid(
+                "scheme slab is measured by its own presets (slab-fig4, slab-fig5, slab-fig6, \
+                 slab-fig7, slab-alloc, slab-compare): warpmap bench --scheme slab --preset \
+                 NAME (plan::resolve_slab, experiments::run_slab)",
+            ));
+        }
         (Scheme::WarpDrive, _) => {
             if stadium_flags || cfg.host_keys_log2.is_some() {
                 notes.push(
@@ -585,6 +592,7 @@ impl Plan {
             list(self.load_factors.iter().map(|x| x.to_string()).collect()),
             match (self.backend, self.scheme) {
                 (Backend::Cpu, _) => "group sizes - (cpu)".to_string(),
+                (Backend::Gpu, Scheme::Slab) => "slab (its own presets)".to_string(),
                 (Backend::Gpu, Scheme::WarpDrive) => format!(
                     "warpdrive group sizes {}",
                     list(self.group_sizes.iter().map(|x| x.to_string()).collect())
@@ -953,7 +961,19 @@ mod tests {
         assert!(parse_locations("disk").is_err());
         assert!(parse_locations("").is_err());
         assert_eq!("STADIUM".parse::<Scheme>().unwrap(), Scheme::Stadium);
-        assert!("slab".parse::<Scheme>().is_err());
+        assert_eq!("slab".parse::<Scheme>().unwrap(), Scheme::Slab);
+        assert!("cuckoo".parse::<Scheme>().is_err());
+        // The slab hash runs its own presets, not this loop.
+        let e = resolve(
+            &BenchConfig {
+                scheme: Some(Scheme::Slab),
+                ..cfg()
+            },
+            Backend::Gpu,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("slab-fig4"), "{e}");
         assert_eq!("find-half".parse::<Op>().unwrap(), Op::FindHalf);
     }
 

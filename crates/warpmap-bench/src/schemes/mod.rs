@@ -5,9 +5,12 @@
 //!
 //! - [`warpdrive`]: a table per group size; the slot layout sizes it.
 //! - [`stadium`]: a table per (bucket location, ticket size); host buckets are out-of-core.
+//! - [`slab`]: the slab hash, measured by its own presets (`plan::slab`,
+//!   `experiments::slab_*`): buckets sized for a memory utilisation, its stats and allocator.
 //! - [`cpu`]: the CPU backend's table, measured whatever the GPU scheme asked.
 
 pub mod cpu;
+pub mod slab;
 pub mod stadium;
 pub mod warpdrive;
 
@@ -28,23 +31,30 @@ pub enum Scheme {
     WarpDrive,
     /// [`Stadium`](warpmap::Stadium), a table per (bucket location, ticket size).
     Stadium,
+    /// The slab hash ([`Slab`](warpmap::Slab)): its own presets
+    /// ([`SlabPreset`](crate::plan::SlabPreset), [`run_slab`](crate::experiments::run_slab)),
+    /// not the per-load-factor loop.
+    Slab,
 }
 
 impl Scheme {
-    /// "warpdrive" or "stadium" (also the rows' `scheme`).
+    /// "warpdrive", "stadium" or "slab" (also the rows' `scheme`).
     pub fn name(self) -> &'static str {
         match self {
             Scheme::WarpDrive => "warpdrive",
             Scheme::Stadium => "stadium",
+            Scheme::Slab => "slab",
         }
     }
 
     /// The tables a set loop runs over for this scheme: a WarpDrive per group size of the
-    /// plan, a Stadium per (location, ticket size).
+    /// plan, a Stadium per (location, ticket size); none for the slab hash, whose presets
+    /// run experiments of their own ([`resolve`](crate::plan::resolve) refuses it).
     pub(crate) fn variants(self, plan: &Plan) -> Vec<Variant> {
         match self {
             Scheme::WarpDrive => warpdrive::variants(&plan.group_sizes),
             Scheme::Stadium => stadium::variants(&plan.locations, &plan.ticket_bits),
+            Scheme::Slab => Vec::new(),
         }
     }
 }
@@ -55,7 +65,10 @@ impl FromStr for Scheme {
         match s.trim().to_ascii_lowercase().as_str() {
             "warpdrive" => Ok(Scheme::WarpDrive),
             "stadium" => Ok(Scheme::Stadium),
-            other => Err(format!("unknown scheme '{other}' (warpdrive or stadium)")),
+            "slab" => Ok(Scheme::Slab),
+            other => Err(format!(
+                "unknown scheme '{other}' (warpdrive, stadium or slab)"
+            )),
         }
     }
 }
