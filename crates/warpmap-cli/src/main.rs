@@ -7,7 +7,9 @@
 //!   unique|zipf|both`, `--types u32,u64,u32u64,u128`, `--ops`, `--preset
 //!   fig7|fig8|compare|stadium|fig15|fig19`, `--scheme warpdrive|stadium` with `--ticket-bits
 //!   1,2,4,8` and `--location device,host`, `--ops mixed` with `--slice-log2` (the mixed-batch
-//!   experiment), `--dry-run`.
+//!   experiment), `--dry-run`. `--scheme slab` with `--preset slab-fig4|slab-fig5|slab-fig6|
+//!   slab-fig7|slab-alloc|slab-compare` runs the slab hash's benchmarks instead (`slab.rs`):
+//!   a line per cell, `<preset>.json`.
 //! - `warpmap hostbound [--sizes-gib 0.0625,1,4,16] [--record-bytes 8] [--pages pinned,huge]
 //!   [--json PATH]`: random record writes and reads from a kernel into mapped host memory of
 //!   each size and page kind (the out-of-core bound), and whether huge pages were granted.
@@ -19,6 +21,7 @@
 mod chart;
 mod lanes;
 mod ooc;
+mod slab;
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -30,9 +33,7 @@ use warpmap::table::warpdrive::OverflowFilter;
 use warpmap::table::Backend;
 use warpmap::Location;
 use warpmap::{Error, Gpu, Result};
-use warpmap_bench::{
-    BenchConfig, Distribution, KvType, Op, Preset, Progress, Report, Scheme, ZipfLoad,
-};
+use warpmap_bench::{BenchConfig, Distribution, KvType, Op, Progress, Report, Scheme, ZipfLoad};
 
 /// The source revision this binary was built from (build.rs).
 const COMMIT: &str = env!("WARPMAP_COMMIT");
@@ -74,9 +75,10 @@ struct BenchArgs {
     /// Use the CPU backend even if a GPU is present.
     #[arg(long)]
     cpu: bool,
-    /// Where to write the JSON report.
-    #[arg(long, value_name = "PATH", default_value = "bench-results.json")]
-    json: PathBuf,
+    /// Where to write the JSON report (default bench-results.json; slab presets
+    /// <preset>.json).
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
     /// Where to write the SVG chart (default: the JSON path with .svg).
     #[arg(long, value_name = "PATH")]
     svg: Option<PathBuf>,
@@ -121,9 +123,14 @@ struct BenchArgs {
     /// buckets, slices of 2^17 and 2^21 ops, WarpDrive alongside) or fig19 (Stadium paper
     /// Fig. 19: key sizes 4-64 B and value sizes 4-256 B, insert/find_hit/erase at load factor
     /// 0.85, 2^24 keys (host 2^22), tickets 1/8, device and host buckets). Other flags
-    /// override its values.
-    #[arg(long, value_name = "NAME")]
-    preset: Option<Preset>,
+    /// override its values. The slab hash's (paper SVI; a line per cell, JSON
+    /// <preset>.json): slab-fig4 (build, search hit/miss vs memory utilisation 0.2-0.9, n =
+    /// 2^22 and 2^24), slab-fig5 (the same vs n = 2^18-2^26 at 0.6), slab-fig6 (incremental
+    /// batches of 2^15/2^16/2^17 up to 2^24 vs rebuilding WarpDrive after each), slab-fig7
+    /// (concurrent mixes G0/G1/G2 in batches of 2^20 vs initial utilisation), slab-alloc
+    /// (SlabAlloc's rate), slab-compare (the target cells at 2^24 and utilisation 0.615).
+    #[arg(long, value_name = "NAME", value_parser = slab::parse_preset)]
+    preset: Option<slab::PresetArg>,
     /// Zipf exponent s (default 1.000001).
     #[arg(long, value_name = "S")]
     zipf_s: Option<f64>,
@@ -144,9 +151,10 @@ struct BenchArgs {
     /// paper's exact scheme), or 1, 2, 4, 8 bits per window.
     #[arg(long, value_name = "auto|off|BITS", value_parser = parse_filter)]
     overflow_filter: Option<OverflowFilter>,
-    /// The GPU table: warpdrive (default) or stadium. The CPU backend (--cpu, or no GPU)
-    /// measures CpuTable either way.
-    #[arg(long, value_name = "warpdrive|stadium")]
+    /// The GPU table: warpdrive (default), stadium, or slab (the slab hash's presets, see
+    /// --preset; slab-compare when none is given). The CPU backend (--cpu, or no GPU)
+    /// measures CpuTable for warpdrive and stadium; slab needs a GPU.
+    #[arg(long, value_name = "warpdrive|stadium|slab")]
     scheme: Option<Scheme>,
     /// Stadium ticket sizes in bits, comma-separated, of 1,2,4,8 (default 8); a table per size.
     #[arg(long, value_delimiter = ',', value_name = "BITS,...")]
@@ -163,6 +171,19 @@ struct BenchArgs {
     /// finds) as powers of two, comma-separated (default 17,21; quick 12); a row per size.
     #[arg(long, value_delimiter = ',', value_name = "LOG2,...")]
     slice_log2: Option<Vec<u32>>,
+    /// Slab presets: memory utilisations, comma-separated, each below 0.9375 (slab-fig4 and
+    /// slab-fig7: the sweep; the others: the one target).
+    #[arg(long, value_delimiter = ',', value_name = "U,...")]
+    utilizations: Option<Vec<f64>>,
+    /// Slab presets: sizes as powers of two, comma-separated (slab-fig4: n per sweep;
+    /// slab-fig5: the sizes; slab-fig6, slab-compare: the final keys; slab-fig7: n0;
+    /// slab-alloc: allocations). --keys-log2 N is the same as --sizes-log2 N.
+    #[arg(long, value_delimiter = ',', value_name = "LOG2,...")]
+    sizes_log2: Option<Vec<u32>>,
+    /// Slab presets: batch sizes as powers of two (slab-fig6: the incremental batches;
+    /// slab-fig7, slab-compare: operations per concurrent batch).
+    #[arg(long, value_delimiter = ',', value_name = "LOG2,...")]
+    batch_log2: Option<Vec<u32>>,
 }
 
 /// A parsed `--location` value.
@@ -209,7 +230,10 @@ impl BenchArgs {
             distributions: self.distribution.as_ref().map(|l| l.0.clone()),
             types: self.types.clone(),
             ops: self.ops.clone(),
-            preset: self.preset,
+            preset: match self.preset {
+                Some(slab::PresetArg::Bench(p)) => Some(p),
+                _ => None,
+            },
             zipf_s: self.zipf_s.unwrap_or(d.zipf_s),
             zipf_universe_log2: self.zipf_universe_log2,
             zipf_load: self.zipf_load.unwrap_or(d.zipf_load),
@@ -267,7 +291,14 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
+    if slab::wants_slab(&a) {
+        return slab::slab_cmd(&a);
+    }
     let started = Instant::now();
+    let json = a
+        .json
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("bench-results.json"));
     // The library opens the GPU once per process; asking here only decides what to print first.
     // Only "no driver or no GPU" falls back to the CPU; a driver that is present but fails
     // (Error::DriverInit, ...) is an error the user must see, not a silent CPU run.
@@ -302,11 +333,8 @@ fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
     }
 
     // Fail on an unusable output folder now rather than after the run.
-    let svg = a
-        .svg
-        .clone()
-        .unwrap_or_else(|| a.json.with_extension("svg"));
-    for p in [&a.json, &svg] {
+    let svg = a.svg.clone().unwrap_or_else(|| json.with_extension("svg"));
+    for p in [&json, &svg] {
         if let Some(parent) = p.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
         }
@@ -340,14 +368,11 @@ fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
     print_roofline(&report);
     print_host_bounds(&report);
 
-    let json = serde_json::to_string_pretty(&report)
-        .map_err(|e| io_err(&a.json, std::io::Error::other(e)))?;
-    write_file(&a.json, json.as_bytes())?;
-    println!("wrote JSON: {}", display_path(&a.json));
-    let svg = a
-        .svg
-        .clone()
-        .unwrap_or_else(|| a.json.with_extension("svg"));
+    let text = serde_json::to_string_pretty(&report)
+        .map_err(|e| io_err(&json, std::io::Error::other(e)))?;
+    write_file(&json, text.as_bytes())?;
+    println!("wrote JSON: {}", display_path(&json));
+    let svg = a.svg.clone().unwrap_or_else(|| json.with_extension("svg"));
     let svg_text = chart::render(&report).map_err(|e| io_err(&svg, std::io::Error::other(e)))?;
     write_file(&svg, svg_text.as_bytes())?;
     println!("wrote SVG:  {}", display_path(&svg));
@@ -770,7 +795,7 @@ mod tests {
         let p = resolve(&c, Backend::Gpu).unwrap();
         assert_eq!(p.variants().len(), 8);
         assert_eq!(bench_args(&[]).unwrap().config().scheme, None);
-        assert!(bench_args(&["--scheme", "slab"]).is_err());
+        assert!(bench_args(&["--scheme", "cuckoo"]).is_err());
         assert!(bench_args(&["--location", "disk"]).is_err());
         assert!(bench_args(&["--ticket-bits", "x"]).is_err());
         // Parsed, then refused by the plan.
@@ -1006,6 +1031,121 @@ mod tests {
             .unwrap();
         let help = String::from_utf8(help).unwrap();
         for word in ["fig15", "fig19", "--slice-log2", "mixed", "u64b256"] {
+            assert!(help.contains(word), "--help lacks {word}");
+        }
+    }
+
+    #[test]
+    fn parses_the_slab_presets() {
+        use warpmap_bench::{resolve_slab, SlabPreset};
+        let a = bench_args(&["--preset", "slab-fig4"]).unwrap();
+        assert!(slab::wants_slab(&a));
+        assert_eq!(a.config().preset, None, "not a preset of the bench loop");
+        let (c, notes) = slab::config(&a).unwrap();
+        assert_eq!(c.preset, SlabPreset::SlabFig4);
+        assert!(notes.is_empty());
+        let p = resolve_slab(&c).unwrap();
+        assert_eq!(p.sizes_log2, vec![22, 24]);
+        // --scheme slab alone: the target cells.
+        let a = bench_args(&["--scheme", "slab"]).unwrap();
+        assert!(slab::wants_slab(&a));
+        assert_eq!(slab::config(&a).unwrap().0.preset, SlabPreset::SlabCompare);
+        assert!(!slab::wants_slab(
+            &bench_args(&["--preset", "fig7"]).unwrap()
+        ));
+        // Every slab preset by name, and its flags.
+        for p in SlabPreset::ALL {
+            let a = bench_args(&["--scheme", "slab", "--preset", p.name()]).unwrap();
+            assert_eq!(slab::config(&a).unwrap().0.preset, p);
+        }
+        let a = bench_args(&[
+            "--preset",
+            "slab-fig7",
+            "--utilizations",
+            "0.5,0.7",
+            "--sizes-log2",
+            "20",
+            "--batch-log2",
+            "16",
+            "--runs",
+            "2",
+            "--seed",
+            "9",
+            "--types",
+            "u64",
+            "--quick",
+        ])
+        .unwrap();
+        let (c, _) = slab::config(&a).unwrap();
+        assert_eq!(c.utilizations, Some(vec![0.5, 0.7]));
+        assert_eq!(c.sizes_log2, Some(vec![20]));
+        assert_eq!(c.batch_log2, Some(vec![16]));
+        assert_eq!((c.runs, c.seed, c.quick), (Some(2), 9, true));
+        assert_eq!(c.types, Some(vec![KvType::U64]));
+        let p = resolve_slab(&c).unwrap();
+        assert_eq!(
+            (p.sizes_log2.clone(), p.batch_log2.clone()),
+            (vec![20], vec![16])
+        );
+        // --keys-log2 is a size.
+        let a = bench_args(&["--preset", "slab-compare", "--keys-log2", "20"]).unwrap();
+        assert_eq!(slab::config(&a).unwrap().0.sizes_log2, Some(vec![20]));
+        // Flags of the other schemes: ignored, with notes.
+        let a = bench_args(&[
+            "--preset",
+            "slab-fig5",
+            "--load-factors",
+            "0.5",
+            "--svg",
+            "x",
+        ])
+        .unwrap();
+        let notes = slab::config(&a).unwrap().1;
+        assert!(
+            notes.iter().any(|n| n.contains("--load-factors")),
+            "{notes:?}"
+        );
+        assert!(notes.iter().any(|n| n.contains("--svg")), "{notes:?}");
+        // Refused: a bench preset with --scheme slab, another scheme with a slab preset, the
+        // CPU, an unknown preset, values the plan refuses.
+        let err = |args: &[&str]| slab::config(&bench_args(args).unwrap()).unwrap_err();
+        assert!(err(&["--scheme", "slab", "--preset", "fig7"])
+            .to_string()
+            .contains("slab-fig4"));
+        assert!(err(&["--scheme", "stadium", "--preset", "slab-fig4"])
+            .to_string()
+            .contains("--scheme stadium"));
+        assert!(err(&["--scheme", "slab", "--cpu"])
+            .to_string()
+            .contains("GPU"));
+        let e = bench_args(&["--preset", "slab-fig9"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("slab-fig4"), "{e}");
+        let c = slab::config(
+            &bench_args(&["--preset", "slab-fig4", "--utilizations", "0.99"]).unwrap(),
+        )
+        .unwrap()
+        .0;
+        assert!(resolve_slab(&c).is_err());
+        // The JSON path: <preset>.json unless given; the bench loop keeps its default.
+        assert_eq!(bench_args(&["--preset", "slab-fig6"]).unwrap().json, None);
+        // --help names them.
+        let mut help = Vec::new();
+        <Cli as clap::CommandFactory>::command()
+            .find_subcommand_mut("bench")
+            .unwrap()
+            .write_long_help(&mut help)
+            .unwrap();
+        let help = String::from_utf8(help).unwrap();
+        for word in [
+            "slab-fig4",
+            "slab-compare",
+            "--utilizations",
+            "--sizes-log2",
+            "--batch-log2",
+        ] {
             assert!(help.contains(word), "--help lacks {word}");
         }
     }

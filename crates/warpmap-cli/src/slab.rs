@@ -1,0 +1,181 @@
+//! `warpmap bench --scheme slab [--preset slab-fig4|slab-fig5|slab-fig6|slab-fig7|slab-alloc|
+//! slab-compare]`: the slab hash's benchmarks (slab-hash.txt §VI; `warpmap_bench::run_slab`).
+//! Prints the plan, then one line per measured cell as it finishes (the memory utilisation
+//! beside every rate), the target cells of `slab-compare` beside their targets, and writes the
+//! JSON report (default `<preset>.json`). Exit code 1 if a cell failed verification. Without a
+//! preset, `--scheme slab` runs `slab-compare`.
+
+use crate::{display_path, host_threads, io_err, print_gpu_header, write_file, BenchArgs, COMMIT};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use warpmap::{Error, Gpu, Result};
+use warpmap_bench::experiments::slab_report::{row_line, target_line};
+use warpmap_bench::{resolve_slab, Preset, Scheme, SlabBenchConfig, SlabPreset, SlabProgress};
+
+/// A `--preset` value: one of the per-load-factor loop's presets, or a slab preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PresetArg {
+    /// fig7, fig8, compare, stadium, fig15, fig19.
+    Bench(Preset),
+    /// slab-fig4, ..., slab-compare.
+    Slab(SlabPreset),
+}
+
+/// Parses either kind of preset.
+pub(crate) fn parse_preset(s: &str) -> std::result::Result<PresetArg, String> {
+    if let Ok(p) = s.parse::<SlabPreset>() {
+        return Ok(PresetArg::Slab(p));
+    }
+    s.parse::<Preset>().map(PresetArg::Bench).map_err(|e| {
+        format!(
+            "{e}; or a slab-hash preset (slab-fig4, slab-fig5, slab-fig6, slab-fig7, slab-alloc, \
+             slab-compare)"
+        )
+    })
+}
+
+/// Whether the flags ask for the slab hash (`--scheme slab`, or a slab preset).
+pub(crate) fn wants_slab(a: &BenchArgs) -> bool {
+    a.scheme == Some(Scheme::Slab) || matches!(a.preset, Some(PresetArg::Slab(_)))
+}
+
+/// The slab configuration the flags ask for, and notes on the flags it ignores.
+pub(crate) fn config(a: &BenchArgs) -> Result<(SlabBenchConfig, Vec<String>)> {
+    let preset = match a.preset {
+        Some(PresetArg::Slab(p)) => p,
+        Some(PresetArg::Bench(p)) => {
+            return Err(Error::invalid(format!(
+                "--scheme slab runs the slab-hash presets (slab-fig4, slab-fig5, slab-fig6, \
+                 slab-fig7, slab-alloc, slab-compare), not {p}"
+            )))
+        }
+        None => SlabPreset::SlabCompare,
+    };
+    if let Some(s) = a.scheme.filter(|s| *s != Scheme::Slab) {
+        return Err(Error::invalid(format!(
+            "--preset {preset} measures the slab hash, not {s}: drop --scheme {s}"
+        )));
+    }
+    if a.cpu {
+        return Err(Error::invalid(
+            "the slab hash runs on a GPU only (no CPU backend); --dry-run prints the plan",
+        ));
+    }
+    let mut notes = Vec::new();
+    let ignored = [
+        ("--slots-log2", a.slots_log2.is_some()),
+        ("--load-factors", a.load_factors.is_some()),
+        ("--group-sizes", a.group_sizes.is_some()),
+        ("--distribution", a.distribution.is_some()),
+        ("--ops", a.ops.is_some()),
+        ("--zipf-s", a.zipf_s.is_some()),
+        ("--zipf-universe-log2", a.zipf_universe_log2.is_some()),
+        ("--zipf-load", a.zipf_load.is_some()),
+        ("--overflow-filter", a.overflow_filter.is_some()),
+        ("--ticket-bits", a.ticket_bits.is_some()),
+        ("--location", a.location.is_some()),
+        ("--host-keys-log2", a.host_keys_log2.is_some()),
+        ("--slice-log2", a.slice_log2.is_some()),
+        ("--svg", a.svg.is_some()),
+    ];
+    for (flag, given) in ignored {
+        if given {
+            notes.push(format!(
+                "{flag} does not apply to the slab presets: ignored"
+            ));
+        }
+    }
+    let sizes_log2 = match (&a.sizes_log2, a.keys_log2) {
+        (Some(s), Some(_)) => {
+            notes.push("--keys-log2 is ignored beside --sizes-log2".into());
+            Some(s.clone())
+        }
+        (Some(s), None) => Some(s.clone()),
+        (None, Some(k)) => Some(vec![k]),
+        (None, None) => None,
+    };
+    let d = SlabBenchConfig::new(preset);
+    Ok((
+        SlabBenchConfig {
+            preset,
+            quick: a.quick,
+            commit: COMMIT.to_string(),
+            runs: a.runs,
+            seed: a.seed.unwrap_or(d.seed),
+            sizes_log2,
+            utilizations: a.utilizations.clone(),
+            batch_log2: a.batch_log2.clone(),
+            types: a.types.clone(),
+        },
+        notes,
+    ))
+}
+
+/// `warpmap bench` for the slab hash.
+pub(crate) fn slab_cmd(a: &BenchArgs) -> Result<ExitCode> {
+    let (cfg, notes) = config(a)?;
+    // Bad flags fail here, before anything runs.
+    let plan = resolve_slab(&cfg)?;
+    let json: PathBuf = a
+        .json
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}.json", plan.preset)));
+    if a.dry_run {
+        println!("commit:  {COMMIT}");
+    } else {
+        print_gpu_header(&*Gpu::default_gpu()?);
+    }
+    println!("method:  {}", plan.method());
+    for (i, line) in plan.summary().lines().enumerate() {
+        println!("{}{line}", if i == 0 { "plan:    " } else { "         " });
+    }
+    for n in &notes {
+        println!("         note: {n}");
+    }
+    println!(
+        "estimate: about {:.0} s on an H100 host, {:.1} GiB of device memory at the peak",
+        plan.estimate_seconds(host_threads()),
+        plan.device_bytes() as f64 / (1u64 << 30) as f64
+    );
+    if a.dry_run {
+        println!("dry run: nothing measured");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(parent) = json.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+    }
+    let report = warpmap_bench::run_slab(&cfg, &mut |p| match p {
+        SlabProgress::Step(s) => eprintln!("  {s}"),
+        SlabProgress::Row(r) => println!("{}", row_line(r)),
+    })?;
+    if !report.targets.is_empty() {
+        println!();
+        for t in &report.targets {
+            println!("{}", target_line(t));
+        }
+    }
+    let rf = &report.roofline;
+    if let (Some(g), Some(c)) = (rf.gather8_gops, rf.cas8_gops) {
+        println!("roofline: gather8 {g:.2} G/s, cas8 {c:.2} G/s");
+    }
+    let text = serde_json::to_string_pretty(&report)
+        .map_err(|e| io_err(&json, std::io::Error::other(e)))?;
+    write_file(&json, text.as_bytes())?;
+    println!("wrote JSON: {}", display_path(&json));
+    let bad: Vec<_> = report.rows.iter().filter(|r| !r.verified).collect();
+    println!(
+        "{} cells, {} verified, in {:.1} s",
+        report.rows.len(),
+        report.rows.len() - bad.len(),
+        report.wall_s
+    );
+    if bad.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        for r in &bad {
+            eprintln!("FAIL: {}: {}", row_line(r), r.failures.join("; "));
+        }
+        eprintln!("warpmap: {} cells failed verification", bad.len());
+        Ok(ExitCode::from(1))
+    }
+}
