@@ -670,6 +670,17 @@ mod tests {
     use warpmap::table::warpdrive::GROUP_SIZES;
     use warpmap_bench::{resolve, GPU_MAX_KEYS_LOG2};
 
+    /// `warpmap bench --help`.
+    fn bench_help() -> String {
+        let mut help = Vec::new();
+        <Cli as clap::CommandFactory>::command()
+            .find_subcommand_mut("bench")
+            .unwrap()
+            .write_long_help(&mut help)
+            .unwrap();
+        String::from_utf8(help).unwrap()
+    }
+
     fn bench_args(args: &[&str]) -> std::result::Result<BenchArgs, clap::Error> {
         let mut v = vec!["warpmap", "bench"];
         v.extend_from_slice(args);
@@ -1023,13 +1034,7 @@ mod tests {
         );
         assert!(bench_args(&["--types", "u64b512"]).is_err());
         // --help tells the truth about them.
-        let mut help = Vec::new();
-        <Cli as clap::CommandFactory>::command()
-            .find_subcommand_mut("bench")
-            .unwrap()
-            .write_long_help(&mut help)
-            .unwrap();
-        let help = String::from_utf8(help).unwrap();
+        let help = bench_help();
         for word in ["fig15", "fig19", "--slice-log2", "mixed", "u64b256"] {
             assert!(help.contains(word), "--help lacks {word}");
         }
@@ -1132,13 +1137,7 @@ mod tests {
         // The JSON path: <preset>.json unless given; the bench loop keeps its default.
         assert_eq!(bench_args(&["--preset", "slab-fig6"]).unwrap().json, None);
         // --help names them.
-        let mut help = Vec::new();
-        <Cli as clap::CommandFactory>::command()
-            .find_subcommand_mut("bench")
-            .unwrap()
-            .write_long_help(&mut help)
-            .unwrap();
-        let help = String::from_utf8(help).unwrap();
+        let help = bench_help();
         for word in [
             "slab-fig4",
             "slab-compare",

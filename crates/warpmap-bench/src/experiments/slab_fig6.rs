@@ -76,6 +76,43 @@ impl RangeCopy {
     }
 }
 
+/// The outputs of a search of every key of a run, on the device and on the host.
+struct Lookups<V: Value> {
+    d_out: DeviceBuffer<V>,
+    d_found: DeviceBuffer<u8>,
+    out: Vec<V>,
+    found: Vec<u8>,
+}
+
+impl<V: Value> Lookups<V> {
+    fn new(gpu: &Gpu, n: usize) -> Result<Self> {
+        Ok(Lookups {
+            d_out: gpu.alloc(n)?,
+            d_found: gpu.alloc(n)?,
+            out: vec![V::zeroed(); n],
+            found: vec![0; n],
+        })
+    }
+
+    /// Keys of `keys` (on the device: `dk`) that `t` does not find with `value_for(key)`
+    /// (outputs poisoned first, so an unwritten one counts).
+    fn bad<K: Key>(
+        &mut self,
+        gpu: &Gpu,
+        t: &dyn DeviceHashTable<K, V>,
+        dk: &DeviceBuffer<K>,
+        keys: &[K],
+    ) -> Result<usize> {
+        gpu.fill_bytes(&mut self.d_out, 0xaa)?;
+        gpu.fill_bytes(&mut self.d_found, 0xaa)?;
+        t.find_device_async(dk, &mut self.d_out, &mut self.d_found)?;
+        t.synchronize()?;
+        gpu.copy_to_host(&self.d_found, &mut self.found)?;
+        gpu.copy_to_host(&self.d_out, &mut self.out)?;
+        Ok(bad_hits(keys, &self.out, &self.found))
+    }
+}
+
 /// One incremental cell: `n` keys in batches of `2^batch_log2` into a slab table sized for
 /// utilisation `target` at the end; with `rebuild_load`, WarpDrive rebuilt at that load after
 /// every batch.
@@ -115,10 +152,7 @@ pub(crate) fn incremental_cell<K: Key, V: Value>(
     for _ in 0..k {
         batches.push((gpu.alloc::<K>(b)?, gpu.alloc::<V>(b)?));
     }
-    let mut d_out = gpu.alloc::<V>(n)?;
-    let mut d_found = gpu.alloc::<u8>(n)?;
-    let mut out = vec![V::zeroed(); n];
-    let mut found = vec![0u8; n];
+    let mut lookups = Lookups::<V>::new(gpu, n)?;
     let mut keys = vec![K::zeroed(); n];
     let mut vals = vec![V::zeroed(); n];
 
@@ -149,13 +183,7 @@ pub(crate) fn incremental_cell<K: Key, V: Value>(
         slab_fail.extend(check_len_after_insert(r, t.len()?, n, n));
         last = slab::info(&t)?;
         utils.push(last.utilization);
-        gpu.fill_bytes(&mut d_out, 0xaa)?;
-        gpu.fill_bytes(&mut d_found, 0xaa)?;
-        t.find_device_async(&dk, &mut d_out, &mut d_found)?;
-        t.synchronize()?;
-        gpu.copy_to_host(&d_found, &mut found)?;
-        gpu.copy_to_host(&d_out, &mut out)?;
-        let bad = bad_hits(&keys, &out, &found);
+        let bad = lookups.bad(gpu, &t, &dk, &keys)?;
         if bad > 0 {
             slab_fail.push(format!(
                 "run {r}: {bad} of {n} keys not found (or wrong) after the batches"
@@ -204,13 +232,7 @@ pub(crate) fn incremental_cell<K: Key, V: Value>(
                 }
                 if i == k {
                     wd_load = m as f64 / w.capacity() as f64;
-                    gpu.fill_bytes(&mut d_out, 0xaa)?;
-                    gpu.fill_bytes(&mut d_found, 0xaa)?;
-                    w.find_device_async(&dk, &mut d_out, &mut d_found)?;
-                    w.synchronize()?;
-                    gpu.copy_to_host(&d_found, &mut found)?;
-                    gpu.copy_to_host(&d_out, &mut out)?;
-                    let bad = bad_hits(&keys, &out, &found);
+                    let bad = lookups.bad(gpu, &w, &dk, &keys)?;
                     if bad > 0 {
                         wd_fail.push(format!(
                             "run {r}: {bad} of {n} keys not found after the last rebuild"

@@ -59,7 +59,7 @@ impl SlabGeometry {
 /// `E[max(1, ceil(c / m))]` for `c ~ Poisson(lambda)`: the expected slabs of a bucket that
 /// holds a Poisson number of keys, `m` per slab.
 pub fn expected_slabs_per_bucket(lambda: f64, m: usize) -> f64 {
-    if !(lambda > 0.0) {
+    if lambda.is_nan() || lambda <= 0.0 {
         return 1.0;
     }
     let m = m.max(1);
@@ -94,7 +94,7 @@ pub fn expected_utilization(n: usize, buckets: usize, g: SlabGeometry) -> f64 {
 /// the geometry's maximum give 1 bucket.
 pub fn buckets_for(n: usize, target: f64, g: SlabGeometry) -> usize {
     let n = n.max(1);
-    if !(target > 0.0) {
+    if target.is_nan() || target <= 0.0 {
         return n;
     }
     // With one slab per bucket the utilisation is n·pair/(B·slab): an upper bound at any B.
