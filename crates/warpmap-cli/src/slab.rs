@@ -106,6 +106,7 @@ pub(crate) fn config(a: &BenchArgs) -> Result<(SlabBenchConfig, Vec<String>)> {
             utilizations: a.utilizations.clone(),
             batch_log2: a.batch_log2.clone(),
             types: a.types.clone(),
+            roofline: true,
         },
         notes,
     ))

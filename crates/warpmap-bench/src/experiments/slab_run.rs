@@ -63,7 +63,7 @@ pub fn run_slab(
     let date = utc_now();
     let plan = resolve_slab(cfg)?;
     let gpu = Gpu::default_gpu()?;
-    let roofline = if plan.preset == SlabPreset::SlabAlloc {
+    let roofline = if plan.preset == SlabPreset::SlabAlloc || !cfg.roofline {
         Roofline::default()
     } else {
         let rcfg = RooflineConfig::new(plan.quick);

@@ -223,6 +223,9 @@ pub struct SlabBenchConfig {
     pub batch_log2: Option<Vec<u32>>,
     /// Key/value types: `u32` (u32->u32, the default) or `u64` (u64->u64).
     pub types: Option<Vec<KvType>>,
+    /// Measure the in-run roofline first (default; tests of the cells turn it off, and the
+    /// rows' `roofline_ratio` is then absent).
+    pub roofline: bool,
 }
 
 impl SlabBenchConfig {
@@ -238,6 +241,7 @@ impl SlabBenchConfig {
             utilizations: None,
             batch_log2: None,
             types: None,
+            roofline: true,
         }
     }
 }
