@@ -11,7 +11,7 @@
 //!   (`config.rs`), presets (`presets.rs`), resolution (`resolve.rs`) and the size and time
 //!   estimate (`estimate.rs`);
 //! - [`schemes`]: per scheme, what a table variant is and how to build it ([`schemes::warpdrive`],
-//!   [`schemes::stadium`], [`schemes::cpu`]);
+//!   [`schemes::stadium`], [`schemes::slab`], [`schemes::cpu`]);
 //! - [`experiments`]: one file per paper figure (see its table);
 //! - [`kernels`]: the benchmark's own CUDA kernels (`kernels/roofline.cu`,
 //!   `kernels/workload.cu`).
@@ -51,6 +51,11 @@
 //! batch per slice; its rows carry `concurrency_efficiency` (separated time / mixed time),
 //! `separated_ms` and `slice_ops`. With Stadium device buckets, WarpDrive (default group size)
 //! runs the same slices for comparison.
+//!
+//! The slab hash ([`Scheme::Slab`], `--scheme slab`) has presets of its own ([`SlabPreset`]:
+//! the slab hash paper's Figs. 4 to 7, SlabAlloc's rate and the target cells), resolved by
+//! [`resolve_slab`] into a [`SlabPlan`] and run by [`run_slab`] into a [`SlabReport`] (a row per
+//! cell with its memory utilisation; see [`experiments`]).
 //!
 //! Beyond the default: a fixed number of keys per load factor with a table per load factor
 //! ([`BenchConfig::keys_log2`]), several WarpDrive group sizes ([`BenchConfig::group_sizes`]),

@@ -22,6 +22,7 @@ mod chart;
 mod lanes;
 mod ooc;
 mod slab;
+mod slab_chart;
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -1110,7 +1111,7 @@ mod tests {
             notes.iter().any(|n| n.contains("--load-factors")),
             "{notes:?}"
         );
-        assert!(notes.iter().any(|n| n.contains("--svg")), "{notes:?}");
+        assert!(!notes.iter().any(|n| n.contains("--svg")), "{notes:?}");
         // Refused: a bench preset with --scheme slab, another scheme with a slab preset, the
         // CPU, an unknown preset, values the plan refuses.
         let err = |args: &[&str]| slab::config(&bench_args(args).unwrap()).unwrap_err();

@@ -2,8 +2,9 @@
 //! slab-compare]`: the slab hash's benchmarks (slab-hash.txt §VI; `warpmap_bench::run_slab`).
 //! Prints the plan, then one line per measured cell as it finishes (the memory utilisation
 //! beside every rate), the target cells of `slab-compare` beside their targets, and writes the
-//! JSON report (default `<preset>.json`). Exit code 1 if a cell failed verification. Without a
-//! preset, `--scheme slab` runs `slab-compare`.
+//! JSON report (default `<preset>.json`) and its chart (`slab_chart.rs`; default: the JSON path
+//! with `.svg`). Exit code 1 if a cell failed verification. Without a preset, `--scheme slab`
+//! runs `slab-compare`.
 
 use crate::{display_path, host_threads, io_err, print_gpu_header, write_file, BenchArgs, COMMIT};
 use std::path::PathBuf;
@@ -76,7 +77,6 @@ pub(crate) fn config(a: &BenchArgs) -> Result<(SlabBenchConfig, Vec<String>)> {
         ("--location", a.location.is_some()),
         ("--host-keys-log2", a.host_keys_log2.is_some()),
         ("--slice-log2", a.slice_log2.is_some()),
-        ("--svg", a.svg.is_some()),
     ];
     for (flag, given) in ignored {
         if given {
@@ -142,8 +142,11 @@ pub(crate) fn slab_cmd(a: &BenchArgs) -> Result<ExitCode> {
         println!("dry run: nothing measured");
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(parent) = json.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+    let svg = a.svg.clone().unwrap_or_else(|| json.with_extension("svg"));
+    for p in [&json, &svg] {
+        if let Some(parent) = p.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+        }
     }
     let report = warpmap_bench::run_slab(&cfg, &mut |p| match p {
         SlabProgress::Step(s) => eprintln!("  {s}"),
@@ -163,6 +166,10 @@ pub(crate) fn slab_cmd(a: &BenchArgs) -> Result<ExitCode> {
         .map_err(|e| io_err(&json, std::io::Error::other(e)))?;
     write_file(&json, text.as_bytes())?;
     println!("wrote JSON: {}", display_path(&json));
+    let chart =
+        crate::slab_chart::render(&report).map_err(|e| io_err(&svg, std::io::Error::other(e)))?;
+    write_file(&svg, chart.as_bytes())?;
+    println!("wrote SVG:  {}", display_path(&svg));
     let bad: Vec<_> = report.rows.iter().filter(|r| !r.verified).collect();
     println!(
         "{} cells, {} verified, in {:.1} s",

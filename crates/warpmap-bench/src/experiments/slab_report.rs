@@ -139,9 +139,9 @@ pub struct SlabRow {
 }
 
 impl SlabRow {
-    /// A row of `K`/`V` from its timed measurements (`ms`), `ops` operations each; the other
-    /// fields empty.
-    pub(crate) fn new<K: Key, V: Value>(
+    /// A row of `K`/`V` from its timed measurements (`ms`), `ops` operations each, verified
+    /// when `failures` is empty; the other fields empty.
+    pub fn new<K: Key, V: Value>(
         experiment: &'static str,
         op: SlabOp,
         n: usize,
