@@ -77,7 +77,7 @@ struct BenchArgs {
     #[arg(long)]
     cpu: bool,
     /// Where to write the JSON report (default bench-results.json; slab presets
-    /// <preset>.json).
+    /// `<preset>.json`).
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
     /// Where to write the SVG chart (default: the JSON path with .svg).
@@ -125,7 +125,7 @@ struct BenchArgs {
     /// Fig. 19: key sizes 4-64 B and value sizes 4-256 B, insert/find_hit/erase at load factor
     /// 0.85, 2^24 keys (host 2^22), tickets 1/8, device and host buckets). Other flags
     /// override its values. The slab hash's (paper SVI; a line per cell, JSON
-    /// <preset>.json): slab-fig4 (build, search hit/miss vs memory utilisation 0.2-0.9, n =
+    /// `<preset>.json`): slab-fig4 (build, search hit/miss vs memory utilisation 0.2-0.9, n =
     /// 2^22 and 2^24), slab-fig5 (the same vs n = 2^18-2^26 at 0.6), slab-fig6 (incremental
     /// batches of 2^15/2^16/2^17 up to 2^24 vs rebuilding WarpDrive after each), slab-fig7
     /// (concurrent mixes G0/G1/G2 in batches of 2^20 vs initial utilisation), slab-alloc

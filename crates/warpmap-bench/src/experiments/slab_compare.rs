@@ -1,10 +1,10 @@
 //! `slab-compare`: the target cells on one GPU, `u32`->`u32`, every result verified: at
 //! memory utilisation ~0.615 and n = 2^24, build, search hit, search miss and delete
-//! ([`bulk_cell`](super::slab_fig4_fig5::bulk_cell)); incremental insertion of 2^24 keys in 128
+//! (`bulk_cell` of [`super::slab_fig4_fig5`]); incremental insertion of 2^24 keys in 128
 //! batches of 2^17 into a table sized for the final count at ~0.615
-//! ([`incremental_cell`](super::slab_fig6::incremental_cell), the rate over the whole
+//! (`incremental_cell` of [`super::slab_fig6`], the rate over the whole
 //! sequence); the concurrent Γ2 mix (0.1 insert, 0.1 delete, 0.4 hit, 0.4 miss) in batches of
-//! 2^20 operations from n0 = 2^24 ([`concurrent_cell`](super::slab_fig7::concurrent_cell)).
+//! 2^20 operations from n0 = 2^24 (`concurrent_cell` of [`super::slab_fig7`]).
 //! The report then sets each cell beside its target and SlabHash's figure
 //! ([`TARGETS`](super::slab_report::TARGETS)).
 

@@ -4,8 +4,8 @@
 //! the utilisation at n = 2^22 and 2^24, Fig. 5 sweeps n at utilisation 0.6; `slab-compare`
 //! takes its build, search and delete cells from here.
 //!
-//! Per cell: the buckets for the target utilisation ([`slab::calibrate`]), one table, a warm-up
-//! of its kernels, then per run fresh keys into the cleared table, each kernel between CUDA
+//! Per cell: the buckets for the target utilisation (`schemes::slab::calibrate`), one table, a
+//! warm-up of its kernels, then per run fresh keys into the cleared table, each kernel between CUDA
 //! events, every result checked: build (no key unplaced, `len == n`), the measured utilisation
 //! (stats), search hit (every key found with `value_for(key)`, outputs poisoned before), search
 //! miss (none found), delete (`len == 0` after).

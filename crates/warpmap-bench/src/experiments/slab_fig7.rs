@@ -6,10 +6,10 @@
 //! initial memory utilisation for Γ0 = (0.5, 0.5, 0, 0), Γ1 = (0.2, 0.2, 0.3, 0.3) and
 //! Γ2 = (0.1, 0.1, 0.4, 0.4); `slab-compare`'s concurrent cell is Γ2 from n0 = 2^24.
 //!
-//! The batches are made on the host ([`next_batch`]) from the run's [`KeyPool`]: deletes and
+//! The batches are made on the host (`next_batch`) from the run's `KeyPool`: deletes and
 //! hits are distinct present keys (so a search never meets a key its own batch deletes), inserts
 //! are keys never inserted before, misses keys never inserted at all (indices from
-//! [`ABSENT_BASE`] of the run's key sequence). Every answer is checked ([`check_batch`]): every
+//! `ABSENT_BASE` = 2^31 of the run's key sequence). Every answer is checked (`check_batch`): every
 //! insert new and placed, every delete reported as erased, every hit found with
 //! `value_for(key)`, every miss absent; then `len` and (untimed) a search of the batch's
 //! inserted keys (found) and deleted keys (absent).

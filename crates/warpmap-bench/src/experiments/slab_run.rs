@@ -1,9 +1,9 @@
 //! `warpmap bench --scheme slab`: the slab hash's presets ([`SlabPreset`]) on the GPU. [`run_slab`]
 //! resolves the plan, measures the in-run roofline (not for `slab-alloc`), then runs the
-//! preset's cells ([`slab_fig4_fig5`](super::slab_fig4_fig5), [`slab_fig6`](super::slab_fig6),
-//! [`slab_fig7`](super::slab_fig7), [`slab_alloc`](super::slab_alloc),
-//! [`slab_compare`](super::slab_compare)) for every key/value type, and returns the
-//! [`SlabReport`]. The cells share [`SlabCx`].
+//! preset's cells ([`super::slab_fig4_fig5`], [`super::slab_fig6`], [`super::slab_fig7`],
+//! [`super::slab_alloc`], [`super::slab_compare`]) for every key/value type, and returns the
+//! [`SlabReport`]. The cells share a context (`SlabCx`: the GPU, the plan, the timer, the
+//! roofline, the rows so far).
 
 use super::slab_report::{target_rows, SlabProgress, SlabReport, SlabRow};
 use super::{slab_alloc, slab_compare, slab_fig4_fig5, slab_fig6, slab_fig7};
