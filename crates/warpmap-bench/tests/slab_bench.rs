@@ -48,7 +48,7 @@ fn fig4_cells_reach_their_utilisation() {
     for row in &r.rows {
         let t = row.utilization_target.unwrap();
         assert!(close(row.utilization, t, 0.05), "{row:?}");
-        assert!(row.slab.is_some_and(|s| s.pairs == 4096));
+        assert!(row.slab.is_some_and(|s| s.stats.pairs == 4096));
     }
     let ops: Vec<SlabOp> = r.rows.iter().map(|x| x.op).collect();
     assert_eq!(

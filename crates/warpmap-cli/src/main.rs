@@ -291,6 +291,16 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(path, bytes).map_err(|e| io_err(path, e))
 }
 
+/// Makes the folders of `paths` (an unusable output folder fails before a run, not after).
+fn create_parents(paths: &[&Path]) -> Result<()> {
+    for p in paths {
+        if let Some(parent) = p.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+        }
+    }
+    Ok(())
+}
+
 fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
     if slab::wants_slab(&a) {
         return slab::slab_cmd(&a);
@@ -335,11 +345,7 @@ fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
 
     // Fail on an unusable output folder now rather than after the run.
     let svg = a.svg.clone().unwrap_or_else(|| json.with_extension("svg"));
-    for p in [&json, &svg] {
-        if let Some(parent) = p.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
-        }
-    }
+    create_parents(&[&json, &svg])?;
 
     let tty = std::io::stderr().is_terminal();
     let pb = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());

@@ -6,7 +6,10 @@
 //! with `.svg`). Exit code 1 if a cell failed verification. Without a preset, `--scheme slab`
 //! runs `slab-compare`.
 
-use crate::{display_path, host_threads, io_err, print_gpu_header, write_file, BenchArgs, COMMIT};
+use crate::{
+    create_parents, display_path, host_threads, io_err, print_gpu_header, write_file, BenchArgs,
+    COMMIT,
+};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use warpmap::{Error, Gpu, Result};
@@ -143,11 +146,7 @@ pub(crate) fn slab_cmd(a: &BenchArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let svg = a.svg.clone().unwrap_or_else(|| json.with_extension("svg"));
-    for p in [&json, &svg] {
-        if let Some(parent) = p.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
-        }
-    }
+    create_parents(&[&json, &svg])?;
     let report = warpmap_bench::run_slab(&cfg, &mut |p| match p {
         SlabProgress::Step(s) => eprintln!("  {s}"),
         SlabProgress::Row(r) => println!("{}", row_line(r)),

@@ -58,11 +58,12 @@ pub(crate) fn run(cx: &mut SlabCx<'_>) -> Result<()> {
             gpu.synchronize()?;
             let mid = slab::info(&t)?;
             pool = mid;
+            let (mid, before) = (mid.stats, base.stats);
             fill = mid.allocated_slabs as f64 / mid.pool_slabs.max(1) as f64;
-            if mid.allocated_slabs != base.allocated_slabs + n {
+            if mid.allocated_slabs != before.allocated_slabs + n {
                 a_fail.push(format!(
                     "run {r}: {} slabs allocated after {n} allocations (before: {})",
-                    mid.allocated_slabs, base.allocated_slabs
+                    mid.allocated_slabs, before.allocated_slabs
                 ));
             }
             gpu.copy_to_host(&out, &mut host)?;
@@ -83,10 +84,10 @@ pub(crate) fn run(cx: &mut SlabCx<'_>) -> Result<()> {
             f_ms.push(timer.stop_ms()?);
             gpu.synchronize()?;
             let after = slab::info(&t)?;
-            if after.allocated_slabs != base.allocated_slabs {
+            if after.stats.allocated_slabs != base.stats.allocated_slabs {
                 f_fail.push(format!(
                     "run {r}: {} slabs allocated after the free (before: {})",
-                    after.allocated_slabs, base.allocated_slabs
+                    after.stats.allocated_slabs, base.stats.allocated_slabs
                 ));
             }
         }
@@ -95,7 +96,7 @@ pub(crate) fn run(cx: &mut SlabCx<'_>) -> Result<()> {
             let mut row = SlabRow::new::<u32, u32>("alloc", op, n, n, &ms, fail);
             row.pool_fill = Some(fill);
             row.slab = Some(pool);
-            row.memory_bytes = pool.pool_slabs * pool.slab_bytes;
+            row.memory_bytes = pool.stats.pool_slabs * pool.stats.slab_bytes;
             cx.push(row);
         }
     }

@@ -61,7 +61,7 @@ pub(crate) fn bulk_cell<K: Key, V: Value>(
     let mut ms: [Vec<f64>; 4] = Default::default();
     let mut fail: [Vec<String>; 4] = Default::default();
     let mut utils = Vec::with_capacity(plan.runs);
-    let mut last = SlabInfo::default();
+    let mut last: Option<SlabInfo> = None;
     for r in 0..plan.runs {
         cx.say(format!("{what} run {}/{}", r + 1, plan.runs));
         let w = host.get(
@@ -81,8 +81,9 @@ pub(crate) fn bulk_cell<K: Key, V: Value>(
         ms[0].push(timer.stop_ms()?);
         table_full_is_failure(t.synchronize(), &mut fail[0], r)?;
         fail[0].extend(check_len_after_insert(r, t.len()?, n, n));
-        last = slab::info(&t)?;
-        utils.push(last.utilization);
+        let info = slab::info(&t)?;
+        utils.push(info.utilization);
+        last = Some(info);
 
         gpu.fill_bytes(&mut d_out, 0xaa)?;
         gpu.fill_bytes(&mut d_found, 0xaa)?;
@@ -144,7 +145,7 @@ pub(crate) fn bulk_cell<K: Key, V: Value>(
         let mut row = SlabRow::new::<K, V>(experiment, op, n, n, &ms[i], f);
         row.utilization_target = Some(target);
         row.utilization = Some(utilization);
-        row.slab = Some(last);
+        row.slab = last;
         row.memory_bytes = memory_bytes;
         cx.push(row);
     }

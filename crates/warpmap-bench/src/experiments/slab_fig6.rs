@@ -159,7 +159,7 @@ pub(crate) fn incremental_cell<K: Key, V: Value>(
     let (mut slab_ms, mut slab_fail, mut utils) = (Vec::new(), Vec::new(), Vec::new());
     let (mut wd_ms, mut wd_fail, mut wd_load) = (Vec::new(), Vec::new(), 0.0);
     let (mut slab_curve, mut wd_curve) = (Vec::new(), Vec::new());
-    let mut last = SlabInfo::default();
+    let mut last: Option<SlabInfo> = None;
     for r in 0..plan.runs {
         cx.say(format!("{what} run {}/{}: slab", r + 1, plan.runs));
         keygen::unique_into(&mut keys, 0, cx.seed(cell, r))?;
@@ -181,8 +181,9 @@ pub(crate) fn incremental_cell<K: Key, V: Value>(
         slab_ms.push(timer.stop_ms()?);
         table_full_is_failure(t.synchronize(), &mut slab_fail, r)?;
         slab_fail.extend(check_len_after_insert(r, t.len()?, n, n));
-        last = slab::info(&t)?;
-        utils.push(last.utilization);
+        let info = slab::info(&t)?;
+        utils.push(info.utilization);
+        last = Some(info);
         let bad = lookups.bad(gpu, &t, &dk, &keys)?;
         if bad > 0 {
             slab_fail.push(format!(
@@ -247,7 +248,7 @@ pub(crate) fn incremental_cell<K: Key, V: Value>(
     let mut row = SlabRow::new::<K, V>(experiment, SlabOp::Incremental, n, n, &slab_ms, slab_fail);
     row.utilization_target = Some(target);
     row.utilization = Some(median(&utils));
-    row.slab = Some(last);
+    row.slab = last;
     row.batch = Some(b);
     row.batches = Some(k);
     row.memory_bytes = t.memory_bytes();

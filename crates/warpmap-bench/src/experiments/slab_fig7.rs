@@ -250,7 +250,7 @@ pub(crate) fn concurrent_cell<K: Key, V: Value>(
 
     let (mut ms, mut failures) = (Vec::new(), Vec::new());
     let (mut u0, mut u1) = (Vec::new(), Vec::new());
-    let mut first = SlabInfo::default();
+    let mut first: Option<SlabInfo> = None;
     for r in 0..plan.runs {
         cx.say(format!("{what} run {}/{}: building", r + 1, plan.runs));
         let seed = cx.seed(cell, r);
@@ -269,7 +269,7 @@ pub(crate) fn concurrent_cell<K: Key, V: Value>(
         let info = slab::info(&t)?;
         u0.push(info.utilization);
         if r == 0 {
-            first = info;
+            first = Some(info);
         }
         for bi in 0..per_run {
             let b = next_batch::<K, V>(&mut pool, counts, &mut rng)?;
@@ -331,7 +331,7 @@ pub(crate) fn concurrent_cell<K: Key, V: Value>(
     row.utilization_target = Some(target);
     row.utilization = Some(median(&u0));
     row.utilization_end = Some(median(&u1));
-    row.slab = Some(first);
+    row.slab = first;
     row.batch = Some(bops);
     row.batches = Some(per_run);
     row.mix = Some(mix);

@@ -385,7 +385,7 @@ pub fn row_line(r: &SlabRow) -> String {
         s += &format!(" pool fill {f:.3}");
     }
     if let Some(i) = r.slab {
-        s += &format!(" B {} beta {:.2}", i.buckets, i.beta);
+        s += &format!(" B {} beta {:.2}", i.stats.buckets, i.beta);
     }
     s += &format!(" {:>8.3} G/s {:>9.3} ms", r.gops, r.median_ms);
     if let Some(x) = r.roofline_ratio {

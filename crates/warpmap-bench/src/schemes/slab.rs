@@ -142,23 +142,13 @@ pub fn corrected_buckets(
     buckets_for(n, want, g)
 }
 
-/// What a slab table adds to its rows: its stats and the measured utilisation.
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+/// What a slab table adds to its rows: its stats, the measured utilisation and the average
+/// slab count.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct SlabInfo {
-    /// Buckets (base slabs).
-    pub buckets: usize,
-    /// Bytes per slab.
-    pub slab_bytes: usize,
-    /// Bytes per pair.
-    pub pair_bytes: usize,
-    /// Super blocks of the allocator's pool.
-    pub super_blocks: usize,
-    /// Slabs of the pool.
-    pub pool_slabs: usize,
-    /// Slabs allocated from the pool (beyond the base slabs).
-    pub allocated_slabs: usize,
-    /// Stored pairs.
-    pub pairs: usize,
+    /// The table's stats (buckets, slab and pair bytes, the pool, pairs).
+    #[serde(flatten)]
+    pub stats: SlabStats,
     /// The paper's memory utilisation: `pairs · pair_bytes / ((buckets + allocated_slabs) ·
     /// slab_bytes)`.
     pub utilization: f64,
@@ -170,13 +160,7 @@ impl SlabInfo {
     /// From the table's stats.
     pub fn of(s: &SlabStats) -> Self {
         SlabInfo {
-            buckets: s.buckets,
-            slab_bytes: s.slab_bytes,
-            pair_bytes: s.pair_bytes,
-            super_blocks: s.super_blocks,
-            pool_slabs: s.pool_slabs,
-            allocated_slabs: s.allocated_slabs,
-            pairs: s.pairs,
+            stats: *s,
             utilization: s.utilization(),
             beta: s.pairs as f64 / (PAIRS_PER_SLAB * s.buckets.max(1)) as f64,
         }
