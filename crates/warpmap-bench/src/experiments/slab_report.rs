@@ -384,7 +384,8 @@ pub fn row_line(r: &SlabRow) -> String {
     if let Some(f) = r.pool_fill {
         s += &format!(" pool fill {f:.3}");
     }
-    if let Some(i) = r.slab {
+    // Buckets and the average slab count where the table holds pairs (not the allocator's).
+    if let Some(i) = r.slab.filter(|i| i.stats.pairs > 0) {
         s += &format!(" B {} beta {:.2}", i.stats.buckets, i.beta);
     }
     s += &format!(" {:>8.3} G/s {:>9.3} ms", r.gops, r.median_ms);
