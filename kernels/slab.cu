@@ -246,15 +246,18 @@ __device__ __forceinline__ void sl_free(const sl_view& t, u32 addr, sl_alloc& a)
 }
 
 // ---------------------------------------------------------------------------------------------
-// The operations, one source lane's at a time (all lanes call them with the source's key).
+// The operations, one source lane's at a time (all lanes call them with the source's key word
+// and bucket). `first` is this lane's word of the bucket's base slab, read ahead by the work
+// queue (sl_work_queue); later slabs are read as the list is walked. A word read ahead may be
+// stale by the operations of the warp's earlier sources: a CAS then fails and the slab is read
+// again, and a search or delete takes effect at the moment of that read.
 
 // SEARCH: the value of the first copy of `kw` in `bucket`'s list. Returns whether found; the
 // value is in every lane.
 template <bool coherent>
-__device__ __forceinline__ bool sl_search(const sl_view& t, u32 bucket, sl_word kw, sl_word& value) {
-  const sl_word* slab = sl_base_slab(t, bucket);
+__device__ __forceinline__ bool sl_search(const sl_view& t, sl_word first, sl_word kw, sl_word& value) {
+  sl_word w = first;
   for (;;) {
-    const sl_word w = sl_read<coherent>(slab);
     const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
     if (hit != 0u) {
       value = sl_shfl(w, __ffs(hit));  // the lane after the key's
@@ -262,36 +265,35 @@ __device__ __forceinline__ bool sl_search(const sl_view& t, u32 bucket, sl_word 
     }
     const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
     if (next == SL_NULL) return false;
-    slab = sl_pool_slab(t, next);
+    w = sl_read<coherent>(sl_pool_slab(t, next));
   }
 }
 
 // SEARCHALL: every copy of `kw`; `emit(value, rank)` for each (rank: 0, 1, ... in list order).
 // Returns the number of copies.
 template <typename Emit>
-__device__ __forceinline__ u32 sl_search_all(const sl_view& t, u32 bucket, sl_word kw, Emit emit) {
-  const sl_word* slab = sl_base_slab(t, bucket);
+__device__ __forceinline__ u32 sl_search_all(const sl_view& t, sl_word first, sl_word kw, Emit emit) {
+  sl_word w = first;
   u32 count = 0;
   for (;;) {
-    const sl_word w = sl_read<false>(slab);
     const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
     const sl_word v = sl_shfl(w, (sl_lane() + 1) & 31u);
     if (hit & (1u << sl_lane())) emit(v, count + __popc(hit & ((1u << sl_lane()) - 1u)));
     count += __popc(hit);
     const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
     if (next == SL_NULL) return count;
-    slab = sl_pool_slab(t, next);
+    w = sl_read<false>(sl_pool_slab(t, next));
   }
 }
 
 // REPLACE (unique) or INSERT (multimap) of (kw, vw) by source lane `src`. Returns the status.
 // `assign`: REPLACE gives a present key the new value (else it keeps its own).
-__device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 bucket, sl_word kw, sl_word vw,
-                                         bool assign, int src) {
+__device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 bucket, sl_word first, sl_word kw,
+                                         sl_word vw, bool assign, int src) {
   const bool me = (int)sl_lane() == src;
   sl_word* slab = sl_base_slab(t, bucket);
+  sl_word w = first;
   for (;;) {
-    const sl_word w = sl_read<true>(slab);
 #if SL_UNIQUE
     const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
     if (hit != 0u) {
@@ -306,34 +308,36 @@ __device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 buck
       bool placed = false;
       if (me) placed = sl_cas_pair(slab, dest, SL_EMPTY, seen_value, kw, vw);
       if (__shfl_sync(SL_FULL, placed, src)) return WM_STATUS_OK;
-      continue;  // another warp took the slot: read the slab again
-    }
-    const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
-    if (next != SL_NULL) {
-      slab = sl_pool_slab(t, next);
+      w = sl_read<true>(slab);  // another warp took the slot: read the slab again
       continue;
     }
-    // The list's last slab is full: allocate one and link it (a warp that loses the link frees
-    // its slab and follows the winner's).
-    const u32 fresh = sl_allocate(t, a);
-    if (fresh == SL_NULL) return WM_STATUS_TABLE_FULL;
-    u32 linked = SL_NULL;
-    if (sl_lane() == SL_ADDRESS_LANE) {
-      linked = (u32)sl_cas_word(slab + SL_ADDRESS_LANE, SL_NULL_WORD, fresh);
-      if (linked != SL_NULL) sl_free(t, fresh, a);
+    const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
+    if (next == SL_NULL) {
+      // The list's last slab is full: allocate one and link it (a warp that loses the link
+      // frees its slab and follows the winner's).
+      const u32 fresh = sl_allocate(t, a);
+      if (fresh == SL_NULL) return WM_STATUS_TABLE_FULL;
+      u32 linked = SL_NULL;
+      if (sl_lane() == SL_ADDRESS_LANE) {
+        linked = (u32)sl_cas_word(slab + SL_ADDRESS_LANE, SL_NULL_WORD, fresh);
+        if (linked != SL_NULL) sl_free(t, fresh, a);
+      }
+      linked = __shfl_sync(SL_FULL, linked, SL_ADDRESS_LANE);
+      slab = sl_pool_slab(t, linked == SL_NULL ? fresh : linked);
+    } else {
+      slab = sl_pool_slab(t, next);
     }
-    linked = __shfl_sync(SL_FULL, linked, SL_ADDRESS_LANE);
-    slab = sl_pool_slab(t, linked == SL_NULL ? fresh : linked);
+    w = sl_read<true>(slab);
   }
 }
 
 // DELETE (unique: the first copy becomes a tombstone) or DELETEALL (multimap: every copy becomes
 // empty). Returns the number of copies this call removed.
-__device__ __forceinline__ u32 sl_delete(const sl_view& t, u32 bucket, sl_word kw) {
+__device__ __forceinline__ u32 sl_delete(const sl_view& t, u32 bucket, sl_word first, sl_word kw) {
   sl_word* slab = sl_base_slab(t, bucket);
+  sl_word w = first;
   u32 removed = 0;
   for (;;) {
-    const sl_word w = sl_read<true>(slab);
     const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
 #if SL_UNIQUE
     if (hit != 0u) {
@@ -341,7 +345,8 @@ __device__ __forceinline__ u32 sl_delete(const sl_view& t, u32 bucket, sl_word k
       bool done = false;
       if ((int)sl_lane() == dest) done = sl_cas_word(slab + dest, kw, SL_TOMBSTONE) == kw;
       if (__shfl_sync(SL_FULL, done, dest)) return 1;
-      continue;  // changed under us: read the slab again
+      w = sl_read<true>(slab);  // changed under us: read the slab again
+      continue;
     }
 #else
     const bool mine = (hit >> sl_lane()) & 1u;
@@ -351,6 +356,7 @@ __device__ __forceinline__ u32 sl_delete(const sl_view& t, u32 bucket, sl_word k
     const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
     if (next == SL_NULL) return removed;
     slab = sl_pool_slab(t, next);
+    w = sl_read<true>(slab);
   }
 }
 
@@ -369,24 +375,54 @@ __device__ __forceinline__ void sl_for_each_round(u64 n, F body) {
   }
 }
 
-// The work queue (§IV-A): calls op(src) for each lane src whose `has_work` is set, in lane order.
-template <typename F>
-__device__ __forceinline__ void sl_work_queue(bool has_work, F op) {
-  u32 queue = __ballot_sync(SL_FULL, has_work);
-  while (queue != 0u) {
-    const int src = __ffs(queue) - 1;
-    op(src);
-    queue &= queue - 1u;
-  }
+// One lane's operation: its key as stored (word) and its bucket, each lane hashing its own key.
+struct sl_job {
+  sl_word kw;
+  u32 bucket;
+};
+__device__ __forceinline__ sl_job sl_job_of(const sl_view& t, bool active, wm_key k) {
+  sl_job j{0, 0};
+  if (active) sl_place(t, k, j.kw, j.bucket);
+  return j;
 }
 
-// Broadcasts the source lane's key word and bucket.
-__device__ __forceinline__ void sl_source(const sl_view& t, bool active, wm_key k, int src, sl_word& kw, u32& bucket) {
-  sl_word w = 0;
-  u32 b = 0;
-  if (active) sl_place(t, k, w, b);
-  kw = sl_shfl(w, src);
-  bucket = __shfl_sync(SL_FULL, b, src);
+// Base slabs read ahead by the work queue (SL_PREFETCH from the host; 1: none).
+#ifndef SL_PREFETCH
+#error "SL_PREFETCH must be defined (base slabs read ahead, 1 to 16: src/table/slab.rs read_ahead)"
+#endif
+static_assert(SL_PREFETCH >= 1 && SL_PREFETCH <= 16, "SL_PREFETCH: 1 to 16");
+
+// Takes the next source lane off `queue` (-1 when it is empty) and reads its base slab.
+template <bool coherent>
+__device__ __forceinline__ void sl_take(const sl_view& t, u32& queue, u32 bucket, int& src, sl_word& first) {
+  src = queue != 0u ? __ffs(queue) - 1 : -1;
+  queue &= queue - 1u;
+  const u32 b = __shfl_sync(SL_FULL, bucket, src < 0 ? 0 : src);
+  first = src < 0 ? (sl_word)0 : sl_read<coherent>(sl_base_slab(t, b));
+}
+
+// The work queue (§IV-A): calls op(src, source's job, first) for each lane src whose
+// `has_work` is set, in lane order, with the source's job shuffled to the warp and `first` its
+// base slab's word. The base slabs of the next SL_PREFETCH sources are read ahead, so a warp
+// has that many reads in flight, not one (beyond the paper: its warp waits a full memory latency
+// per operation).
+template <bool coherent, typename F>
+__device__ __forceinline__ void sl_work_queue(const sl_view& t, bool has_work, sl_job job, F op) {
+  u32 queue = __ballot_sync(SL_FULL, has_work);
+  int src[SL_PREFETCH];
+  sl_word first[SL_PREFETCH];
+#pragma unroll
+  for (int j = 0; j < SL_PREFETCH; j++) sl_take<coherent>(t, queue, job.bucket, src[j], first[j]);
+  while (src[0] >= 0) {
+    const sl_job s{sl_shfl(job.kw, src[0]), __shfl_sync(SL_FULL, job.bucket, src[0])};
+    op(src[0], s, first[0]);
+#pragma unroll
+    for (int j = 0; j + 1 < SL_PREFETCH; j++) {
+      src[j] = src[j + 1];
+      first[j] = first[j + 1];
+    }
+    sl_take<coherent>(t, queue, job.bucket, src[SL_PREFETCH - 1], first[SL_PREFETCH - 1]);
+  }
 }
 
 __device__ __forceinline__ bool sl_is_sentinel(wm_key k) {
@@ -402,11 +438,8 @@ extern "C" __global__ void slab_insert(sl_view t, wm_bulk b) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
     const sl_word vw = active ? (sl_word)b.values[i] : 0;
     u32 status = 0;
-    sl_work_queue(active, [&](int src) {
-      sl_word kw;
-      u32 bucket;
-      sl_source(t, active, k, src, kw, bucket);
-      const u32 st = sl_insert(t, a, bucket, kw, sl_shfl(vw, src), b.assign != 0, src);
+    sl_work_queue<true>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
+      const u32 st = sl_insert(t, a, s.bucket, first, s.kw, sl_shfl(vw, src), b.assign != 0, src);
       if ((int)sl_lane() == src) status = st;
     });
     if (active) {
@@ -426,11 +459,9 @@ extern "C" __global__ void slab_find(sl_view t, wm_bulk b) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
     sl_word value = 0;
     bool found = false;
-    sl_work_queue(active, [&](int src) {
-      sl_word kw, v;
-      u32 bucket;
-      sl_source(t, active, k, src, kw, bucket);
-      const bool f = sl_search<false>(t, bucket, kw, v);
+    sl_work_queue<false>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
+      sl_word v;
+      const bool f = sl_search<false>(t, first, s.kw, v);
       if ((int)sl_lane() == src) {
         found = f;
         value = v;
@@ -448,11 +479,8 @@ extern "C" __global__ void slab_erase(sl_view t, wm_bulk b) {
   long long removed = 0;
   sl_for_each_round(b.n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
-    sl_work_queue(active, [&](int src) {
-      sl_word kw;
-      u32 bucket;
-      sl_source(t, active, k, src, kw, bucket);
-      const u32 r = sl_delete(t, bucket, kw);
+    sl_work_queue<true>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
+      const u32 r = sl_delete(t, s.bucket, first, s.kw);
       if ((int)sl_lane() == src) removed += r;
     });
   });
@@ -473,24 +501,21 @@ extern "C" __global__ void slab_mixed(sl_view t, wm_bulk b) {
     u32 status = 0, removed = 0;
     sl_word value = 0;
     bool found = false;
-    sl_work_queue(known, [&](int src) {
-      sl_word kw;
-      u32 bucket;
-      sl_source(t, known, k, src, kw, bucket);
+    sl_work_queue<true>(t, known, sl_job_of(t, known, k), [&](int src, sl_job s, sl_word first) {
       const u32 src_op = __shfl_sync(SL_FULL, op, src);
       const bool me = (int)sl_lane() == src;
       if (src_op == WM_OP_INSERT) {
-        const u32 st = sl_insert(t, a, bucket, kw, sl_shfl(vw, src), b.assign != 0, src);
+        const u32 st = sl_insert(t, a, s.bucket, first, s.kw, sl_shfl(vw, src), b.assign != 0, src);
         if (me) status = st;
       } else if (src_op == WM_OP_FIND) {
         sl_word v;
-        const bool f = sl_search<true>(t, bucket, kw, v);
+        const bool f = sl_search<true>(t, first, s.kw, v);
         if (me) {
           found = f;
           value = v;
         }
       } else {
-        const u32 r = sl_delete(t, bucket, kw);
+        const u32 r = sl_delete(t, s.bucket, first, s.kw);
         if (me) removed = r;
       }
     });
@@ -518,11 +543,8 @@ extern "C" __global__ void slab_count(sl_view t, wm_bulk b) {
   sl_for_each_round(b.n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
     u32 count = 0;
-    sl_work_queue(active, [&](int src) {
-      sl_word kw;
-      u32 bucket;
-      sl_source(t, active, k, src, kw, bucket);
-      const u32 c = sl_search_all(t, bucket, kw, [](sl_word, u32) {});
+    sl_work_queue<false>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
+      const u32 c = sl_search_all(t, first, s.kw, [](sl_word, u32) {});
       if ((int)sl_lane() == src) count = c;
     });
     if (active) b.status[i] = count;
@@ -535,13 +557,10 @@ extern "C" __global__ void slab_find_all(sl_view t, wm_bulk b) {
   sl_for_each_round(b.n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
     const u64 start = active ? b.counter[i] : 0, end = active ? b.counter[i + 1] : 0;
-    sl_work_queue(active, [&](int src) {
-      sl_word kw;
-      u32 bucket;
-      sl_source(t, active, k, src, kw, bucket);
-      const u64 s = __shfl_sync(SL_FULL, start, src), e = __shfl_sync(SL_FULL, end, src);
-      sl_search_all(t, bucket, kw, [&](sl_word v, u32 rank) {
-        if (s + rank < e) b.out[s + rank] = (wm_value)v;
+    sl_work_queue<false>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
+      const u64 from = __shfl_sync(SL_FULL, start, src), to = __shfl_sync(SL_FULL, end, src);
+      sl_search_all(t, first, s.kw, [&](sl_word v, u32 rank) {
+        if (from + rank < to) b.out[from + rank] = (wm_value)v;
       });
     });
   });
@@ -636,10 +655,10 @@ extern "C" __global__ void slab_alloc(sl_view t, wm_bulk b) {
   sl_alloc_init(a);
   sl_for_each_round(b.n, [&](u64 i, bool active) {
     u32 mine = SL_NULL;
-    sl_work_queue(active, [&](int src) {
+    for (u32 queue = __ballot_sync(SL_FULL, active); queue != 0u; queue &= queue - 1u) {
       const u32 addr = sl_allocate(t, a);
-      if ((int)sl_lane() == src) mine = addr;
-    });
+      if ((int)sl_lane() == __ffs(queue) - 1) mine = addr;
+    }
     if (active) b.status[i] = mine;
   });
   wm_add_count(t.alloc_meta, a.net);

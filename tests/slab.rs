@@ -79,8 +79,13 @@ fn budget_exhausted<K: Key, V: Value>() {
     let (keys, fresh) = keys.split_at(n);
     let values: Vec<V> = keys.iter().map(|&k| value_for(k, 0)).collect();
     let mut st = vec![InsertStatus(0xdead_beef); n];
+    let capacity = t.capacity(); // the base slabs and 4 super blocks, once grown
     let failed = t.insert_with_status(keys, &values, &mut st).unwrap();
-    assert!(failed >= 20_000, "only {failed} keys refused");
+    assert!(
+        failed >= n - (5 + 4 * 1024) * PAIRS_PER_SLAB,
+        "only {failed} keys refused"
+    );
+    assert!(t.capacity() > capacity && t.capacity() == (5 + 4 * 1024) * PAIRS_PER_SLAB);
     assert_eq!(failed, st.iter().filter(|s| s.is_failure()).count());
     let mut oracle = HashMap::new();
     let mut lost = Vec::new();

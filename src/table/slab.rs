@@ -63,6 +63,8 @@ use std::sync::Arc;
 
 /// Pairs in a slab (lanes 0..29).
 pub const PAIRS_PER_SLAB: usize = 15;
+/// Base slabs a warp reads ahead by default ([`SlabConfig::read_ahead`]).
+pub const DEFAULT_READ_AHEAD: u32 = 4;
 /// Keys per base slab that [`SlabConfig::new`] sizes the buckets for (memory utilisation about
 /// 0.6 with 4-byte pairs).
 pub const DEFAULT_KEYS_PER_BUCKET: usize = 10;
@@ -89,6 +91,10 @@ pub struct SlabConfig {
     /// Hashed changes of a warp's resident memory block before its allocation scans every
     /// block ([`slab_alloc::DEFAULT_RESIDENT_PROBES`] by default).
     pub max_probes: Option<u32>,
+    /// Base slabs a warp reads ahead of the operation it runs (1 to 16; 1 is the paper's one
+    /// slab at a time). Default [`DEFAULT_READ_AHEAD`], or the environment's
+    /// `WARPMAP_SLAB_READ_AHEAD` (for measurements).
+    pub read_ahead: u32,
     /// Duplicates kept (the multimap); set by [`SlabMultiMap`].
     pub(crate) multimap: bool,
 }
@@ -107,8 +113,17 @@ impl SlabConfig {
             seed: DEFAULT_SEED,
             hash: HashFunction::default(),
             max_probes: None,
+            read_ahead: std::env::var("WARPMAP_SLAB_READ_AHEAD")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(DEFAULT_READ_AHEAD),
             multimap: false,
         }
+    }
+    /// Sets the base slabs a warp reads ahead (1 to 16).
+    pub fn read_ahead(mut self, n: u32) -> Self {
+        self.read_ahead = n;
+        self
     }
     /// Sets the number of base slabs (buckets).
     pub fn buckets(mut self, b: usize) -> Self {
@@ -167,10 +182,12 @@ pub fn kernel_source(
     value_bytes: usize,
     multimap: bool,
     hash: HashFunction,
+    read_ahead: u32,
 ) -> KernelSource {
     engine_source::<SlabView>("slab", SLAB, key_bytes, value_bytes)
         .define("SL_UNIQUE", u32::from(!multimap))
         .define("WM_HASH", hash.define())
+        .define("SL_PREFETCH", read_ahead)
 }
 
 /// Every specialisation (the compile test builds each).
@@ -180,7 +197,10 @@ pub fn all_kernel_sources() -> Vec<KernelSource> {
         for vb in [4, 8] {
             for multimap in [false, true] {
                 for h in HashFunction::ALL {
-                    v.push(kernel_source(kb, vb, multimap, h));
+                    v.push(kernel_source(kb, vb, multimap, h, DEFAULT_READ_AHEAD));
+                }
+                for r in [1, 8] {
+                    v.push(kernel_source(kb, vb, multimap, HashFunction::default(), r));
                 }
             }
         }
@@ -293,6 +313,12 @@ unsafe impl<K: Key, V: Value> Scheme for SlabScheme<K, V> {
         let memory_blocks = config
             .memory_blocks
             .unwrap_or_else(|| default_memory_blocks(config.capacity));
+        if memory_blocks == 0 || memory_blocks > slab_alloc::MAX_MEMORY_BLOCKS {
+            return Err(Error::invalid(format!(
+                "memory blocks per super block must be 1 to {}, not {memory_blocks}",
+                slab_alloc::MAX_MEMORY_BLOCKS
+            )));
+        }
         let super_block_slabs = memory_blocks as usize * slab_alloc::UNITS;
         let super_blocks = match config.super_blocks {
             Some(s) => s as usize,
@@ -314,7 +340,19 @@ unsafe impl<K: Key, V: Value> Scheme for SlabScheme<K, V> {
         let mut base = gpu.alloc::<u8>(base_bytes)?;
         gpu.fill_bytes(&mut base, 0xff)?;
         let pool = SlabPool::new(gpu, slab_bytes, memory_blocks, super_blocks, budget)?;
-        let source = kernel_source(K::BYTES, V::BYTES, config.multimap, config.hash);
+        if !(1..=16).contains(&config.read_ahead) {
+            return Err(Error::invalid(format!(
+                "read_ahead must be 1 to 16, not {}",
+                config.read_ahead
+            )));
+        }
+        let source = kernel_source(
+            K::BYTES,
+            V::BYTES,
+            config.multimap,
+            config.hash,
+            config.read_ahead,
+        );
         let scheme = SlabScheme {
             config,
             buckets: buckets as u32,
