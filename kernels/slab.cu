@@ -37,6 +37,13 @@
 // host grows the pool by adding super blocks: src/table/slab_alloc.rs). Free slabs are kept all
 // ones (the empty slab), so a new slab is linked without writing it first.
 //
+// Beyond the paper, for speed (bench/NOTES.md has the measurements): (1) the work queue reads the
+// base slabs of the next sources ahead (SL_PREFETCH), so a warp has several reads in flight;
+// (2) an insert's pair CAS into its base slab, and a delete's tombstone CAS, are issued without
+// waiting and checked after the warp's other operations (the fast step); only operations that
+// must walk a list, or whose CAS lost, take the paper's step-by-step path (the slow step);
+// (3) the unique table reads a slab in halves, 16 lanes first (SL_HALVES below).
+//
 // Every key value is insertable: a user key equal to a sentinel word (empty or tombstone) is
 // stored in bucket B (empty) or B + 1 (tombstone) under the proxy word 0, so it has a slab list
 // of its own (duplicates included) and the same code serves it.
@@ -136,24 +143,60 @@ __device__ __forceinline__ sl_word sl_read(const sl_word* slab) {
   return coherent ? __ldcg(slab + sl_lane()) : slab[sl_lane()];
 }
 
-// Places the pair (key, value) in slot `lane` (a key lane) of `slab`, if that slot still holds
-// (seen_key, seen_value): one CAS over both words.
-__device__ __forceinline__ bool sl_cas_pair(sl_word* slab, u32 lane, sl_word seen_key, sl_word seen_value, sl_word key,
-                                            sl_word value) {
+// Beyond the paper: in the unique table a list's empty slots are a suffix of it (a slot is
+// filled at the first empty one and never emptied: deletes leave tombstones until FLUSH), so an
+// empty key slot ends every search. A slab is therefore read in halves: first lanes 0..15 (pairs
+// 0..7: two 32-byte sectors of a 128-byte slab instead of four), where a key or an empty slot
+// settles most operations at the utilisations the table is run at; the other lanes hold
+// SL_TOMBSTONE, which matches nothing, until sl_complete reads them. The multimap (whose
+// DELETEALL empties slots anywhere) reads whole slabs.
+#define SL_HALVES SL_UNIQUE
+
+template <bool coherent>
+__device__ __forceinline__ sl_word sl_read_first(const sl_word* slab) {
+  if (!SL_HALVES || sl_lane() < 16u) return sl_read<coherent>(slab);
+  return SL_TOMBSTONE;
+}
+template <bool coherent>
+__device__ __forceinline__ sl_word sl_complete(const sl_word* slab, sl_word w) {
+  return SL_HALVES && sl_lane() >= 16u ? sl_read<coherent>(slab) : w;
+}
+
+// A pair CAS that has been issued: its old contents arrive while the warp goes on, so a warp
+// can have the CASes of many operations in flight (sl_insert_fast) and check them afterwards.
 #if SL_WORD_BYTES == 4
-  sl_pair* at = reinterpret_cast<sl_pair*>(slab + lane);
-  const sl_pair cmp = (u64)seen_key | ((u64)seen_value << 32);
-  return atomicCAS(at, cmp, (u64)key | ((u64)value << 32)) == cmp;
+struct sl_cas {
+  u64 old, expected;
+  __device__ __forceinline__ bool succeeded() const { return old == expected; }
+};
 #elif WM_HAS_CAS128
-  sl_pair* at = reinterpret_cast<sl_pair*>(slab + lane);
-  const sl_pair old = wm_cas128(at, make_ulonglong2(seen_key, seen_value), make_ulonglong2(key, value));
-  return old.x == seen_key && old.y == seen_value;
+struct sl_cas {
+  ulonglong2 old, expected;
+  __device__ __forceinline__ bool succeeded() const { return old.x == expected.x && old.y == expected.y; }
+};
+#else
+struct sl_cas {
+  u64 old, expected;  // of the key word only (below)
+  __device__ __forceinline__ bool succeeded() const { return old == expected; }
+};
+#endif
+
+// Places the pair (key, value) in slot `lane` (a key lane) of `slab` if that slot still holds
+// (seen_key, seen_value): one CAS over both words. Check the result with .succeeded().
+__device__ __forceinline__ sl_cas sl_cas_pair(sl_word* slab, u32 lane, sl_word seen_key, sl_word seen_value,
+                                              sl_word key, sl_word value) {
+#if SL_WORD_BYTES == 4
+  const u64 cmp = (u64)seen_key | ((u64)seen_value << 32);
+  return sl_cas{atomicCAS(reinterpret_cast<sl_pair*>(slab + lane), cmp, (u64)key | ((u64)value << 32)), cmp};
+#elif WM_HAS_CAS128
+  const ulonglong2 cmp = make_ulonglong2(seen_key, seen_value);
+  return sl_cas{wm_cas128(reinterpret_cast<sl_pair*>(slab + lane), cmp, make_ulonglong2(key, value)), cmp};
 #else
   // Before sm_90: claim the key word, then write the value (a concurrent search may see the key
   // with the slot's old value; mixed batches of 8-byte words are refused there by the host).
-  if (atomicCAS(reinterpret_cast<unsigned long long*>(slab + lane), seen_key, key) != seen_key) return false;
-  atomicExch(reinterpret_cast<unsigned long long*>(slab + lane + 1), value);
-  return true;
+  const u64 old = atomicCAS(reinterpret_cast<unsigned long long*>(slab + lane), seen_key, key);
+  if (old == seen_key) atomicExch(reinterpret_cast<unsigned long long*>(slab + lane + 1), value);
+  return sl_cas{old, seen_key};
 #endif
 }
 
@@ -247,33 +290,50 @@ __device__ __forceinline__ void sl_free(const sl_view& t, u32 addr, sl_alloc& a)
 
 // ---------------------------------------------------------------------------------------------
 // The operations, one source lane's at a time (all lanes call them with the source's key word
-// and bucket). `first` is this lane's word of the bucket's base slab, read ahead by the work
-// queue (sl_work_queue); later slabs are read as the list is walked. A word read ahead may be
-// stale by the operations of the warp's earlier sources: a CAS then fails and the slab is read
-// again, and a search or delete takes effect at the moment of that read.
+// and bucket). `first` is this lane's word of the bucket's base slab (sl_read_first), read ahead
+// by the work queue; later slabs are read as the list is walked. A word read ahead may be stale
+// by the operations of the warp's earlier sources: a CAS then fails and the slab is read again,
+// and a search or delete takes effect at the moment of that read.
+
+// Whether the (possibly half) slab `w` has an empty key slot: in the unique table, the end of
+// the list.
+__device__ __forceinline__ bool sl_has_empty(sl_word w) {
+  return (__ballot_sync(SL_FULL, w == SL_EMPTY) & SL_KEY_LANES) != 0u;
+}
 
 // SEARCH: the value of the first copy of `kw` in `bucket`'s list. Returns whether found; the
 // value is in every lane.
 template <bool coherent>
-__device__ __forceinline__ bool sl_search(const sl_view& t, sl_word first, sl_word kw, sl_word& value) {
+__device__ __forceinline__ bool sl_search(const sl_view& t, u32 bucket, sl_word first, sl_word kw, sl_word& value) {
+  const sl_word* slab = sl_base_slab(t, bucket);
   sl_word w = first;
+  bool half = SL_HALVES;
   for (;;) {
     const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
     if (hit != 0u) {
       value = sl_shfl(w, __ffs(hit));  // the lane after the key's
       return true;
     }
+    if (SL_HALVES && sl_has_empty(w)) return false;
+    if (half) {
+      w = sl_complete<coherent>(slab, w);
+      half = false;
+      continue;
+    }
     const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
     if (next == SL_NULL) return false;
-    w = sl_read<coherent>(sl_pool_slab(t, next));
+    slab = sl_pool_slab(t, next);
+    w = sl_read_first<coherent>(slab);
+    half = SL_HALVES;
   }
 }
 
 // SEARCHALL: every copy of `kw`; `emit(value, rank)` for each (rank: 0, 1, ... in list order).
 // Returns the number of copies.
 template <typename Emit>
-__device__ __forceinline__ u32 sl_search_all(const sl_view& t, sl_word first, sl_word kw, Emit emit) {
-  sl_word w = first;
+__device__ __forceinline__ u32 sl_search_all(const sl_view& t, u32 bucket, sl_word first, sl_word kw, Emit emit) {
+  const sl_word* slab = sl_base_slab(t, bucket);
+  sl_word w = sl_complete<false>(slab, first);
   u32 count = 0;
   for (;;) {
     const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
@@ -282,17 +342,59 @@ __device__ __forceinline__ u32 sl_search_all(const sl_view& t, sl_word first, sl
     count += __popc(hit);
     const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
     if (next == SL_NULL) return count;
-    w = sl_read<false>(sl_pool_slab(t, next));
+    slab = sl_pool_slab(t, next);
+    w = sl_read<false>(slab);
   }
 }
 
-// REPLACE (unique) or INSERT (multimap) of (kw, vw) by source lane `src`. Returns the status.
-// `assign`: REPLACE gives a present key the new value (else it keeps its own).
-__device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 bucket, sl_word first, sl_word kw,
-                                         sl_word vw, bool assign, int src) {
+// What a source lane's operation is waiting for after its fast step (sl_insert_fast,
+// sl_delete_fast): nothing, the CAS it issued, or the walk of the list (the slow step).
+#define SL_DONE 0u
+#define SL_PENDING 1u
+#define SL_SLOW 2u
+
+// An insert's fast step, on the base slab read ahead: a present key is updated, or the pair's
+// CAS into the first empty slot is issued and checked later (sl_settle), so a warp has the CASes
+// of all its operations in flight instead of waiting for each (beyond the paper). Anything else
+// (a full base slab, or its first half) is left to the slow step (sl_insert). Sets, in the
+// source lane: `state`, and `status` where done.
+__device__ __forceinline__ void sl_insert_fast(const sl_view& t, u32 bucket, sl_word first, sl_word kw, sl_word vw,
+                                               bool assign, int src, u32& state, u32& status, sl_cas& cas) {
   const bool me = (int)sl_lane() == src;
   sl_word* slab = sl_base_slab(t, bucket);
-  sl_word w = first;
+#if SL_UNIQUE
+  const u32 hit = __ballot_sync(SL_FULL, first == kw) & SL_KEY_LANES;
+  if (hit != 0u) {
+    if (me) {
+      if (assign) sl_exch_word(slab + __ffs(hit), vw);
+      status = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
+      state = SL_DONE;
+    }
+    return;
+  }
+#endif
+  const u32 empty = __ballot_sync(SL_FULL, first == SL_EMPTY) & SL_KEY_LANES;
+  if (empty != 0u) {
+    const int dest = __ffs(empty) - 1;
+    const sl_word seen_value = sl_shfl(first, dest + 1);
+    if (me) {
+      cas = sl_cas_pair(slab, dest, SL_EMPTY, seen_value, kw, vw);
+      state = SL_PENDING;
+    }
+    return;
+  }
+  if (me) state = SL_SLOW;
+}
+
+// REPLACE (unique) or INSERT (multimap) of (kw, vw) by source lane `src`, walking the list.
+// Returns the status. `assign`: REPLACE gives a present key the new value (else it keeps its
+// own).
+__device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 bucket, sl_word kw, sl_word vw,
+                                         bool assign, int src) {
+  const bool me = (int)sl_lane() == src;
+  sl_word* slab = sl_base_slab(t, bucket);
+  sl_word w = sl_read_first<true>(slab);
+  bool half = SL_HALVES;
   for (;;) {
 #if SL_UNIQUE
     const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
@@ -306,9 +408,15 @@ __device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 buck
       const int dest = __ffs(empty) - 1;
       const sl_word seen_value = sl_shfl(w, dest + 1);
       bool placed = false;
-      if (me) placed = sl_cas_pair(slab, dest, SL_EMPTY, seen_value, kw, vw);
+      if (me) placed = sl_cas_pair(slab, dest, SL_EMPTY, seen_value, kw, vw).succeeded();
       if (__shfl_sync(SL_FULL, placed, src)) return WM_STATUS_OK;
-      w = sl_read<true>(slab);  // another warp took the slot: read the slab again
+      w = sl_read_first<true>(slab);  // another warp took the slot: read the slab again
+      half = SL_HALVES;
+      continue;
+    }
+    if (half) {
+      w = sl_complete<true>(slab, w);
+      half = false;
       continue;
     }
     const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
@@ -327,15 +435,45 @@ __device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 buck
     } else {
       slab = sl_pool_slab(t, next);
     }
-    w = sl_read<true>(slab);
+    w = sl_read_first<true>(slab);
+    half = SL_HALVES;
   }
 }
 
+// A DELETE's fast step (unique table), on the base slab read ahead: the key's tombstone CAS is
+// issued and checked later (sl_settle), or an empty slot before the key proves it absent;
+// anything else is left to the slow step (sl_delete). The multimap's DELETEALL always walks.
+__device__ __forceinline__ void sl_delete_fast(const sl_view& t, u32 bucket, sl_word first, sl_word kw, int src,
+                                               u32& state, sl_word& old) {
+  const bool me = (int)sl_lane() == src;
+#if SL_UNIQUE
+  const u32 hit = __ballot_sync(SL_FULL, first == kw) & SL_KEY_LANES;
+  if (hit != 0u) {
+    const int dest = __ffs(hit) - 1;
+    if (me) {
+      old = sl_cas_word(sl_base_slab(t, bucket) + dest, kw, SL_TOMBSTONE);  // checked in sl_settle
+      state = SL_PENDING;
+    }
+    return;
+  }
+  if (sl_has_empty(first)) {
+    if (me) {
+      old = SL_EMPTY;  // absent
+      state = SL_DONE;
+    }
+    return;
+  }
+#endif
+  if (me) state = SL_SLOW;
+}
+
 // DELETE (unique: the first copy becomes a tombstone) or DELETEALL (multimap: every copy becomes
-// empty). Returns the number of copies this call removed.
-__device__ __forceinline__ u32 sl_delete(const sl_view& t, u32 bucket, sl_word first, sl_word kw) {
+// empty), walking the list. Returns the number of copies this call removed.
+__device__ __forceinline__ u32 sl_delete(const sl_view& t, u32 bucket, sl_word kw) {
   sl_word* slab = sl_base_slab(t, bucket);
-  sl_word w = first;
+  sl_word w = sl_read_first<true>(slab);
+  bool half = SL_HALVES;
+  (void)half;  // the multimap reads whole slabs
   u32 removed = 0;
   for (;;) {
     const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
@@ -345,7 +483,14 @@ __device__ __forceinline__ u32 sl_delete(const sl_view& t, u32 bucket, sl_word f
       bool done = false;
       if ((int)sl_lane() == dest) done = sl_cas_word(slab + dest, kw, SL_TOMBSTONE) == kw;
       if (__shfl_sync(SL_FULL, done, dest)) return 1;
-      w = sl_read<true>(slab);  // changed under us: read the slab again
+      w = sl_read_first<true>(slab);  // changed under us: read the slab again
+      half = SL_HALVES;
+      continue;
+    }
+    if (sl_has_empty(w)) return 0;
+    if (half) {
+      w = sl_complete<true>(slab, w);
+      half = false;
       continue;
     }
 #else
@@ -356,7 +501,8 @@ __device__ __forceinline__ u32 sl_delete(const sl_view& t, u32 bucket, sl_word f
     const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
     if (next == SL_NULL) return removed;
     slab = sl_pool_slab(t, next);
-    w = sl_read<true>(slab);
+    w = sl_read_first<true>(slab);
+    half = SL_HALVES;
   }
 }
 
@@ -386,6 +532,11 @@ __device__ __forceinline__ sl_job sl_job_of(const sl_view& t, bool active, wm_ke
   return j;
 }
 
+// Source lane `src`'s job, in every lane.
+__device__ __forceinline__ sl_job sl_job_from(sl_job j, int src) {
+  return sl_job{sl_shfl(j.kw, src), __shfl_sync(SL_FULL, j.bucket, src)};
+}
+
 // Base slabs read ahead by the work queue (SL_PREFETCH from the host; 1: none).
 #ifndef SL_PREFETCH
 #error "SL_PREFETCH must be defined (base slabs read ahead, 1 to 16: src/table/slab.rs read_ahead)"
@@ -398,7 +549,7 @@ __device__ __forceinline__ void sl_take(const sl_view& t, u32& queue, u32 bucket
   src = queue != 0u ? __ffs(queue) - 1 : -1;
   queue &= queue - 1u;
   const u32 b = __shfl_sync(SL_FULL, bucket, src < 0 ? 0 : src);
-  first = src < 0 ? (sl_word)0 : sl_read<coherent>(sl_base_slab(t, b));
+  first = src < 0 ? (sl_word)0 : sl_read_first<coherent>(sl_base_slab(t, b));
 }
 
 // The work queue (§IV-A): calls op(src, source's job, first) for each lane src whose
@@ -414,8 +565,7 @@ __device__ __forceinline__ void sl_work_queue(const sl_view& t, bool has_work, s
 #pragma unroll
   for (int j = 0; j < SL_PREFETCH; j++) sl_take<coherent>(t, queue, job.bucket, src[j], first[j]);
   while (src[0] >= 0) {
-    const sl_job s{sl_shfl(job.kw, src[0]), __shfl_sync(SL_FULL, job.bucket, src[0])};
-    op(src[0], s, first[0]);
+    op(src[0], sl_job_from(job, src[0]), first[0]);
 #pragma unroll
     for (int j = 0; j + 1 < SL_PREFETCH; j++) {
       src[j] = src[j + 1];
@@ -430,23 +580,66 @@ __device__ __forceinline__ bool sl_is_sentinel(wm_key k) {
   return w == SL_EMPTY || w == SL_TOMBSTONE;
 }
 
+// Calls slow(src, source's job) for each lane whose `state` is SL_SLOW, in lane order.
+template <typename F>
+__device__ __forceinline__ void sl_slow_steps(u32 state, sl_job job, F slow) {
+  for (u32 q = __ballot_sync(SL_FULL, state == SL_SLOW); q != 0u; q &= q - 1u) {
+    const int src = __ffs(q) - 1;
+    slow(src, sl_job_from(job, src));
+  }
+}
+
+// The end of an insert's fast step: its CAS succeeded (OK) or it takes the slow step.
+__device__ __forceinline__ void sl_settle_insert(u32& state, u32& status, const sl_cas& cas) {
+  if (state != SL_PENDING) return;
+  if (cas.succeeded()) {
+    status = WM_STATUS_OK;
+    state = SL_DONE;
+  } else {
+    state = SL_SLOW;
+  }
+}
+
+// The end of a delete's fast step: its tombstone CAS met the key (removed) or it walks.
+__device__ __forceinline__ void sl_settle_delete(u32& state, u32& removed, sl_word old, sl_word kw) {
+  if (state != SL_PENDING) return;
+  if (old == kw) {
+    removed = 1;
+    state = SL_DONE;
+  } else {
+    state = SL_SLOW;
+  }
+}
+
+// Counts an insert's outcome and marks keys stored on their sentinel lists.
+__device__ __forceinline__ void sl_insert_result(wm_key k, u32& status, long long& inserted, long long& failed) {
+  if (sl_is_sentinel(k) && (status & WM_STATUS_FAILURE_MASK) == 0u) status |= WM_STATUS_SENTINEL_KEY;
+  if (status & WM_STATUS_FAILURE_MASK) failed++;
+  else if ((status & (WM_STATUS_UPDATED | WM_STATUS_PRESENT)) == 0u) inserted++;
+}
+
 extern "C" __global__ void slab_insert(sl_view t, wm_bulk b) {
   sl_alloc a;
   sl_alloc_init(a);
   long long inserted = 0, failed = 0;
+  const bool assign = b.assign != 0;
   sl_for_each_round(b.n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
     const sl_word vw = active ? (sl_word)b.values[i] : 0;
-    u32 status = 0;
-    sl_work_queue<true>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
-      const u32 st = sl_insert(t, a, s.bucket, first, s.kw, sl_shfl(vw, src), b.assign != 0, src);
+    const sl_job job = sl_job_of(t, active, k);
+    u32 state = SL_DONE, status = 0;
+    sl_cas cas;
+    sl_work_queue<true>(t, active, job, [&](int src, sl_job s, sl_word first) {
+      sl_insert_fast(t, s.bucket, first, s.kw, sl_shfl(vw, src), assign, src, state, status, cas);
+    });
+    sl_settle_insert(state, status, cas);
+    sl_slow_steps(state, job, [&](int src, sl_job s) {
+      const u32 st = sl_insert(t, a, s.bucket, s.kw, sl_shfl(vw, src), assign, src);
       if ((int)sl_lane() == src) status = st;
     });
     if (active) {
-      if (sl_is_sentinel(k) && (status & WM_STATUS_FAILURE_MASK) == 0u) status |= WM_STATUS_SENTINEL_KEY;
+      sl_insert_result(k, status, inserted, failed);
       if (b.status != nullptr) b.status[i] = status;
-      if (status & WM_STATUS_FAILURE_MASK) failed++;
-      else if ((status & (WM_STATUS_UPDATED | WM_STATUS_PRESENT)) == 0u) inserted++;
     }
   });
   wm_add_count(t.meta, inserted);
@@ -461,7 +654,7 @@ extern "C" __global__ void slab_find(sl_view t, wm_bulk b) {
     bool found = false;
     sl_work_queue<false>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
       sl_word v;
-      const bool f = sl_search<false>(t, first, s.kw, v);
+      const bool f = sl_search<false>(t, s.bucket, first, s.kw, v);
       if ((int)sl_lane() == src) {
         found = f;
         value = v;
@@ -476,15 +669,23 @@ extern "C" __global__ void slab_find(sl_view t, wm_bulk b) {
 
 // DELETE (unique) or DELETEALL (multimap) of each key.
 extern "C" __global__ void slab_erase(sl_view t, wm_bulk b) {
-  long long removed = 0;
+  long long removed_total = 0;
   sl_for_each_round(b.n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
-    sl_work_queue<true>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
-      const u32 r = sl_delete(t, s.bucket, first, s.kw);
-      if ((int)sl_lane() == src) removed += r;
+    const sl_job job = sl_job_of(t, active, k);
+    u32 state = SL_DONE, removed = 0;
+    sl_word old = 0;
+    sl_work_queue<true>(t, active, job, [&](int src, sl_job s, sl_word first) {
+      sl_delete_fast(t, s.bucket, first, s.kw, src, state, old);
     });
+    sl_settle_delete(state, removed, old, job.kw);
+    sl_slow_steps(state, job, [&](int src, sl_job s) {
+      const u32 r = sl_delete(t, s.bucket, s.kw);
+      if ((int)sl_lane() == src) removed = r;
+    });
+    removed_total += removed;
   });
-  wm_add_count(t.meta, -removed);
+  wm_add_count(t.meta, -removed_total);
 }
 
 // Insert (REPLACE / INSERT), search and delete in one concurrent batch: each source lane's
@@ -493,38 +694,48 @@ extern "C" __global__ void slab_mixed(sl_view t, wm_bulk b) {
   sl_alloc a;
   sl_alloc_init(a);
   long long inserted = 0, failed = 0;
+  const bool assign = b.assign != 0;
   sl_for_each_round(b.n, [&](u64 i, bool active) {
     const u32 op = active ? b.ops[i] : 255u;
     const bool known = op == WM_OP_INSERT || op == WM_OP_FIND || op == WM_OP_ERASE;
     const wm_key k = known ? b.keys[i] : wm_key(0);
     const sl_word vw = op == WM_OP_INSERT ? (sl_word)b.values[i] : 0;
-    u32 status = 0, removed = 0;
-    sl_word value = 0;
+    const sl_job job = sl_job_of(t, known, k);
+    u32 state = SL_DONE, status = 0, removed = 0;
+    sl_cas cas;
+    sl_word value = 0, old = 0;
     bool found = false;
-    sl_work_queue<true>(t, known, sl_job_of(t, known, k), [&](int src, sl_job s, sl_word first) {
+    sl_work_queue<true>(t, known, job, [&](int src, sl_job s, sl_word first) {
       const u32 src_op = __shfl_sync(SL_FULL, op, src);
-      const bool me = (int)sl_lane() == src;
       if (src_op == WM_OP_INSERT) {
-        const u32 st = sl_insert(t, a, s.bucket, first, s.kw, sl_shfl(vw, src), b.assign != 0, src);
-        if (me) status = st;
+        sl_insert_fast(t, s.bucket, first, s.kw, sl_shfl(vw, src), assign, src, state, status, cas);
       } else if (src_op == WM_OP_FIND) {
         sl_word v;
-        const bool f = sl_search<true>(t, first, s.kw, v);
-        if (me) {
+        const bool f = sl_search<true>(t, s.bucket, first, s.kw, v);
+        if ((int)sl_lane() == src) {
           found = f;
           value = v;
         }
       } else {
-        const u32 r = sl_delete(t, s.bucket, first, s.kw);
+        sl_delete_fast(t, s.bucket, first, s.kw, src, state, old);
+      }
+    });
+    if (op == WM_OP_INSERT) sl_settle_insert(state, status, cas);
+    if (op == WM_OP_ERASE) sl_settle_delete(state, removed, old, job.kw);
+    sl_slow_steps(state, job, [&](int src, sl_job s) {
+      const bool me = (int)sl_lane() == src;
+      if (__shfl_sync(SL_FULL, op, src) == WM_OP_INSERT) {
+        const u32 st = sl_insert(t, a, s.bucket, s.kw, sl_shfl(vw, src), assign, src);
+        if (me) status = st;
+      } else {
+        const u32 r = sl_delete(t, s.bucket, s.kw);
         if (me) removed = r;
       }
     });
     if (!known) return;
     if (op == WM_OP_INSERT) {
-      if (sl_is_sentinel(k) && (status & WM_STATUS_FAILURE_MASK) == 0u) status |= WM_STATUS_SENTINEL_KEY;
+      sl_insert_result(k, status, inserted, failed);
       b.status[i] = status;
-      if (status & WM_STATUS_FAILURE_MASK) failed++;
-      else if ((status & (WM_STATUS_UPDATED | WM_STATUS_PRESENT)) == 0u) inserted++;
     } else if (op == WM_OP_FIND) {
       if (found) b.out[i] = (wm_value)value;
       b.found[i] = found ? 1 : 0;
@@ -544,7 +755,7 @@ extern "C" __global__ void slab_count(sl_view t, wm_bulk b) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
     u32 count = 0;
     sl_work_queue<false>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
-      const u32 c = sl_search_all(t, first, s.kw, [](sl_word, u32) {});
+      const u32 c = sl_search_all(t, s.bucket, first, s.kw, [](sl_word, u32) {});
       if ((int)sl_lane() == src) count = c;
     });
     if (active) b.status[i] = count;
@@ -559,7 +770,7 @@ extern "C" __global__ void slab_find_all(sl_view t, wm_bulk b) {
     const u64 start = active ? b.counter[i] : 0, end = active ? b.counter[i + 1] : 0;
     sl_work_queue<false>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
       const u64 from = __shfl_sync(SL_FULL, start, src), to = __shfl_sync(SL_FULL, end, src);
-      sl_search_all(t, first, s.kw, [&](sl_word v, u32 rank) {
+      sl_search_all(t, s.bucket, first, s.kw, [&](sl_word v, u32 rank) {
         if (from + rank < to) b.out[from + rank] = (wm_value)v;
       });
     });
