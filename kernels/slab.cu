@@ -41,8 +41,7 @@
 // base slabs of the next sources ahead (SL_PREFETCH), so a warp has several reads in flight;
 // (2) an insert's pair CAS into its base slab, and a delete's tombstone CAS, are issued without
 // waiting and checked after the warp's other operations (the fast step); only operations that
-// must walk a list, or whose CAS lost, take the paper's step-by-step path (the slow step);
-// (3) the unique table reads a slab in halves, 16 lanes first (SL_HALVES below).
+// must walk a list, or whose CAS lost, take the paper's step-by-step path (the slow step).
 //
 // Every key value is insertable: a user key equal to a sentinel word (empty or tombstone) is
 // stored in bucket B (empty) or B + 1 (tombstone) under the proxy word 0, so it has a slab list
@@ -50,6 +49,9 @@
 
 #ifndef WM_ENGINE
 #error "slab.cu is a table module: built through src/table/engine/ (WM_ENGINE and its sizes)"
+#endif
+#ifndef SL_MIN_BLOCKS
+#error "SL_MIN_BLOCKS must be defined (0, or the insert kernels' blocks per multiprocessor)"
 #endif
 #ifndef SL_UNIQUE
 #error "SL_UNIQUE must be defined (1: unique keys, REPLACE/DELETE; 0: multimap, INSERT/DELETEALL)"
@@ -93,6 +95,8 @@ struct sl_view {
   u32 memory_blocks;        // N_M: memory blocks per super block
   u32 resident_probes;      // hashed resident changes before an allocation scans every block
   u64 seed;
+  float l2_keep;            // fraction of slab reads kept in L2 with priority (0: no hint)
+  u32 reserved;
 };
 WM_CHECK_VIEW(sl_view);
 
@@ -138,28 +142,19 @@ __device__ __forceinline__ void sl_place(const sl_view& t, wm_key k, sl_word& wo
 }
 
 // Loads this lane's word of a slab. `coherent`: from L2, for kernels in which other warps write.
+// Beyond the paper: the reads carry an L2 evict-last policy for a fraction of them (l2_keep,
+// from the host: about half the L2 over the base slabs' bytes), so that the streams of keys and
+// results do not push the slabs out and that share of the random slab reads hits L2.
 template <bool coherent>
-__device__ __forceinline__ sl_word sl_read(const sl_word* slab) {
-  return coherent ? __ldcg(slab + sl_lane()) : slab[sl_lane()];
-}
-
-// Beyond the paper: in the unique table a list's empty slots are a suffix of it (a slot is
-// filled at the first empty one and never emptied: deletes leave tombstones until FLUSH), so an
-// empty key slot ends every search. A slab is therefore read in halves: first lanes 0..15 (pairs
-// 0..7: two 32-byte sectors of a 128-byte slab instead of four), where a key or an empty slot
-// settles most operations at the utilisations the table is run at; the other lanes hold
-// SL_TOMBSTONE, which matches nothing, until sl_complete reads them. The multimap (whose
-// DELETEALL empties slots anywhere) reads whole slabs.
-#define SL_HALVES SL_UNIQUE
-
-template <bool coherent>
-__device__ __forceinline__ sl_word sl_read_first(const sl_word* slab) {
-  if (!SL_HALVES || sl_lane() < 16u) return sl_read<coherent>(slab);
-  return SL_TOMBSTONE;
-}
-template <bool coherent>
-__device__ __forceinline__ sl_word sl_complete(const sl_word* slab, sl_word w) {
-  return SL_HALVES && sl_lane() >= 16u ? sl_read<coherent>(slab) : w;
+__device__ __forceinline__ sl_word sl_read(const sl_view& t, const sl_word* slab) {
+  const sl_word* at = slab + sl_lane();
+  if (t.l2_keep <= 0.0f) return coherent ? __ldcg(at) : *at;
+  const u64 policy = wm_l2_keep_policy(t.l2_keep);
+#if SL_WORD_BYTES == 4
+  return coherent ? wm_ldcg_hint(at, policy) : wm_ld_hint(at, policy);
+#else
+  return coherent ? wm_ldcg_hint64(at, policy) : wm_ld_hint64(at, policy);
+#endif
 }
 
 // A pair CAS that has been issued: its old contents arrive while the warp goes on, so a warp
@@ -290,16 +285,10 @@ __device__ __forceinline__ void sl_free(const sl_view& t, u32 addr, sl_alloc& a)
 
 // ---------------------------------------------------------------------------------------------
 // The operations, one source lane's at a time (all lanes call them with the source's key word
-// and bucket). `first` is this lane's word of the bucket's base slab (sl_read_first), read ahead
+// and bucket). `first` is this lane's word of the bucket's base slab, read ahead
 // by the work queue; later slabs are read as the list is walked. A word read ahead may be stale
 // by the operations of the warp's earlier sources: a CAS then fails and the slab is read again,
 // and a search or delete takes effect at the moment of that read.
-
-// Whether the (possibly half) slab `w` has an empty key slot: in the unique table, the end of
-// the list.
-__device__ __forceinline__ bool sl_has_empty(sl_word w) {
-  return (__ballot_sync(SL_FULL, w == SL_EMPTY) & SL_KEY_LANES) != 0u;
-}
 
 // SEARCH: the value of the first copy of `kw` in `bucket`'s list. Returns whether found; the
 // value is in every lane.
@@ -307,24 +296,16 @@ template <bool coherent>
 __device__ __forceinline__ bool sl_search(const sl_view& t, u32 bucket, sl_word first, sl_word kw, sl_word& value) {
   const sl_word* slab = sl_base_slab(t, bucket);
   sl_word w = first;
-  bool half = SL_HALVES;
   for (;;) {
     const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
     if (hit != 0u) {
       value = sl_shfl(w, __ffs(hit));  // the lane after the key's
       return true;
     }
-    if (SL_HALVES && sl_has_empty(w)) return false;
-    if (half) {
-      w = sl_complete<coherent>(slab, w);
-      half = false;
-      continue;
-    }
     const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
     if (next == SL_NULL) return false;
     slab = sl_pool_slab(t, next);
-    w = sl_read_first<coherent>(slab);
-    half = SL_HALVES;
+    w = sl_read<coherent>(t, slab);
   }
 }
 
@@ -333,7 +314,7 @@ __device__ __forceinline__ bool sl_search(const sl_view& t, u32 bucket, sl_word 
 template <typename Emit>
 __device__ __forceinline__ u32 sl_search_all(const sl_view& t, u32 bucket, sl_word first, sl_word kw, Emit emit) {
   const sl_word* slab = sl_base_slab(t, bucket);
-  sl_word w = sl_complete<false>(slab, first);
+  sl_word w = first;
   u32 count = 0;
   for (;;) {
     const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
@@ -343,7 +324,7 @@ __device__ __forceinline__ u32 sl_search_all(const sl_view& t, u32 bucket, sl_wo
     const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
     if (next == SL_NULL) return count;
     slab = sl_pool_slab(t, next);
-    w = sl_read<false>(slab);
+    w = sl_read<false>(t, slab);
   }
 }
 
@@ -356,7 +337,7 @@ __device__ __forceinline__ u32 sl_search_all(const sl_view& t, u32 bucket, sl_wo
 // An insert's fast step, on the base slab read ahead: a present key is updated, or the pair's
 // CAS into the first empty slot is issued and checked later (sl_settle), so a warp has the CASes
 // of all its operations in flight instead of waiting for each (beyond the paper). Anything else
-// (a full base slab, or its first half) is left to the slow step (sl_insert). Sets, in the
+// (a full base slab) is left to the slow step (sl_insert). Sets, in the
 // source lane: `state`, and `status` where done.
 __device__ __forceinline__ void sl_insert_fast(const sl_view& t, u32 bucket, sl_word first, sl_word kw, sl_word vw,
                                                bool assign, int src, u32& state, u32& status, sl_cas& cas) {
@@ -393,8 +374,7 @@ __device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 buck
                                          bool assign, int src) {
   const bool me = (int)sl_lane() == src;
   sl_word* slab = sl_base_slab(t, bucket);
-  sl_word w = sl_read_first<true>(slab);
-  bool half = SL_HALVES;
+  sl_word w = sl_read<true>(t, slab);
   for (;;) {
 #if SL_UNIQUE
     const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
@@ -410,13 +390,7 @@ __device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 buck
       bool placed = false;
       if (me) placed = sl_cas_pair(slab, dest, SL_EMPTY, seen_value, kw, vw).succeeded();
       if (__shfl_sync(SL_FULL, placed, src)) return WM_STATUS_OK;
-      w = sl_read_first<true>(slab);  // another warp took the slot: read the slab again
-      half = SL_HALVES;
-      continue;
-    }
-    if (half) {
-      w = sl_complete<true>(slab, w);
-      half = false;
+      w = sl_read<true>(t, slab);  // another warp took the slot: read the slab again
       continue;
     }
     const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
@@ -435,14 +409,14 @@ __device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 buck
     } else {
       slab = sl_pool_slab(t, next);
     }
-    w = sl_read_first<true>(slab);
-    half = SL_HALVES;
+    w = sl_read<true>(t, slab);
   }
 }
 
 // A DELETE's fast step (unique table), on the base slab read ahead: the key's tombstone CAS is
-// issued and checked later (sl_settle), or an empty slot before the key proves it absent;
-// anything else is left to the slow step (sl_delete). The multimap's DELETEALL always walks.
+// issued and checked later (sl_settle), or a base slab that ends its list without the key proves
+// it absent; anything else is left to the slow step (sl_delete). The multimap's DELETEALL
+// always walks.
 __device__ __forceinline__ void sl_delete_fast(const sl_view& t, u32 bucket, sl_word first, sl_word kw, int src,
                                                u32& state, sl_word& old) {
   const bool me = (int)sl_lane() == src;
@@ -456,11 +430,8 @@ __device__ __forceinline__ void sl_delete_fast(const sl_view& t, u32 bucket, sl_
     }
     return;
   }
-  if (sl_has_empty(first)) {
-    if (me) {
-      old = SL_EMPTY;  // absent
-      state = SL_DONE;
-    }
+  if ((u32)sl_shfl(first, SL_ADDRESS_LANE) == SL_NULL) {
+    if (me) state = SL_DONE;  // absent: not in its only slab
     return;
   }
 #endif
@@ -471,9 +442,7 @@ __device__ __forceinline__ void sl_delete_fast(const sl_view& t, u32 bucket, sl_
 // empty), walking the list. Returns the number of copies this call removed.
 __device__ __forceinline__ u32 sl_delete(const sl_view& t, u32 bucket, sl_word kw) {
   sl_word* slab = sl_base_slab(t, bucket);
-  sl_word w = sl_read_first<true>(slab);
-  bool half = SL_HALVES;
-  (void)half;  // the multimap reads whole slabs
+  sl_word w = sl_read<true>(t, slab);
   u32 removed = 0;
   for (;;) {
     const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
@@ -483,14 +452,7 @@ __device__ __forceinline__ u32 sl_delete(const sl_view& t, u32 bucket, sl_word k
       bool done = false;
       if ((int)sl_lane() == dest) done = sl_cas_word(slab + dest, kw, SL_TOMBSTONE) == kw;
       if (__shfl_sync(SL_FULL, done, dest)) return 1;
-      w = sl_read_first<true>(slab);  // changed under us: read the slab again
-      half = SL_HALVES;
-      continue;
-    }
-    if (sl_has_empty(w)) return 0;
-    if (half) {
-      w = sl_complete<true>(slab, w);
-      half = false;
+      w = sl_read<true>(t, slab);  // changed under us: read the slab again
       continue;
     }
 #else
@@ -501,8 +463,7 @@ __device__ __forceinline__ u32 sl_delete(const sl_view& t, u32 bucket, sl_word k
     const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
     if (next == SL_NULL) return removed;
     slab = sl_pool_slab(t, next);
-    w = sl_read_first<true>(slab);
-    half = SL_HALVES;
+    w = sl_read<true>(t, slab);
   }
 }
 
@@ -549,7 +510,7 @@ __device__ __forceinline__ void sl_take(const sl_view& t, u32& queue, u32 bucket
   src = queue != 0u ? __ffs(queue) - 1 : -1;
   queue &= queue - 1u;
   const u32 b = __shfl_sync(SL_FULL, bucket, src < 0 ? 0 : src);
-  first = src < 0 ? (sl_word)0 : sl_read_first<coherent>(sl_base_slab(t, b));
+  first = src < 0 ? (sl_word)0 : sl_read<coherent>(t, sl_base_slab(t, b));
 }
 
 // The work queue (§IV-A): calls op(src, source's job, first) for each lane src whose
@@ -574,6 +535,14 @@ __device__ __forceinline__ void sl_work_queue(const sl_view& t, bool has_work, s
     sl_take<coherent>(t, queue, job.bucket, src[SL_PREFETCH - 1], first[SL_PREFETCH - 1]);
   }
 }
+
+// The insert and mixed kernels' occupancy: SL_MIN_BLOCKS (from the host; 0: the compiler's
+// choice) blocks per multiprocessor, which caps their registers.
+#if SL_MIN_BLOCKS > 0
+#define SL_BOUNDS __launch_bounds__(WM_BLOCK, SL_MIN_BLOCKS)
+#else
+#define SL_BOUNDS
+#endif
 
 __device__ __forceinline__ bool sl_is_sentinel(wm_key k) {
   const sl_word w = (sl_word)k;
@@ -618,7 +587,7 @@ __device__ __forceinline__ void sl_insert_result(wm_key k, u32& status, long lon
   else if ((status & (WM_STATUS_UPDATED | WM_STATUS_PRESENT)) == 0u) inserted++;
 }
 
-extern "C" __global__ void slab_insert(sl_view t, wm_bulk b) {
+extern "C" __global__ void SL_BOUNDS slab_insert(sl_view t, wm_bulk b) {
   sl_alloc a;
   sl_alloc_init(a);
   long long inserted = 0, failed = 0;
@@ -690,7 +659,7 @@ extern "C" __global__ void slab_erase(sl_view t, wm_bulk b) {
 
 // Insert (REPLACE / INSERT), search and delete in one concurrent batch: each source lane's
 // operation is shuffled to the warp with its key.
-extern "C" __global__ void slab_mixed(sl_view t, wm_bulk b) {
+extern "C" __global__ void SL_BOUNDS slab_mixed(sl_view t, wm_bulk b) {
   sl_alloc a;
   sl_alloc_init(a);
   long long inserted = 0, failed = 0;
@@ -789,7 +758,7 @@ extern "C" __global__ void slab_retrieve(sl_view t, wm_bulk b) {
   sl_for_each_bucket(t, [&](u32 bucket) {
     const sl_word* slab = sl_base_slab(t, bucket);
     for (;;) {
-      const sl_word w = sl_read<false>(slab);
+      const sl_word w = sl_read<false>(t, slab);
       const bool live = ((SL_KEY_LANES >> sl_lane()) & 1u) && w != SL_EMPTY && w != SL_TOMBSTONE;
       const sl_word v = sl_shfl(w, (sl_lane() + 1) & 31u);
       const u64 pos = wm_aggregated_inc(b.counter, live);

@@ -64,13 +64,13 @@ use std::sync::Arc;
 /// Pairs in a slab (lanes 0..29).
 pub const PAIRS_PER_SLAB: usize = 15;
 /// Base slabs a warp reads ahead by default ([`SlabConfig::read_ahead`]).
-pub const DEFAULT_READ_AHEAD: u32 = 4;
+pub const DEFAULT_READ_AHEAD: u32 = 1;
 /// Keys per base slab that [`SlabConfig::new`] sizes the buckets for (memory utilisation about
 /// 0.6 with 4-byte pairs).
 pub const DEFAULT_KEYS_PER_BUCKET: usize = 10;
 
 /// A slab hash's parameters.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SlabConfig {
     /// Keys the table is sized for (it grows beyond).
     pub capacity: usize,
@@ -95,6 +95,11 @@ pub struct SlabConfig {
     /// slab at a time). Default [`DEFAULT_READ_AHEAD`], or the environment's
     /// `WARPMAP_SLAB_READ_AHEAD` (for measurements).
     pub read_ahead: u32,
+    /// Fraction of slab reads that ask L2 to keep the slab (an evict-last policy), so that the
+    /// batch's streams of keys and results do not push slabs out; `None`: about half the L2
+    /// over the base slabs' bytes (all of them for tables that fit), or the environment's
+    /// `WARPMAP_SLAB_L2_KEEP` (for measurements); 0 for no hint.
+    pub l2_keep: Option<f32>,
     /// Duplicates kept (the multimap); set by [`SlabMultiMap`].
     pub(crate) multimap: bool,
 }
@@ -117,8 +122,16 @@ impl SlabConfig {
                 .ok()
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(DEFAULT_READ_AHEAD),
+            l2_keep: std::env::var("WARPMAP_SLAB_L2_KEEP")
+                .ok()
+                .and_then(|v| v.parse().ok()),
             multimap: false,
         }
+    }
+    /// Sets the fraction of slab reads kept in L2 with priority (0 to 1).
+    pub fn l2_keep(mut self, fraction: f32) -> Self {
+        self.l2_keep = Some(fraction);
+        self
     }
     /// Sets the base slabs a warp reads ahead (1 to 16).
     pub fn read_ahead(mut self, n: u32) -> Self {
@@ -188,6 +201,17 @@ pub fn kernel_source(
         .define("SL_UNIQUE", u32::from(!multimap))
         .define("WM_HASH", hash.define())
         .define("SL_PREFETCH", read_ahead)
+        .define("SL_MIN_BLOCKS", min_blocks_per_sm())
+}
+
+/// Blocks per multiprocessor the insert and mixed kernels are compiled for (0: the compiler's
+/// choice); `WARPMAP_SLAB_MIN_BLOCKS` sets it for measurements.
+fn min_blocks_per_sm() -> u32 {
+    std::env::var("WARPMAP_SLAB_MIN_BLOCKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&b: &u32| b <= 8)
+        .unwrap_or(0)
 }
 
 /// Every specialisation (the compile test builds each).
@@ -199,7 +223,7 @@ pub fn all_kernel_sources() -> Vec<KernelSource> {
                 for h in HashFunction::ALL {
                     v.push(kernel_source(kb, vb, multimap, h, DEFAULT_READ_AHEAD));
                 }
-                for r in [1, 8] {
+                for r in [2, 4] {
                     v.push(kernel_source(kb, vb, multimap, HashFunction::default(), r));
                 }
             }
@@ -222,6 +246,8 @@ pub struct SlabScheme<K: Key, V: Value> {
     config: SlabConfig,
     buckets: u32,
     resident_probes: u32,
+    /// Fraction of slab reads with an L2 evict-last policy (0: none).
+    l2_keep: f32,
     /// `buckets + 2` base slabs (the last two: the sentinel keys' lists).
     base: DeviceBuffer<u8>,
     pool: SlabPool,
@@ -245,6 +271,8 @@ pub struct SlabView {
     memory_blocks: u32,
     resident_probes: u32,
     seed: u64,
+    l2_keep: f32,
+    reserved: u32,
 }
 
 // SAFETY: #[repr(C)] plain data, the layout of sl_view (size checked by WM_CHECK_VIEW).
@@ -263,6 +291,11 @@ impl<K: Key, V: Value> SlabScheme<K, V> {
     fn bucket_grid(&self, gpu: &Gpu) -> u32 {
         bulk_grid(gpu, (self.buckets as u64 + 2) * 32)
     }
+}
+
+/// The default [`SlabConfig::l2_keep`]: half the L2 cache over the base slabs' bytes, at most 1.
+fn default_l2_keep(l2_bytes: u64, base_bytes: usize) -> f32 {
+    (l2_bytes as f64 / 2.0 / base_bytes.max(1) as f64).min(1.0) as f32
 }
 
 /// Memory blocks per super block for a table of `capacity` keys: a super block of about a
@@ -353,10 +386,16 @@ unsafe impl<K: Key, V: Value> Scheme for SlabScheme<K, V> {
             config.hash,
             config.read_ahead,
         );
+        let l2_keep = match config.l2_keep {
+            Some(f) if (0.0..=1.0).contains(&f) => f,
+            Some(f) => return Err(Error::invalid(format!("l2_keep must be 0 to 1, not {f}"))),
+            None => default_l2_keep(gpu.l2_bytes(), base_bytes),
+        };
         let scheme = SlabScheme {
             config,
             buckets: buckets as u32,
             resident_probes,
+            l2_keep,
             base,
             pool,
             kernels: None,
@@ -392,6 +431,8 @@ unsafe impl<K: Key, V: Value> Scheme for SlabScheme<K, V> {
             memory_blocks: self.pool.memory_blocks,
             resident_probes: self.resident_probes,
             seed: self.config.seed,
+            l2_keep: self.l2_keep,
+            reserved: 0,
         }
     }
 
@@ -682,8 +723,8 @@ mod tests {
 
     #[test]
     fn view_is_the_kernels_layout() {
-        // sl_view: four addresses, four u32, the seed.
-        assert_eq!(std::mem::size_of::<SlabView>(), 4 * 8 + 4 * 4 + 8);
+        // sl_view: four addresses, four u32, the seed, l2_keep and a reserved word.
+        assert_eq!(std::mem::size_of::<SlabView>(), 4 * 8 + 4 * 4 + 8 + 8);
     }
 
     #[test]
