@@ -95,8 +95,6 @@ struct sl_view {
   u32 memory_blocks;        // N_M: memory blocks per super block
   u32 resident_probes;      // hashed resident changes before an allocation scans every block
   u64 seed;
-  float l2_keep;            // fraction of slab reads kept in L2 with priority (0: no hint)
-  u32 reserved;
 };
 WM_CHECK_VIEW(sl_view);
 
@@ -142,19 +140,9 @@ __device__ __forceinline__ void sl_place(const sl_view& t, wm_key k, sl_word& wo
 }
 
 // Loads this lane's word of a slab. `coherent`: from L2, for kernels in which other warps write.
-// Beyond the paper: the reads carry an L2 evict-last policy for a fraction of them (l2_keep,
-// from the host: about half the L2 over the base slabs' bytes), so that the streams of keys and
-// results do not push the slabs out and that share of the random slab reads hits L2.
 template <bool coherent>
 __device__ __forceinline__ sl_word sl_read(const sl_view& t, const sl_word* slab) {
-  const sl_word* at = slab + sl_lane();
-  if (t.l2_keep <= 0.0f) return coherent ? __ldcg(at) : *at;
-  const u64 policy = wm_l2_keep_policy(t.l2_keep);
-#if SL_WORD_BYTES == 4
-  return coherent ? wm_ldcg_hint(at, policy) : wm_ld_hint(at, policy);
-#else
-  return coherent ? wm_ldcg_hint64(at, policy) : wm_ld_hint64(at, policy);
-#endif
+  return coherent ? __ldcg(slab + sl_lane()) : slab[sl_lane()];
 }
 
 // A pair CAS that has been issued: its old contents arrive while the warp goes on, so a warp
@@ -525,14 +513,16 @@ __device__ __forceinline__ void sl_work_queue(const sl_view& t, bool has_work, s
   sl_word first[SL_PREFETCH];
 #pragma unroll
   for (int j = 0; j < SL_PREFETCH; j++) sl_take<coherent>(t, queue, job.bucket, src[j], first[j]);
+  // Slot j is used, then refilled in place (moving a word whose read is still in flight to
+  // another register would wait for it).
   while (src[0] >= 0) {
-    op(src[0], sl_job_from(job, src[0]), first[0]);
 #pragma unroll
-    for (int j = 0; j + 1 < SL_PREFETCH; j++) {
-      src[j] = src[j + 1];
-      first[j] = first[j + 1];
+    for (int j = 0; j < SL_PREFETCH; j++) {
+      if (src[j] >= 0) {
+        op(src[j], sl_job_from(job, src[j]), first[j]);
+        sl_take<coherent>(t, queue, job.bucket, src[j], first[j]);
+      }
     }
-    sl_take<coherent>(t, queue, job.bucket, src[SL_PREFETCH - 1], first[SL_PREFETCH - 1]);
   }
 }
 

@@ -9,24 +9,10 @@ __device__ __forceinline__ u64 wm_l2_keep_policy() {
   return policy;
 }
 
-// The same for a fraction (0, 1] of the accesses (the others: evict-normal).
-__device__ __forceinline__ u64 wm_l2_keep_policy(float fraction) {
-  u64 policy;
-  asm("createpolicy.fractional.L2::evict_last.b64 %0, %1;" : "=l"(policy) : "f"(fraction));
-  return policy;
-}
-
 // Loads a word from L2 (not L1: other SMs may change it in the same launch) under `policy`.
 __device__ __forceinline__ u32 wm_ldcg_hint(const u32* addr, u64 policy) {
   u32 v;
   asm volatile("ld.global.cg.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(v) : "l"(addr), "l"(policy));
-  return v;
-}
-
-// The same for an 8-byte word.
-__device__ __forceinline__ u64 wm_ldcg_hint64(const u64* addr, u64 policy) {
-  u64 v;
-  asm volatile("ld.global.cg.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(v) : "l"(addr), "l"(policy));
   return v;
 }
 
@@ -40,11 +26,4 @@ __device__ __forceinline__ u32 wm_ld_hint(const u32* addr, u64 policy) {
 // *addr |= v at L2 under `policy`, without waiting for the result.
 __device__ __forceinline__ void wm_red_or_hint(u32* addr, u32 v, u64 policy) {
   asm volatile("red.global.or.L2::cache_hint.b32 [%0], %1, %2;" ::"l"(addr), "r"(v), "l"(policy) : "memory");
-}
-
-// The same for an 8-byte word.
-__device__ __forceinline__ u64 wm_ld_hint64(const u64* addr, u64 policy) {
-  u64 v;
-  asm volatile("ld.global.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(v) : "l"(addr), "l"(policy));
-  return v;
 }
