@@ -38,7 +38,7 @@
 // ones (the empty slab), so a new slab is linked without writing it first.
 //
 // Beyond the paper, for speed (bench/NOTES.md has the measurements): (1) the work queue reads the
-// base slabs of the next sources ahead (SL_PREFETCH), so a warp has several reads in flight;
+// base slabs of the next sources ahead (SL_AHEAD_*), so a warp has several reads in flight;
 // (2) an insert's pair CAS into its base slab, and a delete's tombstone CAS, are issued without
 // waiting and checked after the warp's other operations (the fast step); only operations that
 // must walk a list, or whose CAS lost, take the paper's step-by-step path (the slow step).
@@ -486,11 +486,11 @@ __device__ __forceinline__ sl_job sl_job_from(sl_job j, int src) {
   return sl_job{sl_shfl(j.kw, src), __shfl_sync(SL_FULL, j.bucket, src)};
 }
 
-// Base slabs read ahead by the work queue (SL_PREFETCH from the host; 1: none).
-#ifndef SL_PREFETCH
-#error "SL_PREFETCH must be defined (base slabs read ahead, 1 to 16: src/table/slab.rs read_ahead)"
+// Base slabs each kernel's work queue reads ahead (from the host: src/table/slab.rs read_ahead;
+// 1: one at a time, as the paper).
+#if !defined(SL_AHEAD_INSERT) || !defined(SL_AHEAD_FIND) || !defined(SL_AHEAD_ERASE) || !defined(SL_AHEAD_MIXED)
+#error "SL_AHEAD_INSERT, SL_AHEAD_FIND, SL_AHEAD_ERASE and SL_AHEAD_MIXED must be defined (1 to 16)"
 #endif
-static_assert(SL_PREFETCH >= 1 && SL_PREFETCH <= 16, "SL_PREFETCH: 1 to 16");
 
 // Takes the next source lane off `queue` (-1 when it is empty) and reads its base slab.
 template <bool coherent>
@@ -503,21 +503,22 @@ __device__ __forceinline__ void sl_take(const sl_view& t, u32& queue, u32 bucket
 
 // The work queue (§IV-A): calls op(src, source's job, first) for each lane src whose
 // `has_work` is set, in lane order, with the source's job shuffled to the warp and `first` its
-// base slab's word. The base slabs of the next SL_PREFETCH sources are read ahead, so a warp
-// has that many reads in flight, not one (beyond the paper: its warp waits a full memory latency
-// per operation).
-template <bool coherent, typename F>
+// base slab's word. The base slabs of the next P sources are read ahead, so a warp has that
+// many reads in flight, not one (beyond the paper: its warp waits a full memory latency per
+// operation).
+template <bool coherent, int P, typename F>
 __device__ __forceinline__ void sl_work_queue(const sl_view& t, bool has_work, sl_job job, F op) {
+  static_assert(P >= 1 && P <= 16, "read-ahead: 1 to 16 base slabs");
   u32 queue = __ballot_sync(SL_FULL, has_work);
-  int src[SL_PREFETCH];
-  sl_word first[SL_PREFETCH];
+  int src[P];
+  sl_word first[P];
 #pragma unroll
-  for (int j = 0; j < SL_PREFETCH; j++) sl_take<coherent>(t, queue, job.bucket, src[j], first[j]);
+  for (int j = 0; j < P; j++) sl_take<coherent>(t, queue, job.bucket, src[j], first[j]);
   // Slot j is used, then refilled in place (moving a word whose read is still in flight to
   // another register would wait for it).
   while (src[0] >= 0) {
 #pragma unroll
-    for (int j = 0; j < SL_PREFETCH; j++) {
+    for (int j = 0; j < P; j++) {
       if (src[j] >= 0) {
         op(src[j], sl_job_from(job, src[j]), first[j]);
         sl_take<coherent>(t, queue, job.bucket, src[j], first[j]);
@@ -588,7 +589,7 @@ extern "C" __global__ void SL_BOUNDS slab_insert(sl_view t, wm_bulk b) {
     const sl_job job = sl_job_of(t, active, k);
     u32 state = SL_DONE, status = 0;
     sl_cas cas;
-    sl_work_queue<true>(t, active, job, [&](int src, sl_job s, sl_word first) {
+    sl_work_queue<true, SL_AHEAD_INSERT>(t, active, job, [&](int src, sl_job s, sl_word first) {
       sl_insert_fast(t, s.bucket, first, s.kw, sl_shfl(vw, src), assign, src, state, status, cas);
     });
     sl_settle_insert(state, status, cas);
@@ -611,7 +612,7 @@ extern "C" __global__ void slab_find(sl_view t, wm_bulk b) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
     sl_word value = 0;
     bool found = false;
-    sl_work_queue<false>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
+    sl_work_queue<false, SL_AHEAD_FIND>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
       sl_word v;
       const bool f = sl_search<false>(t, s.bucket, first, s.kw, v);
       if ((int)sl_lane() == src) {
@@ -634,7 +635,7 @@ extern "C" __global__ void slab_erase(sl_view t, wm_bulk b) {
     const sl_job job = sl_job_of(t, active, k);
     u32 state = SL_DONE, removed = 0;
     sl_word old = 0;
-    sl_work_queue<true>(t, active, job, [&](int src, sl_job s, sl_word first) {
+    sl_work_queue<true, SL_AHEAD_ERASE>(t, active, job, [&](int src, sl_job s, sl_word first) {
       sl_delete_fast(t, s.bucket, first, s.kw, src, state, old);
     });
     sl_settle_delete(state, removed, old, job.kw);
@@ -664,7 +665,7 @@ extern "C" __global__ void SL_BOUNDS slab_mixed(sl_view t, wm_bulk b) {
     sl_cas cas;
     sl_word value = 0, old = 0;
     bool found = false;
-    sl_work_queue<true>(t, known, job, [&](int src, sl_job s, sl_word first) {
+    sl_work_queue<true, SL_AHEAD_MIXED>(t, known, job, [&](int src, sl_job s, sl_word first) {
       const u32 src_op = __shfl_sync(SL_FULL, op, src);
       if (src_op == WM_OP_INSERT) {
         sl_insert_fast(t, s.bucket, first, s.kw, sl_shfl(vw, src), assign, src, state, status, cas);
@@ -713,7 +714,7 @@ extern "C" __global__ void slab_count(sl_view t, wm_bulk b) {
   sl_for_each_round(b.n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
     u32 count = 0;
-    sl_work_queue<false>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
+    sl_work_queue<false, SL_AHEAD_FIND>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
       const u32 c = sl_search_all(t, s.bucket, first, s.kw, [](sl_word, u32) {});
       if ((int)sl_lane() == src) count = c;
     });
@@ -727,7 +728,7 @@ extern "C" __global__ void slab_find_all(sl_view t, wm_bulk b) {
   sl_for_each_round(b.n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
     const u64 start = active ? b.counter[i] : 0, end = active ? b.counter[i + 1] : 0;
-    sl_work_queue<false>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
+    sl_work_queue<false, SL_AHEAD_FIND>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
       const u64 from = __shfl_sync(SL_FULL, start, src), to = __shfl_sync(SL_FULL, end, src);
       sl_search_all(t, s.bucket, first, s.kw, [&](sl_word v, u32 rank) {
         if (from + rank < to) b.out[from + rank] = (wm_value)v;

@@ -63,8 +63,52 @@ use std::sync::Arc;
 
 /// Pairs in a slab (lanes 0..29).
 pub const PAIRS_PER_SLAB: usize = 15;
-/// Base slabs a warp reads ahead by default ([`SlabConfig::read_ahead`]).
-pub const DEFAULT_READ_AHEAD: u32 = 1;
+/// Base slabs each kernel's warps read ahead by default ([`SlabConfig::read_ahead`]): insert,
+/// find (and SEARCHALL), erase, mixed. Measured on an H100 (u32 pairs, 2^24 keys at utilisation
+/// 0.615; bench/NOTES.md): searches run 14.3 G/s reading one slab at a time, 17.1 with 2 ahead,
+/// 14.9 with 4; deletes 10.8, 10.9, 11.2; builds 8.1, 8.1, 6.6; mixed batches 5.8, 5.8, 6.4.
+pub const DEFAULT_READ_AHEAD: ReadAhead = ReadAhead {
+    insert: 2,
+    find: 2,
+    erase: 4,
+    mixed: 4,
+};
+
+/// Base slabs a kernel's warps read ahead of the operation they run (1 to 16 each; 1 is the
+/// paper's one slab at a time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadAhead {
+    /// The insert kernel's.
+    pub insert: u32,
+    /// The find kernel's (and SEARCHALL's).
+    pub find: u32,
+    /// The erase kernel's.
+    pub erase: u32,
+    /// The mixed kernel's.
+    pub mixed: u32,
+}
+
+impl ReadAhead {
+    /// The same for every kernel.
+    pub fn all(n: u32) -> Self {
+        ReadAhead {
+            insert: n,
+            find: n,
+            erase: n,
+            mixed: n,
+        }
+    }
+    fn check(self) -> Result<()> {
+        for n in [self.insert, self.find, self.erase, self.mixed] {
+            if !(1..=16).contains(&n) {
+                return Err(Error::invalid(format!(
+                    "read-ahead must be 1 to 16, not {n}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
 /// Keys per base slab that [`SlabConfig::new`] sizes the buckets for (memory utilisation about
 /// 0.6 with 4-byte pairs).
 pub const DEFAULT_KEYS_PER_BUCKET: usize = 10;
@@ -91,10 +135,9 @@ pub struct SlabConfig {
     /// Hashed changes of a warp's resident memory block before its allocation scans every
     /// block ([`slab_alloc::DEFAULT_RESIDENT_PROBES`] by default).
     pub max_probes: Option<u32>,
-    /// Base slabs a warp reads ahead of the operation it runs (1 to 16; 1 is the paper's one
-    /// slab at a time). Default [`DEFAULT_READ_AHEAD`], or the environment's
-    /// `WARPMAP_SLAB_READ_AHEAD` (for measurements).
-    pub read_ahead: u32,
+    /// Base slabs the kernels' warps read ahead ([`DEFAULT_READ_AHEAD`], or the same for every
+    /// kernel from the environment's `WARPMAP_SLAB_READ_AHEAD`, for measurements).
+    pub read_ahead: ReadAhead,
     /// Duplicates kept (the multimap); set by [`SlabMultiMap`].
     pub(crate) multimap: bool,
 }
@@ -116,13 +159,13 @@ impl SlabConfig {
             read_ahead: std::env::var("WARPMAP_SLAB_READ_AHEAD")
                 .ok()
                 .and_then(|v| v.parse().ok())
-                .unwrap_or(DEFAULT_READ_AHEAD),
+                .map_or(DEFAULT_READ_AHEAD, ReadAhead::all),
             multimap: false,
         }
     }
-    /// Sets the base slabs a warp reads ahead (1 to 16).
-    pub fn read_ahead(mut self, n: u32) -> Self {
-        self.read_ahead = n;
+    /// Sets the base slabs the kernels read ahead.
+    pub fn read_ahead(mut self, r: ReadAhead) -> Self {
+        self.read_ahead = r;
         self
     }
     /// Sets the number of base slabs (buckets).
@@ -182,12 +225,15 @@ pub fn kernel_source(
     value_bytes: usize,
     multimap: bool,
     hash: HashFunction,
-    read_ahead: u32,
+    read_ahead: ReadAhead,
 ) -> KernelSource {
     engine_source::<SlabView>("slab", SLAB, key_bytes, value_bytes)
         .define("SL_UNIQUE", u32::from(!multimap))
         .define("WM_HASH", hash.define())
-        .define("SL_PREFETCH", read_ahead)
+        .define("SL_AHEAD_INSERT", read_ahead.insert)
+        .define("SL_AHEAD_FIND", read_ahead.find)
+        .define("SL_AHEAD_ERASE", read_ahead.erase)
+        .define("SL_AHEAD_MIXED", read_ahead.mixed)
         .define("SL_MIN_BLOCKS", min_blocks_per_sm())
 }
 
@@ -214,7 +260,8 @@ pub fn all_kernel_sources() -> Vec<KernelSource> {
                 for h in HashFunction::ALL {
                     v.push(kernel_source(kb, vb, multimap, h, DEFAULT_READ_AHEAD));
                 }
-                for r in [2, 4] {
+                for r in [1, 8] {
+                    let r = ReadAhead::all(r);
                     v.push(kernel_source(kb, vb, multimap, HashFunction::default(), r));
                 }
             }
@@ -355,12 +402,7 @@ unsafe impl<K: Key, V: Value> Scheme for SlabScheme<K, V> {
         let mut base = gpu.alloc::<u8>(base_bytes)?;
         gpu.fill_bytes(&mut base, 0xff)?;
         let pool = SlabPool::new(gpu, slab_bytes, memory_blocks, super_blocks, budget)?;
-        if !(1..=16).contains(&config.read_ahead) {
-            return Err(Error::invalid(format!(
-                "read_ahead must be 1 to 16, not {}",
-                config.read_ahead
-            )));
-        }
+        config.read_ahead.check()?;
         let source = kernel_source(
             K::BYTES,
             V::BYTES,
