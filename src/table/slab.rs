@@ -66,9 +66,10 @@ pub const PAIRS_PER_SLAB: usize = 15;
 /// Base slabs each kernel's warps read ahead by default ([`SlabConfig::read_ahead`]): insert,
 /// find (and SEARCHALL), erase, mixed. Measured on an H100 (u32 pairs, 2^24 keys at utilisation
 /// 0.615; bench/NOTES.md): searches run 14.3 G/s reading one slab at a time, 17.1 with 2 ahead,
-/// 14.9 with 4; deletes 10.8, 10.9, 11.2; builds 8.1, 8.1, 6.6; mixed batches 5.8, 5.8, 6.4.
+/// 14.9 with 4; deletes 10.8, 10.9, 11.2; builds 8.1, 8.1, 6.6 and incremental batches 4.45,
+/// 4.40, 3.69; mixed batches 5.8, 5.8, 6.4.
 pub const DEFAULT_READ_AHEAD: ReadAhead = ReadAhead {
-    insert: 2,
+    insert: 1,
     find: 2,
     erase: 4,
     mixed: 4,
