@@ -459,22 +459,7 @@ impl Gpu {
         src: &[T],
         dst: &mut DeviceBuffer<T>,
     ) -> Result<()> {
-        if src.len() > dst.len {
-            return Err(Error::invalid(format!(
-                "copy of {} elements into a device buffer of {}",
-                src.len(),
-                dst.len
-            )));
-        }
-        if src.is_empty() {
-            return Ok(());
-        }
-        self.before_write(dst)?;
-        let bytes: &[u8] = bytemuck::cast_slice(src);
-        let mut view = dst.bytes.slice_mut(0..bytes.len());
-        self.stream
-            .memcpy_htod(bytes, &mut view)
-            .map_err(|e| driver_err("copy to device", e))
+        self.copy_to_device_at(src, dst, 0)
     }
 
     /// Copies a host slice into `dst` from element `at` on (lengths checked).

@@ -203,10 +203,8 @@ impl<S: Scheme> GpuTable<S> {
             if full.is_empty() || !self.scheme.grow_after_failures(&self.gpu, full.len())? {
                 return Ok(());
             }
-            let k: Vec<S::Key> = full.iter().map(|&i| keys[i]).collect();
-            let v: Vec<S::Value> = full.iter().map(|&i| values[i]).collect();
             let mut st = vec![InsertStatus::default(); full.len()];
-            self.insert_pass(&k, &v, &mut st, mode)?;
+            self.insert_pass(&gather(keys, &full), &gather(values, &full), &mut st, mode)?;
             for (&i, s) in full.iter().zip(st) {
                 status[i] = s;
             }
@@ -310,9 +308,8 @@ impl<S: Scheme> HashTable<S::Key, S::Value> for GpuTable<S> {
             .filter(|&i| ops[i] == MixedOp::Insert)
             .collect();
         if inserts.iter().any(|&i| status[i].0 & TABLE_FULL != 0) {
-            let keys: Vec<S::Key> = inserts.iter().map(|&i| keys[i]).collect();
-            let values: Vec<S::Value> = inserts.iter().map(|&i| values[i]).collect();
-            let mut st: Vec<InsertStatus> = inserts.iter().map(|&i| status[i]).collect();
+            let (keys, values) = (gather(keys, &inserts), gather(values, &inserts));
+            let mut st = gather(status, &inserts);
             self.retry_after_growth(&keys, &values, &mut st, InsertMode::Assign)?;
             for (&i, s) in inserts.iter().zip(st) {
                 status[i] = s;
@@ -553,4 +550,9 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
     fn synchronize(&self) -> Result<()> {
         self.counters.synchronize(&self.gpu, self.scheme.capacity())
     }
+}
+
+/// The elements of `v` at `at`, in that order.
+fn gather<T: Copy>(v: &[T], at: &[usize]) -> Vec<T> {
+    at.iter().map(|&i| v[i]).collect()
 }
