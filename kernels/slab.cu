@@ -665,23 +665,20 @@ extern "C" __global__ void SL_BOUNDS slab_mixed(sl_view t, wm_bulk b) {
     sl_cas cas;
     sl_word value = 0, old = 0;
     bool found = false;
-    // A queue per kind of operation, so that each ring's body is one operation's code (one
-    // ring over all three spilled registers and issued about 2.5 times a find's instructions per
-    // operation: ncu). The batch's operations are unordered, so a warp may run its searches
-    // first, then its inserts, then its deletes.
-    sl_work_queue<true, SL_AHEAD_MIXED>(t, op == WM_OP_FIND, job, [&](int src, sl_job s, sl_word first) {
-      sl_word v;
-      const bool f = sl_search<true>(t, s.bucket, first, s.kw, v);
-      if ((int)sl_lane() == src) {
-        found = f;
-        value = v;
+    sl_work_queue<true, SL_AHEAD_MIXED>(t, known, job, [&](int src, sl_job s, sl_word first) {
+      const u32 src_op = __shfl_sync(SL_FULL, op, src);
+      if (src_op == WM_OP_INSERT) {
+        sl_insert_fast(t, s.bucket, first, s.kw, sl_shfl(vw, src), assign, src, state, status, cas);
+      } else if (src_op == WM_OP_FIND) {
+        sl_word v;
+        const bool f = sl_search<true>(t, s.bucket, first, s.kw, v);
+        if ((int)sl_lane() == src) {
+          found = f;
+          value = v;
+        }
+      } else {
+        sl_delete_fast(t, s.bucket, first, s.kw, src, state, old);
       }
-    });
-    sl_work_queue<true, SL_AHEAD_MIXED>(t, op == WM_OP_INSERT, job, [&](int src, sl_job s, sl_word first) {
-      sl_insert_fast(t, s.bucket, first, s.kw, sl_shfl(vw, src), assign, src, state, status, cas);
-    });
-    sl_work_queue<true, SL_AHEAD_MIXED>(t, op == WM_OP_ERASE, job, [&](int src, sl_job s, sl_word first) {
-      sl_delete_fast(t, s.bucket, first, s.kw, src, state, old);
     });
     if (op == WM_OP_INSERT) sl_settle_insert(state, status, cas);
     if (op == WM_OP_ERASE) sl_settle_delete(state, removed, old, job.kw);
