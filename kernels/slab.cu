@@ -105,11 +105,6 @@ __device__ __forceinline__ u32 sl_lane() { return threadIdx.x & 31u; }
 
 __device__ __forceinline__ sl_word sl_shfl(sl_word w, int src) { return __shfl_sync(SL_FULL, w, src); }
 
-// A slab, by its list position: a base slab (bucket index) or a pool slab (32-bit address).
-struct sl_ref {
-  sl_word* p;
-};
-
 __device__ __forceinline__ sl_word* sl_base_slab(const sl_view& t, u32 bucket) {
   return t.base + (u64)bucket * 32;
 }

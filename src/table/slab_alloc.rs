@@ -18,6 +18,7 @@
 //! those keys again, so only an exhausted budget (or device memory) leaves a key out, and then
 //! it is reported.
 
+use super::slab::PAIRS_PER_SLAB;
 use crate::device::{DeviceBuffer, Gpu};
 use crate::{Error, Result};
 
@@ -134,15 +135,19 @@ impl SlabPool {
             Err(Error::OutOfMemory { .. }) => return Ok(false),
             Err(e) => return Err(e),
         };
-        gpu.fill_bytes(&mut block, 0xff)?;
-        // The bitmaps (after the slabs) start with every slab free.
-        let slab_area = self.memory_blocks as usize * UNITS * self.slab_bytes;
-        gpu.fill_range(&mut block, slab_area, bytes - slab_area, 0)?;
+        self.reset(gpu, &mut block)?;
         let at = self.super_blocks.len();
         gpu.copy_to_device_at(&[block.device_address()], &mut self.addresses, at)?;
         self.super_blocks.push(block);
         self.free_estimate += (self.memory_blocks as usize * UNITS) as i64;
         Ok(true)
+    }
+
+    /// Empties a super block: slabs all ones (free slabs are empty slabs), bitmaps all free.
+    fn reset(&self, gpu: &Gpu, block: &mut DeviceBuffer<u8>) -> Result<()> {
+        let slab_area = self.memory_blocks as usize * UNITS * self.slab_bytes;
+        gpu.fill_bytes(block, 0xff)?;
+        gpu.fill_range(block, slab_area, block.num_bytes() - slab_area, 0)
     }
 
     /// Slabs allocated now (reads the device: synchronises the table's stream).
@@ -156,7 +161,7 @@ impl SlabPool {
     /// and an eighth of the pool stay free. Never fails for want of budget: the kernels then
     /// report the keys they could not place.
     pub(crate) fn reserve(&mut self, gpu: &Gpu, n: usize) -> Result<()> {
-        let cost = n.div_ceil(15) as i64 + 64;
+        let cost = n.div_ceil(PAIRS_PER_SLAB) as i64 + 64;
         if self.free_estimate >= cost {
             self.free_estimate -= cost;
             return Ok(());
@@ -176,7 +181,7 @@ impl SlabPool {
     /// `failed` / 15 + an eighth of the pool are free); false when none could be added.
     pub(crate) fn grow_for(&mut self, gpu: &Gpu, failed: usize) -> Result<bool> {
         let used = self.allocated(gpu)?;
-        let want = used + failed.div_ceil(15) + self.slabs() / 8;
+        let want = used + failed.div_ceil(PAIRS_PER_SLAB) + self.slabs() / 8;
         let mut grew = false;
         loop {
             if !self.add_super_block(gpu)? {
@@ -193,12 +198,11 @@ impl SlabPool {
 
     /// Forgets every allocation (the table was emptied): bitmaps all free, slabs all ones.
     pub(crate) fn clear(&mut self, gpu: &Gpu) -> Result<()> {
-        let slab_area = self.memory_blocks as usize * UNITS * self.slab_bytes;
-        for b in &mut self.super_blocks {
-            let bytes = b.num_bytes();
-            gpu.fill_bytes(b, 0xff)?;
-            gpu.fill_range(b, slab_area, bytes - slab_area, 0)?;
+        let mut blocks = std::mem::take(&mut self.super_blocks);
+        for b in &mut blocks {
+            self.reset(gpu, b)?;
         }
+        self.super_blocks = blocks;
         gpu.fill_bytes(&mut self.allocated, 0)?;
         self.free_estimate = self.slabs() as i64;
         Ok(())

@@ -304,10 +304,11 @@ impl<S: Scheme> HashTable<S::Key, S::Value> for GpuTable<S> {
         gpu.copy_to_host(&d_out, out)?;
         let flags = gpu.download(&d_found)?;
         // Inserts that found no room go in again after growth (as if after the batch).
-        let inserts: Vec<usize> = (0..ops.len())
-            .filter(|&i| ops[i] == MixedOp::Insert)
-            .collect();
-        if inserts.iter().any(|&i| status[i].0 & TABLE_FULL != 0) {
+        let full = |i: usize| ops[i] == MixedOp::Insert && status[i].0 & TABLE_FULL != 0;
+        if (0..ops.len()).any(full) {
+            let inserts: Vec<usize> = (0..ops.len())
+                .filter(|&i| ops[i] == MixedOp::Insert)
+                .collect();
             let (keys, values) = (gather(keys, &inserts), gather(values, &inserts));
             let mut st = gather(status, &inserts);
             self.retry_after_growth(&keys, &values, &mut st, InsertMode::Assign)?;
