@@ -1,0 +1,945 @@
+// DyCuckoo: dynamic cuckoo hashing with voter-based bucket locks and one-subtable resizing
+// (dycuckoo.txt). Host side: src/table/dycuckoo/. Assembled after kernels/common/*.cuh.
+//
+// The table is d = DC_SUBTABLES subtables (§4.1). Subtable i has |h^i| buckets of DC_SLOTS slots
+// (32 four-byte keys or 16 eight-byte keys: one 128-byte line, read by a warp in one coalesced
+// load), its keys and its values in two separate arrays (so a value may be any multiple of 4
+// bytes, and a search that misses never touches values), and one lock word per bucket. Subtable
+// i hashes with its own universal function h^i(k) = ((a_i k + b_i) mod p) mod |h^i| (§4.1; p =
+// 2^32 - 5 for 4-byte keys, 2^61 - 1 for 8-byte keys). An empty slot holds WM_KEY_EMPTY; user
+// keys equal to a sentinel live on the side path (below), so every key value is insertable.
+//
+// Operations (§4.2), each by a whole warp: every lane takes one key of the batch, and the warp
+// serves the lanes' keys one at a time (the key, its batch index and its target are shuffled to
+// the warp).
+// - find (Algorithm 1) and erase: a warp per key, no locks: the warp reads the key's bucket in
+//   subtable 0, 1, ... and ballots for the key. Erase clears the slot with a CAS (so that two
+//   erases of one key count once).
+// - insert: the voter scheme (Algorithm 2). The warp elects a leader among its lanes with work;
+//   the leader's lane locks the key's bucket in its target subtable (one atomicCAS); if the lock
+//   is taken the warp revotes (round robin: the next lane with work leads, so a warp never spins
+//   on one bucket), otherwise the warp inserts, updates, or evicts towards the next subtable.
+// - The target subtable of a key is drawn with probability proportional to n_i / C(m_i, 2)
+//   (§5.2, Theorem 1; n_i slots and m_i keys of subtable i, read by each warp when the kernel
+//   starts, i.e. before the batch), by a hash of the key, so that copies of a key in one batch
+//   meet in one bucket.
+//
+// Beyond the paper (the issue's promises: nothing lost, nothing hangs, correct updates):
+// (1) Bucket locks are sequence locks: the word is even when free and odd when held, and every
+//     release adds one, so a reader can check that a bucket did not change while it read it.
+// (2) The paper's insert checks only the target bucket for the key; a key stored in another
+//     subtable would be stored twice. Here, holding the target bucket's lock, the warp reads the
+//     key's buckets in the other subtables between two reads of their lock words (a validated
+//     snapshot) and updates the key where it is.
+// (3) The paper evicts a random pair and carries it to the next subtable in a later round; when
+//     the chain runs out, the pair in hand is dropped, and while it is in hand a concurrent find
+//     misses it. Here the warp builds the whole eviction chain under its locks (path first, as
+//     MemC3 and libcuckoo do): lane s holds the s-th locked bucket; from a full bucket it picks a
+//     victim (from a hashed slot on, skipping victims whose bucket in the next subtable the
+//     chain already holds) and locks that bucket; at the first bucket with an empty slot it
+//     moves the pairs one step on, from the end of the chain back to its start, then writes the
+//     new pair, and releases every lock. A pair is in the table (in one or two places) at every
+//     moment. A chain longer than max_evictions, or a bucket with no usable victim, changes
+//     nothing and reports TABLE_FULL for the key being inserted, which is not in the table (the
+//     host then grows and inserts it again). A lock taken by another warp releases every lock
+//     of the chain and revotes. A key that loses DC_MAX_ATTEMPTS votes reports PROBE_LIMIT.
+// (4) Mixed batches (inserts and finds together) read with the sequence locks: a find reads the
+//     lock words of the key's buckets, the buckets (and the value), then the lock words again,
+//     and reads again if a bucket was held or changed. Erases are phase-separated, as in the
+//     paper (the host refuses them in mixed batches).
+//
+// Resizing (§5.1, §5.3), launched by the host between batches (src/table/dycuckoo/):
+// - upsize doubles subtable i into new arrays: a key of bucket loc goes to loc or loc + |h^i|
+//   (its hash mod 2|h^i|), at the same slot, so no two keys meet and no lock is needed (a
+//   thread per slot);
+// - downsize halves subtable i: buckets loc and loc + |h^i|/2 merge into loc (a warp per new
+//   bucket, ballots and prefix counts); what does not fit (the residuals) goes to a residual
+//   list, which dycuckoo_reinsert then inserts into the other subtables (view.exclude = i).
+//   If some residual cannot be placed, dycuckoo_unplace erases the placed ones from the other
+//   subtables and the host keeps the old arrays: the table is as before.
+//
+// Counters: t.meta[0] (stored keys, the side path's included) and t.meta[1] (keys left unplaced
+// by all inserts so far) for the engine, and t.counts[i] (keys stored in subtable i) for the
+// insert distribution and the host's resize decisions.
+
+#ifndef WM_ENGINE
+#error "dycuckoo.cu is a table module: built through src/table/engine/ (WM_ENGINE and its sizes)"
+#endif
+#ifndef DC_SUBTABLES
+#error "DC_SUBTABLES must be defined (the number of subtables d, 2 to 8)"
+#endif
+#if defined(WM_KEY_WIDE)
+#error "DyCuckoo stores keys of 4 or 8 bytes"
+#endif
+
+#define DC_D DC_SUBTABLES
+#define DC_MAX_SUBTABLES 8
+static_assert(DC_D >= 2 && DC_D <= DC_MAX_SUBTABLES, "DC_SUBTABLES: 2 to 8 subtables");
+#define DC_SLOTS (128 / WM_KEY_BYTES)  // slots per bucket: one 128-byte line of keys
+#define DC_FULL 0xffffffffu
+#define DC_NONE 0xffffffffu
+#define DC_RETRY 0xffffffffu            // an insert's outcome: a lock was taken, vote again
+#define DC_MAX_ATTEMPTS (1u << 20)      // lost votes before a key reports PROBE_LIMIT
+#define DC_VALUE_WORDS (WM_VALUE_BYTES / 4)
+#define DC_VALUE_REGS ((DC_VALUE_WORDS + 31) / 32)  // words of a value per lane
+
+// One subtable: twin of src/table/dycuckoo/mod.rs `SubtableView`.
+struct dc_subtable {
+  wm_key* keys;      // buckets * DC_SLOTS keys
+  wm_value* values;  // buckets * DC_SLOTS values
+  u32* locks;        // one sequence lock per bucket
+  u64 a, b;          // the universal hash: ((a k + b) mod p) mod buckets
+  u32 buckets;       // |h^i|
+  u32 reserved;
+};
+
+// The table as the kernels see it: twin of src/table/dycuckoo/mod.rs `DyCuckooView`.
+struct dc_view {
+  dc_subtable sub[DC_MAX_SUBTABLES];  // the first DC_D are used
+  u64* meta;             // [stored keys, keys left unplaced by all inserts so far]
+  u32* side;             // side path: [lock 0, lock 1, present 0, present 1]
+  wm_value* side_values; // side path: the two values
+  u64* counts;           // keys stored per subtable (DC_MAX_SUBTABLES words)
+  u64 choice_seed;       // the hash that draws a key's target subtable
+  u32 exclude;           // a subtable that inserts must not use (downsize residuals), or DC_NONE
+  u32 max_evictions;     // the longest eviction chain (1 to 31)
+  // Resize launches only (zero otherwise):
+  wm_key* new_keys;      // the resized subtable's new arrays
+  wm_value* new_values;
+  wm_key* res_keys;      // downsize: the residuals
+  wm_value* res_values;
+  u64* scratch;          // per launch: residual count and failures; recount and count_absent results
+  u64 res_capacity;      // entries of res_keys / res_values
+  u32 resize_subtable;   // the subtable being resized
+  u32 new_buckets;       // its bucket count after the resize
+};
+WM_CHECK_VIEW(dc_view);
+
+__device__ __forceinline__ u32 dc_lane() { return threadIdx.x & 31u; }
+
+// Subtable j of the view, for a j known only at run time: selected among the DC_D entries with
+// compile-time indices (a dynamic index into a by-value kernel parameter would copy the view to
+// local memory).
+__device__ __forceinline__ dc_subtable dc_sub(const dc_view& t, u32 j) {
+  dc_subtable s = t.sub[0];
+#pragma unroll
+  for (int i = 1; i < DC_D; i++) {
+    if (j == (u32)i) s = t.sub[i];
+  }
+  return s;
+}
+
+__device__ __forceinline__ u64 dc_slot(u32 bucket, u32 slot) { return (u64)bucket * DC_SLOTS + slot; }
+
+// ---------------------------------------------------------------------------------------------
+// Universal hashing (host twin: src/table/dycuckoo/policy.rs `universal_hash`).
+
+#if WM_KEY_BYTES == 4
+#define DC_PRIME 4294967291ull  // 2^32 - 5; a, b < p and k < 2^32, so a k + b < 2^64
+__device__ __forceinline__ u64 dc_universal(wm_key k, u64 a, u64 b) { return (a * (u64)k + b) % DC_PRIME; }
+__device__ __forceinline__ u32 dc_reduce(u64 h, u32 buckets) { return (u32)h % buckets; }
+#else
+#define DC_PRIME 0x1fffffffffffffffull  // 2^61 - 1 (Mersenne: x mod p by shifts and adds)
+__device__ __forceinline__ u64 dc_fold(u64 x) { return (x & DC_PRIME) + (x >> 61); }
+__device__ __forceinline__ u64 dc_universal(wm_key k, u64 a, u64 b) {
+  // a k = hi 2^64 + lo with hi < 2^61 (a < 2^61); 2^64 = 8 (mod p), so a k = 8 hi + lo (mod p).
+  const u64 lo = a * (u64)k, hi = __umul64hi(a, (u64)k);
+  u64 r = dc_fold(dc_fold(lo) + dc_fold(hi << 3));  // < p + 3
+  if (r >= DC_PRIME) r -= DC_PRIME;
+  r += b;  // < 2p
+  if (r >= DC_PRIME) r -= DC_PRIME;
+  return r;
+}
+__device__ __forceinline__ u32 dc_reduce(u64 h, u32 buckets) { return (u32)(h % buckets); }
+#endif
+
+// Key k's bucket in subtable s.
+__device__ __forceinline__ u32 dc_bucket(const dc_subtable& s, wm_key k) {
+  return dc_reduce(dc_universal(k, s.a, s.b), s.buckets);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The insert distribution (§5.2): subtable i with probability proportional to n_i / C(m_i, 2),
+// n_i its slots and m_i its keys as the kernel starts (C(m, 2) taken as at least 1, so empty
+// subtables weigh by their size). Host twin: policy.rs `insert_weights`.
+
+struct dc_choice {
+  float cum[DC_D];  // cumulative weights
+};
+
+__device__ __forceinline__ dc_choice dc_weights(const dc_view& t) {
+  dc_choice c;
+  float acc = 0.0f;
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) {
+    if ((u32)j != t.exclude) {
+      const float m = (float)__ldcg(t.counts + j);
+      const float pairs = fmaxf(m * (m - 1.0f) * 0.5f, 1.0f);
+      acc += (float)t.sub[j].buckets * (float)DC_SLOTS / pairs;
+    }
+    c.cum[j] = acc;
+  }
+  return c;
+}
+
+// The last subtable inserts may use.
+__device__ __forceinline__ u32 dc_last_allowed(const dc_view& t) {
+  return t.exclude == (u32)(DC_D - 1) ? (u32)(DC_D - 2) : (u32)(DC_D - 1);
+}
+
+// Key k's target subtable: a 32-bit hash of the key (independent of the subtables' hashes) as a
+// point in [0, total weight).
+__device__ __forceinline__ u32 dc_choose(const dc_view& t, const dc_choice& c, wm_key k) {
+  const float u = (float)(u32)wm_fmix64((u64)k ^ t.choice_seed) * 2.3283064e-10f * c.cum[DC_D - 1];
+#pragma unroll
+  for (int j = 0; j < DC_D - 1; j++) {
+    if (u < c.cum[j] && (u32)j != t.exclude) return (u32)j;
+  }
+  return dc_last_allowed(t);
+}
+
+// The subtable after j that inserts may use (j itself when there is none).
+__device__ __forceinline__ u32 dc_next(const dc_view& t, u32 j) {
+  u32 n = (j + 1u) % DC_D;
+  if (n == t.exclude) n = (n + 1u) % DC_D;
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys, values, locks
+
+// This lane's key of a bucket (lanes beyond DC_SLOTS read nothing: WM_KEY_EMPTY). `coherent`:
+// from L2, for kernels in which other warps write.
+template <bool coherent>
+__device__ __forceinline__ wm_key dc_read_key(const dc_subtable& s, u32 bucket) {
+  const u32 lane = dc_lane();
+  if (lane >= DC_SLOTS) return WM_KEY_EMPTY;
+  const wm_key* p = s.keys + dc_slot(bucket, lane);
+  return coherent ? __ldcg(p) : *p;
+}
+
+// Copies a value (DC_VALUE_WORDS words), the lanes sharing its words (lane l: words l, l + 32,
+// ...), so a wide value moves in coalesced accesses. `coherent`: src from L2. A lane that
+// copies a word in one call and overwrites the same word's source in a later call does so in
+// program order (the eviction chain relies on it).
+template <bool coherent>
+__device__ __forceinline__ void dc_copy_value(wm_value* dst, const wm_value* src) {
+  const u32* s = reinterpret_cast<const u32*>(src);
+  u32* d = reinterpret_cast<u32*>(dst);
+  for (u32 w = dc_lane(); w < DC_VALUE_WORDS; w += 32) d[w] = coherent ? __ldcg(s + w) : s[w];
+}
+
+// Loads a value into this lane's share of registers (from L2), and stores it from them.
+__device__ __forceinline__ void dc_load_value(u32 (&r)[DC_VALUE_REGS], const wm_value* src) {
+  const u32* s = reinterpret_cast<const u32*>(src);
+#pragma unroll
+  for (int i = 0; i < DC_VALUE_REGS; i++) {
+    const u32 w = dc_lane() + 32u * i;
+    if (w < DC_VALUE_WORDS) r[i] = __ldcg(s + w);
+  }
+}
+__device__ __forceinline__ void dc_store_value(wm_value* dst, const u32 (&r)[DC_VALUE_REGS]) {
+  u32* d = reinterpret_cast<u32*>(dst);
+#pragma unroll
+  for (int i = 0; i < DC_VALUE_REGS; i++) {
+    const u32 w = dc_lane() + 32u * i;
+    if (w < DC_VALUE_WORDS) d[w] = r[i];
+  }
+}
+
+// Orders the warp's reads of lock words and of what they protect (a sequence lock's reader):
+// each lane's earlier reads before its later ones (the fence), and across lanes (the barrier:
+// one lane reads a lock word, the others the bucket).
+__device__ __forceinline__ void dc_order() {
+  __threadfence();
+  __syncwarp();
+}
+
+// Takes a sequence lock (even: free) with one CAS; false if it is held or was taken meanwhile.
+__device__ __forceinline__ bool dc_try_lock(u32* lock) {
+  const u32 v = __ldcg(lock);
+  return (v & 1u) == 0u && atomicCAS(lock, v, v + 1u) == v;
+}
+
+// Lane `who` tries to take `lock`; every lane learns the outcome. The taker fences and the warp
+// synchronises, so that every lane's later reads see what the last holder wrote.
+__device__ __forceinline__ bool dc_warp_lock(u32* lock, u32 who) {
+  bool got = false;
+  if (dc_lane() == who) {
+    got = dc_try_lock(lock);
+    if (got) __threadfence();
+  }
+  got = __shfl_sync(DC_FULL, got, who);
+  __syncwarp();
+  return got;
+}
+
+// Makes the warp's writes visible, then releases the locks of the lanes in `holders` (each its
+// own): the version moves on to the next even number.
+__device__ __forceinline__ void dc_warp_unlock(u32* lock, u32 holders) {
+  __threadfence();
+  __syncwarp();
+  if ((holders >> dc_lane()) & 1u) atomicAdd(lock, 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The side path: user keys equal to WM_KEY_EMPTY (slot 0) or WM_KEY_TOMBSTONE (slot 1), each
+// with a sequence lock and a present flag (t.side) and a value (t.side_values). Values of any
+// width (kernels/common/side.cuh holds narrow values only).
+
+struct dc_outcome {
+  u32 status;  // WM_STATUS_* or DC_RETRY
+  u32 sub;     // the subtable that gained a key (a new key), or DC_NONE
+};
+
+__device__ __forceinline__ dc_outcome dc_side_insert(const dc_view& t, int slot, const wm_value* v, bool assign) {
+  u32* lock = t.side + slot;
+  if (!dc_warp_lock(lock, 0)) return {DC_RETRY, DC_NONE};
+  const bool present = __ldcg(t.side + 2 + slot) != 0u;
+  if (!present || assign) dc_copy_value<false>(t.side_values + slot, v);
+  if (!present && dc_lane() == 0) t.side[2 + slot] = 1u;
+  dc_warp_unlock(lock, 1u);
+  const u32 info = present ? (assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT) : 0u;
+  return {WM_STATUS_SENTINEL_KEY | info, DC_NONE};
+}
+
+// A side-path find while inserts run: the flag and value read between two reads of the lock
+// word, again until it was free and unchanged.
+__device__ __forceinline__ bool dc_side_find_validated(const dc_view& t, int slot, wm_value* out) {
+  for (;;) {
+    // Every lane reads the version, then (after a fence: the reads below come after it) the
+    // flag and its share of the value, then the version again.
+    const u32 v1 = __ldcg(t.side + slot);
+    dc_order();
+    if (!__all_sync(DC_FULL, v1 == __shfl_sync(DC_FULL, v1, 0)) || (v1 & 1u)) continue;
+    const bool present = __ldcg(t.side + 2 + slot) != 0u;
+    u32 r[DC_VALUE_REGS];
+    if (present) dc_load_value(r, t.side_values + slot);
+    dc_order();
+    const u32 v2 = __ldcg(t.side + slot);
+    if (__any_sync(DC_FULL, v2 != v1)) continue;  // unchanged in every lane: `present` agrees
+    if (present && out != nullptr) dc_store_value(out, r);
+    return present;
+  }
+}
+
+// `concurrent`: inserts may run in the same launch (validated by the lock's version).
+template <bool concurrent>
+__device__ __forceinline__ bool dc_side_find(const dc_view& t, int slot, wm_value* out) {
+  if constexpr (!concurrent) {
+    const bool present = t.side[2 + slot] != 0u;
+    if (present && out != nullptr) dc_copy_value<false>(out, t.side_values + slot);
+    return present;
+  } else {
+    return dc_side_find_validated(t, slot, out);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Insert (the voter scheme's step for one key), find and erase: every lane calls them with the
+// same key.
+
+// The locks an inserting warp holds: lane s holds the s-th bucket of its eviction chain (lane
+// 0: the key's bucket in its target subtable) and, once chosen, the slot that will change there.
+struct dc_chain {
+  u32 sub, bucket, slot;
+  u32 depth;  // the last lane holding a lock (the same in every lane)
+};
+
+__device__ __forceinline__ void dc_release(const dc_view& t, const dc_chain& c) {
+  const u32 holders = c.depth >= 31u ? DC_FULL : (2u << c.depth) - 1u;
+  dc_warp_unlock(dc_sub(t, c.sub).locks + c.bucket, holders);
+}
+
+// Writes (k, v) into slot `slot` of bucket `bucket` of s (under the bucket's lock).
+__device__ __forceinline__ void dc_write_pair(const dc_subtable& s, u32 bucket, u32 slot, wm_key k, const wm_value* v) {
+  const u64 at = dc_slot(bucket, slot);
+  dc_copy_value<false>(s.values + at, v);
+  if (dc_lane() == 0) s.keys[at] = k;
+}
+
+// Moves the chain's pairs one step on, from its end back to its start (the pair in the chosen
+// slot of step j - 1 goes to the chosen slot of step j; the last step's slot is empty), then
+// writes (k, v) into step 0's slot. Back to front, each source is read before it is overwritten
+// (lane 0 moves the keys, the lanes share each value's words: each lane reads a word before it
+// overwrites it, in program order), and a pair is in the table at every moment.
+__device__ __forceinline__ void dc_move_chain(const dc_view& t, const dc_chain& c, wm_key k, const wm_value* v) {
+  for (int j = (int)c.depth; j >= 1; j--) {
+    const dc_subtable d = dc_sub(t, __shfl_sync(DC_FULL, c.sub, j));
+    const dc_subtable s = dc_sub(t, __shfl_sync(DC_FULL, c.sub, j - 1));
+    const u64 di = dc_slot(__shfl_sync(DC_FULL, c.bucket, j), __shfl_sync(DC_FULL, c.slot, j));
+    const u64 si = dc_slot(__shfl_sync(DC_FULL, c.bucket, j - 1), __shfl_sync(DC_FULL, c.slot, j - 1));
+    dc_copy_value<true>(d.values + di, s.values + si);
+    if (dc_lane() == 0) d.keys[di] = __ldcg(s.keys + si);
+  }
+  dc_write_pair(dc_sub(t, __shfl_sync(DC_FULL, c.sub, 0)), __shfl_sync(DC_FULL, c.bucket, 0),
+                __shfl_sync(DC_FULL, c.slot, 0), k, v);
+}
+
+// One attempt to insert (k, v) (the leader's key; v points at its value) with target subtable
+// t0. Returns the status and the subtable that gained a key, or DC_RETRY when a lock was taken
+// by another warp (nothing changed). `salt` varies the victims between attempts. REINSERT (a
+// downsize's residuals): the key is known to be absent, so the snapshot of its other buckets is
+// skipped.
+template <bool REINSERT>
+__device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, const wm_value* v, u32 t0, bool assign,
+                                             u32 salt) {
+  const u32 lane = dc_lane();
+  u32 cand = 0;  // lane j < d: k's bucket in subtable j
+  if (lane < DC_D) cand = dc_bucket(dc_sub(t, lane), k);
+  dc_chain c;
+  c.sub = t0;
+  c.bucket = __shfl_sync(DC_FULL, cand, t0);
+  c.slot = 0;
+  c.depth = 0;
+  const dc_subtable s0 = dc_sub(t, t0);
+  if (!dc_warp_lock(s0.locks + c.bucket, 0)) return {DC_RETRY, DC_NONE};
+
+  wm_key key = dc_read_key<true>(s0, c.bucket);
+  const u32 hit = __ballot_sync(DC_FULL, lane < DC_SLOTS && key == k);
+  if (hit != 0u) {
+    if (assign) dc_copy_value<false>(s0.values + dc_slot(c.bucket, __ffs(hit) - 1), v);
+    dc_release(t, c);
+    return {assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT, DC_NONE};
+  }
+
+  if (!REINSERT) {
+    // The key's buckets in the other subtables, between two reads of their lock words: if no
+    // word was odd or changed, no pair moved in or out of them meanwhile, and k (which cannot
+    // enter the locked target bucket) is in one of them or absent.
+    const bool mine = lane < DC_D && lane != t0;
+    u32* lock = mine ? dc_sub(t, lane).locks + cand : nullptr;
+    const u32 ver = mine ? __ldcg(lock) : 0u;
+    dc_order();
+    u32 found_sub = DC_NONE, found_slot = 0;
+    if (!__any_sync(DC_FULL, mine && (ver & 1u))) {
+#pragma unroll
+      for (int j = 0; j < DC_D; j++) {
+        if ((u32)j == t0) continue;
+        const u32 bj = __shfl_sync(DC_FULL, cand, j);
+        const wm_key kj = dc_read_key<true>(t.sub[j], bj);
+        const u32 h = __ballot_sync(DC_FULL, lane < DC_SLOTS && kj == k);
+        if (h != 0u && found_sub == DC_NONE) {
+          found_sub = (u32)j;
+          found_slot = __ffs(h) - 1;
+        }
+      }
+      dc_order();
+    }
+    const u32 ver2 = mine ? __ldcg(lock) : 0u;
+    if (__any_sync(DC_FULL, mine && ((ver & 1u) || ver2 != ver))) {
+      dc_release(t, c);
+      return {DC_RETRY, DC_NONE};
+    }
+    if (found_sub != DC_NONE) {
+      if (assign) {
+        // Lock that bucket at the version of the snapshot: unchanged since, k is still there.
+        const u32 seen = __shfl_sync(DC_FULL, ver, found_sub);
+        const u32 bj = __shfl_sync(DC_FULL, cand, found_sub);
+        const dc_subtable sj = dc_sub(t, found_sub);
+        bool got = false;
+        if (lane == 0) {
+          got = atomicCAS(sj.locks + bj, seen, seen + 1u) == seen;
+          if (got) __threadfence();
+        }
+        got = __shfl_sync(DC_FULL, got, 0);
+        __syncwarp();
+        if (!got) {
+          dc_release(t, c);
+          return {DC_RETRY, DC_NONE};
+        }
+        dc_copy_value<false>(sj.values + dc_slot(bj, found_slot), v);
+        dc_warp_unlock(sj.locks + bj, 1u);
+      }
+      dc_release(t, c);
+      return {assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT, DC_NONE};
+    }
+  }
+
+  // k is absent: an empty slot of the target bucket, or an eviction chain.
+  u32 empty = __ballot_sync(DC_FULL, lane < DC_SLOTS && key == WM_KEY_EMPTY);
+  if (empty != 0u) {
+    dc_write_pair(s0, c.bucket, __ffs(empty) - 1, k, v);
+    dc_release(t, c);
+    return {WM_STATUS_OK, t0};
+  }
+  u32 cur = t0;
+  for (u32 step = 0; step < t.max_evictions && step < 31u; step++) {
+    const u32 nxt = dc_next(t, cur);
+    if (nxt == cur) break;  // no other subtable to evict into
+    const dc_subtable sn = dc_sub(t, nxt);
+    // Each slot's key (the bucket is full) and its bucket in the next subtable; a victim whose
+    // bucket there the chain already holds would come back into the chain.
+    const bool slot_lane = lane < DC_SLOTS;
+    const u32 alt = slot_lane ? dc_bucket(sn, key) : 0u;
+    bool clash = false;
+    for (u32 j = 0; j <= step; j++) {
+      const u32 hs = __shfl_sync(DC_FULL, c.sub, j), hb = __shfl_sync(DC_FULL, c.bucket, j);
+      clash |= hs == nxt && hb == alt;
+    }
+    const u32 usable = __ballot_sync(DC_FULL, slot_lane && !clash);
+    if (usable == 0u) break;
+    const u32 start = (u32)wm_fmix64((u64)k ^ ((u64)salt << 32) ^ (step * 0x9e3779b97f4a7c15ull)) % DC_SLOTS;
+    const u32 later = usable & (DC_FULL << start);
+    const u32 victim = __ffs(later != 0u ? later : usable) - 1;
+    if (lane == step) c.slot = victim;
+    const u32 nb = __shfl_sync(DC_FULL, alt, victim);
+    if (lane == step + 1u) {
+      c.sub = nxt;
+      c.bucket = nb;
+    }
+    if (!dc_warp_lock(sn.locks + nb, step + 1u)) {
+      dc_release(t, c);  // lanes 0..step
+      return {DC_RETRY, DC_NONE};
+    }
+    c.depth = step + 1u;
+    key = dc_read_key<true>(sn, nb);
+    empty = __ballot_sync(DC_FULL, lane < DC_SLOTS && key == WM_KEY_EMPTY);
+    if (empty != 0u) {
+      if (lane == step + 1u) c.slot = __ffs(empty) - 1;
+      dc_move_chain(t, c, k, v);
+      dc_release(t, c);
+      return {WM_STATUS_OK, nxt};
+    }
+    cur = nxt;
+  }
+  dc_release(t, c);
+  return {WM_STATUS_TABLE_FULL, DC_NONE};
+}
+
+// Looks k up (Algorithm 1): true when present, and then its value goes to *out (if not null).
+// `concurrent`: inserts run in the same launch, so the key's buckets are read between two reads
+// of their lock words, and again until none was held or changed.
+template <bool concurrent>
+__device__ __forceinline__ bool dc_find(const dc_view& t, wm_key k, wm_value* out) {
+  const int side = wm_side_slot(k);
+  if (side >= 0) return dc_side_find<concurrent>(t, side, out);
+  const u32 lane = dc_lane();
+  u32 cand = 0;
+  if (lane < DC_D) cand = dc_bucket(dc_sub(t, lane), k);
+  for (;;) {
+    u32* lock = nullptr;
+    u32 ver = 0;
+    if (concurrent) {
+      lock = lane < DC_D ? dc_sub(t, lane).locks + cand : nullptr;
+      ver = lane < DC_D ? __ldcg(lock) : 0u;
+      dc_order();
+      if (__any_sync(DC_FULL, ver & 1u)) continue;
+    }
+    u32 r[DC_VALUE_REGS];
+    bool hit = false;
+#pragma unroll
+    for (int j = 0; j < DC_D; j++) {
+      const u32 bj = __shfl_sync(DC_FULL, cand, j);
+      const wm_key kj = dc_read_key<concurrent>(t.sub[j], bj);
+      const u32 h = __ballot_sync(DC_FULL, lane < DC_SLOTS && kj == k);
+      if (h != 0u) {
+        const wm_value* at = t.sub[j].values + dc_slot(bj, __ffs(h) - 1);
+        if (!concurrent) {
+          if (out != nullptr) dc_copy_value<false>(out, at);
+          return true;
+        }
+        dc_load_value(r, at);
+        hit = true;
+        break;
+      }
+    }
+    if (!concurrent) return false;
+    dc_order();
+    const u32 ver2 = lane < DC_D ? __ldcg(lock) : 0u;
+    if (__any_sync(DC_FULL, ver2 != ver)) continue;
+    if (hit && out != nullptr) dc_store_value(out, r);
+    return hit;
+  }
+}
+
+// Erases k (no lock; phase-separated from inserts): the slot holding it is cleared by a CAS, so
+// that of two erases of one key only one counts. Returns the subtable it was erased from, or
+// DC_NONE (side-path keys: 0 when erased, as their count is the engine's only). Subtable
+// `skip` is not searched (DC_NONE: none).
+__device__ __forceinline__ u32 dc_erase(const dc_view& t, wm_key k, u32 skip) {
+  const int side = wm_side_slot(k);
+  if (side >= 0) {
+    bool erased = false;
+    if (dc_lane() == 0) erased = atomicExch(t.side + 2 + side, 0u) != 0u;
+    return __shfl_sync(DC_FULL, erased, 0) ? 0u : DC_NONE;
+  }
+  const u32 lane = dc_lane();
+  u32 cand = 0;
+  if (lane < DC_D) cand = dc_bucket(dc_sub(t, lane), k);
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) {
+    if ((u32)j == skip) continue;
+    const u32 bj = __shfl_sync(DC_FULL, cand, j);
+    const wm_key kj = dc_read_key<false>(t.sub[j], bj);
+    const u32 h = __ballot_sync(DC_FULL, lane < DC_SLOTS && kj == k);
+    if (h != 0u) {
+      bool erased = false;
+      if (lane == (u32)(__ffs(h) - 1)) {
+        wm_key* at = t.sub[j].keys + dc_slot(bj, lane);
+#if WM_KEY_BYTES == 4
+        erased = atomicCAS(at, k, WM_KEY_EMPTY) == k;
+#else
+        erased = atomicCAS(reinterpret_cast<unsigned long long*>(at), k, WM_KEY_EMPTY) == k;
+#endif
+      }
+      return __any_sync(DC_FULL, erased) ? (u32)j : DC_NONE;
+    }
+  }
+  return DC_NONE;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batches: 32 keys per warp per round, one per lane; warps stride over the batch.
+
+// Calls body(i, active) in every lane of every warp, for rounds of 32 consecutive items (lane l:
+// item base + l); `active` is false past the end. Every lane takes part in every round.
+template <typename F>
+__device__ __forceinline__ void dc_for_each_round(u64 n, F body) {
+  const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
+  const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  for (u64 base = warp * 32; base < n; base += warps * 32) body(base + dc_lane(), base + dc_lane() < n);
+}
+
+// Calls serve(src) for each lane src whose `pending` is set, all lanes together, until none is:
+// the voter scheme. serve() clears `pending` in lane src when src's work is done; otherwise
+// (a lock was taken) the next lane with work leads (round robin), so the warp moves to another
+// bucket instead of spinning.
+template <typename F>
+__device__ __forceinline__ void dc_vote(bool& pending, F serve) {
+  u32 queue = __ballot_sync(DC_FULL, pending);
+  int last = 31;
+  while (queue != 0u) {
+    const u32 later = last >= 31 ? 0u : queue & (DC_FULL << (last + 1));
+    const int src = __ffs(later != 0u ? later : queue) - 1;
+    last = src;
+    serve(src);
+    queue = __ballot_sync(DC_FULL, pending);
+  }
+}
+
+// Adds `by` to count j of a per-lane array of DC_D counts (compile-time indices: registers).
+__device__ __forceinline__ void dc_count(long long (&delta)[DC_D], u32 j, long long by) {
+#pragma unroll
+  for (int i = 0; i < DC_D; i++) {
+    if (j == (u32)i) delta[i] += by;
+  }
+}
+__device__ __forceinline__ void dc_flush_counts(u64* counts, long long (&delta)[DC_D]) {
+#pragma unroll
+  for (int i = 0; i < DC_D; i++) wm_add_count(counts + i, delta[i]);
+}
+
+// Serves the insert of lane src's key in a dc_vote round: the key, its value and its target are
+// shuffled to the warp; lane src records the outcome.
+template <bool REINSERT>
+__device__ __forceinline__ void dc_serve_insert(const dc_view& t, const wm_bulk& b, int src, wm_key k, u64 i,
+                                                u32 target, bool assign, bool& pending, u32& status, u32& attempts,
+                                                long long (&delta)[DC_D]) {
+  const wm_key sk = __shfl_sync(DC_FULL, k, src);
+  const u64 si = __shfl_sync(DC_FULL, i, src);
+  const u32 st = __shfl_sync(DC_FULL, target, src);
+  const u32 salt = __shfl_sync(DC_FULL, attempts, src);
+  const int side = wm_side_slot(sk);
+  const dc_outcome o = side >= 0 ? dc_side_insert(t, side, b.values + si, assign)
+                                 : dc_insert<REINSERT>(t, sk, b.values + si, st, assign, salt);
+  if ((int)dc_lane() == src) {
+    if (o.status != DC_RETRY) {
+      status = o.status;
+      pending = false;
+      if (o.sub != DC_NONE) dc_count(delta, o.sub, 1);
+    } else if (++attempts >= DC_MAX_ATTEMPTS) {
+      status = WM_STATUS_PROBE_LIMIT;
+      pending = false;
+    }
+  }
+}
+
+// Whether an insert's status says a new key (placed, neither updated nor kept).
+__device__ __forceinline__ bool dc_is_new(u32 status) {
+  return (status & (WM_STATUS_FAILURE_MASK | WM_STATUS_UPDATED | WM_STATUS_PRESENT)) == 0u;
+}
+
+// The insert kernels' body. REINSERT (a downsize's residuals): at most t.scratch[0] keys (the
+// residuals the downsize wrote), not counted as new in t.meta (they were stored before), and
+// failures counted in t.scratch[1] instead of t.meta[1].
+template <bool REINSERT>
+__device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk& b) {
+  const dc_choice choice = dc_weights(t);
+  const bool assign = b.assign != 0u;
+  const u64 n = REINSERT ? min(b.n, __ldcg(t.scratch)) : b.n;
+  long long inserted = 0, failed = 0;
+  long long delta[DC_D];
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) delta[j] = 0;
+  dc_for_each_round(n, [&](u64 i, bool active) {
+    const wm_key k = active ? b.keys[i] : (wm_key)0;
+    const u32 target = active ? dc_choose(t, choice, k) : 0u;
+    bool pending = active;
+    u32 status = 0, attempts = 0;
+    dc_vote(pending, [&](int src) {
+      dc_serve_insert<REINSERT>(t, b, src, k, i, target, assign, pending, status, attempts, delta);
+    });
+    if (active) {
+      if (status & WM_STATUS_FAILURE_MASK) failed++;
+      else if (dc_is_new(status)) inserted++;
+      if (b.status != nullptr) b.status[i] = status;
+    }
+  });
+  if (REINSERT) {
+    wm_add_count(t.scratch + 1, failed);
+  } else {
+    wm_add_count(t.meta, inserted);
+    wm_add_count(t.meta + 1, failed);
+  }
+  dc_flush_counts(t.counts, delta);
+}
+
+// Inserts b.keys[i] -> b.values[i]; b.status (if not null) gets each key's status.
+extern "C" __global__ void dycuckoo_insert(dc_view t, wm_bulk b) { dc_insert_batch<false>(t, b); }
+
+// A downsize's residuals (t.res_keys, t.res_values passed as b.keys, b.values), into the
+// subtables other than t.exclude.
+extern "C" __global__ void dycuckoo_reinsert(dc_view t, wm_bulk b) { dc_insert_batch<true>(t, b); }
+
+// b.found[i] = 1 and b.out[i] = value where b.keys[i] is present; 0 otherwise (b.out[i] left
+// alone). b.out may be null (contains).
+extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
+  dc_for_each_round(b.n, [&](u64 i, bool active) {
+    const wm_key k = active ? b.keys[i] : (wm_key)0;
+    bool found = false;
+    for (u32 q = __ballot_sync(DC_FULL, active); q != 0u; q &= q - 1u) {
+      const int src = __ffs(q) - 1;
+      const wm_key sk = __shfl_sync(DC_FULL, k, src);
+      const u64 si = __shfl_sync(DC_FULL, i, src);
+      const bool f = dc_find<false>(t, sk, b.out != nullptr ? b.out + si : nullptr);
+      if ((int)dc_lane() == src) found = f;
+    }
+    if (active) b.found[i] = found ? 1 : 0;
+  });
+}
+
+// The erase kernels' body. UNPLACE (a failed downsize's rollback): at most t.scratch[0] keys,
+// never from subtable t.exclude, and t.meta untouched (the keys stay in the old subtable).
+template <bool UNPLACE>
+__device__ __forceinline__ void dc_erase_batch(const dc_view& t, const wm_bulk& b) {
+  const u64 n = UNPLACE ? min(b.n, __ldcg(t.scratch)) : b.n;
+  const u32 skip = UNPLACE ? t.exclude : DC_NONE;
+  long long erased = 0;
+  long long delta[DC_D];
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) delta[j] = 0;
+  dc_for_each_round(n, [&](u64 i, bool active) {
+    const wm_key k = active ? b.keys[i] : (wm_key)0;
+    for (u32 q = __ballot_sync(DC_FULL, active); q != 0u; q &= q - 1u) {
+      const int src = __ffs(q) - 1;
+      const wm_key sk = __shfl_sync(DC_FULL, k, src);
+      const u32 from = dc_erase(t, sk, skip);
+      if ((int)dc_lane() == src && from != DC_NONE) {
+        erased++;
+        if (wm_side_slot(sk) < 0) dc_count(delta, from, -1);
+      }
+    }
+  });
+  if (!UNPLACE) wm_add_count(t.meta, -erased);
+  dc_flush_counts(t.counts, delta);
+}
+
+// Erases every present key; t.meta[0] decreases by the number erased. Phase-separated from
+// inserts (the paper's rule): never run concurrently with an insert.
+extern "C" __global__ void dycuckoo_erase(dc_view t, wm_bulk b) { dc_erase_batch<false>(t, b); }
+
+// A failed downsize's rollback: erases the residuals b.keys (at most t.scratch[0]) from the
+// subtables other than t.exclude.
+extern "C" __global__ void dycuckoo_unplace(dc_view t, wm_bulk b) { dc_erase_batch<true>(t, b); }
+
+// A mixed batch: b.ops[i] = WM_OP_INSERT inserts (b.assign) and writes b.status[i]; WM_OP_FIND
+// looks b.keys[i] up into b.out[i] / b.found[i] while the inserts run (reads validated by the
+// bucket locks: a key inserted by an earlier launch is found with its value; one inserted or
+// updated in this launch is found with its old or its new value, or not at all if it is new).
+// Erases are left alone (the host refuses them: phase-separated, as in the paper).
+extern "C" __global__ void dycuckoo_mixed(dc_view t, wm_bulk b) {
+  const dc_choice choice = dc_weights(t);
+  const bool assign = b.assign != 0u;
+  long long inserted = 0, failed = 0;
+  long long delta[DC_D];
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) delta[j] = 0;
+  dc_for_each_round(b.n, [&](u64 i, bool active) {
+    const u32 op = active ? b.ops[i] : 255u;
+    const bool known = op == WM_OP_INSERT || op == WM_OP_FIND;
+    const wm_key k = known ? b.keys[i] : (wm_key)0;
+    const u32 target = op == WM_OP_INSERT ? dc_choose(t, choice, k) : 0u;
+    bool pending = known, found = false;
+    u32 status = 0, attempts = 0;
+    dc_vote(pending, [&](int src) {
+      if (__shfl_sync(DC_FULL, op, src) == WM_OP_INSERT) {
+        dc_serve_insert<false>(t, b, src, k, i, target, assign, pending, status, attempts, delta);
+      } else {
+        const wm_key sk = __shfl_sync(DC_FULL, k, src);
+        const u64 si = __shfl_sync(DC_FULL, i, src);
+        const bool f = dc_find<true>(t, sk, b.out + si);
+        if ((int)dc_lane() == src) {
+          found = f;
+          pending = false;
+        }
+      }
+    });
+    if (op == WM_OP_INSERT) {
+      if (status & WM_STATUS_FAILURE_MASK) failed++;
+      else if (dc_is_new(status)) inserted++;
+      b.status[i] = status;
+    } else if (op == WM_OP_FIND) {
+      b.found[i] = found ? 1 : 0;
+    }
+  });
+  wm_add_count(t.meta, inserted);
+  wm_add_count(t.meta + 1, failed);
+  dc_flush_counts(t.counts, delta);
+}
+
+// Position i of the subtables' slots, in subtable order: its subtable and slot.
+__device__ __forceinline__ void dc_locate(const dc_view& t, u64 i, u32& sub, u64& slot) {
+  sub = 0;
+  slot = i;
+#pragma unroll
+  for (int j = 0; j < DC_D - 1; j++) {
+    const u64 size = (u64)t.sub[j].buckets * DC_SLOTS;
+    if (sub == (u32)j && slot >= size) {
+      slot -= size;
+      sub = (u32)j + 1u;
+    }
+  }
+}
+
+__device__ __forceinline__ u64 dc_total_slots(const dc_view& t) {
+  u64 total = 0;
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) total += (u64)t.sub[j].buckets * DC_SLOTS;
+  return total;
+}
+
+// Writes every stored pair to b.out_keys / b.out at positions from *b.counter, at most b.n of
+// them, in no particular order (kernels/common/bulk.cuh wm_compact); the side path's first.
+extern "C" __global__ void dycuckoo_retrieve(dc_view t, wm_bulk b) {
+  const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid < 2 && t.side[2 + tid] != 0u) {
+    const u64 pos = atomicAdd(b.counter, 1ull);
+    if (pos < b.n) {
+      b.out_keys[pos] = tid == 0 ? WM_KEY_EMPTY : WM_KEY_TOMBSTONE;
+      wm_copy_elem(b.out, pos, t.side_values, tid);
+    }
+  }
+  u32 sub = 0;
+  u64 slot = 0;
+  wm_key key = WM_KEY_EMPTY;
+  wm_compact(
+      dc_total_slots(t), b.counter, b.n,
+      [&](u64 i) {
+        dc_locate(t, i, sub, slot);
+        key = dc_sub(t, sub).keys[slot];
+        return key != WM_KEY_EMPTY;
+      },
+      [&](u64, u64 pos) {
+        b.out_keys[pos] = key;
+        wm_copy_elem(b.out, pos, dc_sub(t, sub).values, slot);
+      });
+}
+
+// Counts the keys stored in each subtable into t.scratch[0 .. d) (zeroed by the host): the
+// check of t.counts, and its repair after a rolled-back downsize.
+extern "C" __global__ void dycuckoo_recount(dc_view t, wm_bulk b) {
+  long long c[DC_D];
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) c[j] = 0;
+  const u64 total = dc_total_slots(t);
+  const u64 threads = (u64)gridDim.x * blockDim.x;
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += threads) {
+    u32 sub;
+    u64 slot;
+    dc_locate(t, i, sub, slot);
+    if (dc_sub(t, sub).keys[slot] != WM_KEY_EMPTY) dc_count(c, sub, 1);
+  }
+  dc_flush_counts(t.scratch, c);
+}
+
+// Counts into t.scratch[0] the keys of the batch (those of insert operations where b.ops is not
+// null) that are absent from the subtables: at most the keys the batch can add (a key absent
+// and repeated in the batch counts each time). The host's growth decision (the side path's keys
+// take no slot and are not counted).
+extern "C" __global__ void dycuckoo_count_absent(dc_view t, wm_bulk b) {
+  long long absent = 0;
+  dc_for_each_round(b.n, [&](u64 i, bool active) {
+    const bool insert = active && (b.ops == nullptr || b.ops[i] == WM_OP_INSERT);
+    const wm_key k = insert ? b.keys[i] : (wm_key)0;
+    const bool subtable_key = insert && wm_side_slot(k) < 0;
+    for (u32 q = __ballot_sync(DC_FULL, subtable_key); q != 0u; q &= q - 1u) {
+      const int src = __ffs(q) - 1;
+      const bool f = dc_find<false>(t, __shfl_sync(DC_FULL, k, src), nullptr);
+      if ((int)dc_lane() == src && !f) absent++;
+    }
+  });
+  wm_add_count(t.scratch, absent);
+}
+
+// Upsize (§5.3): subtable t.resize_subtable (|h| buckets) into t.new_keys / t.new_values
+// (t.new_buckets = 2|h| buckets, keys all empty): the key in slot s of bucket loc goes to slot s
+// of bucket loc or loc + |h| (its hash mod 2|h|). No two keys meet, so nothing is locked. A
+// thread per old slot.
+extern "C" __global__ void dycuckoo_upsize(dc_view t, wm_bulk b) {
+  const dc_subtable s = dc_sub(t, t.resize_subtable);
+  const u64 slots = (u64)s.buckets * DC_SLOTS;
+  const u64 threads = (u64)gridDim.x * blockDim.x;
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < slots; i += threads) {
+    const wm_key k = s.keys[i];
+    if (k == WM_KEY_EMPTY) continue;
+    const u32 nb = dc_reduce(dc_universal(k, s.a, s.b), t.new_buckets);
+    const u64 at = dc_slot(nb, (u32)(i % DC_SLOTS));
+    t.new_keys[at] = k;
+    wm_copy_elem(t.new_values, at, s.values, i);
+  }
+}
+
+// Places a key of a downsize: at position `pos` of new bucket `nb` if it fits, else in the
+// residual list (from *t.scratch, at most t.res_capacity: beyond, only counted, and the host
+// rolls the downsize back). Every lane calls it (warp-aggregated residual count).
+__device__ __forceinline__ void dc_downsize_place(const dc_view& t, const dc_subtable& s, wm_key k, bool live,
+                                                  u64 from, u32 nb, u32 pos, long long& residuals) {
+  const bool residual = live && pos >= DC_SLOTS;
+  const u64 r = wm_aggregated_inc(t.scratch, residual);
+  if (live && !residual) {
+    const u64 at = dc_slot(nb, pos);
+    t.new_keys[at] = k;
+    wm_copy_elem(t.new_values, at, s.values, from);
+  } else if (residual) {
+    residuals++;
+    if (r < t.res_capacity) {
+      t.res_keys[r] = k;
+      wm_copy_elem(t.res_values, r, s.values, from);
+    }
+  }
+}
+
+// Downsize (§5.3): subtable t.resize_subtable (2h buckets) into t.new_keys / t.new_values
+// (t.new_buckets = h buckets, keys all empty): buckets loc and loc + h merge into loc (a key's
+// hash mod h is its old bucket mod h), a warp per new bucket, the keys of loc first, then those
+// of loc + h, in slot order; the keys beyond DC_SLOTS are the residuals, counted in t.scratch[0]
+// and moved out of the subtable's count (dycuckoo_reinsert places them).
+extern "C" __global__ void dycuckoo_downsize(dc_view t, wm_bulk b) {
+  const dc_subtable s = dc_sub(t, t.resize_subtable);
+  const u32 h = t.new_buckets;
+  const u32 lane = dc_lane();
+  const u32 below = (1u << lane) - 1u;
+  long long residuals = 0;
+  const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
+  for (u64 w = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < h; w += warps) {
+    const u32 j = (u32)w;
+    const wm_key k1 = dc_read_key<false>(s, j), k2 = dc_read_key<false>(s, j + h);
+    const bool l1 = k1 != WM_KEY_EMPTY, l2 = k2 != WM_KEY_EMPTY;
+    const u32 m1 = __ballot_sync(DC_FULL, l1), m2 = __ballot_sync(DC_FULL, l2);
+    const u32 p1 = __popc(m1 & below), p2 = __popc(m1) + __popc(m2 & below);
+    dc_downsize_place(t, s, k1, l1, dc_slot(j, lane), j, p1, residuals);
+    dc_downsize_place(t, s, k2, l2, dc_slot(j + h, lane), j, p2, residuals);
+  }
+  wm_add_count(t.counts + t.resize_subtable, -residuals);
+}
