@@ -17,6 +17,7 @@ pub use error::{Error, Result};
 pub use hash::HashFunction;
 pub use key::{Key, Value};
 pub use status::InsertStatus;
+pub use table::dycuckoo::{DyCuckoo, DyCuckooConfig, DyCuckooStats};
 pub use table::slab::{Slab, SlabConfig, SlabMultiMap, SlabStats};
 pub use table::stadium::{InsertStrategy, Location, Stadium, StadiumConfig};
 pub use table::warpdrive::{WarpDrive, WarpDriveConfig};

@@ -658,13 +658,13 @@ fn reserve<K: Key, V: Value>() {
 }
 
 /// Mixed batches that erase. On the tables that support it (the CPU backend; every scheme but
-/// WarpDrive and Stadium, see `common::erases_in_mixed_batches`), checked against the oracle:
-/// a key present before and erased once or twice is gone and reported erased exactly once; an
-/// absent key's erase reports nothing; finds and inserts of keys nobody erases behave as
-/// always; for a key that is both erased and found or inserted in the batch, every output
+/// WarpDrive, Stadium and DyCuckoo, see `common::erases_in_mixed_batches`), checked against the
+/// oracle: a key present before and erased once or twice is gone and reported erased exactly
+/// once; an absent key's erase reports nothing; finds and inserts of keys nobody erases behave
+/// as always; for a key that is both erased and found or inserted in the batch, every output
 /// agrees with one order of those operations and the table ends in the state that order
-/// leaves. Erase operations write only `found`; inserts leave it alone. WarpDrive and Stadium
-/// refuse such a batch with `Unsupported` and change nothing.
+/// leaves. Erase operations write only `found`; inserts leave it alone. WarpDrive, Stadium and
+/// DyCuckoo refuse such a batch with `Unsupported` and change nothing.
 fn mixed_erase<K: Key, V: Value>() {
     use warpmap::MixedOp::{self, Erase, Find, Insert};
     const CAP: usize = 1 << 12;
@@ -904,8 +904,9 @@ fn high_load<K: Key, V: Value>() {
 }
 
 /// Insert `capacity() + extra` distinct keys into the tables that fill to their capacity
-/// (`common::fills_to_capacity`; the slab hash grows instead): the failures are reported per key, `insert` says
-/// `TableFull`, every placed key is there with its value and nothing else is.
+/// (`common::fills_to_capacity`; the slab hash and DyCuckoo grow instead): the failures are
+/// reported per key, `insert` says `TableFull`, every placed key is there with its value and
+/// nothing else is.
 ///
 /// The keys avoid the sentinel values: on the GPU those live beside the slots and do not use
 /// capacity. The tables are small enough that probing covers every slot, so a full table

@@ -37,6 +37,7 @@
 //! host-slice call, a rehash's new table), and, for a bug or a corrupted table,
 //! [`Error::KernelStatus`] or [`Error::CountMismatch`].
 
+pub mod dycuckoo;
 pub mod engine;
 pub mod registry;
 pub mod slab;

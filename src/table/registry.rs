@@ -26,6 +26,7 @@ use crate::device::Gpu;
 use crate::hash::HashFunction;
 use crate::kernels::KernelSource;
 use crate::key::{Key, Value};
+use crate::table::dycuckoo::{self, DyCuckoo, DyCuckooConfig};
 use crate::table::slab::{self, Slab, SlabConfig};
 use crate::table::stadium::{self, InsertStrategy, Location, Stadium, StadiumConfig};
 use crate::table::warpdrive::{self, OverflowFilter, WarpDrive, WarpDriveConfig, GROUP_SIZES};
@@ -47,6 +48,8 @@ pub enum TableConfig {
     Stadium(StadiumConfig),
     /// A [`Slab`] hash (its capacity is replaced at build).
     Slab(SlabConfig),
+    /// A [`DyCuckoo`] table (its capacity is replaced at build).
+    DyCuckoo(DyCuckooConfig),
 }
 
 impl TableConfig {
@@ -57,6 +60,7 @@ impl TableConfig {
             TableConfig::WarpDrive(_) => "warpdrive",
             TableConfig::Stadium(_) => "stadium",
             TableConfig::Slab(_) => "slab",
+            TableConfig::DyCuckoo(_) => "dycuckoo",
         }
     }
 
@@ -73,6 +77,7 @@ impl TableConfig {
         match self {
             TableConfig::WarpDrive(_) => warpdrive::supports_widths(key_bytes, value_bytes),
             TableConfig::Slab(_) => slab::supports_widths(key_bytes, value_bytes),
+            TableConfig::DyCuckoo(_) => dycuckoo::supports_widths(key_bytes, value_bytes),
             TableConfig::Cpu { .. } | TableConfig::Stadium(_) => {
                 key_bytes % 4 == 0 && value_bytes % 4 == 0
             }
@@ -134,6 +139,13 @@ impl TableConfig {
                     ..c.clone()
                 },
             )?),
+            TableConfig::DyCuckoo(c) => Box::new(DyCuckoo::<K, V>::new(
+                gpu.clone(),
+                DyCuckooConfig {
+                    capacity,
+                    ..c.clone()
+                },
+            )?),
         })
     }
 }
@@ -172,7 +184,7 @@ pub fn scheme(name: &str) -> Option<&'static SchemeInfo> {
     SCHEMES.iter().find(|s| s.name == name)
 }
 
-static SCHEMES: [SchemeInfo; 4] = [
+static SCHEMES: [SchemeInfo; 5] = [
     SchemeInfo {
         name: "cpu",
         paper: "",
@@ -200,6 +212,13 @@ static SCHEMES: [SchemeInfo; 4] = [
         backend: Backend::Gpu,
         test_configs: slab_test_configs,
         kernel_sources: slab::all_kernel_sources,
+    },
+    SchemeInfo {
+        name: "dycuckoo",
+        paper: "dycuckoo.txt",
+        backend: Backend::Gpu,
+        test_configs: dycuckoo_test_configs,
+        kernel_sources: dycuckoo::all_kernel_sources,
     },
 ];
 
@@ -271,6 +290,26 @@ fn slab_test_configs() -> Vec<(&'static str, TableConfig)> {
     ]
     .into_iter()
     .map(|(label, config)| (label, TableConfig::Slab(config)))
+    .collect()
+}
+
+/// The paper's defaults (3 subtables, α 0.4, β 0.9); 2 subtables with short eviction chains
+/// (the growth after failures runs often); 4 subtables with tight fill bounds (α 0.6, β 0.8:
+/// resizes at most batches of the contract tests that fill or erase much).
+fn dycuckoo_test_configs() -> Vec<(&'static str, TableConfig)> {
+    vec![
+        ("", DyCuckooConfig::new(0)),
+        (
+            "d2/chains4",
+            DyCuckooConfig::new(0).subtables(2).max_evictions(4),
+        ),
+        (
+            "d4/tight",
+            DyCuckooConfig::new(0).subtables(4).fill_bounds(0.6, 0.8),
+        ),
+    ]
+    .into_iter()
+    .map(|(label, config)| (label, TableConfig::DyCuckoo(config)))
     .collect()
 }
 

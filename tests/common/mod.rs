@@ -304,16 +304,18 @@ pub fn assert_multimap_matches<K: Key, V: Value>(
 }
 
 /// Whether the scheme's [`HashTable::mixed_batch`] runs erases ([`warpmap::MixedOp::Erase`]).
-/// WarpDrive and Stadium erase only in a phase of their own, as their papers do, and refuse
-/// such a batch with `Error::Unsupported`; every other scheme, and the CPU backend, runs it.
+/// WarpDrive, Stadium and DyCuckoo erase only in a phase of their own, as their papers do, and
+/// refuse such a batch with `Error::Unsupported`; every other scheme, and the CPU backend, runs
+/// it.
 pub fn erases_in_mixed_batches(scheme: &str) -> bool {
-    !matches!(scheme, "warpdrive" | "stadium")
+    !matches!(scheme, "warpdrive" | "stadium" | "dycuckoo")
 }
 
 /// Whether a full table of the scheme holds exactly `capacity()` keys and refuses more. The
-/// slab hash grows its pool instead (up to a memory budget: its own tests exhaust one).
+/// slab hash grows its pool instead (up to a memory budget: its own tests exhaust one), and
+/// DyCuckoo doubles subtables (tests/dycuckoo.rs reaches its `max_capacity`).
 pub fn fills_to_capacity(scheme: &str) -> bool {
-    scheme != "slab"
+    !matches!(scheme, "slab" | "dycuckoo")
 }
 
 /// The table's content as a map; panics if `retrieve_all` returns a key twice or mismatched

@@ -1,0 +1,1006 @@
+//! DyCuckoo: dynamic cuckoo hashing with voter-based bucket locks, resizing one subtable at a
+//! time so that the fill factor stays within `[α, β]` (dycuckoo.txt). Device code:
+//! `kernels/dycuckoo.cu`; the host-side rules: [`policy`].
+//!
+//! # Layout
+//!
+//! `d` subtables ([`DyCuckooConfig::subtables`], 3 by default as in the paper), each with its
+//! own universal hash `h^i(k) = ((a_i k + b_i) mod p) mod |h^i|`. A bucket is one 128-byte line
+//! of keys, read by a warp in one coalesced load: 32 four-byte keys or 16 eight-byte keys. Keys
+//! and values live in separate arrays, so a value may be any multiple of 4 bytes up to
+//! [`MAX_VALUE_BYTES`] and a search that misses reads no value. Each bucket has a lock word.
+//!
+//! # Operations
+//!
+//! - `find`, `contains` and `erase`: a warp per key, no lock; the warp reads the key's bucket in
+//!   each subtable in turn (the paper's Algorithm 1).
+//! - `insert`: the voter scheme (Algorithm 2). The lanes of a warp each hold a key; the warp
+//!   elects a leader, whose lane locks the key's bucket in the key's target subtable; a lock
+//!   held by another warp makes the warp revote (the next lane leads), otherwise the warp
+//!   inserts, updates, or evicts a pair towards the next subtable. The target subtable is drawn,
+//!   by a hash of the key, with probability proportional to `n_i / C(m_i, 2)` (Theorem 1).
+//! - Mixed batches run inserts and finds together ([`HashTable::mixed_batch`]); erases are
+//!   phase-separated, as in the paper (a batch with an erase is refused with
+//!   [`Error::Unsupported`]).
+//!
+//! Where this departs from the paper (see `kernels/dycuckoo.cu` for the details): the locks are
+//! sequence locks, so an insert checks the key's buckets in the other subtables (the paper's
+//! insert looks only at the target bucket, and would store a key twice) and a concurrent find
+//! reads consistent buckets; and an eviction chain is built under the locks of all its buckets
+//! and then moved from its end back to its start, so no evicted pair is ever held outside the
+//! table: a chain longer than [`DyCuckooConfig::max_evictions`] changes nothing, and the key
+//! being inserted gets [`TABLE_FULL`](crate::status::TABLE_FULL) (the paper's pair in hand is
+//! dropped).
+//!
+//! # Resizing
+//!
+//! The fill factor θ (keys in the subtables over their slots) is kept within
+//! `[α, β]` ([`DyCuckooConfig::fill_bounds`], 0.4 and 0.9 by default as in the paper):
+//! - before a batch that could take θ above β, the table counts the batch's keys that are absent
+//!   (a find pass; only near the bound) and **doubles the smallest subtable** until they fit
+//!   below β. The upsize rehash is conflict-free: a key of bucket `loc` goes to `loc` or
+//!   `loc + |h^i|`. Keys that still find no room (a chain ran out) make the table double a
+//!   subtable and insert them again; only at [`DyCuckooConfig::max_capacity`] or when device
+//!   memory runs out are they reported (status, [`Error::TableFull`]).
+//! - after a host-slice `erase` that leaves θ below α, the table **halves the largest
+//!   subtable**, again while θ < α: buckets `loc` and `loc + |h^i|/2` merge, and the pairs that
+//!   do not fit (the residuals) are inserted into the other subtables. If one cannot be placed
+//!   the downsize is rolled back (the table is as before it). Never below
+//!   [`DyCuckooConfig::min_capacity`] (by default the capacity the table was made with).
+//! - no subtable is ever more than twice as large as another, and only the resized subtable is
+//!   rewritten.
+//!
+//! `capacity()` is the slots of all subtables and changes with resizes; `max_load_factor()` is
+//! β. Device-buffer inserts ([`DeviceHashTable`](crate::DeviceHashTable)) grow the same way, and
+//! synchronise only when the table's estimate of its keys comes near β; device-buffer erases do
+//! not shrink the table ([`DyCuckoo::fit_fill_bounds`] does). A resize that cannot allocate its
+//! arrays returns [`Error::OutOfMemory`] from [`DyCuckoo::upsize`] / [`DyCuckoo::downsize`] and
+//! changes nothing (inside an insert, the keys that then find no room are reported).
+//!
+//! Every key value is insertable: keys equal to the internal markers (all ones, all ones minus
+//! one) are kept on a side path. Many tables may live in one program (no device globals).
+//!
+//! ```no_run
+//! use warpmap::{DyCuckoo, DyCuckooConfig, Gpu, HashTable};
+//! # fn main() -> warpmap::Result<()> {
+//! let mut t = DyCuckoo::<u32, u32>::new(Gpu::default_gpu()?, DyCuckooConfig::new(1 << 10))?;
+//! let keys: Vec<u32> = (0..100_000).collect();
+//! t.insert(&keys, &keys)?; // grows: doubles one subtable at a time
+//! assert!(t.capacity() >= 100_000);
+//! t.erase(&keys[1000..])?; // shrinks back towards the fill bounds
+//! let s = t.stats()?;
+//! assert!(s.upsizes > 0 && s.downsizes > 0);
+//! assert_eq!(t.find(&[5, 5000])?, vec![Some(5), None]);
+//! # Ok(()) }
+//! ```
+
+pub mod policy;
+
+use crate::device::{DeviceBuffer, Gpu, Kernel, KernelArg, Module};
+use crate::kernels::{KernelSource, DYCUCKOO};
+use crate::key::{Key, Value};
+use crate::table::engine::{bulk_grid, engine_source, Bulk, GpuTable, Scheme, SchemeConfig};
+use crate::table::{DeviceHashTable, HashTable};
+use crate::{Error, Result};
+use policy::{Geometry, MAX_SUBTABLES};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+pub use crate::hash::DEFAULT_SEED;
+
+/// The paper's number of subtables (§6.2: the best balance between insert and find).
+pub const DEFAULT_SUBTABLES: u32 = 3;
+/// The paper's default fill-factor bounds (Table 3): α = 0.4, β = 0.9.
+pub const DEFAULT_FILL_BOUNDS: (f64, f64) = (0.4, 0.9);
+/// The most evictions an insert's chain may make: a warp holds a chain's buckets in its 32
+/// lanes.
+pub const MAX_EVICTIONS: u32 = 31;
+/// The default eviction-chain limit: the most there is (a chain is built under its locks and
+/// is short at fill factors up to β; the limit only decides when a key is reported).
+pub const DEFAULT_MAX_EVICTIONS: u32 = MAX_EVICTIONS;
+/// The widest value a DyCuckoo table stores (bytes, a multiple of 4).
+pub const MAX_VALUE_BYTES: usize = 1024;
+
+/// The parameters of a [`DyCuckoo`] table: [`DyCuckooConfig::new`] gives the defaults, the
+/// setters change one each. [`GpuTable::new`] checks them.
+///
+/// # Examples
+/// ```
+/// use warpmap::DyCuckooConfig;
+/// let c = DyCuckooConfig::new(1 << 20)
+///     .subtables(4)
+///     .fill_bounds(0.5, 0.95)
+///     .max_evictions(8)
+///     .min_capacity(0)
+///     .max_capacity(1 << 24);
+/// assert_eq!((c.subtables, c.alpha, c.beta), (4, 0.5, 0.95));
+/// assert!(DyCuckooConfig::new(10).check(4).is_ok());
+/// assert!(DyCuckooConfig::new(10).fill_bounds(0.8, 0.9).check(4).is_err()); // α > β·d/(d+1)
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct DyCuckooConfig {
+    /// Keys the table is sized for when made: its first capacity (slots, rounded up to whole
+    /// buckets of equal subtables), and by default the least it shrinks to.
+    pub capacity: usize,
+    /// The number of subtables `d`: 2 to 8 (the paper's default: 3).
+    pub subtables: u32,
+    /// The lower fill-factor bound α: a host-slice erase that leaves the fill below it halves
+    /// subtables.
+    pub alpha: f64,
+    /// The upper fill-factor bound β: an insert that would take the fill above it doubles
+    /// subtables first. Also the table's `max_load_factor`.
+    pub beta: f64,
+    /// The longest eviction chain of an insert (1 to [`MAX_EVICTIONS`]).
+    pub max_evictions: u32,
+    /// The least capacity (slots) downsizes keep; `None`: `capacity`.
+    pub min_capacity: Option<usize>,
+    /// The most capacity (slots) upsizes may reach; `None`: as device memory allows.
+    pub max_capacity: Option<usize>,
+    /// Seed of the subtables' hash parameters and of the insert distribution's draw.
+    pub seed: u64,
+}
+
+impl DyCuckooConfig {
+    /// The paper's defaults for a table of at least `capacity` keys.
+    pub fn new(capacity: usize) -> Self {
+        DyCuckooConfig {
+            capacity,
+            subtables: DEFAULT_SUBTABLES,
+            alpha: DEFAULT_FILL_BOUNDS.0,
+            beta: DEFAULT_FILL_BOUNDS.1,
+            max_evictions: DEFAULT_MAX_EVICTIONS,
+            min_capacity: None,
+            max_capacity: None,
+            seed: DEFAULT_SEED,
+        }
+    }
+    /// Sets the number of subtables.
+    pub fn subtables(mut self, d: u32) -> Self {
+        self.subtables = d;
+        self
+    }
+    /// Sets the fill-factor bounds α and β.
+    pub fn fill_bounds(mut self, alpha: f64, beta: f64) -> Self {
+        self.alpha = alpha;
+        self.beta = beta;
+        self
+    }
+    /// Sets the eviction-chain limit.
+    pub fn max_evictions(mut self, n: u32) -> Self {
+        self.max_evictions = n;
+        self
+    }
+    /// Sets the least capacity downsizes keep.
+    pub fn min_capacity(mut self, slots: usize) -> Self {
+        self.min_capacity = Some(slots);
+        self
+    }
+    /// Sets the most capacity upsizes may reach.
+    pub fn max_capacity(mut self, slots: usize) -> Self {
+        self.max_capacity = Some(slots);
+        self
+    }
+    /// Sets the seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// [`Error::InvalidInput`] unless the parameters are usable for keys of `key_bytes` bytes:
+    /// 2 to 8 subtables, `0 < α < β < 1` with `α ≤ β·d/(d + 1)`
+    /// ([`policy::check_fill_bounds`]), 1 to [`MAX_EVICTIONS`] evictions, and a `max_capacity`
+    /// not below the first capacity. (A capacity of 0 is refused by [`GpuTable::new`].)
+    pub fn check(&self, key_bytes: usize) -> Result<()> {
+        let d = self.subtables as usize;
+        if !(2..=MAX_SUBTABLES).contains(&d) {
+            return Err(Error::invalid(format!(
+                "DyCuckoo needs 2 to {MAX_SUBTABLES} subtables, not {d}"
+            )));
+        }
+        policy::check_fill_bounds(self.alpha, self.beta, d).map_err(Error::invalid)?;
+        if !(1..=MAX_EVICTIONS).contains(&self.max_evictions) {
+            return Err(Error::invalid(format!(
+                "max_evictions must be 1 to {MAX_EVICTIONS}, not {}",
+                self.max_evictions
+            )));
+        }
+        if let Some(max) = self.max_capacity {
+            let first = self.geometry(key_bytes).capacity();
+            if max < first {
+                return Err(Error::invalid(format!(
+                    "max_capacity {max} is below the first capacity {first} (capacity {} in \
+                     {d} subtables of whole buckets)",
+                    self.capacity
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The first geometry: `subtables` equal subtables of at least `capacity` slots together.
+    fn geometry(&self, key_bytes: usize) -> Geometry {
+        Geometry::for_capacity(
+            self.capacity,
+            self.subtables as usize,
+            policy::slots_per_bucket(key_bytes),
+        )
+    }
+}
+
+impl SchemeConfig for DyCuckooConfig {
+    fn with_capacity(capacity: usize) -> Self {
+        DyCuckooConfig::new(capacity)
+    }
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+    /// The same parameters at a new first capacity (a rehash; `min_capacity`, when unset,
+    /// follows it).
+    fn resized(&self, capacity: usize) -> Self {
+        DyCuckooConfig {
+            capacity,
+            ..self.clone()
+        }
+    }
+}
+
+/// Whether DyCuckoo stores keys of `key_bytes` and values of `value_bytes` bytes: keys of 4 or
+/// 8 bytes, values of 4 to [`MAX_VALUE_BYTES`] bytes in multiples of 4.
+pub fn supports_widths(key_bytes: usize, value_bytes: usize) -> bool {
+    matches!(key_bytes, 4 | 8)
+        && value_bytes >= 4
+        && value_bytes % 4 == 0
+        && value_bytes <= MAX_VALUE_BYTES
+}
+
+/// The kernel module of one specialisation: key and value widths and `d` subtables.
+pub fn kernel_source(key_bytes: usize, value_bytes: usize, subtables: u32) -> KernelSource {
+    engine_source::<DyCuckooView>("dycuckoo", DYCUCKOO, key_bytes, value_bytes)
+        .define("DC_SUBTABLES", subtables)
+}
+
+/// Every specialisation the compile test builds: u32/u64 keys with u32/u64 values for 2, 3, 4
+/// and 8 subtables, and wide values (16, 32, 128, 256 and 1024 bytes) with 3.
+pub fn all_kernel_sources() -> Vec<KernelSource> {
+    let mut v = Vec::new();
+    for kb in [4, 8] {
+        for vb in [4, 8] {
+            for d in [2, 3, 4, 8] {
+                v.push(kernel_source(kb, vb, d));
+            }
+        }
+        for vb in [16, 32, 128, 256, MAX_VALUE_BYTES] {
+            v.push(kernel_source(kb, vb, DEFAULT_SUBTABLES));
+        }
+    }
+    v
+}
+
+/// One subtable as the kernels see it: twin of `dc_subtable` in `kernels/dycuckoo.cu`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SubtableView {
+    keys: u64,
+    values: u64,
+    locks: u64,
+    a: u64,
+    b: u64,
+    buckets: u32,
+    reserved: u32,
+}
+
+/// The table as its kernels see it: twin of `dc_view` in `kernels/dycuckoo.cu`. The resize
+/// fields are set only for the resize launches.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct DyCuckooView {
+    sub: [SubtableView; MAX_SUBTABLES],
+    meta: u64,
+    side: u64,
+    side_values: u64,
+    counts: u64,
+    choice_seed: u64,
+    exclude: u32,
+    max_evictions: u32,
+    new_keys: u64,
+    new_values: u64,
+    res_keys: u64,
+    res_values: u64,
+    scratch: u64,
+    res_capacity: u64,
+    resize_subtable: u32,
+    new_buckets: u32,
+}
+
+// SAFETY: #[repr(C)] plain data (u64 addresses and integers), the layout of dc_view (its size
+// is checked by WM_CHECK_VIEW when the module compiles).
+unsafe impl KernelArg for DyCuckooView {}
+
+/// "No subtable" in the view (`DC_NONE`).
+const NONE: u32 = u32::MAX;
+
+/// One subtable's arrays.
+struct Subtable<K: Key, V: Value> {
+    keys: DeviceBuffer<K>,
+    values: DeviceBuffer<V>,
+    locks: DeviceBuffer<u32>,
+    buckets: u32,
+}
+
+impl<K: Key, V: Value> Subtable<K, V> {
+    /// An empty subtable of `buckets` buckets (keys all ones: empty; locks free).
+    fn new(gpu: &Gpu, buckets: u64, slots: usize) -> Result<Self> {
+        let b = u32::try_from(buckets).map_err(|_| {
+            Error::Unsupported(format!("a subtable of {buckets} buckets: at most 2^32 - 1"))
+        })?;
+        let n = buckets as usize * slots;
+        let bytes = n as u64 * (K::BYTES + V::BYTES) as u64 + buckets * 4;
+        crate::table::engine::check_fits(gpu, bytes)?;
+        Ok(Subtable {
+            keys: gpu.alloc_filled::<K>(n, 0xff)?,
+            values: gpu.alloc::<V>(n)?,
+            locks: gpu.alloc_filled::<u32>(buckets as usize, 0)?,
+            buckets: b,
+        })
+    }
+    fn memory_bytes(&self) -> usize {
+        self.keys.num_bytes() + self.values.num_bytes() + self.locks.num_bytes()
+    }
+}
+
+/// DyCuckoo's kernels beyond the five bulk ones.
+struct DcKernels {
+    reinsert: Kernel,
+    unplace: Kernel,
+    upsize: Kernel,
+    downsize: Kernel,
+    recount: Kernel,
+    count_absent: Kernel,
+}
+
+/// Resizes so far (see [`DyCuckooStats`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Resizes {
+    upsizes: u64,
+    downsizes: u64,
+    residuals: u64,
+    rollbacks: u64,
+}
+
+/// DyCuckoo's part of a GPU table (see [`Scheme`]): the subtables, the side path, the
+/// per-subtable key counts, and the resize policy's state. A table is [`DyCuckoo<K, V>`].
+pub struct DyCuckooScheme<K: Key, V: Value> {
+    config: DyCuckooConfig,
+    slots: usize,
+    /// `(a, b)` of each subtable's hash.
+    hashes: Vec<(u64, u64)>,
+    subtables: Vec<Subtable<K, V>>,
+    /// Side path: `[lock 0, lock 1, present 0, present 1]`.
+    side: DeviceBuffer<u32>,
+    side_values: DeviceBuffer<V>,
+    /// Keys stored per subtable (`MAX_SUBTABLES` words), kept by the kernels.
+    counts: DeviceBuffer<u64>,
+    /// Capacity bounds of the resize policy (slots).
+    floor: usize,
+    ceiling: usize,
+    /// Keys in the subtables at the last exact read of `counts`, and at most how many inserts
+    /// launched since may have added: together an upper bound that spares most batches a read.
+    known: u64,
+    pending: u64,
+    resizes: Resizes,
+    kernels: Option<DcKernels>,
+    _kv: PhantomData<(K, V)>,
+}
+
+/// A DyCuckoo table on a GPU: [`GpuTable`] over [`DyCuckooScheme`]. See the
+/// [module docs](self); [`GpuTable::new`] makes one from a [`DyCuckooConfig`].
+pub type DyCuckoo<K, V> = GpuTable<DyCuckooScheme<K, V>>;
+
+impl<K: Key, V: Value> DyCuckooScheme<K, V> {
+    fn kernels(&self) -> &DcKernels {
+        self.kernels
+            .as_ref()
+            .expect("bound when the table was made")
+    }
+    fn geometry(&self) -> Geometry {
+        Geometry::new(
+            self.subtables.iter().map(|s| s.buckets as u64).collect(),
+            self.slots,
+        )
+    }
+    /// Reads the per-subtable counts (synchronises): the exact number of keys in the subtables.
+    fn read_counts(&mut self, gpu: &Gpu) -> Result<Vec<u64>> {
+        let all = gpu.download(&self.counts)?;
+        let counts = all[..self.subtables.len()].to_vec();
+        self.known = counts.iter().sum();
+        self.pending = 0;
+        Ok(counts)
+    }
+    fn allocate_side(gpu: &Gpu) -> Result<(DeviceBuffer<u32>, DeviceBuffer<V>)> {
+        Ok((gpu.alloc_filled::<u32>(4, 0)?, gpu.alloc_filled::<V>(2, 0)?))
+    }
+}
+
+// SAFETY: the view holds the addresses of the scheme's own arrays, alive as long as it is: for
+// each of its d subtables, keys and values of `buckets × slots` elements and `buckets` lock
+// words (what the kernels index for the `buckets` the view states); the side path's 4 words
+// and 2 values; the counts' MAX_SUBTABLES words. The launches that also set the view's resize
+// fields (upsize_subtable, downsize_subtable, recount, count_absent below) name the buffers
+// those fields address to the launch, which orders their frees after the kernel.
+unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
+    type Key = K;
+    type Value = V;
+    type Config = DyCuckooConfig;
+    type View = DyCuckooView;
+    const NAME: &'static str = "dycuckoo";
+    const NO_MIXED_ERASE: Option<&'static str> = Some(
+        "erases are phase-separated from inserts, as in the paper (finds and erases take no \
+         lock)",
+    );
+
+    /// [`Error::Unsupported`] for widths DyCuckoo does not store ([`supports_widths`]);
+    /// [`Error::InvalidInput`] for parameters [`DyCuckooConfig::check`] refuses;
+    /// [`Error::OutOfMemory`] when the subtables do not fit the GPU.
+    fn new(gpu: &Arc<Gpu>, config: DyCuckooConfig) -> Result<(Self, KernelSource)> {
+        if !supports_widths(K::BYTES, V::BYTES) {
+            return Err(Error::Unsupported(format!(
+                "DyCuckoo stores keys of 4 or 8 bytes and values of 4 to {MAX_VALUE_BYTES} bytes \
+                 in multiples of 4, not {} ({} bytes) -> {} ({} bytes)",
+                K::NAME,
+                K::BYTES,
+                V::NAME,
+                V::BYTES
+            )));
+        }
+        config.check(K::BYTES)?;
+        let geometry = config.geometry(K::BYTES);
+        let slots = geometry.slots_per_bucket();
+        let d = config.subtables as usize;
+        let subtables = geometry
+            .buckets()
+            .iter()
+            .map(|&b| Subtable::new(gpu, b, slots))
+            .collect::<Result<Vec<_>>>()?;
+        let (side, side_values) = Self::allocate_side(gpu)?;
+        let floor = config
+            .min_capacity
+            .unwrap_or(config.capacity)
+            .min(config.capacity);
+        let source = kernel_source(K::BYTES, V::BYTES, config.subtables);
+        let scheme = DyCuckooScheme {
+            hashes: policy::hash_parameters(config.seed, d, K::BYTES),
+            ceiling: config.max_capacity.unwrap_or(usize::MAX),
+            config,
+            slots,
+            subtables,
+            side,
+            side_values,
+            counts: gpu.alloc_filled::<u64>(MAX_SUBTABLES, 0)?,
+            floor,
+            known: 0,
+            pending: 0,
+            resizes: Resizes::default(),
+            kernels: None,
+            _kv: PhantomData,
+        };
+        Ok((scheme, source))
+    }
+
+    fn config(&self) -> &DyCuckooConfig {
+        &self.config
+    }
+
+    fn bind(&mut self, _gpu: &Gpu, module: &Module) -> Result<()> {
+        let k = |op: &str| module.kernel(&format!("dycuckoo_{op}"));
+        self.kernels = Some(DcKernels {
+            reinsert: k("reinsert")?,
+            unplace: k("unplace")?,
+            upsize: k("upsize")?,
+            downsize: k("downsize")?,
+            recount: k("recount")?,
+            count_absent: k("count_absent")?,
+        });
+        Ok(())
+    }
+
+    fn view(&self, meta: u64) -> DyCuckooView {
+        let mut sub = [SubtableView::default(); MAX_SUBTABLES];
+        for (i, s) in self.subtables.iter().enumerate() {
+            sub[i] = SubtableView {
+                keys: s.keys.device_address(),
+                values: s.values.device_address(),
+                locks: s.locks.device_address(),
+                a: self.hashes[i].0,
+                b: self.hashes[i].1,
+                buckets: s.buckets,
+                reserved: 0,
+            };
+        }
+        DyCuckooView {
+            sub,
+            meta,
+            side: self.side.device_address(),
+            side_values: self.side_values.device_address(),
+            counts: self.counts.device_address(),
+            choice_seed: policy::choice_seed(self.config.seed),
+            exclude: NONE,
+            max_evictions: self.config.max_evictions,
+            new_keys: 0,
+            new_values: 0,
+            res_keys: 0,
+            res_values: 0,
+            scratch: 0,
+            res_capacity: 0,
+            resize_subtable: NONE,
+            new_buckets: 0,
+        }
+    }
+
+    fn capacity(&self) -> usize {
+        self.geometry().capacity()
+    }
+
+    /// One thread per key: the warp serves its lanes' keys in turn.
+    fn group_size(&self) -> u32 {
+        1
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.subtables
+            .iter()
+            .map(Subtable::memory_bytes)
+            .sum::<usize>()
+            + self.side.num_bytes()
+            + self.side_values.num_bytes()
+            + self.counts.num_bytes()
+    }
+
+    /// Every key empty, every lock free, the counts and the side path zero; the subtables keep
+    /// their sizes.
+    fn clear(&mut self, gpu: &Gpu) -> Result<()> {
+        for s in &mut self.subtables {
+            gpu.fill_bytes(&mut s.keys, 0xff)?;
+            gpu.fill_bytes(&mut s.locks, 0)?;
+        }
+        gpu.fill_bytes(&mut self.side, 0)?;
+        gpu.fill_bytes(&mut self.counts, 0)?;
+        self.known = 0;
+        self.pending = 0;
+        Ok(())
+    }
+
+    /// β: the table grows before it would fill beyond it.
+    fn max_load_factor(&self) -> f64 {
+        self.config.beta
+    }
+
+    /// Grows (doubling the smallest subtable) until the batch's keys absent from the table fit
+    /// within β. The keys are counted on the device, and only when the table's bound on its
+    /// keys says the batch might cross β; an upsize that cannot allocate stops the growth (the
+    /// keys that then find no room are reported).
+    fn before_insert(
+        table: &mut GpuTable<Self>,
+        keys: &DeviceBuffer<K>,
+        ops: Option<&DeviceBuffer<u8>>,
+    ) -> Result<()> {
+        let n = keys.len() as u64;
+        let s = &table.scheme;
+        let limit = policy::keys_at(s.capacity(), s.config.beta);
+        if s.known.saturating_add(s.pending).saturating_add(n) > limit {
+            let gpu = table.gpu.clone();
+            table.scheme.read_counts(&gpu)?;
+            if table.scheme.known + n > limit {
+                let absent = count_absent(table, keys, ops)?;
+                grow(table, absent, false)?;
+            }
+        }
+        table.scheme.pending += n;
+        Ok(())
+    }
+
+    /// Doubles subtables (at least one) until the stored keys and the `failed` ones fit within
+    /// β; false when none could be doubled (the ceiling, or device memory).
+    fn grow_table(table: &mut GpuTable<Self>, failed: usize) -> Result<bool> {
+        let gpu = table.gpu.clone();
+        table.scheme.read_counts(&gpu)?;
+        grow(table, failed as u64, true)
+    }
+
+    /// Halves subtables while the fill is below α (see [`DyCuckoo::fit_fill_bounds`]).
+    fn after_erase(table: &mut GpuTable<Self>) -> Result<()> {
+        shrink(table)
+    }
+}
+
+/// Counts the keys of `keys` (of insert operations, with `ops`) absent from the table.
+fn count_absent<K: Key, V: Value>(
+    table: &GpuTable<DyCuckooScheme<K, V>>,
+    keys: &DeviceBuffer<K>,
+    ops: Option<&DeviceBuffer<u8>>,
+) -> Result<u64> {
+    let gpu = &table.gpu;
+    let mut scratch = gpu.alloc_filled::<u64>(MAX_SUBTABLES, 0)?;
+    let mut view = table.view();
+    view.scratch = scratch.device_address();
+    let bulk = Bulk::keys_ops(keys, ops);
+    let grid = bulk_grid(gpu, keys.len() as u64);
+    let kernel = &table.scheme.kernels().count_absent;
+    table.launch(kernel, grid, &view, &bulk, |l| {
+        l.reads(keys).writes(&mut scratch);
+        if let Some(o) = ops {
+            l.reads(o);
+        }
+    })?;
+    Ok(gpu.download(&scratch)?[0])
+}
+
+/// Doubles subtables until `table.scheme.known + incoming` keys fit within β (at least one when
+/// `at_least_one`), within the ceiling. Call after an exact read of the counts. Returns whether
+/// it grew; running out of device memory stops it without an error.
+fn grow<K: Key, V: Value>(
+    table: &mut GpuTable<DyCuckooScheme<K, V>>,
+    incoming: u64,
+    at_least_one: bool,
+) -> Result<bool> {
+    let s = &table.scheme;
+    let geometry = s.geometry();
+    let mut plan = policy::plan_upsizes(&geometry, s.known, incoming, s.config.beta, s.ceiling);
+    if plan.is_empty() && at_least_one {
+        let i = geometry.upsize_target();
+        if geometry.upsized(i).capacity() <= s.ceiling {
+            plan.push(i);
+        }
+    }
+    let mut grew = false;
+    for i in plan {
+        match upsize_subtable(table, i) {
+            Ok(()) => grew = true,
+            Err(Error::OutOfMemory { .. }) => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(grew)
+}
+
+/// Halves subtables while the fill is below α, within the floor (reads the counts:
+/// synchronises). A downsize that is rolled back or cannot allocate stops it.
+fn shrink<K: Key, V: Value>(table: &mut GpuTable<DyCuckooScheme<K, V>>) -> Result<()> {
+    let gpu = table.gpu.clone();
+    table.scheme.read_counts(&gpu)?;
+    loop {
+        let s = &table.scheme;
+        let plan = policy::plan_downsizes(
+            &s.geometry(),
+            s.known,
+            s.config.alpha,
+            s.config.beta,
+            s.floor,
+        );
+        let Some(&i) = plan.first() else {
+            return Ok(());
+        };
+        match downsize_subtable(table, i) {
+            Ok(true) => {}
+            Ok(false) | Err(Error::OutOfMemory { .. }) => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Doubles subtable `i` (§5.3's conflict-free rehash into new arrays). On any error the table
+/// is unchanged (the new arrays are allocated before anything is written).
+fn upsize_subtable<K: Key, V: Value>(
+    table: &mut GpuTable<DyCuckooScheme<K, V>>,
+    i: usize,
+) -> Result<()> {
+    let gpu = table.gpu.clone();
+    let slots = table.scheme.slots;
+    let old_buckets = table.scheme.subtables[i].buckets as u64;
+    let mut fresh = Subtable::<K, V>::new(&gpu, old_buckets * 2, slots)?;
+    let mut view = table.view();
+    view.resize_subtable = i as u32;
+    view.new_buckets = fresh.buckets;
+    view.new_keys = fresh.keys.device_address();
+    view.new_values = fresh.values.device_address();
+    let grid = bulk_grid(&gpu, old_buckets * slots as u64);
+    let kernel = &table.scheme.kernels().upsize;
+    table.launch(kernel, grid, &view, &Bulk::default(), |l| {
+        l.writes(&mut fresh.keys).writes(&mut fresh.values);
+    })?;
+    // The old arrays are freed on the table's stream, after the kernel that reads them.
+    table.scheme.subtables[i] = fresh;
+    table.scheme.resizes.upsizes += 1;
+    Ok(())
+}
+
+/// Halves subtable `i` (§5.3): merges its buckets into new arrays, then inserts the residuals
+/// into the other subtables. True when done; false (the table unchanged) when a residual could
+/// not be placed: the placed ones are erased from the other subtables again and the old arrays
+/// kept. Errors before the new arrays are in use leave the table unchanged.
+fn downsize_subtable<K: Key, V: Value>(
+    table: &mut GpuTable<DyCuckooScheme<K, V>>,
+    i: usize,
+) -> Result<bool> {
+    let gpu = table.gpu.clone();
+    let slots = table.scheme.slots;
+    let buckets = table.scheme.subtables[i].buckets as u64;
+    if buckets < 2 || buckets % 2 != 0 {
+        return Ok(false);
+    }
+    let counts = table.scheme.read_counts(&gpu)?;
+    let half = buckets / 2;
+    // At most the subtable's keys, and at most one bucket's worth per new bucket.
+    let res_capacity = (counts[i] as usize).min(half as usize * slots).max(1);
+    let mut fresh = Subtable::<K, V>::new(&gpu, half, slots)?;
+    let mut res_keys = gpu.alloc::<K>(res_capacity)?;
+    let mut res_values = gpu.alloc::<V>(res_capacity)?;
+    // [residuals, residuals that found no place]
+    let mut scratch = gpu.alloc_filled::<u64>(MAX_SUBTABLES, 0)?;
+
+    let mut view = table.view();
+    view.resize_subtable = i as u32;
+    view.new_buckets = fresh.buckets;
+    view.new_keys = fresh.keys.device_address();
+    view.new_values = fresh.values.device_address();
+    view.res_keys = res_keys.device_address();
+    view.res_values = res_values.device_address();
+    view.res_capacity = res_capacity as u64;
+    view.scratch = scratch.device_address();
+    let grid = bulk_grid(&gpu, half * 32);
+    let kernel = &table.scheme.kernels().downsize;
+    table.launch(kernel, grid, &view, &Bulk::default(), |l| {
+        l.writes(&mut fresh.keys)
+            .writes(&mut fresh.values)
+            .writes(&mut res_keys)
+            .writes(&mut res_values)
+            .writes(&mut scratch);
+    })?;
+
+    // The new arrays take the subtable's place; the old ones stay for a rollback.
+    let old = std::mem::replace(&mut table.scheme.subtables[i], fresh);
+    let mut view = table.view();
+    view.exclude = i as u32;
+    view.scratch = scratch.device_address();
+    let bulk = Bulk::insert(&res_keys, &res_values, None, true);
+    let grid = bulk_grid(&gpu, res_capacity as u64);
+    let kernel = &table.scheme.kernels().reinsert;
+    table.launch(kernel, grid, &view, &bulk, |l| {
+        l.reads(&res_keys).reads(&res_values).writes(&mut scratch);
+    })?;
+    let outcome = gpu.download(&scratch)?;
+    let (residuals, unplaced) = (outcome[0], outcome[1]);
+    if residuals <= res_capacity as u64 && unplaced == 0 {
+        table.scheme.resizes.downsizes += 1;
+        table.scheme.resizes.residuals += residuals;
+        return Ok(true);
+    }
+
+    // Roll back: erase the placed residuals from the other subtables, restore the old arrays,
+    // and count every subtable's keys again.
+    let mut view = table.view();
+    view.exclude = i as u32;
+    view.scratch = scratch.device_address();
+    let bulk = Bulk::erase(&res_keys);
+    let kernel = &table.scheme.kernels().unplace;
+    table.launch(kernel, grid, &view, &bulk, |l| {
+        l.reads(&res_keys).writes(&mut scratch);
+    })?;
+    table.scheme.subtables[i] = old;
+    let exact = recount(table)?;
+    let mut words = vec![0u64; MAX_SUBTABLES];
+    words[..exact.len()].copy_from_slice(&exact);
+    gpu.copy_to_device(&words, &mut table.scheme.counts)?;
+    table.scheme.read_counts(&gpu)?;
+    table.scheme.resizes.rollbacks += 1;
+    Ok(false)
+}
+
+/// Counts the keys in each subtable by reading every slot (synchronises).
+fn recount<K: Key, V: Value>(table: &GpuTable<DyCuckooScheme<K, V>>) -> Result<Vec<u64>> {
+    let gpu = &table.gpu;
+    let mut scratch = gpu.alloc_filled::<u64>(MAX_SUBTABLES, 0)?;
+    let mut view = table.view();
+    view.scratch = scratch.device_address();
+    let grid = bulk_grid(gpu, table.scheme.capacity() as u64);
+    let kernel = &table.scheme.kernels().recount;
+    table.launch(kernel, grid, &view, &Bulk::default(), |l| {
+        l.writes(&mut scratch);
+    })?;
+    let all = gpu.download(&scratch)?;
+    Ok(all[..table.scheme.subtables.len()].to_vec())
+}
+
+/// What a DyCuckoo table holds and how it got there ([`DyCuckoo::stats`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct DyCuckooStats {
+    /// Buckets of each subtable.
+    pub subtable_buckets: Vec<usize>,
+    /// Keys in each subtable (the kernels' counts).
+    pub subtable_keys: Vec<usize>,
+    /// Slots per bucket (32 for 4-byte keys, 16 for 8-byte keys).
+    pub slots_per_bucket: usize,
+    /// Keys on the side path (equal to an internal marker; they take no slot).
+    pub side_keys: usize,
+    /// Upsizes (a subtable doubled) since the table was made.
+    pub upsizes: u64,
+    /// Downsizes (a subtable halved) since the table was made.
+    pub downsizes: u64,
+    /// Pairs those downsizes moved into other subtables (the residuals: what did not fit the
+    /// halved subtable's merged buckets).
+    pub residuals: u64,
+    /// Downsizes rolled back (a residual found no place).
+    pub rollbacks: u64,
+}
+
+impl DyCuckooStats {
+    /// The fill factor θ: keys in the subtables over their slots.
+    pub fn fill_factor(&self) -> f64 {
+        let slots: usize = self.subtable_buckets.iter().sum::<usize>() * self.slots_per_bucket;
+        self.subtable_keys.iter().sum::<usize>() as f64 / slots.max(1) as f64
+    }
+    /// Whether no subtable is more than twice as large as another.
+    pub fn is_balanced(&self) -> bool {
+        let min = self.subtable_buckets.iter().min().copied().unwrap_or(0);
+        let max = self.subtable_buckets.iter().max().copied().unwrap_or(0);
+        max <= 2 * min
+    }
+}
+
+/// What DyCuckoo does beyond the traits.
+impl<K: Key, V: Value> GpuTable<DyCuckooScheme<K, V>> {
+    /// Each subtable's buckets.
+    pub fn subtable_buckets(&self) -> Vec<usize> {
+        self.scheme
+            .subtables
+            .iter()
+            .map(|s| s.buckets as usize)
+            .collect()
+    }
+
+    /// Counts of what the table holds now (waits for the GPU).
+    pub fn stats(&self) -> Result<DyCuckooStats> {
+        let counts = self.gpu.download(&self.scheme.counts)?;
+        let d = self.scheme.subtables.len();
+        let in_subtables: u64 = counts[..d].iter().sum();
+        Ok(DyCuckooStats {
+            subtable_buckets: self.subtable_buckets(),
+            subtable_keys: counts[..d].iter().map(|&c| c as usize).collect(),
+            slots_per_bucket: self.scheme.slots,
+            side_keys: HashTable::len(self)?.saturating_sub(in_subtables as usize),
+            upsizes: self.scheme.resizes.upsizes,
+            downsizes: self.scheme.resizes.downsizes,
+            residuals: self.scheme.resizes.residuals,
+            rollbacks: self.scheme.resizes.rollbacks,
+        })
+    }
+
+    /// The keys in each subtable counted by reading every slot (waits for the GPU): a check of
+    /// the counts [`stats`](Self::stats) reports, which the kernels keep as they go.
+    pub fn recount(&self) -> Result<Vec<usize>> {
+        Ok(recount(self)?.into_iter().map(|c| c as usize).collect())
+    }
+
+    /// Doubles the smallest subtable now. `Ok(false)` when that would exceed
+    /// [`DyCuckooConfig::max_capacity`].
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] when the new arrays cannot be allocated; the table is unchanged.
+    pub fn upsize(&mut self) -> Result<bool> {
+        let g = self.scheme.geometry();
+        let i = g.upsize_target();
+        if g.upsized(i).capacity() > self.scheme.ceiling {
+            return Ok(false);
+        }
+        self.synchronize()?;
+        upsize_subtable(self, i)?;
+        Ok(true)
+    }
+
+    /// Halves the largest subtable now, whatever the fill (but never below
+    /// [`DyCuckooConfig::min_capacity`]). `Ok(false)` when it cannot be halved (the floor, one
+    /// bucket or an odd number of them, or more keys than β of the smaller table) or when a
+    /// residual found no place (the downsize was rolled back; the table is unchanged).
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] when the new arrays cannot be allocated; the table is unchanged.
+    pub fn downsize(&mut self) -> Result<bool> {
+        self.synchronize()?;
+        let gpu = self.gpu.clone();
+        self.scheme.read_counts(&gpu)?;
+        let g = self.scheme.geometry();
+        let Some(i) = g.downsize_target() else {
+            return Ok(false);
+        };
+        let smaller = g.downsized(i);
+        if smaller.capacity() < self.scheme.floor
+            || self.scheme.known > policy::keys_at(smaller.capacity(), self.scheme.config.beta)
+        {
+            return Ok(false);
+        }
+        downsize_subtable(self, i)
+    }
+
+    /// Applies the resize policy now: halves subtables while the fill is below α (what a
+    /// host-slice `erase` does afterwards; device-buffer erases do not). Waits for the GPU.
+    pub fn fit_fill_bounds(&mut self) -> Result<()> {
+        self.synchronize()?;
+        shrink(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_is_the_kernels_layout() {
+        // dc_subtable: five u64 and two u32.
+        assert_eq!(std::mem::size_of::<SubtableView>(), 48);
+        // dc_view: 8 subtables, 5 u64, 2 u32, 6 u64, 2 u32.
+        assert_eq!(
+            std::mem::size_of::<DyCuckooView>(),
+            8 * 48 + 5 * 8 + 8 + 6 * 8 + 8
+        );
+        assert_eq!(std::mem::align_of::<DyCuckooView>(), 8);
+    }
+
+    #[test]
+    fn widths() {
+        assert!(supports_widths(4, 4) && supports_widths(8, 8) && supports_widths(4, 128));
+        assert!(supports_widths(8, MAX_VALUE_BYTES));
+        assert!(!supports_widths(16, 4) && !supports_widths(4, 6) && !supports_widths(4, 2048));
+        assert!(!supports_widths(12, 4));
+    }
+
+    #[test]
+    fn config_checks() {
+        assert!(DyCuckooConfig::new(100).check(4).is_ok());
+        for bad in [
+            DyCuckooConfig::new(100).subtables(1),
+            DyCuckooConfig::new(100).subtables(9),
+            DyCuckooConfig::new(100).fill_bounds(0.9, 0.4),
+            DyCuckooConfig::new(100).fill_bounds(0.7, 0.9),
+            DyCuckooConfig::new(100).fill_bounds(0.4, 1.0),
+            DyCuckooConfig::new(100).max_evictions(0),
+            DyCuckooConfig::new(100).max_evictions(32),
+            DyCuckooConfig::new(1000).max_capacity(999),
+        ] {
+            assert!(
+                matches!(bad.check(4), Err(Error::InvalidInput(_))),
+                "{bad:?}"
+            );
+        }
+        // The first capacity is whole buckets: 1000 slots in 3 subtables of 11 buckets of 32.
+        assert!(DyCuckooConfig::new(1000)
+            .max_capacity(1056)
+            .check(4)
+            .is_ok());
+        assert!(DyCuckooConfig::new(1000)
+            .max_capacity(1055)
+            .check(4)
+            .is_err());
+        // With 8-byte keys, 16 slots: 21 buckets each, 1008 slots.
+        assert!(DyCuckooConfig::new(1000)
+            .max_capacity(1008)
+            .check(8)
+            .is_ok());
+    }
+
+    #[test]
+    fn resized_keeps_the_parameters() {
+        let c = DyCuckooConfig::new(100).subtables(4).fill_bounds(0.3, 0.8);
+        let r = c.resized(5000);
+        assert_eq!(r.capacity, 5000);
+        assert_eq!((r.subtables, r.alpha, r.beta), (4, 0.3, 0.8));
+    }
+
+    #[test]
+    fn kernel_sources_cover_every_default() {
+        let v = all_kernel_sources();
+        assert!(v.len() >= 2 * (4 * 2 + 5));
+        let d3 = kernel_source(4, 4, 3).label();
+        assert!(v.iter().any(|s| s.label() == d3));
+        assert!(d3.contains("DC_SUBTABLES=3"));
+    }
+}
