@@ -51,7 +51,7 @@
 //!   rewritten.
 //!
 //! `capacity()` is the slots of all subtables and changes with resizes; `max_load_factor()` is
-//! β. Device-buffer inserts ([`DeviceHashTable`](crate::DeviceHashTable)) grow the same way, and
+//! β. Device-buffer inserts ([`DeviceHashTable`]) grow the same way, and
 //! synchronise only when the table's estimate of its keys comes near β; device-buffer erases do
 //! not shrink the table ([`DyCuckoo::fit_fill_bounds`] does). A resize that cannot allocate its
 //! arrays returns [`Error::OutOfMemory`] from [`DyCuckoo::upsize`] / [`DyCuckoo::downsize`] and
@@ -132,7 +132,8 @@ pub struct DyCuckooConfig {
     pub beta: f64,
     /// The longest eviction chain of an insert (1 to [`MAX_EVICTIONS`]).
     pub max_evictions: u32,
-    /// The least capacity (slots) downsizes keep; `None`: `capacity`.
+    /// The least capacity (slots) downsizes keep; `None`: `capacity` (the first capacity, or
+    /// the one a `rehash` or `reserve` asked for: they make the table anew).
     pub min_capacity: Option<usize>,
     /// The most capacity (slots) upsizes may reach; `None`: as device memory allows.
     pub max_capacity: Option<usize>,
