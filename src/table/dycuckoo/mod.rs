@@ -981,6 +981,11 @@ mod tests {
             .max_capacity(1055)
             .check(4)
             .is_err());
+        // Absurd sizes are not a panic (the allocation refuses them later).
+        assert!(DyCuckooConfig::new(usize::MAX)
+            .max_capacity(usize::MAX)
+            .check(4)
+            .is_ok());
         // With 8-byte keys, 16 slots: 21 buckets each, 1008 slots.
         assert!(DyCuckooConfig::new(1000)
             .max_capacity(1008)

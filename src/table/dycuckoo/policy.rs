@@ -113,9 +113,10 @@ impl Geometry {
         self.slots
     }
 
-    /// Slots of all subtables: the table's capacity.
+    /// Slots of all subtables: the table's capacity (saturating at `usize::MAX`).
     pub fn capacity(&self) -> usize {
-        self.buckets.iter().sum::<u64>() as usize * self.slots
+        let buckets = self.buckets.iter().fold(0u64, |a, &b| a.saturating_add(b));
+        usize::try_from(buckets.saturating_mul(self.slots as u64)).unwrap_or(usize::MAX)
     }
 
     /// Whether no subtable is more than twice as large as another (the paper's invariant).
@@ -139,10 +140,10 @@ impl Geometry {
         (max >= 2 && max % 2 == 0).then_some(i)
     }
 
-    /// This geometry with subtable `i` doubled.
+    /// This geometry with subtable `i` doubled (saturating).
     pub fn upsized(&self, i: usize) -> Self {
         let mut g = self.clone();
-        g.buckets[i] *= 2;
+        g.buckets[i] = g.buckets[i].saturating_mul(2);
         g
     }
 
@@ -175,8 +176,8 @@ pub fn plan_upsizes(
     while want > keys_at(g.capacity(), beta) {
         let i = g.upsize_target();
         let next = g.upsized(i);
-        if next.capacity() > ceiling {
-            break;
+        if next.capacity() > ceiling || next.capacity() <= g.capacity() {
+            break; // the ceiling, or sizes beyond any memory
         }
         plan.push(i);
         g = next;
@@ -395,8 +396,14 @@ mod tests {
             h2 = h2.upsized(i);
         }
         assert!(1000 > keys_at(h2.capacity(), 0.9));
-        // The ceiling stops it.
+        // The ceiling stops it, and so do sizes beyond any memory (no endless loop).
         assert!(plan_upsizes(&g, 300, 700, 0.9, g.capacity()).is_empty());
+        let huge = plan_upsizes(&g, u64::MAX, u64::MAX, 0.9, usize::MAX);
+        assert!(!huge.is_empty() && huge.len() < 3 * 64);
+        assert_eq!(
+            Geometry::new(vec![u64::MAX / 2; 3], 32).capacity(),
+            usize::MAX
+        );
     }
 
     #[test]
