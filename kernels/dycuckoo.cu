@@ -282,6 +282,16 @@ __device__ __forceinline__ void dc_warp_unlock(u32* lock, u32 holders) {
   if ((holders >> dc_lane()) & 1u) atomicAdd(lock, 1u);
 }
 
+// Releases the locks of the lanes in `holders` after the warp changed nothing under them: the
+// version goes back to what it was before the lock, so that readers validating a snapshot of
+// these buckets need not read them again. (Every failed attempt releasing with a new version
+// made the other warps' snapshots fail in turn: inserts under contention retried until they ran
+// out of attempts.)
+__device__ __forceinline__ void dc_warp_unlock_unchanged(u32* lock, u32 holders) {
+  __syncwarp();
+  if ((holders >> dc_lane()) & 1u) atomicSub(lock, 1u);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The side path: user keys equal to WM_KEY_EMPTY (slot 0) or WM_KEY_TOMBSTONE (slot 1), each
 // with a sequence lock and a present flag (t.side) and a value (t.side_values). Values of any
@@ -350,6 +360,11 @@ __device__ __forceinline__ void dc_release(const dc_view& t, const dc_chain& c) 
   const u32 holders = c.depth >= 31u ? DC_FULL : (2u << c.depth) - 1u;
   dc_warp_unlock(dc_sub(t, c.sub).locks + c.bucket, holders);
 }
+// The same when nothing under the chain's locks changed.
+__device__ __forceinline__ void dc_release_unchanged(const dc_view& t, const dc_chain& c) {
+  const u32 holders = c.depth >= 31u ? DC_FULL : (2u << c.depth) - 1u;
+  dc_warp_unlock_unchanged(dc_sub(t, c.sub).locks + c.bucket, holders);
+}
 
 // Writes (k, v) into slot `slot` of bucket `bucket` of s (under the bucket's lock).
 __device__ __forceinline__ void dc_write_pair(const dc_subtable& s, u32 bucket, u32 slot, wm_key k, const wm_value* v) {
@@ -398,8 +413,12 @@ __device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, cons
   wm_key key = dc_read_key<true>(s0, c.bucket);
   const u32 hit = __ballot_sync(DC_FULL, lane < DC_SLOTS && key == k);
   if (hit != 0u) {
-    if (assign) dc_copy_value<false>(s0.values + dc_slot(c.bucket, __ffs(hit) - 1), v);
-    dc_release(t, c);
+    if (assign) {
+      dc_copy_value<false>(s0.values + dc_slot(c.bucket, __ffs(hit) - 1), v);
+      dc_release(t, c);
+    } else {
+      dc_release_unchanged(t, c);
+    }
     return {assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT, DC_NONE};
   }
 
@@ -428,7 +447,7 @@ __device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, cons
     }
     const u32 ver2 = mine ? __ldcg(lock) : 0u;
     if (__any_sync(DC_FULL, mine && ((ver & 1u) || ver2 != ver))) {
-      dc_release(t, c);
+      dc_release_unchanged(t, c);
       return {DC_RETRY, DC_NONE};
     }
     if (found_sub != DC_NONE) {
@@ -445,13 +464,13 @@ __device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, cons
         got = __shfl_sync(DC_FULL, got, 0);
         __syncwarp();
         if (!got) {
-          dc_release(t, c);
+          dc_release_unchanged(t, c);
           return {DC_RETRY, DC_NONE};
         }
         dc_copy_value<false>(sj.values + dc_slot(bj, found_slot), v);
         dc_warp_unlock(sj.locks + bj, 1u);
       }
-      dc_release(t, c);
+      dc_release_unchanged(t, c);  // the target bucket did not change
       return {assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT, DC_NONE};
     }
   }
@@ -489,7 +508,7 @@ __device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, cons
       c.bucket = nb;
     }
     if (!dc_warp_lock(sn.locks + nb, step + 1u)) {
-      dc_release(t, c);  // lanes 0..step
+      dc_release_unchanged(t, c);  // lanes 0..step: nothing moved yet
       return {DC_RETRY, DC_NONE};
     }
     c.depth = step + 1u;
@@ -503,7 +522,7 @@ __device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, cons
     }
     cur = nxt;
   }
-  dc_release(t, c);
+  dc_release_unchanged(t, c);
   return {WM_STATUS_TABLE_FULL, DC_NONE};
 }
 
