@@ -672,6 +672,14 @@ __device__ __forceinline__ void dc_serve_insert(const dc_view& t, const wm_bulk&
       pending = false;
     }
   }
+  // A lost attempt backs off before the warp's next one, for a time that grows with the key's
+  // lost attempts and differs between warps: two warps whose chains each need the other's
+  // bucket otherwise retry in step with each other indefinitely.
+  if (o.status == DC_RETRY && salt >= 2u) {
+    const u32 warp = (u32)(((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+    const u32 jitter = wm_fmix32(warp * 0x9e3779b9u ^ salt) & 1023u;
+    __nanosleep(min(salt, 64u) * 64u + jitter);
+  }
 }
 
 // Whether an insert's status says a new key (placed, neither updated nor kept).
