@@ -334,6 +334,45 @@ __device__ __forceinline__ u32 sl_search_all(const sl_view& t, u32 bucket, sl_wo
   }
 }
 
+// What a source lane's operation is waiting for after its fast step (sl_insert_fast,
+// sl_delete_fast): nothing, the CAS it issued, or the walk of the list (the slow step).
+#define SL_DONE 0u
+#define SL_PENDING 1u
+#define SL_SLOW 2u
+
+// An insert's fast step, on the base slab read ahead: a present key is updated, or the pair's
+// CAS into the first empty slot is issued and checked later (sl_settle), so a warp has the CASes
+// of all its operations in flight instead of waiting for each (beyond the paper). Anything else
+// (a full base slab) is left to the slow step (sl_insert). Sets, in the
+// source lane: `state`, and `status` where done.
+__device__ __forceinline__ void sl_insert_fast(const sl_view& t, u32 bucket, sl_word first, sl_word kw, sl_word vw,
+                                               bool assign, int src, u32& state, u32& status, sl_cas& cas) {
+  const bool me = (int)sl_lane() == src;
+  sl_word* slab = sl_base_slab(t, bucket);
+#if SL_UNIQUE
+  const u32 hit = __ballot_sync(SL_FULL, first == kw) & SL_KEY_LANES;
+  if (hit != 0u) {
+    if (me) {
+      if (assign) sl_exch_word(slab + __ffs(hit), vw);
+      status = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
+      state = SL_DONE;
+    }
+    return;
+  }
+#endif
+  const u32 empty = __ballot_sync(SL_FULL, first == SL_EMPTY) & SL_KEY_LANES;
+  if (empty != 0u) {
+    const int dest = __ffs(empty) - 1;
+    const sl_word seen_value = sl_shfl(first, dest + 1);
+    if (me) {
+      cas = sl_cas_pair(slab, dest, SL_EMPTY, seen_value, kw, vw);
+      state = SL_PENDING;
+    }
+    return;
+  }
+  if (me) state = SL_SLOW;
+}
+
 // REPLACE (unique) or INSERT (multimap) of (kw, vw) by source lane `src`, walking the list.
 // Returns the status. `assign`: REPLACE gives a present key the new value (else it keeps its
 // own).
@@ -378,6 +417,31 @@ __device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 buck
     }
     w = sl_read<true>(t, slab);
   }
+}
+
+// A DELETE's fast step (unique table), on the base slab read ahead: the key's tombstone CAS is
+// issued and checked later (sl_settle), or a base slab that ends its list without the key proves
+// it absent; anything else is left to the slow step (sl_delete). The multimap's DELETEALL
+// always walks.
+__device__ __forceinline__ void sl_delete_fast(const sl_view& t, u32 bucket, sl_word first, sl_word kw, int src,
+                                               u32& state, sl_word& old) {
+  const bool me = (int)sl_lane() == src;
+#if SL_UNIQUE
+  const u32 hit = __ballot_sync(SL_FULL, first == kw) & SL_KEY_LANES;
+  if (hit != 0u) {
+    const int dest = __ffs(hit) - 1;
+    if (me) {
+      old = sl_cas_word(sl_base_slab(t, bucket) + dest, kw, SL_TOMBSTONE);  // checked in sl_settle
+      state = SL_PENDING;
+    }
+    return;
+  }
+  if ((u32)sl_shfl(first, SL_ADDRESS_LANE) == SL_NULL) {
+    if (me) state = SL_DONE;  // absent: not in its only slab
+    return;
+  }
+#endif
+  if (me) state = SL_SLOW;
 }
 
 // DELETE (unique: the first copy becomes a tombstone) or DELETEALL (multimap: every copy becomes
@@ -455,27 +519,27 @@ __device__ __forceinline__ void sl_take(const sl_view& t, u32& queue, u32 bucket
   first = src < 0 ? (sl_word)0 : sl_read<coherent>(t, sl_base_slab(t, b));
 }
 
-// The work queue (§IV-A): calls step(src, first) for each lane src whose `has_work` is set, in
-// lane order, with `first` this lane's word of the source's base slab (the step shuffles what
-// else it needs from the source lane). The base slabs of the next P sources are read ahead, so
-// a warp has that many reads in flight, not one (beyond the paper: its warp waits a full memory
-// latency per operation).
+// The work queue (§IV-A): calls op(src, source's job, first) for each lane src whose
+// `has_work` is set, in lane order, with the source's job shuffled to the warp and `first` its
+// base slab's word. The base slabs of the next P sources are read ahead, so a warp has that
+// many reads in flight, not one (beyond the paper: its warp waits a full memory latency per
+// operation).
 template <bool coherent, int P, typename F>
-__device__ __forceinline__ void sl_work_queue(const sl_view& t, bool has_work, u32 bucket, F step) {
+__device__ __forceinline__ void sl_work_queue(const sl_view& t, bool has_work, sl_job job, F op) {
   static_assert(P >= 1 && P <= 16, "read-ahead: 1 to 16 base slabs");
   u32 queue = __ballot_sync(SL_FULL, has_work);
   int src[P];
   sl_word first[P];
 #pragma unroll
-  for (int j = 0; j < P; j++) sl_take<coherent>(t, queue, bucket, src[j], first[j]);
+  for (int j = 0; j < P; j++) sl_take<coherent>(t, queue, job.bucket, src[j], first[j]);
   // Slot j is used, then refilled in place (moving a word whose read is still in flight to
   // another register would wait for it).
   while (src[0] >= 0) {
 #pragma unroll
     for (int j = 0; j < P; j++) {
       if (src[j] >= 0) {
-        step(src[j], first[j]);
-        sl_take<coherent>(t, queue, bucket, src[j], first[j]);
+        op(src[j], sl_job_from(job, src[j]), first[j]);
+        sl_take<coherent>(t, queue, job.bucket, src[j], first[j]);
       }
     }
   }
@@ -494,213 +558,173 @@ __device__ __forceinline__ bool sl_is_sentinel(wm_key k) {
   return w == SL_EMPTY || w == SL_TOMBSTONE;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Batches of REPLACE/INSERT, SEARCH and DELETE/DELETEALL, alone or mixed (beyond the paper, for
-// speed; bench/NOTES.md has the measurements). Each operation first takes a fast step on its
-// base slab, read ahead by the work queue: a search finds its key there or proves it absent (the
-// base slab ends the list); an insert updates its present key or issues the pair's CAS into the
-// first empty slot; a delete issues its key's tombstone CAS or proves it absent. The CASes are
-// not waited for: they are checked once the warp's other operations have taken their fast steps
-// (sl_settle), so a warp has all of them in flight, where the paper's warp waits one atomic round
-// trip per operation. Anything else (a longer list, a full base slab, a lost CAS) takes the slow
-// step: the paper's walk of the list (sl_search, sl_insert, sl_delete), one operation at a time.
-// The fast step is one code path for the three kinds (two ballots and four shuffles in all lanes;
-// only the source lane branches on its kind), which keeps the read-ahead ring's body small.
-
-// What a lane's operation still needs after its fast step: nothing, the check of the CAS it
-// issued, or the walk of its list (the slow step).
-#define SL_DONE 0u
-#define SL_PENDING 1u
-#define SL_SLOW 2u
-#define SL_NO_OP 255u  // a lane past the end of the batch (or an unknown MixedOp)
-
-// One lane's operation in a batch, and what became of it.
-struct sl_op {
-  sl_word kw;      // the key as stored
-  sl_word vw;      // insert: the value
-  u32 bucket;
-  u32 kind;        // WM_OP_INSERT / WM_OP_FIND / WM_OP_ERASE, or SL_NO_OP
-  u32 state;       // SL_DONE / SL_PENDING / SL_SLOW
-  u32 result;      // insert: its status; search: found (1/0); delete: copies removed
-  sl_word value;   // search: the value found
-  sl_cas cas;      // insert, delete: the CAS issued by the fast step
-};
-
-// A single-word CAS's outcome as an sl_cas (a delete's tombstone): succeeded iff old == expected.
-__device__ __forceinline__ sl_cas sl_cas_of_word(sl_word old, sl_word expected) {
-  sl_cas c;
-#if SL_WORD_BYTES == 8 && WM_HAS_CAS128
-  c.old = make_ulonglong2(old, 0);
-  c.expected = make_ulonglong2(expected, 0);
-#else
-  c.old = old;
-  c.expected = expected;
-#endif
-  return c;
-}
-
-// Source lane `src`'s fast step; `first` is this lane's word of its base slab. KIND is the
-// batch's one kind of operation, or -1 for mixed batches (each lane's own).
-template <int KIND>
-__device__ __forceinline__ void sl_fast_step(const sl_view& t, int src, sl_word first, sl_op& o, bool assign) {
-  const sl_word kw = sl_shfl(o.kw, src);
-  const u32 hit = __ballot_sync(SL_FULL, first == kw) & SL_KEY_LANES;
-  const int value_lane = hit != 0u ? __ffs(hit) : 0;  // the lane after the first copy's key
-  const sl_word hit_value = sl_shfl(first, value_lane);
-  u32 empty = 0u;
-  sl_word empty_value = 0;
-  if (KIND != WM_OP_FIND) {
-    empty = __ballot_sync(SL_FULL, first == SL_EMPTY) & SL_KEY_LANES;
-    empty_value = sl_shfl(first, empty != 0u ? __ffs(empty) : 0);
-  }
-  const bool last = (u32)sl_shfl(first, SL_ADDRESS_LANE) == SL_NULL;
-  if ((int)sl_lane() != src) return;
-  const u32 kind = KIND >= 0 ? (u32)KIND : o.kind;
-  sl_word* slab = sl_base_slab(t, o.bucket);
-  o.state = SL_SLOW;
-  if (kind == WM_OP_FIND) {
-    if (hit != 0u || last) {
-      o.result = hit != 0u ? 1u : 0u;
-      o.value = hit_value;
-      o.state = SL_DONE;
-    }
-  } else if (kind == WM_OP_INSERT) {
-#if SL_UNIQUE
-    if (hit != 0u) {
-      if (assign) sl_exch_word(slab + value_lane, o.vw);
-      o.result = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
-      o.state = SL_DONE;
-      return;
-    }
-#endif
-    if (empty != 0u) {
-      o.cas = sl_cas_pair(slab, __ffs(empty) - 1, SL_EMPTY, empty_value, o.kw, o.vw);
-      o.state = SL_PENDING;
-    }
-  } else {
-#if SL_UNIQUE
-    if (hit != 0u) {
-      o.cas = sl_cas_of_word(sl_cas_word(slab + value_lane - 1, o.kw, SL_TOMBSTONE), o.kw);
-      o.state = SL_PENDING;
-    } else if (last) {
-      o.result = 0;  // absent: not in its only slab
-      o.state = SL_DONE;
-    }
-#endif
-    // The multimap's DELETEALL always walks.
-  }
-}
-
-// The end of a fast step whose CAS was issued: placed (insert OK) or tombstoned (one copy
-// removed), or the slow step when another warp changed the slot first.
-__device__ __forceinline__ void sl_settle(sl_op& o) {
-  if (o.state != SL_PENDING) return;
-  if (o.cas.succeeded()) {
-    o.result = o.kind == WM_OP_INSERT ? WM_STATUS_OK : 1u;
-    o.state = SL_DONE;
-  } else {
-    o.state = SL_SLOW;
-  }
-}
-
-// The slow steps of the lanes whose operation needs one, in lane order: the paper's walks.
-template <int KIND, bool coherent>
-__device__ __forceinline__ void sl_slow_steps(const sl_view& t, sl_alloc* a, sl_op& o, bool assign) {
-  for (u32 q = __ballot_sync(SL_FULL, o.state == SL_SLOW); q != 0u; q &= q - 1u) {
+// Calls slow(src, source's job) for each lane whose `state` is SL_SLOW, in lane order.
+template <typename F>
+__device__ __forceinline__ void sl_slow_steps(u32 state, sl_job job, F slow) {
+  for (u32 q = __ballot_sync(SL_FULL, state == SL_SLOW); q != 0u; q &= q - 1u) {
     const int src = __ffs(q) - 1;
-    const bool me = (int)sl_lane() == src;
-    const u32 kind = KIND >= 0 ? (u32)KIND : __shfl_sync(SL_FULL, o.kind, src);
-    const sl_word kw = sl_shfl(o.kw, src);
-    const u32 bucket = __shfl_sync(SL_FULL, o.bucket, src);
-    if (kind == WM_OP_FIND) {
-      sl_word v;
-      const bool f = sl_search<coherent>(t, bucket, sl_read<coherent>(t, sl_base_slab(t, bucket)), kw, v);
-      if (me) {
-        o.result = f ? 1u : 0u;
-        o.value = v;
-      }
-    } else if (kind == WM_OP_INSERT) {
-      const u32 st = sl_insert(t, *a, bucket, kw, sl_shfl(o.vw, src), assign, src);
-      if (me) o.result = st;
-    } else {
-      const u32 r = sl_delete(t, bucket, kw);
-      if (me) o.result = r;
-    }
+    slow(src, sl_job_from(job, src));
   }
 }
 
-// A batch of one kind of operation (KIND), or a mixed batch (KIND = -1: b.ops per key), P base
-// slabs read ahead. `coherent`: slabs read from L2 (kernels that write). `a`: the warp's
-// allocator (null where nothing inserts). Returns this lane's change of the stored pairs and
-// its inserts that failed (for t.meta).
-template <int KIND, bool coherent, int P>
-__device__ __forceinline__ void sl_batch(const sl_view& t, const wm_bulk& b, sl_alloc* a, int& stored, int& failed) {
-  const bool assign = b.assign != 0;
-  sl_for_each_round(b.n, [&](u64 i, bool active) {
-    sl_op o;
-    o.kind = !active ? SL_NO_OP : KIND >= 0 ? (u32)KIND : (u32)b.ops[i];
-    const bool known = o.kind == WM_OP_INSERT || o.kind == WM_OP_FIND || o.kind == WM_OP_ERASE;
-    const wm_key k = known ? b.keys[i] : wm_key(0);
-    o.vw = o.kind == WM_OP_INSERT ? (sl_word)b.values[i] : 0;
-    const sl_job job = sl_job_of(t, known, k);
-    o.kw = job.kw;
-    o.bucket = job.bucket;
-    o.state = SL_DONE;
-    o.result = 0;
-    o.value = 0;
-    sl_work_queue<coherent, P>(t, known, o.bucket, [&](int src, sl_word first) {
-      sl_fast_step<KIND>(t, src, first, o, assign);
-    });
-    if (KIND != WM_OP_FIND) sl_settle(o);
-    sl_slow_steps<KIND, coherent>(t, a, o, assign);
-    if (!known) return;
-    if (o.kind == WM_OP_INSERT) {
-      u32 status = o.result;
-      if (sl_is_sentinel(k) && (status & WM_STATUS_FAILURE_MASK) == 0u) status |= WM_STATUS_SENTINEL_KEY;
-      if (status & WM_STATUS_FAILURE_MASK) failed++;
-      else if ((status & (WM_STATUS_UPDATED | WM_STATUS_PRESENT)) == 0u) stored++;
-      if (b.status != nullptr) b.status[i] = status;
-    } else if (o.kind == WM_OP_FIND) {
-      if (o.result != 0u && b.out != nullptr) b.out[i] = (wm_value)o.value;
-      b.found[i] = (u8)o.result;
-    } else {
-      if (KIND < 0) b.found[i] = o.result != 0u ? 1 : 0;  // mixed batches say what was erased
-      stored -= (int)o.result;
-    }
-  });
+// The end of an insert's fast step: its CAS succeeded (OK) or it takes the slow step.
+__device__ __forceinline__ void sl_settle_insert(u32& state, u32& status, const sl_cas& cas) {
+  if (state != SL_PENDING) return;
+  if (cas.succeeded()) {
+    status = WM_STATUS_OK;
+    state = SL_DONE;
+  } else {
+    state = SL_SLOW;
+  }
+}
+
+// The end of a delete's fast step: its tombstone CAS met the key (removed) or it walks.
+__device__ __forceinline__ void sl_settle_delete(u32& state, u32& removed, sl_word old, sl_word kw) {
+  if (state != SL_PENDING) return;
+  if (old == kw) {
+    removed = 1;
+    state = SL_DONE;
+  } else {
+    state = SL_SLOW;
+  }
+}
+
+// Counts an insert's outcome and marks keys stored on their sentinel lists.
+__device__ __forceinline__ void sl_insert_result(wm_key k, u32& status, long long& inserted, long long& failed) {
+  if (sl_is_sentinel(k) && (status & WM_STATUS_FAILURE_MASK) == 0u) status |= WM_STATUS_SENTINEL_KEY;
+  if (status & WM_STATUS_FAILURE_MASK) failed++;
+  else if ((status & (WM_STATUS_UPDATED | WM_STATUS_PRESENT)) == 0u) inserted++;
 }
 
 extern "C" __global__ void SL_BOUNDS slab_insert(sl_view t, wm_bulk b) {
   __shared__ sl_alloc_state alloc_warps[SL_ALLOC_WARPS];
   sl_alloc a;
   sl_alloc_init(a, alloc_warps);
-  int stored = 0, failed = 0;
-  sl_batch<WM_OP_INSERT, true, SL_AHEAD_INSERT>(t, b, &a, stored, failed);
-  wm_add_count(t.meta, stored);
+  long long inserted = 0, failed = 0;
+  const bool assign = b.assign != 0;
+  sl_for_each_round(b.n, [&](u64 i, bool active) {
+    const wm_key k = active ? b.keys[i] : wm_key(0);
+    const sl_word vw = active ? (sl_word)b.values[i] : 0;
+    const sl_job job = sl_job_of(t, active, k);
+    u32 state = SL_DONE, status = 0;
+    sl_cas cas;
+    sl_work_queue<true, SL_AHEAD_INSERT>(t, active, job, [&](int src, sl_job s, sl_word first) {
+      sl_insert_fast(t, s.bucket, first, s.kw, sl_shfl(vw, src), assign, src, state, status, cas);
+    });
+    sl_settle_insert(state, status, cas);
+    sl_slow_steps(state, job, [&](int src, sl_job s) {
+      const u32 st = sl_insert(t, a, s.bucket, s.kw, sl_shfl(vw, src), assign, src);
+      if ((int)sl_lane() == src) status = st;
+    });
+    if (active) {
+      sl_insert_result(k, status, inserted, failed);
+      if (b.status != nullptr) b.status[i] = status;
+    }
+  });
+  wm_add_count(t.meta, inserted);
   wm_add_count(t.meta + 1, failed);
   wm_add_count(t.alloc_meta, a.net);
 }
 
 extern "C" __global__ void slab_find(sl_view t, wm_bulk b) {
-  int stored = 0, failed = 0;
-  sl_batch<WM_OP_FIND, false, SL_AHEAD_FIND>(t, b, nullptr, stored, failed);
+  sl_for_each_round(b.n, [&](u64 i, bool active) {
+    const wm_key k = active ? b.keys[i] : wm_key(0);
+    sl_word value = 0;
+    bool found = false;
+    sl_work_queue<false, SL_AHEAD_FIND>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
+      sl_word v;
+      const bool f = sl_search<false>(t, s.bucket, first, s.kw, v);
+      if ((int)sl_lane() == src) {
+        found = f;
+        value = v;
+      }
+    });
+    if (active) {
+      if (found && b.out != nullptr) b.out[i] = (wm_value)value;
+      b.found[i] = found ? 1 : 0;
+    }
+  });
 }
 
 // DELETE (unique) or DELETEALL (multimap) of each key.
 extern "C" __global__ void slab_erase(sl_view t, wm_bulk b) {
-  int stored = 0, failed = 0;
-  sl_batch<WM_OP_ERASE, true, SL_AHEAD_ERASE>(t, b, nullptr, stored, failed);
-  wm_add_count(t.meta, stored);
+  long long removed_total = 0;
+  sl_for_each_round(b.n, [&](u64 i, bool active) {
+    const wm_key k = active ? b.keys[i] : wm_key(0);
+    const sl_job job = sl_job_of(t, active, k);
+    u32 state = SL_DONE, removed = 0;
+    sl_word old = 0;
+    sl_work_queue<true, SL_AHEAD_ERASE>(t, active, job, [&](int src, sl_job s, sl_word first) {
+      sl_delete_fast(t, s.bucket, first, s.kw, src, state, old);
+    });
+    sl_settle_delete(state, removed, old, job.kw);
+    sl_slow_steps(state, job, [&](int src, sl_job s) {
+      const u32 r = sl_delete(t, s.bucket, s.kw);
+      if ((int)sl_lane() == src) removed = r;
+    });
+    removed_total += removed;
+  });
+  wm_add_count(t.meta, -removed_total);
 }
 
-// Insert (REPLACE / INSERT), search and delete in one concurrent batch.
+// Insert (REPLACE / INSERT), search and delete in one concurrent batch: each source lane's
+// operation is shuffled to the warp with its key.
 extern "C" __global__ void SL_BOUNDS slab_mixed(sl_view t, wm_bulk b) {
   __shared__ sl_alloc_state alloc_warps[SL_ALLOC_WARPS];
   sl_alloc a;
   sl_alloc_init(a, alloc_warps);
-  int stored = 0, failed = 0;
-  sl_batch<-1, true, SL_AHEAD_MIXED>(t, b, &a, stored, failed);
-  wm_add_count(t.meta, stored);
+  long long inserted = 0, failed = 0;
+  const bool assign = b.assign != 0;
+  sl_for_each_round(b.n, [&](u64 i, bool active) {
+    const u32 op = active ? b.ops[i] : 255u;
+    const bool known = op == WM_OP_INSERT || op == WM_OP_FIND || op == WM_OP_ERASE;
+    const wm_key k = known ? b.keys[i] : wm_key(0);
+    const sl_word vw = op == WM_OP_INSERT ? (sl_word)b.values[i] : 0;
+    const sl_job job = sl_job_of(t, known, k);
+    u32 state = SL_DONE, status = 0, removed = 0;
+    sl_cas cas;
+    sl_word value = 0, old = 0;
+    bool found = false;
+    sl_work_queue<true, SL_AHEAD_MIXED>(t, known, job, [&](int src, sl_job s, sl_word first) {
+      const u32 src_op = __shfl_sync(SL_FULL, op, src);
+      if (src_op == WM_OP_INSERT) {
+        sl_insert_fast(t, s.bucket, first, s.kw, sl_shfl(vw, src), assign, src, state, status, cas);
+      } else if (src_op == WM_OP_FIND) {
+        sl_word v;
+        const bool f = sl_search<true>(t, s.bucket, first, s.kw, v);
+        if ((int)sl_lane() == src) {
+          found = f;
+          value = v;
+        }
+      } else {
+        sl_delete_fast(t, s.bucket, first, s.kw, src, state, old);
+      }
+    });
+    if (op == WM_OP_INSERT) sl_settle_insert(state, status, cas);
+    if (op == WM_OP_ERASE) sl_settle_delete(state, removed, old, job.kw);
+    sl_slow_steps(state, job, [&](int src, sl_job s) {
+      const bool me = (int)sl_lane() == src;
+      if (__shfl_sync(SL_FULL, op, src) == WM_OP_INSERT) {
+        const u32 st = sl_insert(t, a, s.bucket, s.kw, sl_shfl(vw, src), assign, src);
+        if (me) status = st;
+      } else {
+        const u32 r = sl_delete(t, s.bucket, s.kw);
+        if (me) removed = r;
+      }
+    });
+    if (!known) return;
+    if (op == WM_OP_INSERT) {
+      sl_insert_result(k, status, inserted, failed);
+      b.status[i] = status;
+    } else if (op == WM_OP_FIND) {
+      if (found) b.out[i] = (wm_value)value;
+      b.found[i] = found ? 1 : 0;
+    } else {
+      b.found[i] = removed != 0 ? 1 : 0;
+      inserted -= removed;
+    }
+  });
+  wm_add_count(t.meta, inserted);
   wm_add_count(t.meta + 1, failed);
   wm_add_count(t.alloc_meta, a.net);
 }
@@ -710,9 +734,7 @@ extern "C" __global__ void slab_count(sl_view t, wm_bulk b) {
   sl_for_each_round(b.n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
     u32 count = 0;
-    const sl_job job = sl_job_of(t, active, k);
-    sl_work_queue<false, SL_AHEAD_FIND>(t, active, job.bucket, [&](int src, sl_word first) {
-      const sl_job s = sl_job_from(job, src);
+    sl_work_queue<false, SL_AHEAD_FIND>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
       const u32 c = sl_search_all(t, s.bucket, first, s.kw, [](sl_word, u32) {});
       if ((int)sl_lane() == src) count = c;
     });
@@ -726,9 +748,7 @@ extern "C" __global__ void slab_find_all(sl_view t, wm_bulk b) {
   sl_for_each_round(b.n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
     const u64 start = active ? b.counter[i] : 0, end = active ? b.counter[i + 1] : 0;
-    const sl_job job = sl_job_of(t, active, k);
-    sl_work_queue<false, SL_AHEAD_FIND>(t, active, job.bucket, [&](int src, sl_word first) {
-      const sl_job s = sl_job_from(job, src);
+    sl_work_queue<false, SL_AHEAD_FIND>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
       const u64 from = __shfl_sync(SL_FULL, start, src), to = __shfl_sync(SL_FULL, end, src);
       sl_search_all(t, s.bucket, first, s.kw, [&](sl_word v, u32 rank) {
         if (from + rank < to) b.out[from + rank] = (wm_value)v;
