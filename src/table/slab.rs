@@ -64,15 +64,15 @@ use std::sync::Arc;
 /// Pairs in a slab (lanes 0..29).
 pub const PAIRS_PER_SLAB: usize = 15;
 /// Base slabs each kernel's warps read ahead by default ([`SlabConfig::read_ahead`]): insert,
-/// find (and SEARCHALL), erase, mixed. Measured on an H100 (u32 pairs, 2^24 keys at utilisation
-/// 0.615; bench/NOTES.md): searches run 14.3 G/s reading one slab at a time, 17.1 with 2 ahead,
-/// 14.9 with 4; deletes 10.8, 10.9, 11.2; builds 8.1, 8.1, 6.6 and incremental batches 4.45,
-/// 4.40, 3.69; mixed batches 5.8, 5.8, 6.4.
+/// find (and SEARCHALL), erase, mixed, per group of 16 lanes (a warp runs two groups). Measured
+/// on an H100 (u32 pairs, 2^24 keys at utilisation 0.615; bench/NOTES.md): searches run 19.0 G/s
+/// reading one slab at a time, 19.7 with 2 ahead, 18.1 with 4; deletes 12.1, 12.1, 11.7; builds
+/// 10.5 with 1 or 2; mixed batches 7.4, 7.3, 6.7.
 pub const DEFAULT_READ_AHEAD: ReadAhead = ReadAhead {
     insert: 1,
     find: 2,
-    erase: 4,
-    mixed: 4,
+    erase: 2,
+    mixed: 2,
 };
 
 /// Base slabs a kernel's warps read ahead of the operation they run (1 to 16 each; 1 is the
