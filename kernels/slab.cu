@@ -30,18 +30,23 @@
 //
 // SlabAlloc (§V): super blocks of N_M memory blocks of 1024 slabs; a 32-bit slab address is
 // (super block: 8 bits, memory block: 14 bits, unit: 10 bits). Each warp has a resident memory
-// block and holds its 1024-bit bitmap in registers (lane i: units 32i..32i+31); an allocation
+// block and holds its 1024-bit bitmap (lane i: units 32i..32i+31; in shared memory here, the
+// paper's registers); an allocation
 // sets the lowest free bit by one atomicOr of the owning lane; a full resident block is replaced
 // by hashing (warp id, attempt), then, after `resident_probes` misses, by a scan of every block,
 // and only when every block is full does the allocation fail (the key gets TABLE_FULL and the
 // host grows the pool by adding super blocks: src/table/slab_alloc.rs). Free slabs are kept all
 // ones (the empty slab), so a new slab is linked without writing it first.
 //
-// Beyond the paper, for speed (bench/NOTES.md has the measurements): (1) the work queue reads the
-// base slabs of the next sources ahead (SL_AHEAD_*), so a warp has several reads in flight;
-// (2) an insert's pair CAS into its base slab, and a delete's tombstone CAS, are issued without
-// waiting and checked after the warp's other operations (the fast step); only operations that
-// must walk a list, or whose CAS lost, take the paper's step-by-step path (the slow step).
+// Beyond the paper, for speed (bench/NOTES.md has the measurements): (1) searches, inserts,
+// deletes and mixed batches run in half-warp groups: 16 lanes read a slab, a pair per lane, so a
+// warp serves two operations per step (sl_g*; the slab layout is the paper's, and the walks,
+// SEARCHALL, FLUSH and the allocator stay warp-wide); (2) each group's work queue reads the base
+// slabs of its next sources ahead (SL_AHEAD_*), so a warp has several reads in flight; (3) an
+// insert's pair CAS into its base slab, and a delete's tombstone CAS, are issued without waiting
+// and checked after the warp's other operations (the fast step); only operations that must walk
+// a list, or whose CAS lost, take the paper's step-by-step path (the slow step, warp-wide);
+// (4) SlabAlloc's per-warp state lives in shared memory (the insert kernels are register-bound).
 //
 // Every key value is insertable: a user key equal to a sentinel word (empty or tombstone) is
 // stored in bucket B (empty) or B + 1 (tombstone) under the proxy word 0, so it has a slab list
