@@ -10,8 +10,12 @@
 //! slabs come from SlabAlloc's pool, which **grows** by super blocks up to a memory budget
 //! (the paper's pool, and the public SlabHash's, is fixed).
 //!
-//! Every lane of a warp takes one operation; the warp then runs them one at a time (a ballot
+//! Every lane of a warp takes one operation; the lanes then run them one at a time (a ballot
 //! forms the work queue, the source lane's key is shuffled to all), reading one slab per step.
+//! Searches, inserts, deletes and mixed batches do so in half-warp groups: 16 lanes read a slab
+//! (a pair per lane), so a warp serves two operations per step, and each group reads the base
+//! slabs of its next operations ahead ([`SlabConfig::read_ahead`]). Walks past a full base slab,
+//! SEARCHALL, FLUSH and the allocator run warp-wide, as in the paper.
 //!
 //! Two tables share the device code:
 //! - [`Slab<K, V>`]: unique keys. `insert` is the paper's REPLACE, `find` SEARCH, `erase`
