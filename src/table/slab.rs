@@ -1,6 +1,6 @@
 //! The slab hash: a dynamic hash table with chaining in slab lists, warp-cooperative work
 //! sharing and a warp-synchronous slab allocator (slab-hash.txt). Device code:
-//! `kernels/slab.cu`; the allocator's memory: [`slab_alloc`](super::slab_alloc).
+//! `kernels/slab.cu`; the allocator's memory: [`slab_alloc`].
 //!
 //! A slab is 32 words that a warp reads in one coalesced load: 15 key-value pairs (key in an
 //! even lane, value in the odd lane after it), an auxiliary lane and the address of the next
@@ -20,7 +20,7 @@
 //! Two tables share the device code:
 //! - [`Slab<K, V>`]: unique keys. `insert` is the paper's REPLACE, `find` SEARCH, `erase`
 //!   DELETE (the key becomes a tombstone; [`Slab::flush`] reclaims them). Inserts, finds and
-//!   erases may share one concurrent batch ([`HashTable::mixed_batch`](crate::HashTable::mixed_batch),
+//!   erases may share one concurrent batch ([`HashTable::mixed_batch`],
 //!   [`MixedOp::Erase`](crate::MixedOp::Erase) included).
 //! - [`SlabMultiMap<K, V>`]: duplicates kept ([`MultiMap`]): INSERT, SEARCHALL
 //!   ([`MultiMap::count`], [`MultiMap::find_all`]) and DELETEALL ([`MultiMap::erase_all`]).
