@@ -30,18 +30,23 @@
 //
 // SlabAlloc (§V): super blocks of N_M memory blocks of 1024 slabs; a 32-bit slab address is
 // (super block: 8 bits, memory block: 14 bits, unit: 10 bits). Each warp has a resident memory
-// block and holds its 1024-bit bitmap in registers (lane i: units 32i..32i+31); an allocation
+// block and holds its 1024-bit bitmap (lane i: units 32i..32i+31; in shared memory here, the
+// paper's registers); an allocation
 // sets the lowest free bit by one atomicOr of the owning lane; a full resident block is replaced
 // by hashing (warp id, attempt), then, after `resident_probes` misses, by a scan of every block,
 // and only when every block is full does the allocation fail (the key gets TABLE_FULL and the
 // host grows the pool by adding super blocks: src/table/slab_alloc.rs). Free slabs are kept all
 // ones (the empty slab), so a new slab is linked without writing it first.
 //
-// Beyond the paper, for speed (bench/NOTES.md has the measurements): (1) the work queue reads the
-// base slabs of the next sources ahead (SL_AHEAD_*), so a warp has several reads in flight;
-// (2) an insert's pair CAS into its base slab, and a delete's tombstone CAS, are issued without
-// waiting and checked after the warp's other operations (the fast step); only operations that
-// must walk a list, or whose CAS lost, take the paper's step-by-step path (the slow step).
+// Beyond the paper, for speed (bench/NOTES.md has the measurements): (1) searches, inserts,
+// deletes and mixed batches run in half-warp groups: 16 lanes read a slab, a pair per lane, so a
+// warp serves two operations per step (sl_g*; the slab layout is the paper's, and the walks,
+// SEARCHALL, FLUSH and the allocator stay warp-wide); (2) each group's work queue reads the base
+// slabs of its next sources ahead (SL_AHEAD_*), so a warp has several reads in flight; (3) an
+// insert's pair CAS into its base slab, and a delete's tombstone CAS, are issued without waiting
+// and checked after the warp's other operations (the fast step); only operations that must walk
+// a list, or whose CAS lost, take the paper's step-by-step path (the slow step, warp-wide);
+// (4) SlabAlloc's per-warp state lives in shared memory (the insert kernels are register-bound).
 //
 // Every key value is insertable: a user key equal to a sentinel word (empty or tombstone) is
 // stored in bucket B (empty) or B + 1 (tombstone) under the proxy word 0, so it has a slab list
@@ -195,49 +200,70 @@ __device__ __forceinline__ void sl_exch_word(sl_word* at, sl_word v) {
 
 // ---------------------------------------------------------------------------------------------
 // SlabAlloc: the warp-synchronous allocator (§V). Every function is called by all 32 lanes.
+//
+// The paper keeps the resident block's bitmap in registers; here it lives in shared memory, one
+// record per warp (sl_alloc_state, declared by each kernel that allocates), because insert
+// kernels are register-bound (bench/NOTES.md) and the allocator runs only when a list grows.
+
+struct sl_alloc_state {
+  u32 block;       // resident memory block (global index sb * N_M + mb), SL_NULL for none
+  u32 attempts;    // resident changes in this kernel
+  u32 exhausted;   // every block was seen full: later allocations fail at once
+  u32 bitmap[32];  // the resident block's bitmap (lane i's word: units 32i..32i+31)
+};
+#define SL_ALLOC_WARPS (WM_BLOCK / 32)
 
 struct sl_alloc {
-  u32 block;      // resident memory block (global index sb * N_M + mb), SL_NULL for none
-  u32 bitmap;     // this lane's 32 bits of the resident block's bitmap
-  u32 attempts;   // resident changes in this kernel
-  bool exhausted; // every block was seen full: later allocations fail at once
-  long long net;  // slabs allocated minus freed by this lane (summed per warp at the end)
+  sl_alloc_state* s;  // this warp's record
+  int net;            // slabs allocated minus freed by this lane (summed per warp at the end)
 };
 
-__device__ __forceinline__ void sl_alloc_init(sl_alloc& a) {
-  a.block = SL_NULL;
-  a.bitmap = SL_FULL;
-  a.attempts = 0;
-  a.exhausted = false;
+// `warps`: the kernel's __shared__ sl_alloc_state[SL_ALLOC_WARPS].
+__device__ __forceinline__ void sl_alloc_init(sl_alloc& a, sl_alloc_state* warps) {
+  a.s = warps + (threadIdx.x >> 5);
   a.net = 0;
+  if (sl_lane() == 0) {
+    a.s->block = SL_NULL;
+    a.s->attempts = 0;
+    a.s->exhausted = 0;
+  }
+  a.s->bitmap[sl_lane()] = SL_FULL;
+  __syncwarp();
 }
 
 // Moves the warp to another resident block: hashed (warp id, attempt) for the first
 // resident_probes changes, then every block in turn; false once all were tried.
 __device__ __forceinline__ bool sl_next_resident(const sl_view& t, sl_alloc& a) {
   const u32 blocks = t.super_block_count * t.memory_blocks;
-  if (blocks == 0 || a.exhausted) return false;
+  const u32 n = a.s->attempts;
+  const bool exhausted = a.s->exhausted != 0;
+  __syncwarp();
+  if (blocks == 0 || exhausted) return false;
   const u32 warp = (u32)(((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
-  const u32 n = a.attempts++;
-  u32 block;
+  u32 block = SL_NULL;
   if (n < t.resident_probes) {
     block = wm_map_to_range(wm_fmix32(warp * 0x9e3779b9u ^ wm_fmix32(n + (u32)t.seed)), blocks);
   } else if (n - t.resident_probes < blocks) {
     block = (wm_fmix32(warp) + (n - t.resident_probes)) % blocks;
-  } else {
-    a.exhausted = true;
-    return false;
   }
-  a.block = block;
-  a.bitmap = __ldcg(sl_bitmap(t, block / t.memory_blocks, block % t.memory_blocks) + sl_lane());
-  return true;
+  if (sl_lane() == 0) {
+    a.s->attempts = n + 1;
+    a.s->block = block;
+    a.s->exhausted = block == SL_NULL;
+  }
+  if (block != SL_NULL) {
+    a.s->bitmap[sl_lane()] = __ldcg(sl_bitmap(t, block / t.memory_blocks, block % t.memory_blocks) + sl_lane());
+  }
+  __syncwarp();
+  return block != SL_NULL;
 }
 
 // Allocates one slab for the warp: its address (the same in every lane), or SL_NULL when every
 // memory block is full.
 __device__ __forceinline__ u32 sl_allocate(const sl_view& t, sl_alloc& a) {
   for (;;) {
-    const u32 free_lanes = __ballot_sync(SL_FULL, a.bitmap != SL_FULL);
+    const u32 bitmap = a.s->bitmap[sl_lane()];
+    const u32 free_lanes = __ballot_sync(SL_FULL, bitmap != SL_FULL);
     if (free_lanes == 0u) {
       if (!sl_next_resident(t, a)) return SL_NULL;
       continue;
@@ -245,16 +271,18 @@ __device__ __forceinline__ u32 sl_allocate(const sl_view& t, sl_alloc& a) {
     const int src = __ffs(free_lanes) - 1;
     u32 addr = SL_NULL;
     if ((int)sl_lane() == src) {
-      const int bit = __ffs(~a.bitmap) - 1;
-      const u32 sb = a.block / t.memory_blocks, mb = a.block % t.memory_blocks;
+      const int bit = __ffs(~bitmap) - 1;
+      const u32 block = a.s->block;
+      const u32 sb = block / t.memory_blocks, mb = block % t.memory_blocks;
       const u32 old = atomicOr(sl_bitmap(t, sb, mb) + sl_lane(), 1u << bit);
-      a.bitmap = old | (1u << bit);  // other warps' allocations from this block, too
+      a.s->bitmap[sl_lane()] = old | (1u << bit);  // other warps' allocations from this block, too
       if ((old & (1u << bit)) == 0u) {
         addr = (sb << 24) | (mb << 10) | (sl_lane() * 32u + (u32)bit);
         a.net++;
       }
     }
     addr = __shfl_sync(SL_FULL, addr, src);
+    __syncwarp();
     if (addr != SL_NULL) return addr;
   }
 }
@@ -311,44 +339,11 @@ __device__ __forceinline__ u32 sl_search_all(const sl_view& t, u32 bucket, sl_wo
   }
 }
 
-// What a source lane's operation is waiting for after its fast step (sl_insert_fast,
-// sl_delete_fast): nothing, the CAS it issued, or the walk of the list (the slow step).
+// What a source lane's operation is waiting for after its fast step (sl_gfast_step): nothing,
+// the CAS it issued, or the walk of the list (the slow step).
 #define SL_DONE 0u
 #define SL_PENDING 1u
 #define SL_SLOW 2u
-
-// An insert's fast step, on the base slab read ahead: a present key is updated, or the pair's
-// CAS into the first empty slot is issued and checked later (sl_settle), so a warp has the CASes
-// of all its operations in flight instead of waiting for each (beyond the paper). Anything else
-// (a full base slab) is left to the slow step (sl_insert). Sets, in the
-// source lane: `state`, and `status` where done.
-__device__ __forceinline__ void sl_insert_fast(const sl_view& t, u32 bucket, sl_word first, sl_word kw, sl_word vw,
-                                               bool assign, int src, u32& state, u32& status, sl_cas& cas) {
-  const bool me = (int)sl_lane() == src;
-  sl_word* slab = sl_base_slab(t, bucket);
-#if SL_UNIQUE
-  const u32 hit = __ballot_sync(SL_FULL, first == kw) & SL_KEY_LANES;
-  if (hit != 0u) {
-    if (me) {
-      if (assign) sl_exch_word(slab + __ffs(hit), vw);
-      status = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
-      state = SL_DONE;
-    }
-    return;
-  }
-#endif
-  const u32 empty = __ballot_sync(SL_FULL, first == SL_EMPTY) & SL_KEY_LANES;
-  if (empty != 0u) {
-    const int dest = __ffs(empty) - 1;
-    const sl_word seen_value = sl_shfl(first, dest + 1);
-    if (me) {
-      cas = sl_cas_pair(slab, dest, SL_EMPTY, seen_value, kw, vw);
-      state = SL_PENDING;
-    }
-    return;
-  }
-  if (me) state = SL_SLOW;
-}
 
 // REPLACE (unique) or INSERT (multimap) of (kw, vw) by source lane `src`, walking the list.
 // Returns the status. `assign`: REPLACE gives a present key the new value (else it keeps its
@@ -394,31 +389,6 @@ __device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 buck
     }
     w = sl_read<true>(t, slab);
   }
-}
-
-// A DELETE's fast step (unique table), on the base slab read ahead: the key's tombstone CAS is
-// issued and checked later (sl_settle), or a base slab that ends its list without the key proves
-// it absent; anything else is left to the slow step (sl_delete). The multimap's DELETEALL
-// always walks.
-__device__ __forceinline__ void sl_delete_fast(const sl_view& t, u32 bucket, sl_word first, sl_word kw, int src,
-                                               u32& state, sl_word& old) {
-  const bool me = (int)sl_lane() == src;
-#if SL_UNIQUE
-  const u32 hit = __ballot_sync(SL_FULL, first == kw) & SL_KEY_LANES;
-  if (hit != 0u) {
-    const int dest = __ffs(hit) - 1;
-    if (me) {
-      old = sl_cas_word(sl_base_slab(t, bucket) + dest, kw, SL_TOMBSTONE);  // checked in sl_settle
-      state = SL_PENDING;
-    }
-    return;
-  }
-  if ((u32)sl_shfl(first, SL_ADDRESS_LANE) == SL_NULL) {
-    if (me) state = SL_DONE;  // absent: not in its only slab
-    return;
-  }
-#endif
-  if (me) state = SL_SLOW;
 }
 
 // DELETE (unique: the first copy becomes a tombstone) or DELETEALL (multimap: every copy becomes
@@ -522,6 +492,189 @@ __device__ __forceinline__ void sl_work_queue(const sl_view& t, bool has_work, s
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Half-warp groups (beyond the paper). A slab's 32 words are also 16 pairs (the paper's layout
+// unchanged: pair i is words 2i, 2i + 1; the last "pair" is the auxiliary word and the next
+// address). A group of 16 lanes reads a slab in one coalesced load, a pair per lane, so a warp
+// serves two operations per step: every ballot and shuffle does the work of two, and a warp has
+// twice the reads in flight. Lanes 0-15 and 16-31 are two groups with a work queue each (the
+// paper's WCWS inside each group).
+
+#if SL_WORD_BYTES == 4
+typedef u64 sl_gpair;  // key | value << 32
+__device__ __forceinline__ sl_word sl_gkey(const sl_gpair& p) { return (u32)p; }
+__device__ __forceinline__ sl_word sl_gval(const sl_gpair& p) { return (u32)(p >> 32); }
+__device__ __forceinline__ sl_gpair sl_gnone() { return ~0ull; }
+#else
+typedef ulonglong2 sl_gpair;  // (key, value)
+__device__ __forceinline__ sl_word sl_gkey(const sl_gpair& p) { return p.x; }
+__device__ __forceinline__ sl_word sl_gval(const sl_gpair& p) { return p.y; }
+__device__ __forceinline__ sl_gpair sl_gnone() { return make_ulonglong2(~0ull, ~0ull); }
+#endif
+#define SL_G_PAIR_LANES 0x7fffu  // group lanes 0..14 hold pairs; lane 15: auxiliary word, next
+
+__device__ __forceinline__ u32 sl_sub() { return threadIdx.x & 15u; }        // lane in its group
+__device__ __forceinline__ u32 sl_gshift() { return threadIdx.x & 16u; }     // its group's first lane
+
+// This lane's pair of a slab.
+template <bool coherent>
+__device__ __forceinline__ sl_gpair sl_gread(const sl_word* slab) {
+  const sl_gpair* p = reinterpret_cast<const sl_gpair*>(slab) + sl_sub();
+  return coherent ? __ldcg(p) : *p;
+}
+// A ballot of this lane's group (16 bits) and a shuffle inside it (src: a lane of the group).
+__device__ __forceinline__ u32 sl_gballot(bool pred) { return (__ballot_sync(SL_FULL, pred) >> sl_gshift()) & 0xffffu; }
+template <typename T>
+__device__ __forceinline__ T sl_gshfl(T v, int src) { return __shfl_sync(SL_FULL, v, src, 16); }
+
+// Takes the group's next source off `queue` (-1 when empty) and reads its base slab.
+template <bool coherent>
+__device__ __forceinline__ void sl_gtake(const sl_view& t, u32& queue, u32 bucket, int& src, sl_gpair& first) {
+  src = queue != 0u ? __ffs(queue) - 1 : -1;
+  queue &= queue - 1u;
+  const u32 b = sl_gshfl(bucket, src < 0 ? 0 : src);
+  first = src < 0 ? sl_gnone() : sl_gread<coherent>(sl_base_slab(t, b));
+}
+
+// SEARCH by a group (src: its source, -1 for none) from the base slab's pair `first`, walking
+// the list while needed; both groups of a warp step together. The source lane gets found and
+// value.
+template <bool coherent>
+__device__ __forceinline__ void sl_gsearch(const sl_view& t, int src, sl_gpair w, sl_word key_word, bool& found,
+                                           sl_word& value) {
+  const sl_word kw = sl_gshfl(key_word, src < 0 ? 0 : src);
+  bool walking = src >= 0;
+  for (;;) {
+    const u32 hit = sl_gballot(walking && sl_gkey(w) == kw) & SL_G_PAIR_LANES;
+    const sl_word v = sl_gshfl(sl_gval(w), hit != 0u ? __ffs(hit) - 1 : 0);
+    const u32 next = (u32)sl_gshfl(sl_gval(w), 15);
+    if (walking && (hit != 0u || next == SL_NULL)) {
+      if ((int)sl_sub() == src) {
+        found = hit != 0u;
+        value = v;
+      }
+      walking = false;
+    }
+    if (!__any_sync(SL_FULL, walking)) return;
+    if (walking) w = sl_gread<coherent>(sl_pool_slab(t, next));
+  }
+}
+
+// The groups' work queues for searches: P base slabs read ahead per group.
+template <bool coherent, int P>
+__device__ __forceinline__ void sl_gsearches(const sl_view& t, bool active, sl_job job, bool& found, sl_word& value) {
+  u32 queue = sl_gballot(active);
+  int src[P];
+  sl_gpair first[P];
+#pragma unroll
+  for (int j = 0; j < P; j++) sl_gtake<coherent>(t, queue, job.bucket, src[j], first[j]);
+  while (__any_sync(SL_FULL, src[0] >= 0)) {
+#pragma unroll
+    for (int j = 0; j < P; j++) {
+      sl_gsearch<coherent>(t, src[j], first[j], job.kw, found, value);
+      sl_gtake<coherent>(t, queue, job.bucket, src[j], first[j]);
+    }
+  }
+}
+
+// A source's fast step by its group (src: the source lane in the group, -1 for none; both
+// groups of a warp call it together), on its base slab's pair `first` (kernels of one KIND, or
+// -1: mixed, each lane's `kind`). Every lane passes its own operation (kw, kind, vw); the source
+// lane's is shuffled to its group. Ballots and shuffles come first, in every lane; then only the
+// source lane acts:
+// - a search takes its value, or proves the key absent where the list ends; otherwise the group
+//   walks the list (sl_gsearch's loop: the other group waits or walks too);
+// - an insert updates its present key (unique table) or issues the pair's CAS into the first
+//   empty slot, checked after the warp's other operations (sl_settle_insert); a full base slab
+//   leaves it to the slow step;
+// - a delete (unique table) issues its key's tombstone CAS (checked in sl_settle_delete), or
+//   proves the key absent where the base slab ends the list; the multimap's DELETEALL, and a
+//   key not in its base slab's longer list, take the slow step.
+template <int KIND, bool coherent>
+__device__ __forceinline__ void sl_gfast_step(const sl_view& t, int src, const sl_gpair& first, sl_word kw_lane,
+                                              u32 kind_lane, sl_word vw, u32 bucket, bool assign, u32& state,
+                                              u32& result, sl_word& value, sl_cas& cas, sl_word& old) {
+  const bool have = src >= 0;
+  const int s0 = have ? src : 0;
+  const sl_word kw = sl_gshfl(kw_lane, s0);
+  const u32 kind = KIND >= 0 ? (u32)KIND : sl_gshfl(kind_lane, s0);
+  const bool me = have && (int)sl_sub() == src;
+  const u32 hit = sl_gballot(have && sl_gkey(first) == kw) & SL_G_PAIR_LANES;
+  const u32 next = (u32)sl_gshfl(sl_gval(first), 15);
+  u32 empty = 0u;
+  sl_word empty_value = 0;
+  if (KIND != WM_OP_ERASE) {
+    empty = sl_gballot(have && kind == WM_OP_INSERT && sl_gkey(first) == SL_EMPTY) & SL_G_PAIR_LANES;
+    empty_value = sl_gshfl(sl_gval(first), empty != 0u ? __ffs(empty) - 1 : 0);
+  }
+  if (KIND < 0) {  // searches in a mixed batch: their walks, as sl_gsearch
+    bool walking = have && kind == WM_OP_FIND;
+    sl_gpair w = first;
+    u32 h = hit, nx = next;
+    for (;;) {
+      const sl_word v = sl_gshfl(sl_gval(w), h != 0u ? __ffs(h) - 1 : 0);
+      if (walking && (h != 0u || nx == SL_NULL)) {
+        if (me) {
+          result = h != 0u ? 1u : 0u;
+          value = v;
+          state = SL_DONE;
+        }
+        walking = false;
+      }
+      if (!__any_sync(SL_FULL, walking)) break;
+      if (walking) w = sl_gread<coherent>(sl_pool_slab(t, nx));
+      h = sl_gballot(walking && sl_gkey(w) == kw) & SL_G_PAIR_LANES;
+      nx = (u32)sl_gshfl(sl_gval(w), 15);
+    }
+  }
+  if (!me || kind == WM_OP_FIND) return;
+  sl_word* slab = sl_base_slab(t, bucket);
+  state = SL_SLOW;
+  if (kind == WM_OP_INSERT) {
+#if SL_UNIQUE
+    if (hit != 0u) {
+      if (assign) sl_exch_word(slab + 2 * (__ffs(hit) - 1) + 1, vw);
+      result = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
+      state = SL_DONE;
+      return;
+    }
+#endif
+    if (empty != 0u) {
+      cas = sl_cas_pair(slab, 2 * (__ffs(empty) - 1), SL_EMPTY, empty_value, kw, vw);
+      state = SL_PENDING;
+    }
+  } else {
+#if SL_UNIQUE
+    if (hit != 0u) {
+      old = sl_cas_word(slab + 2 * (__ffs(hit) - 1), kw, SL_TOMBSTONE);
+      state = SL_PENDING;
+    } else if (next == SL_NULL) {
+      result = 0;  // absent: not in its only slab
+      state = SL_DONE;
+    }
+#endif
+  }
+}
+
+// The groups' work queues: calls step(src, first) for each source of each group (src -1 where
+// a group has none left while the other has), P base slabs read ahead per group.
+template <bool coherent, int P, typename F>
+__device__ __forceinline__ void sl_gwork_queue(const sl_view& t, bool has_work, u32 bucket, F step) {
+  static_assert(P >= 1 && P <= 16, "read-ahead: 1 to 16 base slabs");
+  u32 queue = sl_gballot(has_work);
+  int src[P];
+  sl_gpair first[P];
+#pragma unroll
+  for (int j = 0; j < P; j++) sl_gtake<coherent>(t, queue, bucket, src[j], first[j]);
+  while (__any_sync(SL_FULL, src[0] >= 0)) {
+#pragma unroll
+    for (int j = 0; j < P; j++) {
+      step(src[j], first[j]);
+      sl_gtake<coherent>(t, queue, bucket, src[j], first[j]);
+    }
+  }
+}
+
 // The insert and mixed kernels' occupancy: SL_MIN_BLOCKS (from the host; 0: the compiler's
 // choice) blocks per multiprocessor, which caps their registers.
 #if SL_MIN_BLOCKS > 0
@@ -574,8 +727,9 @@ __device__ __forceinline__ void sl_insert_result(wm_key k, u32& status, long lon
 }
 
 extern "C" __global__ void SL_BOUNDS slab_insert(sl_view t, wm_bulk b) {
+  __shared__ sl_alloc_state alloc_warps[SL_ALLOC_WARPS];
   sl_alloc a;
-  sl_alloc_init(a);
+  sl_alloc_init(a, alloc_warps);
   long long inserted = 0, failed = 0;
   const bool assign = b.assign != 0;
   sl_for_each_round(b.n, [&](u64 i, bool active) {
@@ -583,9 +737,11 @@ extern "C" __global__ void SL_BOUNDS slab_insert(sl_view t, wm_bulk b) {
     const sl_word vw = active ? (sl_word)b.values[i] : 0;
     const sl_job job = sl_job_of(t, active, k);
     u32 state = SL_DONE, status = 0;
+    sl_word value = 0, old = 0;
     sl_cas cas;
-    sl_work_queue<true, SL_AHEAD_INSERT>(t, active, job, [&](int src, sl_job s, sl_word first) {
-      sl_insert_fast(t, s.bucket, first, s.kw, sl_shfl(vw, src), assign, src, state, status, cas);
+    sl_gwork_queue<true, SL_AHEAD_INSERT>(t, active, job.bucket, [&](int src, const sl_gpair& first) {
+      sl_gfast_step<WM_OP_INSERT, true>(t, src, first, job.kw, WM_OP_INSERT, vw, job.bucket, assign, state, status,
+                                         value, cas, old);
     });
     sl_settle_insert(state, status, cas);
     sl_slow_steps(state, job, [&](int src, sl_job s) {
@@ -607,14 +763,7 @@ extern "C" __global__ void slab_find(sl_view t, wm_bulk b) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
     sl_word value = 0;
     bool found = false;
-    sl_work_queue<false, SL_AHEAD_FIND>(t, active, sl_job_of(t, active, k), [&](int src, sl_job s, sl_word first) {
-      sl_word v;
-      const bool f = sl_search<false>(t, s.bucket, first, s.kw, v);
-      if ((int)sl_lane() == src) {
-        found = f;
-        value = v;
-      }
-    });
+    sl_gsearches<false, SL_AHEAD_FIND>(t, active, sl_job_of(t, active, k), found, value);
     if (active) {
       if (found && b.out != nullptr) b.out[i] = (wm_value)value;
       b.found[i] = found ? 1 : 0;
@@ -629,9 +778,11 @@ extern "C" __global__ void slab_erase(sl_view t, wm_bulk b) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
     const sl_job job = sl_job_of(t, active, k);
     u32 state = SL_DONE, removed = 0;
-    sl_word old = 0;
-    sl_work_queue<true, SL_AHEAD_ERASE>(t, active, job, [&](int src, sl_job s, sl_word first) {
-      sl_delete_fast(t, s.bucket, first, s.kw, src, state, old);
+    sl_word value = 0, old = 0;
+    sl_cas cas;
+    sl_gwork_queue<true, SL_AHEAD_ERASE>(t, active, job.bucket, [&](int src, const sl_gpair& first) {
+      sl_gfast_step<WM_OP_ERASE, true>(t, src, first, job.kw, WM_OP_ERASE, 0, job.bucket, false, state, removed,
+                                        value, cas, old);
     });
     sl_settle_delete(state, removed, old, job.kw);
     sl_slow_steps(state, job, [&](int src, sl_job s) {
@@ -643,11 +794,12 @@ extern "C" __global__ void slab_erase(sl_view t, wm_bulk b) {
   wm_add_count(t.meta, -removed_total);
 }
 
-// Insert (REPLACE / INSERT), search and delete in one concurrent batch: each source lane's
-// operation is shuffled to the warp with its key.
+// Insert (REPLACE / INSERT), search and delete in one concurrent batch: each source's operation
+// is shuffled to its group with its key.
 extern "C" __global__ void SL_BOUNDS slab_mixed(sl_view t, wm_bulk b) {
+  __shared__ sl_alloc_state alloc_warps[SL_ALLOC_WARPS];
   sl_alloc a;
-  sl_alloc_init(a);
+  sl_alloc_init(a, alloc_warps);
   long long inserted = 0, failed = 0;
   const bool assign = b.assign != 0;
   sl_for_each_round(b.n, [&](u64 i, bool active) {
@@ -656,47 +808,34 @@ extern "C" __global__ void SL_BOUNDS slab_mixed(sl_view t, wm_bulk b) {
     const wm_key k = known ? b.keys[i] : wm_key(0);
     const sl_word vw = op == WM_OP_INSERT ? (sl_word)b.values[i] : 0;
     const sl_job job = sl_job_of(t, known, k);
-    u32 state = SL_DONE, status = 0, removed = 0;
-    sl_cas cas;
+    u32 state = SL_DONE, result = 0;
     sl_word value = 0, old = 0;
-    bool found = false;
-    sl_work_queue<true, SL_AHEAD_MIXED>(t, known, job, [&](int src, sl_job s, sl_word first) {
-      const u32 src_op = __shfl_sync(SL_FULL, op, src);
-      if (src_op == WM_OP_INSERT) {
-        sl_insert_fast(t, s.bucket, first, s.kw, sl_shfl(vw, src), assign, src, state, status, cas);
-      } else if (src_op == WM_OP_FIND) {
-        sl_word v;
-        const bool f = sl_search<true>(t, s.bucket, first, s.kw, v);
-        if ((int)sl_lane() == src) {
-          found = f;
-          value = v;
-        }
-      } else {
-        sl_delete_fast(t, s.bucket, first, s.kw, src, state, old);
-      }
+    sl_cas cas;
+    sl_gwork_queue<true, SL_AHEAD_MIXED>(t, known, job.bucket, [&](int src, const sl_gpair& first) {
+      sl_gfast_step<-1, true>(t, src, first, job.kw, op, vw, job.bucket, assign, state, result, value, cas, old);
     });
-    if (op == WM_OP_INSERT) sl_settle_insert(state, status, cas);
-    if (op == WM_OP_ERASE) sl_settle_delete(state, removed, old, job.kw);
+    if (op == WM_OP_INSERT) sl_settle_insert(state, result, cas);
+    if (op == WM_OP_ERASE) sl_settle_delete(state, result, old, job.kw);
     sl_slow_steps(state, job, [&](int src, sl_job s) {
       const bool me = (int)sl_lane() == src;
       if (__shfl_sync(SL_FULL, op, src) == WM_OP_INSERT) {
         const u32 st = sl_insert(t, a, s.bucket, s.kw, sl_shfl(vw, src), assign, src);
-        if (me) status = st;
+        if (me) result = st;
       } else {
         const u32 r = sl_delete(t, s.bucket, s.kw);
-        if (me) removed = r;
+        if (me) result = r;
       }
     });
     if (!known) return;
     if (op == WM_OP_INSERT) {
-      sl_insert_result(k, status, inserted, failed);
-      b.status[i] = status;
+      sl_insert_result(k, result, inserted, failed);
+      b.status[i] = result;
     } else if (op == WM_OP_FIND) {
-      if (found) b.out[i] = (wm_value)value;
-      b.found[i] = found ? 1 : 0;
+      if (result != 0u) b.out[i] = (wm_value)value;
+      b.found[i] = result != 0u ? 1 : 0;
     } else {
-      b.found[i] = removed != 0 ? 1 : 0;
-      inserted -= removed;
+      b.found[i] = result != 0u ? 1 : 0;
+      inserted -= result;
     }
   });
   wm_add_count(t.meta, inserted);
@@ -763,8 +902,9 @@ extern "C" __global__ void slab_retrieve(sl_view t, wm_bulk b) {
 // order, then frees the slabs after the last one it needs (written all ones again). Nothing else
 // may run on the table meanwhile (a kernel of its own, as in the paper).
 extern "C" __global__ void slab_flush(sl_view t, wm_bulk b) {
+  __shared__ sl_alloc_state alloc_warps[SL_ALLOC_WARPS];
   sl_alloc a;
-  sl_alloc_init(a);
+  sl_alloc_init(a, alloc_warps);
   sl_for_each_bucket(t, [&](u32 bucket) {
     sl_word* write = sl_base_slab(t, bucket);  // the slab receiving pairs
     u32 filled = 0;                            // pairs already in it
@@ -817,8 +957,9 @@ extern "C" __global__ void slab_flush(sl_view t, wm_bulk b) {
 // SlabAlloc's rate: allocates b.n slabs, one per thread (each warp serves its lanes in turn, as
 // its inserts do), and writes their addresses to b.status (SL_NULL where the pool was full).
 extern "C" __global__ void slab_alloc(sl_view t, wm_bulk b) {
+  __shared__ sl_alloc_state alloc_warps[SL_ALLOC_WARPS];
   sl_alloc a;
-  sl_alloc_init(a);
+  sl_alloc_init(a, alloc_warps);
   sl_for_each_round(b.n, [&](u64 i, bool active) {
     u32 mine = SL_NULL;
     for (u32 queue = __ballot_sync(SL_FULL, active); queue != 0u; queue &= queue - 1u) {
@@ -832,8 +973,9 @@ extern "C" __global__ void slab_alloc(sl_view t, wm_bulk b) {
 
 // Frees the b.n slabs whose addresses are in b.status (SL_NULL entries are skipped).
 extern "C" __global__ void slab_free(sl_view t, wm_bulk b) {
+  __shared__ sl_alloc_state alloc_warps[SL_ALLOC_WARPS];
   sl_alloc a;
-  sl_alloc_init(a);
+  sl_alloc_init(a, alloc_warps);
   sl_for_each_round(b.n, [&](u64 i, bool active) {
     const u32 addr = active ? b.status[i] : SL_NULL;
     if (addr != SL_NULL) sl_free(t, addr, a);

@@ -79,11 +79,21 @@ impl KernelSource {
     }
 
     /// The assembled translation unit.
+    ///
+    /// For kernel development only: when `WARPMAP_KERNEL_DIR` names a directory, a file there at
+    /// a kernel's path (e.g. `$WARPMAP_KERNEL_DIR/kernels/slab.cu`) replaces the embedded text,
+    /// so that variants of a kernel can be compared on a device with one build of the host code
+    /// (the kernel cache keys on the text, so each variant is compiled once). A file that cannot
+    /// be read leaves the embedded text in place.
     pub fn text(&self) -> String {
+        let dir = std::env::var_os("WARPMAP_KERNEL_DIR").map(std::path::PathBuf::from);
         let mut s = String::new();
         for f in COMMON.iter().chain(std::iter::once(&self.file)) {
             s.push_str(&format!("#line 1 \"{}\"\n", f.path));
-            s.push_str(f.text);
+            match dir.as_ref().and_then(|d| std::fs::read_to_string(d.join(f.path)).ok()) {
+                Some(text) => s.push_str(&text),
+                None => s.push_str(f.text),
+            }
             s.push('\n');
         }
         s

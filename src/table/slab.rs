@@ -1,6 +1,6 @@
 //! The slab hash: a dynamic hash table with chaining in slab lists, warp-cooperative work
 //! sharing and a warp-synchronous slab allocator (slab-hash.txt). Device code:
-//! `kernels/slab.cu`; the allocator's memory: [`slab_alloc`](super::slab_alloc).
+//! `kernels/slab.cu`; the allocator's memory: [`slab_alloc`].
 //!
 //! A slab is 32 words that a warp reads in one coalesced load: 15 key-value pairs (key in an
 //! even lane, value in the odd lane after it), an auxiliary lane and the address of the next
@@ -10,13 +10,17 @@
 //! slabs come from SlabAlloc's pool, which **grows** by super blocks up to a memory budget
 //! (the paper's pool, and the public SlabHash's, is fixed).
 //!
-//! Every lane of a warp takes one operation; the warp then runs them one at a time (a ballot
+//! Every lane of a warp takes one operation; the lanes then run them one at a time (a ballot
 //! forms the work queue, the source lane's key is shuffled to all), reading one slab per step.
+//! Searches, inserts, deletes and mixed batches do so in half-warp groups: 16 lanes read a slab
+//! (a pair per lane), so a warp serves two operations per step, and each group reads the base
+//! slabs of its next operations ahead ([`SlabConfig::read_ahead`]). Walks past a full base slab,
+//! SEARCHALL, FLUSH and the allocator run warp-wide, as in the paper.
 //!
 //! Two tables share the device code:
 //! - [`Slab<K, V>`]: unique keys. `insert` is the paper's REPLACE, `find` SEARCH, `erase`
 //!   DELETE (the key becomes a tombstone; [`Slab::flush`] reclaims them). Inserts, finds and
-//!   erases may share one concurrent batch ([`HashTable::mixed_batch`](crate::HashTable::mixed_batch),
+//!   erases may share one concurrent batch ([`HashTable::mixed_batch`],
 //!   [`MixedOp::Erase`](crate::MixedOp::Erase) included).
 //! - [`SlabMultiMap<K, V>`]: duplicates kept ([`MultiMap`]): INSERT, SEARCHALL
 //!   ([`MultiMap::count`], [`MultiMap::find_all`]) and DELETEALL ([`MultiMap::erase_all`]).
@@ -64,15 +68,15 @@ use std::sync::Arc;
 /// Pairs in a slab (lanes 0..29).
 pub const PAIRS_PER_SLAB: usize = 15;
 /// Base slabs each kernel's warps read ahead by default ([`SlabConfig::read_ahead`]): insert,
-/// find (and SEARCHALL), erase, mixed. Measured on an H100 (u32 pairs, 2^24 keys at utilisation
-/// 0.615; bench/NOTES.md): searches run 14.3 G/s reading one slab at a time, 17.1 with 2 ahead,
-/// 14.9 with 4; deletes 10.8, 10.9, 11.2; builds 8.1, 8.1, 6.6 and incremental batches 4.45,
-/// 4.40, 3.69; mixed batches 5.8, 5.8, 6.4.
+/// find (and SEARCHALL), erase, mixed, per group of 16 lanes (a warp runs two groups). Measured
+/// on an H100 (u32 pairs, 2^24 keys at utilisation 0.615; bench/NOTES.md): searches run 19.0 G/s
+/// reading one slab at a time, 19.7 with 2 ahead, 18.1 with 4; deletes 12.1, 12.1, 11.7; builds
+/// 10.5 with 1 or 2; mixed batches 7.4, 7.3, 6.7.
 pub const DEFAULT_READ_AHEAD: ReadAhead = ReadAhead {
     insert: 1,
     find: 2,
-    erase: 4,
-    mixed: 4,
+    erase: 2,
+    mixed: 2,
 };
 
 /// Base slabs a kernel's warps read ahead of the operation they run (1 to 16 each; 1 is the

@@ -155,6 +155,16 @@ pub fn stadium<K: Key, V: Value>(gpu: &Arc<Gpu>, config: StadiumConfig) -> Stadi
     Stadium::new(gpu.clone(), config).unwrap_or_else(|e| panic!("creating {what}: {e}"))
 }
 
+/// Whether the scheme `name` takes part in the tests: all do, unless `WARPMAP_TEST_SCHEMES` lists
+/// scheme names (comma-separated, e.g. `slab,cpu`) to run alone (device runs that check one
+/// scheme).
+pub fn scheme_selected(name: &str) -> bool {
+    match std::env::var("WARPMAP_TEST_SCHEMES") {
+        Ok(list) if !list.trim().is_empty() => list.split(',').any(|s| s.trim() == name),
+        _ => true,
+    }
+}
+
 /// Every backend present on this machine, each holding at least `capacity` keys: every test
 /// configuration of every scheme in the registry (`warpmap::table::registry`) that stores `K` and
 /// `V`, GPU schemes only on a GPU. Names say which: "cpu", "cpu/1-shard", "warpdrive/g4",
@@ -167,7 +177,7 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
     };
     let mut v: Vec<(String, DynTable<K, V>)> = Vec::new();
     for scheme in schemes() {
-        if scheme.backend == Backend::Gpu && gpu.is_none() {
+        if (scheme.backend == Backend::Gpu && gpu.is_none()) || !scheme_selected(scheme.name) {
             continue;
         }
         for (label, config) in (scheme.test_configs)() {
