@@ -80,6 +80,7 @@ static_assert(DC_D >= 2 && DC_D <= DC_MAX_SUBTABLES, "DC_SUBTABLES: 2 to 8 subta
 #define DC_NONE 0xffffffffu
 #define DC_RETRY 0xffffffffu            // an insert's outcome: a lock was taken, vote again
 #define DC_MAX_ATTEMPTS (1u << 20)      // lost votes before a key reports PROBE_LIMIT
+#define DC_LOCK_SPINS 48u               // tries of a held lock before an attempt gives up
 #define DC_VALUE_WORDS (WM_VALUE_BYTES / 4)
 #define DC_VALUE_REGS ((DC_VALUE_WORDS + 31) / 32)  // words of a value per lane
 
@@ -266,7 +267,15 @@ __device__ __forceinline__ bool dc_try_lock(u32* lock) {
 __device__ __forceinline__ bool dc_warp_lock(u32* lock, u32 who) {
   bool got = false;
   if (dc_lane() == who) {
-    got = dc_try_lock(lock);
+    // A held lock is waited for a while (its holder usually finishes within microseconds)
+    // before the attempt gives up: giving up at once made attempts under contention fail
+    // until their limit. The wait is bounded, so two warps that each wait for the other's
+    // lock give up and retry after a jittered back-off (dc_serve_insert).
+    for (u32 spin = 0;; spin++) {
+      got = dc_try_lock(lock);
+      if (got || spin >= DC_LOCK_SPINS) break;
+      __nanosleep(32u << (spin < 5u ? spin : 5u));
+    }
     if (got) __threadfence();
   }
   got = __shfl_sync(DC_FULL, got, who);
