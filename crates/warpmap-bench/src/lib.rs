@@ -82,15 +82,19 @@ pub mod kernels;
 pub mod plan;
 pub mod schemes;
 
-pub use experiments::{method_for, run, run_slab, SlabProgress, SlabReport, SlabRow};
+pub use experiments::{
+    method_for, run, run_dycuckoo, run_slab, DcProgress, DcRow, DyCuckooReport, SlabProgress,
+    SlabReport, SlabRow,
+};
 pub use harness::report::{BenchResult, HostBound, Progress, Report, Roofline};
 pub use harness::timing::{format_utc, median, utc_now};
 pub use harness::workloads::distinct_count;
 pub use plan::{
-    resolve, resolve_slab, BenchConfig, Distribution, Estimate, KvType, Mix, Op, Plan, Preset,
-    SlabBenchConfig, SlabPlan, SlabPreset, ZipfInfo, ZipfLoad, CPU_MAX_KEYS_LOG2,
-    DEFAULT_LOAD_FACTORS, DEFAULT_SLICE_LOG2, DEFAULT_ZIPF_UNIVERSE_LOG2, FIG19_LOAD_FACTOR,
-    FIG_HOST_KEYS_LOG2, FIG_KEYS_LOG2, GPU_MAX_KEYS_LOG2, QUICK_KEYS_LOG2, STADIUM_HOST_KEYS_LOG2,
+    resolve, resolve_dycuckoo, resolve_slab, BenchConfig, Distribution, DyCuckooBenchConfig,
+    DyCuckooPlan, DyCuckooPreset, Estimate, KvType, Mix, Op, Plan, Preset, SlabBenchConfig,
+    SlabPlan, SlabPreset, ZipfInfo, ZipfLoad, CPU_MAX_KEYS_LOG2, DEFAULT_LOAD_FACTORS,
+    DEFAULT_SLICE_LOG2, DEFAULT_ZIPF_UNIVERSE_LOG2, FIG19_LOAD_FACTOR, FIG_HOST_KEYS_LOG2,
+    FIG_KEYS_LOG2, GPU_MAX_KEYS_LOG2, QUICK_KEYS_LOG2, STADIUM_HOST_KEYS_LOG2,
 };
 pub use schemes::stadium::{location_name, parse_locations};
 pub use schemes::{Scheme, Variant};

@@ -19,6 +19,7 @@
 //! - `warpmap info`: the GPU, NVRTC and the kernel cache, or why each is missing.
 
 mod chart;
+mod dycuckoo;
 mod lanes;
 mod ooc;
 mod slab;
@@ -185,6 +186,22 @@ struct BenchArgs {
     /// slab-fig7, slab-compare: operations per concurrent batch).
     #[arg(long, value_delimiter = ',', value_name = "LOG2,...")]
     batch_log2: Option<Vec<u32>>,
+    /// DyCuckoo presets: the static cells' fill factors, comma-separated, each below 0.99
+    /// (dycuckoo-static: 0.5-0.95; dycuckoo-compare: 0.8,0.9).
+    #[arg(long, value_delimiter = ',', value_name = "F,...")]
+    fill_factors: Option<Vec<f64>>,
+    /// DyCuckoo presets: insert batches of the dynamic workload before its replay (default 32).
+    #[arg(long, value_name = "N")]
+    batches: Option<usize>,
+    /// DyCuckoo presets: r, erases per insert in a dynamic batch (default 0.4).
+    #[arg(long, value_name = "R")]
+    ratio: Option<f64>,
+    /// DyCuckoo presets: the dynamic workload's lower fill bound alpha (default 0.4).
+    #[arg(long, value_name = "A")]
+    alpha: Option<f64>,
+    /// DyCuckoo presets: the dynamic workload's upper fill bound beta (default 0.9).
+    #[arg(long, value_name = "B")]
+    beta: Option<f64>,
 }
 
 /// A parsed `--location` value.
@@ -302,6 +319,9 @@ fn create_parents(paths: &[&Path]) -> Result<()> {
 }
 
 fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
+    if dycuckoo::wants_dycuckoo(&a) {
+        return dycuckoo::dycuckoo_cmd(&a);
+    }
     if slab::wants_slab(&a) {
         return slab::slab_cmd(&a);
     }

@@ -14,7 +14,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use warpmap::{Error, Gpu, Result};
 use warpmap_bench::experiments::slab_report::{row_line, target_line};
-use warpmap_bench::{resolve_slab, Preset, Scheme, SlabBenchConfig, SlabPreset, SlabProgress};
+use warpmap_bench::{
+    resolve_slab, DyCuckooPreset, Preset, Scheme, SlabBenchConfig, SlabPreset, SlabProgress,
+};
 
 /// A `--preset` value: one of the per-load-factor loop's presets, or a slab preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +25,8 @@ pub(crate) enum PresetArg {
     Bench(Preset),
     /// slab-fig4, ..., slab-compare.
     Slab(SlabPreset),
+    /// dycuckoo-static, dycuckoo-dynamic, dycuckoo-compare (`dycuckoo.rs`).
+    DyCuckoo(DyCuckooPreset),
 }
 
 /// Parses either kind of preset.
@@ -30,10 +34,14 @@ pub(crate) fn parse_preset(s: &str) -> std::result::Result<PresetArg, String> {
     if let Ok(p) = s.parse::<SlabPreset>() {
         return Ok(PresetArg::Slab(p));
     }
+    if let Ok(p) = s.parse::<DyCuckooPreset>() {
+        return Ok(PresetArg::DyCuckoo(p));
+    }
     s.parse::<Preset>().map(PresetArg::Bench).map_err(|e| {
         format!(
             "{e}; or a slab-hash preset (slab-fig4, slab-fig5, slab-fig6, slab-fig7, slab-alloc, \
-             slab-compare)"
+             slab-compare); or a DyCuckoo preset (dycuckoo-static, dycuckoo-dynamic, \
+             dycuckoo-compare)"
         )
     })
 }
@@ -48,6 +56,12 @@ pub(crate) fn config(a: &BenchArgs) -> Result<(SlabBenchConfig, Vec<String>)> {
     let preset = match a.preset {
         Some(PresetArg::Slab(p)) => p,
         Some(PresetArg::Bench(p)) => {
+            return Err(Error::invalid(format!(
+                "--scheme slab runs the slab-hash presets (slab-fig4, slab-fig5, slab-fig6, \
+                 slab-fig7, slab-alloc, slab-compare), not {p}"
+            )))
+        }
+        Some(PresetArg::DyCuckoo(p)) => {
             return Err(Error::invalid(format!(
                 "--scheme slab runs the slab-hash presets (slab-fig4, slab-fig5, slab-fig6, \
                  slab-fig7, slab-alloc, slab-compare), not {p}"

@@ -19,6 +19,8 @@
 //! [`stadium_fig15`] on it, into one [`Report`].
 
 pub mod bulk_ops;
+pub mod dycuckoo_report;
+pub mod dycuckoo_run;
 pub mod slab_alloc;
 pub mod slab_compare;
 pub mod slab_fig4_fig5;
@@ -34,6 +36,8 @@ use crate::harness::report::{Progress, Report, Roofline};
 use crate::harness::timing::utc_now;
 use crate::plan::{resolve, BenchConfig, Distribution};
 use crate::schemes::stadium::location_name;
+pub use dycuckoo_report::{DcProgress, DcRow, DyCuckooReport};
+pub use dycuckoo_run::run_dycuckoo;
 pub use slab_report::{SlabProgress, SlabReport, SlabRow};
 pub use slab_run::run_slab;
 use std::time::Instant;

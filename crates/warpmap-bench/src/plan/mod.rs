@@ -10,6 +10,7 @@
 //!   before the next one is made (Zipf: `ceil(distinct / lf)`, see [`ZipfLoad`]).
 
 mod config;
+mod dycuckoo;
 mod estimate;
 mod presets;
 mod resolve;
@@ -20,6 +21,10 @@ pub use config::{
     BenchConfig, Distribution, KvType, Op, ZipfInfo, ZipfLoad, CPU_MAX_KEYS_LOG2,
     DEFAULT_LOAD_FACTORS, DEFAULT_SLICE_LOG2, DEFAULT_ZIPF_UNIVERSE_LOG2, GPU_MAX_KEYS_LOG2,
     QUICK_KEYS_LOG2,
+};
+pub use dycuckoo::{
+    resolve_dycuckoo, DyCuckooBenchConfig, DyCuckooPlan, DyCuckooPreset, COMPARE_FILLS,
+    DYNAMIC_ALPHA, DYNAMIC_BATCHES, DYNAMIC_BETA, DYNAMIC_RATIO, FILL_SWEEP, STATIC_BETA,
 };
 pub(crate) use estimate::host_random_rate;
 pub use estimate::Estimate;

@@ -304,6 +304,13 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
                  NAME (plan::resolve_slab, experiments::run_slab)",
             ));
         }
+        (Scheme::DyCuckoo, _) => {
+            return Err(Error::invalid(
+                "scheme dycuckoo is measured by its own presets (dycuckoo-static, \
+                 dycuckoo-dynamic, dycuckoo-compare): warpmap bench --scheme dycuckoo --preset \
+                 NAME (plan::resolve_dycuckoo, experiments::run_dycuckoo)",
+            ));
+        }
         (Scheme::WarpDrive, _) => {
             if stadium_flags || cfg.host_keys_log2.is_some() {
                 notes.push(
@@ -593,6 +600,7 @@ impl Plan {
             match (self.backend, self.scheme) {
                 (Backend::Cpu, _) => "group sizes - (cpu)".to_string(),
                 (Backend::Gpu, Scheme::Slab) => "slab (its own presets)".to_string(),
+                (Backend::Gpu, Scheme::DyCuckoo) => "dycuckoo (its own presets)".to_string(),
                 (Backend::Gpu, Scheme::WarpDrive) => format!(
                     "warpdrive group sizes {}",
                     list(self.group_sizes.iter().map(|x| x.to_string()).collect())

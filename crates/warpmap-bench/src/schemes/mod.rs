@@ -35,6 +35,10 @@ pub enum Scheme {
     /// ([`SlabPreset`](crate::plan::SlabPreset), [`run_slab`](crate::experiments::run_slab)),
     /// not the per-load-factor loop.
     Slab,
+    /// DyCuckoo ([`DyCuckoo`](warpmap::DyCuckoo)): its own presets
+    /// ([`DyCuckooPreset`](crate::plan::DyCuckooPreset),
+    /// [`run_dycuckoo`](crate::experiments::run_dycuckoo)).
+    DyCuckoo,
 }
 
 impl Scheme {
@@ -44,6 +48,7 @@ impl Scheme {
             Scheme::WarpDrive => "warpdrive",
             Scheme::Stadium => "stadium",
             Scheme::Slab => "slab",
+            Scheme::DyCuckoo => "dycuckoo",
         }
     }
 
@@ -54,7 +59,7 @@ impl Scheme {
         match self {
             Scheme::WarpDrive => warpdrive::variants(&plan.group_sizes),
             Scheme::Stadium => stadium::variants(&plan.locations, &plan.ticket_bits),
-            Scheme::Slab => Vec::new(),
+            Scheme::Slab | Scheme::DyCuckoo => Vec::new(),
         }
     }
 }
@@ -66,8 +71,9 @@ impl FromStr for Scheme {
             "warpdrive" => Ok(Scheme::WarpDrive),
             "stadium" => Ok(Scheme::Stadium),
             "slab" => Ok(Scheme::Slab),
+            "dycuckoo" => Ok(Scheme::DyCuckoo),
             other => Err(format!(
-                "unknown scheme '{other}' (warpdrive, stadium or slab)"
+                "unknown scheme '{other}' (warpdrive, stadium, slab or dycuckoo)"
             )),
         }
     }

@@ -1,0 +1,172 @@
+//! `warpmap bench --scheme dycuckoo [--preset dycuckoo-static|dycuckoo-dynamic|
+//! dycuckoo-compare]`: DyCuckoo's benchmarks (dycuckoo.txt §6; `warpmap_bench::run_dycuckoo`).
+//! Prints the plan, then one line per measured cell as it finishes (keys not placed beside the
+//! static rates; fill range, peak memory and the speedup over the rebuild baseline beside the
+//! dynamic ones), the target cells of `dycuckoo-compare` beside their targets, and writes the
+//! JSON report (default `<preset>.json`). Exit code 1 if a cell failed verification. Without a
+//! preset, `--scheme dycuckoo` runs `dycuckoo-compare`.
+
+use crate::slab::PresetArg;
+use crate::{create_parents, display_path, host_threads, io_err, print_gpu_header, write_file};
+use crate::{BenchArgs, COMMIT};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use warpmap::{Error, Gpu, Result};
+use warpmap_bench::experiments::dycuckoo_report::{dc_row_line, dc_target_line};
+use warpmap_bench::{resolve_dycuckoo, DcProgress, DyCuckooBenchConfig, DyCuckooPreset, Scheme};
+
+/// Whether the flags ask for DyCuckoo (`--scheme dycuckoo`, or a DyCuckoo preset).
+pub(crate) fn wants_dycuckoo(a: &BenchArgs) -> bool {
+    a.scheme == Some(Scheme::DyCuckoo) || matches!(a.preset, Some(PresetArg::DyCuckoo(_)))
+}
+
+/// The DyCuckoo configuration the flags ask for, and notes on the flags it ignores.
+pub(crate) fn config(a: &BenchArgs) -> Result<(DyCuckooBenchConfig, Vec<String>)> {
+    let preset = match a.preset {
+        Some(PresetArg::DyCuckoo(p)) => p,
+        None => DyCuckooPreset::DycuckooCompare,
+        Some(other) => {
+            let name = match other {
+                PresetArg::Bench(p) => p.to_string(),
+                PresetArg::Slab(p) => p.to_string(),
+                PresetArg::DyCuckoo(p) => p.to_string(),
+            };
+            return Err(Error::invalid(format!(
+                "--scheme dycuckoo runs the DyCuckoo presets (dycuckoo-static, \
+                 dycuckoo-dynamic, dycuckoo-compare), not {name}"
+            )));
+        }
+    };
+    if let Some(s) = a.scheme.filter(|s| *s != Scheme::DyCuckoo) {
+        return Err(Error::invalid(format!(
+            "--preset {preset} measures DyCuckoo, not {s}: drop --scheme {s}"
+        )));
+    }
+    if a.cpu {
+        return Err(Error::invalid(
+            "the DyCuckoo benchmarks run on a GPU only; --dry-run prints the plan",
+        ));
+    }
+    let mut notes = Vec::new();
+    let ignored = [
+        ("--slots-log2", a.slots_log2.is_some()),
+        ("--load-factors", a.load_factors.is_some()),
+        ("--group-sizes", a.group_sizes.is_some()),
+        ("--distribution", a.distribution.is_some()),
+        ("--ops", a.ops.is_some()),
+        ("--zipf-s", a.zipf_s.is_some()),
+        ("--zipf-universe-log2", a.zipf_universe_log2.is_some()),
+        ("--zipf-load", a.zipf_load.is_some()),
+        ("--overflow-filter", a.overflow_filter.is_some()),
+        ("--ticket-bits", a.ticket_bits.is_some()),
+        ("--location", a.location.is_some()),
+        ("--host-keys-log2", a.host_keys_log2.is_some()),
+        ("--slice-log2", a.slice_log2.is_some()),
+        ("--utilizations", a.utilizations.is_some()),
+    ];
+    for (flag, given) in ignored {
+        if given {
+            notes.push(format!(
+                "{flag} does not apply to the DyCuckoo presets: ignored"
+            ));
+        }
+    }
+    let size_log2 = match (&a.sizes_log2, a.keys_log2) {
+        (Some(s), k) => {
+            if s.len() > 1 || k.is_some() {
+                notes.push(format!("one static size only: using 2^{}", s[0]));
+            }
+            s.first().copied()
+        }
+        (None, k) => k,
+    };
+    let batch_log2 = a.batch_log2.as_ref().and_then(|b| {
+        if b.len() > 1 {
+            notes.push(format!("one batch size only: using 2^{}", b[0]));
+        }
+        b.first().copied()
+    });
+    let d = DyCuckooBenchConfig::new(preset);
+    Ok((
+        DyCuckooBenchConfig {
+            preset,
+            quick: a.quick,
+            commit: COMMIT.to_string(),
+            runs: a.runs,
+            seed: a.seed.unwrap_or(d.seed),
+            size_log2,
+            fills: a.fill_factors.clone(),
+            batch_log2,
+            batches: a.batches,
+            ratio: a.ratio,
+            alpha: a.alpha,
+            beta: a.beta,
+            types: a.types.clone(),
+            baseline: true,
+        },
+        notes,
+    ))
+}
+
+/// `warpmap bench` for DyCuckoo.
+pub(crate) fn dycuckoo_cmd(a: &BenchArgs) -> Result<ExitCode> {
+    let (cfg, notes) = config(a)?;
+    // Bad flags fail here, before anything runs.
+    let plan = resolve_dycuckoo(&cfg)?;
+    let json: PathBuf = a
+        .json
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}.json", plan.preset)));
+    if a.dry_run {
+        println!("commit:  {COMMIT}");
+    } else {
+        print_gpu_header(&*Gpu::default_gpu()?);
+    }
+    println!("method:  {}", plan.method());
+    for (i, line) in plan.summary().lines().enumerate() {
+        println!("{}{line}", if i == 0 { "plan:    " } else { "         " });
+    }
+    for n in &notes {
+        println!("         note: {n}");
+    }
+    println!(
+        "estimate: about {:.0} s on an H100 host, {:.1} GiB of device memory at the peak",
+        plan.estimate_seconds(host_threads()),
+        plan.device_bytes() as f64 / (1u64 << 30) as f64
+    );
+    if a.dry_run {
+        println!("dry run: nothing measured");
+        return Ok(ExitCode::SUCCESS);
+    }
+    create_parents(&[&json])?;
+    let report = warpmap_bench::run_dycuckoo(&cfg, &mut |p| match p {
+        DcProgress::Step(s) => eprintln!("  {s}"),
+        DcProgress::Row(r) => println!("{}", dc_row_line(r)),
+    })?;
+    if !report.targets.is_empty() {
+        println!();
+        for t in &report.targets {
+            println!("{}", dc_target_line(t));
+        }
+    }
+    let text = serde_json::to_string_pretty(&report)
+        .map_err(|e| io_err(&json, std::io::Error::other(e)))?;
+    write_file(&json, text.as_bytes())?;
+    println!("wrote JSON: {}", display_path(&json));
+    let bad: Vec<_> = report.rows.iter().filter(|r| !r.verified).collect();
+    println!(
+        "{} cells, {} verified, in {:.1} s",
+        report.rows.len(),
+        report.rows.len() - bad.len(),
+        report.wall_s
+    );
+    if bad.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        for r in &bad {
+            eprintln!("FAIL: {}: {}", dc_row_line(r), r.failures.join("; "));
+        }
+        eprintln!("warpmap: {} cells failed verification", bad.len());
+        Ok(ExitCode::from(1))
+    }
+}
