@@ -345,6 +345,9 @@ enum Kind {
     Erase,
 }
 
+/// A batch of the workload: whether it is of the replay, and its insert, find and erase.
+type Batch = (bool, [(Kind, std::ops::Range<usize>); 3]);
+
 /// Finds of `range` checked against the model; returns the wrong ones.
 fn check_finds<K: Key, V: Value>(
     m: &Model<K, V>,
@@ -381,6 +384,10 @@ fn timed_op<K: Key, V: Value, T: DeviceHashTable<K, V>>(
     what: &str,
 ) -> Result<f64> {
     let len = range.len();
+    if len == 0 {
+        // r = 0: no erase in the first half, no insert in the replay.
+        return Ok(0.0);
+    }
     gpu.copy_to_device(&model.keys[range.clone()], &mut bufs.keys)?;
     let ms = match kind {
         Kind::Insert => {
@@ -521,7 +528,7 @@ fn dynamic_cell<K: Key, V: Value>(
             len: 0,
         };
         // The batches' ranges: (insert, find, erase) of batch i, both halves.
-        let ops: Vec<(bool, [(Kind, std::ops::Range<usize>); 3])> = (0..2 * k)
+        let ops: Vec<Batch> = (0..2 * k)
             .map(|j| {
                 let i = j % k;
                 let (mine, erased) = (i * b..(i + 1) * b, i * e..(i + 1) * e);
@@ -589,9 +596,18 @@ fn dynamic_cell<K: Key, V: Value>(
                     &label,
                 )?;
                 match kind {
-                    Kind::Insert => (tot.insert += ms, p.insert_ms = ms).1,
-                    Kind::Find => (tot.find += ms, p.find_ms = ms).1,
-                    Kind::Erase => (tot.erase += ms, p.erase_ms = ms).1,
+                    Kind::Insert => {
+                        tot.insert += ms;
+                        p.insert_ms = ms;
+                    }
+                    Kind::Find => {
+                        tot.find += ms;
+                        p.find_ms = ms;
+                    }
+                    Kind::Erase => {
+                        tot.erase += ms;
+                        p.erase_ms = ms;
+                    }
                 }
             }
             let s = t.stats()?;
