@@ -9,7 +9,8 @@
 //!   1,2,4,8` and `--location device,host`, `--ops mixed` with `--slice-log2` (the mixed-batch
 //!   experiment), `--dry-run`. `--scheme slab` with `--preset slab-fig4|slab-fig5|slab-fig6|
 //!   slab-fig7|slab-alloc|slab-compare` runs the slab hash's benchmarks instead (`slab.rs`):
-//!   a line per cell, `<preset>.json`.
+//!   a line per cell, `<preset>.json`. `--scheme dycuckoo` with `--preset dycuckoo-static|
+//!   dycuckoo-dynamic|dycuckoo-compare` runs DyCuckoo's (`dycuckoo.rs`).
 //! - `warpmap hostbound [--sizes-gib 0.0625,1,4,16] [--record-bytes 8] [--pages pinned,huge]
 //!   [--json PATH]`: random record writes and reads from a kernel into mapped host memory of
 //!   each size and page kind (the out-of-core bound), and whether huge pages were granted.
@@ -131,6 +132,10 @@ struct BenchArgs {
     /// batches of 2^15/2^16/2^17 up to 2^24 vs rebuilding WarpDrive after each), slab-fig7
     /// (concurrent mixes G0/G1/G2 in batches of 2^20 vs initial utilisation), slab-alloc
     /// (SlabAlloc's rate), slab-compare (the target cells at 2^24 and utilisation 0.615).
+    /// DyCuckoo's (a line per cell, JSON `<preset>.json`): dycuckoo-static (build, find
+    /// hit/miss, erase vs fill factor 0.5-0.95, keys not placed), dycuckoo-dynamic (batches of
+    /// inserts, finds, erases, replayed swapped; vs WarpDrive rebuilt on resize),
+    /// dycuckoo-compare (the target cells).
     #[arg(long, value_name = "NAME", value_parser = slab::parse_preset)]
     preset: Option<slab::PresetArg>,
     /// Zipf exponent s (default 1.000001).
@@ -153,10 +158,11 @@ struct BenchArgs {
     /// paper's exact scheme), or 1, 2, 4, 8 bits per window.
     #[arg(long, value_name = "auto|off|BITS", value_parser = parse_filter)]
     overflow_filter: Option<OverflowFilter>,
-    /// The GPU table: warpdrive (default), stadium, or slab (the slab hash's presets, see
-    /// --preset; slab-compare when none is given). The CPU backend (--cpu, or no GPU)
+    /// The GPU table: warpdrive (default), stadium, slab (the slab hash's presets, see
+    /// --preset; slab-compare when none is given) or dycuckoo (its presets; dycuckoo-compare
+    /// when none is given). The CPU backend (--cpu, or no GPU)
     /// measures CpuTable for warpdrive and stadium; slab needs a GPU.
-    #[arg(long, value_name = "warpdrive|stadium|slab")]
+    #[arg(long, value_name = "warpdrive|stadium|slab|dycuckoo")]
     scheme: Option<Scheme>,
     /// Stadium ticket sizes in bits, comma-separated, of 1,2,4,8 (default 8); a table per size.
     #[arg(long, value_delimiter = ',', value_name = "BITS,...")]
@@ -1065,6 +1071,71 @@ mod tests {
         for word in ["fig15", "fig19", "--slice-log2", "mixed", "u64b256"] {
             assert!(help.contains(word), "--help lacks {word}");
         }
+    }
+
+    #[test]
+    fn parses_the_dycuckoo_presets() {
+        use warpmap_bench::{resolve_dycuckoo, DyCuckooPreset};
+        for p in DyCuckooPreset::ALL {
+            let a = bench_args(&["--scheme", "dycuckoo", "--preset", p.name()]).unwrap();
+            assert!(dycuckoo::wants_dycuckoo(&a) && !slab::wants_slab(&a));
+            let (c, notes) = dycuckoo::config(&a).unwrap();
+            assert_eq!(c.preset, p);
+            assert!(notes.is_empty());
+            resolve_dycuckoo(&c).unwrap();
+        }
+        // --scheme dycuckoo alone: the target cells.
+        let a = bench_args(&["--scheme", "dycuckoo"]).unwrap();
+        assert_eq!(
+            dycuckoo::config(&a).unwrap().0.preset,
+            DyCuckooPreset::DycuckooCompare
+        );
+        let a = bench_args(&[
+            "--preset",
+            "dycuckoo-dynamic",
+            "--batch-log2",
+            "18",
+            "--batches",
+            "4",
+            "--ratio",
+            "0.2",
+            "--alpha",
+            "0.3",
+            "--beta",
+            "0.85",
+            "--utilizations",
+            "0.5",
+        ])
+        .unwrap();
+        let (c, notes) = dycuckoo::config(&a).unwrap();
+        let p = resolve_dycuckoo(&c).unwrap();
+        assert_eq!(
+            (p.batch_log2, p.batches, p.ratio),
+            (Some(18), Some(4), Some(0.2))
+        );
+        assert_eq!((p.alpha, p.beta), (Some(0.3), Some(0.85)));
+        assert!(notes.iter().any(|n| n.contains("--utilizations")));
+        let a = bench_args(&[
+            "--preset",
+            "dycuckoo-static",
+            "--keys-log2",
+            "20",
+            "--fill-factors",
+            "0.7,0.9",
+        ])
+        .unwrap();
+        let p = resolve_dycuckoo(&dycuckoo::config(&a).unwrap().0).unwrap();
+        assert_eq!((p.size_log2, p.fills.clone()), (Some(20), vec![0.7, 0.9]));
+        let err = |args: &[&str]| dycuckoo::config(&bench_args(args).unwrap()).unwrap_err();
+        assert!(err(&["--scheme", "dycuckoo", "--preset", "slab-fig4"])
+            .to_string()
+            .contains("dycuckoo-static"));
+        assert!(err(&["--scheme", "slab", "--preset", "dycuckoo-static"])
+            .to_string()
+            .contains("drop --scheme slab"));
+        assert!(err(&["--scheme", "dycuckoo", "--cpu"])
+            .to_string()
+            .contains("GPU only"));
     }
 
     #[test]
