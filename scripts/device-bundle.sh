@@ -5,6 +5,7 @@
 #
 #   target/device-bundle/
 #     run.sh            runs the steps there: tests, memcheck, bench (see `run.sh --help`)
+#     device-ab.sh      A/B of kernel files with this one build (variants/<name>/kernels/...)
 #     payload.tar.gz    the binaries below, packed (run.sh unpacks them first; the device tool
 #                       carries at most 64 MiB):
 #     warpmap           the CLI (release)
@@ -129,7 +130,8 @@ if [[ -n "${WARPMAP_BUNDLE_BASE:-}" ]]; then
 fi
 
 cp "$ROOT/scripts/device-run.sh" "$BUNDLE/run.sh"
-chmod +x "$BUNDLE/run.sh" "$BUNDLE/warpmap" "$BUNDLE"/tests/*
+cp "$ROOT/scripts/device-ab.sh" "$BUNDLE/device-ab.sh"
+chmod +x "$BUNDLE/run.sh" "$BUNDLE/device-ab.sh" "$BUNDLE/warpmap" "$BUNDLE"/tests/*
 
 commit="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
 dirty=""

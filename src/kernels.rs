@@ -90,7 +90,10 @@ impl KernelSource {
         let mut s = String::new();
         for f in COMMON.iter().chain(std::iter::once(&self.file)) {
             s.push_str(&format!("#line 1 \"{}\"\n", f.path));
-            match dir.as_ref().and_then(|d| std::fs::read_to_string(d.join(f.path)).ok()) {
+            match dir
+                .as_ref()
+                .and_then(|d| std::fs::read_to_string(d.join(f.path)).ok())
+            {
                 Some(text) => s.push_str(&text),
                 None => s.push_str(f.text),
             }

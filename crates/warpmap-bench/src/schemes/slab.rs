@@ -56,72 +56,19 @@ impl SlabGeometry {
     }
 }
 
-/// `E[max(1, ceil(c / m))]` for `c ~ Poisson(lambda)`: the expected slabs of a bucket that
-/// holds a Poisson number of keys, `m` per slab.
-pub fn expected_slabs_per_bucket(lambda: f64, m: usize) -> f64 {
-    if lambda.is_nan() || lambda <= 0.0 {
-        return 1.0;
-    }
-    let m = m.max(1);
-    // Sum the pmf in log space up to far beyond the mean; the tail beyond adds nothing.
-    let hi = (lambda + 14.0 * lambda.sqrt() + 40.0).ceil() as usize;
-    let (mut ln_p, ln_l) = (-lambda, lambda.ln());
-    let (mut sum, mut mass) = (0.0, 0.0);
-    for c in 0..=hi {
-        if c > 0 {
-            ln_p += ln_l - (c as f64).ln();
-        }
-        let p = ln_p.exp();
-        mass += p;
-        sum += p * c.div_ceil(m).max(1) as f64;
-    }
-    // The (negligible) mass beyond `hi`: at least the slabs of `hi` keys.
-    sum + (1.0 - mass).max(0.0) * hi.div_ceil(m) as f64
-}
+pub use warpmap::table::slab::expected_slabs_per_bucket;
 
-/// The expected memory utilisation of `n` keys in `buckets` buckets.
+/// The expected memory utilisation of `n` keys in `buckets` buckets (the library's model:
+/// [`warpmap::table::slab::expected_utilization`]).
 pub fn expected_utilization(n: usize, buckets: usize, g: SlabGeometry) -> f64 {
-    if n == 0 || buckets == 0 {
-        return 0.0;
-    }
-    let lambda = n as f64 / buckets as f64;
-    let slabs = buckets as f64 * expected_slabs_per_bucket(lambda, g.pairs_per_slab);
-    (n * g.pair_bytes) as f64 / (slabs * g.slab_bytes as f64)
+    warpmap::table::slab::expected_utilization(n, buckets, g.pair_bytes, g.slab_bytes)
 }
 
-/// The number of buckets whose expected utilisation for `n` keys is closest to `target` from
-/// below or at it (bisection; the utilisation falls as buckets are added). Targets at or above
-/// the geometry's maximum give 1 bucket.
+/// The number of buckets whose expected utilisation for `n` keys is closest to `target` (the
+/// library's [`warpmap::table::slab::buckets_for_slab_utilization`]); targets at or above the
+/// geometry's maximum give 1 bucket.
 pub fn buckets_for(n: usize, target: f64, g: SlabGeometry) -> usize {
-    let n = n.max(1);
-    if target.is_nan() || target <= 0.0 {
-        return n;
-    }
-    // With one slab per bucket the utilisation is n·pair/(B·slab): an upper bound at any B.
-    let mut hi = ((n * g.pair_bytes) as f64 / (target * g.slab_bytes as f64)).ceil() as usize + 1;
-    let mut lo = 1usize;
-    if expected_utilization(n, lo, g) <= target {
-        return lo;
-    }
-    // Invariant: u(lo) > target >= u(hi).
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if expected_utilization(n, mid, g) > target {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    // The closer of the two.
-    let (ul, uh) = (
-        expected_utilization(n, lo, g),
-        expected_utilization(n, hi, g),
-    );
-    if (ul - target).abs() < (target - uh).abs() {
-        lo
-    } else {
-        hi
-    }
+    warpmap::table::slab::buckets_for_slab_utilization(n, target, g.pair_bytes, g.slab_bytes)
 }
 
 /// The buckets for `target` after a build with `buckets` measured `measured`: the model scaled
