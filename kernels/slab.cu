@@ -146,7 +146,7 @@ __device__ __forceinline__ sl_word sl_read(const sl_view& t, const sl_word* slab
 }
 
 // A pair CAS that has been issued: its old contents arrive while the warp goes on, so a warp
-// can have the CASes of many operations in flight (sl_insert_fast) and check them afterwards.
+// can have the CASes of many operations in flight (sl_gfast_step) and check them afterwards.
 #if SL_WORD_BYTES == 4
 struct sl_cas {
   u64 old, expected;
@@ -300,25 +300,6 @@ __device__ __forceinline__ void sl_free(const sl_view& t, u32 addr, sl_alloc& a)
 // by the work queue; later slabs are read as the list is walked. A word read ahead may be stale
 // by the operations of the warp's earlier sources: a CAS then fails and the slab is read again,
 // and a search or delete takes effect at the moment of that read.
-
-// SEARCH: the value of the first copy of `kw` in `bucket`'s list. Returns whether found; the
-// value is in every lane.
-template <bool coherent>
-__device__ __forceinline__ bool sl_search(const sl_view& t, u32 bucket, sl_word first, sl_word kw, sl_word& value) {
-  const sl_word* slab = sl_base_slab(t, bucket);
-  sl_word w = first;
-  for (;;) {
-    const u32 hit = __ballot_sync(SL_FULL, w == kw) & SL_KEY_LANES;
-    if (hit != 0u) {
-      value = sl_shfl(w, __ffs(hit));  // the lane after the key's
-      return true;
-    }
-    const u32 next = (u32)sl_shfl(w, SL_ADDRESS_LANE);
-    if (next == SL_NULL) return false;
-    slab = sl_pool_slab(t, next);
-    w = sl_read<coherent>(t, slab);
-  }
-}
 
 // SEARCHALL: every copy of `kw`; `emit(value, rank)` for each (rank: 0, 1, ... in list order).
 // Returns the number of copies.
