@@ -42,7 +42,13 @@
 //     moment. A chain longer than max_evictions, or a bucket with no usable victim, changes
 //     nothing and reports TABLE_FULL for the key being inserted, which is not in the table (the
 //     host then grows and inserts it again). A lock taken by another warp releases every lock
-//     of the chain and revotes. A key that loses DC_MAX_ATTEMPTS votes reports PROBE_LIMIT.
+//     of the chain and revotes (after a jittered back-off). A key that loses DC_ESCALATE_AFTER
+//     attempts escalates: its warp takes the table's escalation token (one warp at a time) and
+//     then waits for every lock it needs instead of giving up. Every other lock holder gives up
+//     or finishes in bounded time, so the escalated attempt ends with the key placed, updated or
+//     TABLE_FULL: no key starves, however long the eviction chains and however hot the buckets.
+//     (Only an escalated attempt whose snapshot keeps failing DC_ESCALATED_TRIES times reports
+//     PROBE_LIMIT.)
 // (4) Mixed batches (inserts and finds together) read with the sequence locks: a find reads the
 //     lock words of the key's buckets, the buckets (and the value), then the lock words again,
 //     and reads again if a bucket was held or changed. Erases are phase-separated, as in the
@@ -79,8 +85,10 @@ static_assert(DC_D >= 2 && DC_D <= DC_MAX_SUBTABLES, "DC_SUBTABLES: 2 to 8 subta
 #define DC_FULL 0xffffffffu
 #define DC_NONE 0xffffffffu
 #define DC_RETRY 0xffffffffu            // an insert's outcome: a lock was taken, vote again
-#define DC_MAX_ATTEMPTS (1u << 20)      // lost votes before a key reports PROBE_LIMIT
+#define DC_ESCALATE_AFTER 16u           // lost attempts before a key's insert escalates (below)
+#define DC_ESCALATED_TRIES (1u << 16)   // an escalated insert's snapshot retries before PROBE_LIMIT
 #define DC_LOCK_SPINS 48u               // tries of a held lock before an attempt gives up
+#define DC_SIDE_TOKEN 4                 // t.side[4]: the escalation token (below)
 #define DC_VALUE_WORDS (WM_VALUE_BYTES / 4)
 #define DC_VALUE_REGS ((DC_VALUE_WORDS + 31) / 32)  // words of a value per lane
 
@@ -98,7 +106,7 @@ struct dc_subtable {
 struct dc_view {
   dc_subtable sub[DC_MAX_SUBTABLES];  // the first DC_D are used
   u64* meta;             // [stored keys, keys left unplaced by all inserts so far]
-  u32* side;             // side path: [lock 0, lock 1, present 0, present 1]
+  u32* side;             // [side lock 0, side lock 1, present 0, present 1, escalation token]
   wm_value* side_values; // side path: the two values
   u64* counts;           // keys stored per subtable (DC_MAX_SUBTABLES words)
   u64 choice_seed;       // the hash that draws a key's target subtable
@@ -263,17 +271,20 @@ __device__ __forceinline__ bool dc_try_lock(u32* lock) {
 }
 
 // Lane `who` tries to take `lock`; every lane learns the outcome. The taker fences and the warp
-// synchronises, so that every lane's later reads see what the last holder wrote.
-__device__ __forceinline__ bool dc_warp_lock(u32* lock, u32 who) {
+// synchronises, so that every lane's later reads see what the last holder wrote. `patient` (the
+// escalated insert, which holds the escalation token): wait until the lock is taken.
+__device__ __forceinline__ bool dc_warp_lock(u32* lock, u32 who, bool patient) {
   bool got = false;
   if (dc_lane() == who) {
     // A held lock is waited for a while (its holder usually finishes within microseconds)
     // before the attempt gives up: giving up at once made attempts under contention fail
     // until their limit. The wait is bounded, so two warps that each wait for the other's
-    // lock give up and retry after a jittered back-off (dc_serve_insert).
+    // lock give up and retry after a jittered back-off (dc_serve_insert). Only the one
+    // escalated warp waits without bound: every other holder gives up or finishes in bounded
+    // time, so its wait ends.
     for (u32 spin = 0;; spin++) {
       got = dc_try_lock(lock);
-      if (got || spin >= DC_LOCK_SPINS) break;
+      if (got || (spin >= DC_LOCK_SPINS && !patient)) break;
       __nanosleep(32u << (spin < 5u ? spin : 5u));
     }
     if (got) __threadfence();
@@ -311,9 +322,10 @@ struct dc_outcome {
   u32 sub;     // the subtable that gained a key (a new key), or DC_NONE
 };
 
-__device__ __forceinline__ dc_outcome dc_side_insert(const dc_view& t, int slot, const wm_value* v, bool assign) {
+__device__ __forceinline__ dc_outcome dc_side_insert(const dc_view& t, int slot, const wm_value* v, bool assign,
+                                                     bool patient) {
   u32* lock = t.side + slot;
-  if (!dc_warp_lock(lock, 0)) return {DC_RETRY, DC_NONE};
+  if (!dc_warp_lock(lock, 0, patient)) return {DC_RETRY, DC_NONE};
   const bool present = __ldcg(t.side + 2 + slot) != 0u;
   if (!present || assign) dc_copy_value<false>(t.side_values + slot, v);
   if (!present && dc_lane() == 0) t.side[2 + slot] = 1u;
@@ -404,10 +416,11 @@ __device__ __forceinline__ void dc_move_chain(const dc_view& t, const dc_chain& 
 // t0. Returns the status and the subtable that gained a key, or DC_RETRY when a lock was taken
 // by another warp (nothing changed). `salt` varies the victims between attempts. REINSERT (a
 // downsize's residuals): the key is known to be absent, so the snapshot of its other buckets is
-// skipped.
+// skipped. `patient`: the escalated attempt (dc_serve_insert), which waits for every lock it
+// needs, so it returns DC_RETRY only when its snapshot of the key's other buckets failed.
 template <bool REINSERT>
 __device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, const wm_value* v, u32 t0, bool assign,
-                                             u32 salt) {
+                                             u32 salt, bool patient) {
   const u32 lane = dc_lane();
   u32 cand = 0;  // lane j < d: k's bucket in subtable j
   if (lane < DC_D) cand = dc_bucket(dc_sub(t, lane), k);
@@ -417,7 +430,7 @@ __device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, cons
   c.slot = 0;
   c.depth = 0;
   const dc_subtable s0 = dc_sub(t, t0);
-  if (!dc_warp_lock(s0.locks + c.bucket, 0)) return {DC_RETRY, DC_NONE};
+  if (!dc_warp_lock(s0.locks + c.bucket, 0, patient)) return {DC_RETRY, DC_NONE};
 
   wm_key key = dc_read_key<true>(s0, c.bucket);
   const u32 hit = __ballot_sync(DC_FULL, lane < DC_SLOTS && key == k);
@@ -516,7 +529,7 @@ __device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, cons
       c.sub = nxt;
       c.bucket = nb;
     }
-    if (!dc_warp_lock(sn.locks + nb, step + 1u)) {
+    if (!dc_warp_lock(sn.locks + nb, step + 1u, patient)) {
       dc_release_unchanged(t, c);  // lanes 0..step: nothing moved yet
       return {DC_RETRY, DC_NONE};
     }
@@ -669,16 +682,42 @@ __device__ __forceinline__ void dc_serve_insert(const dc_view& t, const wm_bulk&
   const u32 st = __shfl_sync(DC_FULL, target, src);
   const u32 salt = __shfl_sync(DC_FULL, attempts, src);
   const int side = wm_side_slot(sk);
-  const dc_outcome o = side >= 0 ? dc_side_insert(t, side, b.values + si, assign)
-                                 : dc_insert<REINSERT>(t, sk, b.values + si, st, assign, salt);
+  const bool escalate = salt >= DC_ESCALATE_AFTER;
+  u32* token = t.side + DC_SIDE_TOKEN;
+  if (escalate) {
+    // One escalated warp at a time: two patient warps could wait for each other's locks. The
+    // token's waiters hold no lock.
+    if (dc_lane() == 0) {
+      while (atomicCAS(token, 0u, 1u) != 0u) __nanosleep(256);
+      __threadfence();
+    }
+    __syncwarp();
+  }
+  dc_outcome o;
+  for (u32 tries = 0;; tries++) {
+    o = side >= 0 ? dc_side_insert(t, side, b.values + si, assign, escalate)
+                  : dc_insert<REINSERT>(t, sk, b.values + si, st, assign, salt + tries, escalate);
+    if (o.status != DC_RETRY || !escalate) break;
+    if (tries + 1u >= DC_ESCALATED_TRIES) {
+      o.status = WM_STATUS_PROBE_LIMIT;
+      break;
+    }
+    __nanosleep(128);  // the snapshot met a chain moving through the key's buckets
+  }
+  if (escalate) {
+    __syncwarp();
+    if (dc_lane() == 0) {
+      __threadfence();
+      atomicExch(token, 0u);
+    }
+  }
   if ((int)dc_lane() == src) {
     if (o.status != DC_RETRY) {
       status = o.status;
       pending = false;
       if (o.sub != DC_NONE) dc_count(delta, o.sub, 1);
-    } else if (++attempts >= DC_MAX_ATTEMPTS) {
-      status = WM_STATUS_PROBE_LIMIT;
-      pending = false;
+    } else {
+      attempts++;
     }
   }
   // A lost attempt backs off before the warp's next one, for a time that grows with the key's

@@ -418,13 +418,15 @@ impl<K: Key, V: Value> DyCuckooScheme<K, V> {
         Ok(counts)
     }
     fn allocate_side(gpu: &Gpu) -> Result<(DeviceBuffer<u32>, DeviceBuffer<V>)> {
-        Ok((gpu.alloc_filled::<u32>(4, 0)?, gpu.alloc_filled::<V>(2, 0)?))
+        // Two side-path locks, two present flags, and the escalation token of the kernels'
+        // inserts (kernels/dycuckoo.cu: DC_SIDE_TOKEN).
+        Ok((gpu.alloc_filled::<u32>(5, 0)?, gpu.alloc_filled::<V>(2, 0)?))
     }
 }
 
 // SAFETY: the view holds the addresses of the scheme's own arrays, alive as long as it is: for
 // each of its d subtables, keys and values of `buckets × slots` elements and `buckets` lock
-// words (what the kernels index for the `buckets` the view states); the side path's 4 words
+// words (what the kernels index for the `buckets` the view states); the side path's 5 words (with the escalation token)
 // and 2 values; the counts' MAX_SUBTABLES words. The launches that also set the view's resize
 // fields (upsize_subtable, downsize_subtable, recount, count_absent below) name the buffers
 // those fields address to the launch, which orders their frees after the kernel.
