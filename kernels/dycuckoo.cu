@@ -430,9 +430,33 @@ __device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, cons
   c.slot = 0;
   c.depth = 0;
   const dc_subtable s0 = dc_sub(t, t0);
-  if (!dc_warp_lock(s0.locks + c.bucket, 0, patient)) return {DC_RETRY, DC_NONE};
+  // The optimistic start, in three round trips: every one of the key's d lock words; then (after
+  // a fence) the target's lock taken at the version read while the warp reads the keys of all d
+  // buckets; then (after a fence) the other lock words again. Reads that follow the first read
+  // of an even version v are what the bucket held at v if the lock then goes from v to v + 1: no
+  // writer held it meanwhile (a holder that changed nothing puts v back, but then nothing changed).
+  const bool mine = lane < DC_D && lane != t0;  // lanes that read another bucket's lock word
+  u32* lock = lane < DC_D ? dc_sub(t, lane).locks + cand : nullptr;
+  u32 ver = lane < DC_D ? __ldcg(lock) : 0u;
+  dc_order();
+  bool got = false;
+  if (lane == t0 && (ver & 1u) == 0u) got = atomicCAS(lock, ver, ver + 1u) == ver;
+  wm_key seen[DC_D];  // this lane's slot of each of the key's buckets
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) seen[j] = dc_read_key<true>(t.sub[j], __shfl_sync(DC_FULL, cand, j));
+  got = __shfl_sync(DC_FULL, got, t0);
+  wm_key key = WM_KEY_EMPTY;
+  if (got) {
+#pragma unroll
+    for (int j = 0; j < DC_D; j++) {
+      if ((u32)j == t0) key = seen[j];
+    }
+  } else {
+    // The target was held or changed: wait for its lock, then read it.
+    if (!dc_warp_lock(s0.locks + c.bucket, 0, patient)) return {DC_RETRY, DC_NONE};
+    key = dc_read_key<true>(s0, c.bucket);
+  }
 
-  wm_key key = dc_read_key<true>(s0, c.bucket);
   const u32 hit = __ballot_sync(DC_FULL, lane < DC_SLOTS && key == k);
   if (hit != 0u) {
     if (assign) {
@@ -447,45 +471,63 @@ __device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, cons
   if (!REINSERT) {
     // The key's buckets in the other subtables, between two reads of their lock words: if no
     // word was odd or changed, no pair moved in or out of them meanwhile, and k (which cannot
-    // enter the locked target bucket) is in one of them or absent.
-    const bool mine = lane < DC_D && lane != t0;
-    u32* lock = mine ? dc_sub(t, lane).locks + cand : nullptr;
-    const u32 ver = mine ? __ldcg(lock) : 0u;
-    dc_order();
+    // enter the locked target bucket) is in one of them or absent. First the optimistic reads;
+    // if they fail validation, a fresh snapshot.
     u32 found_sub = DC_NONE, found_slot = 0;
-    if (!__any_sync(DC_FULL, mine && (ver & 1u))) {
+    bool valid = false;
+    if (got) {
+      dc_order();
+      const u32 ver2 = mine ? __ldcg(lock) : 0u;
+      valid = !__any_sync(DC_FULL, mine && ((ver & 1u) || ver2 != ver));
+      if (valid) {
 #pragma unroll
-      for (int j = 0; j < DC_D; j++) {
-        if ((u32)j == t0) continue;
-        const u32 bj = __shfl_sync(DC_FULL, cand, j);
-        const wm_key kj = dc_read_key<true>(t.sub[j], bj);
-        const u32 h = __ballot_sync(DC_FULL, lane < DC_SLOTS && kj == k);
-        if (h != 0u && found_sub == DC_NONE) {
-          found_sub = (u32)j;
-          found_slot = __ffs(h) - 1;
+        for (int j = 0; j < DC_D; j++) {
+          if ((u32)j == t0) continue;
+          const u32 h = __ballot_sync(DC_FULL, lane < DC_SLOTS && seen[j] == k);
+          if (h != 0u && found_sub == DC_NONE) {
+            found_sub = (u32)j;
+            found_slot = __ffs(h) - 1;
+          }
         }
       }
-      dc_order();
     }
-    const u32 ver2 = mine ? __ldcg(lock) : 0u;
-    if (__any_sync(DC_FULL, mine && ((ver & 1u) || ver2 != ver))) {
-      dc_release_unchanged(t, c);
-      return {DC_RETRY, DC_NONE};
+    if (!valid) {
+      ver = mine ? __ldcg(lock) : 0u;
+      dc_order();
+      if (!__any_sync(DC_FULL, mine && (ver & 1u))) {
+#pragma unroll
+        for (int j = 0; j < DC_D; j++) {
+          if ((u32)j == t0) continue;
+          const u32 bj = __shfl_sync(DC_FULL, cand, j);
+          const wm_key kj = dc_read_key<true>(t.sub[j], bj);
+          const u32 h = __ballot_sync(DC_FULL, lane < DC_SLOTS && kj == k);
+          if (h != 0u && found_sub == DC_NONE) {
+            found_sub = (u32)j;
+            found_slot = __ffs(h) - 1;
+          }
+        }
+        dc_order();
+      }
+      const u32 ver2 = mine ? __ldcg(lock) : 0u;
+      if (__any_sync(DC_FULL, mine && ((ver & 1u) || ver2 != ver))) {
+        dc_release_unchanged(t, c);
+        return {DC_RETRY, DC_NONE};
+      }
     }
     if (found_sub != DC_NONE) {
       if (assign) {
         // Lock that bucket at the version of the snapshot: unchanged since, k is still there.
-        const u32 seen = __shfl_sync(DC_FULL, ver, found_sub);
+        const u32 at_version = __shfl_sync(DC_FULL, ver, found_sub);
         const u32 bj = __shfl_sync(DC_FULL, cand, found_sub);
         const dc_subtable sj = dc_sub(t, found_sub);
-        bool got = false;
+        bool held = false;
         if (lane == 0) {
-          got = atomicCAS(sj.locks + bj, seen, seen + 1u) == seen;
-          if (got) __threadfence();
+          held = atomicCAS(sj.locks + bj, at_version, at_version + 1u) == at_version;
+          if (held) __threadfence();
         }
-        got = __shfl_sync(DC_FULL, got, 0);
+        held = __shfl_sync(DC_FULL, held, 0);
         __syncwarp();
-        if (!got) {
+        if (!held) {
           dc_release_unchanged(t, c);
           return {DC_RETRY, DC_NONE};
         }
