@@ -636,42 +636,6 @@ __device__ __forceinline__ bool dc_find(const dc_view& t, wm_key k, wm_value* ou
   }
 }
 
-// Erases k (no lock; phase-separated from inserts): the slot holding it is cleared by a CAS, so
-// that of two erases of one key only one counts. Returns the subtable it was erased from, or
-// DC_NONE (side-path keys: 0 when erased, as their count is the engine's only). Subtable
-// `skip` is not searched (DC_NONE: none).
-__device__ __forceinline__ u32 dc_erase(const dc_view& t, wm_key k, u32 skip) {
-  const int side = wm_side_slot(k);
-  if (side >= 0) {
-    bool erased = false;
-    if (dc_lane() == 0) erased = atomicExch(t.side + 2 + side, 0u) != 0u;
-    return __shfl_sync(DC_FULL, erased, 0) ? 0u : DC_NONE;
-  }
-  const u32 lane = dc_lane();
-  u32 cand = 0;
-  if (lane < DC_D) cand = dc_bucket(dc_sub(t, lane), k);
-#pragma unroll
-  for (int j = 0; j < DC_D; j++) {
-    if ((u32)j == skip) continue;
-    const u32 bj = __shfl_sync(DC_FULL, cand, j);
-    const wm_key kj = dc_read_key<false>(t.sub[j], bj);
-    const u32 h = __ballot_sync(DC_FULL, lane < DC_SLOTS && kj == k);
-    if (h != 0u) {
-      bool erased = false;
-      if (lane == (u32)(__ffs(h) - 1)) {
-        wm_key* at = t.sub[j].keys + dc_slot(bj, lane);
-#if WM_KEY_BYTES == 4
-        erased = atomicCAS(at, k, WM_KEY_EMPTY) == k;
-#else
-        erased = atomicCAS(reinterpret_cast<unsigned long long*>(at), k, WM_KEY_EMPTY) == k;
-#endif
-      }
-      return __any_sync(DC_FULL, erased) ? (u32)j : DC_NONE;
-    }
-  }
-  return DC_NONE;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Batches: 32 keys per warp per round, one per lane; warps stride over the batch.
 
@@ -819,19 +783,83 @@ extern "C" __global__ void dycuckoo_insert(dc_view t, wm_bulk b) { dc_insert_bat
 // subtables other than t.exclude.
 extern "C" __global__ void dycuckoo_reinsert(dc_view t, wm_bulk b) { dc_insert_batch<true>(t, b); }
 
+// Keys searched together by a warp in the phase-separated kernels (find, erase): a lone key's
+// search is a chain of dependent bucket reads, so the warp keeps this many keys' reads in flight.
+#ifndef DC_SEARCH_KEYS
+#define DC_SEARCH_KEYS 4
+#endif
+
+// Each lane's key's bucket in every subtable (lanes hash their own keys, all at once).
+__device__ __forceinline__ void dc_buckets(const dc_view& t, wm_key k, bool active, u32 (&cand)[DC_D]) {
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) cand[j] = active ? dc_bucket(t.sub[j], k) : 0u;
+}
+
+// Algorithm 1 for the keys of the lanes in `queue` (no concurrent insert: plain reads), up to
+// DC_SEARCH_KEYS of them at a time: subtable by subtable, the warp reads the bucket of each key
+// still unresolved (independent loads, in flight together), then ballots each for its key.
+// hit(src, j, bucket, slot) runs in every lane when lane src's key is found. Subtable `skip`
+// (DC_NONE: none) is not searched.
+template <typename F>
+__device__ __forceinline__ void dc_search_keys(const dc_view& t, u32 queue, wm_key k, const u32 (&cand)[DC_D],
+                                               u32 skip, F hit) {
+  const u32 lane = dc_lane();
+  while (queue != 0u) {
+    int src[DC_SEARCH_KEYS];
+    bool open[DC_SEARCH_KEYS];
+    wm_key sk[DC_SEARCH_KEYS];
+#pragma unroll
+    for (int p = 0; p < DC_SEARCH_KEYS; p++) {
+      open[p] = queue != 0u;
+      src[p] = open[p] ? __ffs(queue) - 1 : 0;
+      queue &= queue - 1u;
+      sk[p] = __shfl_sync(DC_FULL, k, src[p]);
+    }
+#pragma unroll
+    for (int j = 0; j < DC_D; j++) {
+      if ((u32)j == skip) continue;
+      u32 bj[DC_SEARCH_KEYS];
+      wm_key kj[DC_SEARCH_KEYS];
+#pragma unroll
+      for (int p = 0; p < DC_SEARCH_KEYS; p++) {
+        bj[p] = __shfl_sync(DC_FULL, cand[j], src[p]);
+        kj[p] = open[p] ? dc_read_key<false>(t.sub[j], bj[p]) : WM_KEY_EMPTY;
+      }
+#pragma unroll
+      for (int p = 0; p < DC_SEARCH_KEYS; p++) {
+        if (!open[p]) continue;  // warp-uniform
+        const u32 h = __ballot_sync(DC_FULL, lane < DC_SLOTS && kj[p] == sk[p]);
+        if (h != 0u) {
+          hit(src[p], (u32)j, bj[p], (u32)(__ffs(h) - 1));
+          open[p] = false;
+        }
+      }
+    }
+  }
+}
+
 // b.found[i] = 1 and b.out[i] = value where b.keys[i] is present; 0 otherwise (b.out[i] left
 // alone). b.out may be null (contains).
 extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
   dc_for_each_round(b.n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : (wm_key)0;
+    const bool on_side = active && wm_side_slot(k) >= 0;
     bool found = false;
-    for (u32 q = __ballot_sync(DC_FULL, active); q != 0u; q &= q - 1u) {
+    for (u32 q = __ballot_sync(DC_FULL, on_side); q != 0u; q &= q - 1u) {
       const int src = __ffs(q) - 1;
       const wm_key sk = __shfl_sync(DC_FULL, k, src);
       const u64 si = __shfl_sync(DC_FULL, i, src);
-      const bool f = dc_find<false>(t, sk, b.out != nullptr ? b.out + si : nullptr);
+      const bool f = dc_side_find<false>(t, wm_side_slot(sk), b.out != nullptr ? b.out + si : nullptr);
       if ((int)dc_lane() == src) found = f;
     }
+    u32 cand[DC_D];
+    dc_buckets(t, k, active && !on_side, cand);
+    dc_search_keys(t, __ballot_sync(DC_FULL, active && !on_side), k, cand, DC_NONE,
+                   [&](int src, u32 j, u32 bucket, u32 slot) {
+                     const u64 si = __shfl_sync(DC_FULL, i, src);
+                     if (b.out != nullptr) dc_copy_value<false>(b.out + si, dc_sub(t, j).values + dc_slot(bucket, slot));
+                     if ((int)dc_lane() == src) found = true;
+                   });
     if (active) b.found[i] = found ? 1 : 0;
   });
 }
@@ -848,15 +876,30 @@ __device__ __forceinline__ void dc_erase_batch(const dc_view& t, const wm_bulk& 
   for (int j = 0; j < DC_D; j++) delta[j] = 0;
   dc_for_each_round(n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : (wm_key)0;
-    for (u32 q = __ballot_sync(DC_FULL, active); q != 0u; q &= q - 1u) {
-      const int src = __ffs(q) - 1;
-      const wm_key sk = __shfl_sync(DC_FULL, k, src);
-      const u32 from = dc_erase(t, sk, skip);
-      if ((int)dc_lane() == src && from != DC_NONE) {
-        erased++;
-        if (wm_side_slot(sk) < 0) dc_count(delta, from, -1);
-      }
+    const bool on_side = active && wm_side_slot(k) >= 0;
+    if (on_side) {
+      // A side-path key clears its flag (an exchange: of two erases of one key, one counts).
+      if (atomicExch(t.side + 2 + wm_side_slot(k), 0u) != 0u) erased++;
     }
+    u32 cand[DC_D];
+    dc_buckets(t, k, active && !on_side, cand);
+    dc_search_keys(t, __ballot_sync(DC_FULL, active && !on_side), k, cand, skip,
+                   [&](int src, u32 j, u32 bucket, u32 slot) {
+                     // The slot is cleared by a CAS, so that of two erases of one key one counts.
+                     bool cleared = false;
+                     if (dc_lane() == src) {
+                       wm_key* at = dc_sub(t, j).keys + dc_slot(bucket, slot);
+#if WM_KEY_BYTES == 4
+                       cleared = atomicCAS(at, k, WM_KEY_EMPTY) == k;
+#else
+                       cleared = atomicCAS(reinterpret_cast<unsigned long long*>(at), k, WM_KEY_EMPTY) == k;
+#endif
+                       if (cleared) {
+                         erased++;
+                         dc_count(delta, j, -1);
+                       }
+                     }
+                   });
   });
   if (!UNPLACE) wm_add_count(t.meta, -erased);
   dc_flush_counts(t.counts, delta);
@@ -990,11 +1033,14 @@ extern "C" __global__ void dycuckoo_count_absent(dc_view t, wm_bulk b) {
     const bool insert = active && (b.ops == nullptr || b.ops[i] == WM_OP_INSERT);
     const wm_key k = insert ? b.keys[i] : (wm_key)0;
     const bool subtable_key = insert && wm_side_slot(k) < 0;
-    for (u32 q = __ballot_sync(DC_FULL, subtable_key); q != 0u; q &= q - 1u) {
-      const int src = __ffs(q) - 1;
-      const bool f = dc_find<false>(t, __shfl_sync(DC_FULL, k, src), nullptr);
-      if ((int)dc_lane() == src && !f) absent++;
-    }
+    u32 cand[DC_D];
+    dc_buckets(t, k, subtable_key, cand);
+    bool found = false;
+    dc_search_keys(t, __ballot_sync(DC_FULL, subtable_key), k, cand, DC_NONE,
+                   [&](int src, u32, u32, u32) {
+                     if ((int)dc_lane() == src) found = true;
+                   });
+    if (subtable_key && !found) absent++;
   });
   wm_add_count(t.scratch, absent);
 }
