@@ -167,6 +167,12 @@ __device__ __forceinline__ u32 dc_bucket(const dc_subtable& s, wm_key k) {
   return dc_reduce(dc_universal(k, s.a, s.b), s.buckets);
 }
 
+// Each lane's key's bucket in every subtable (lanes hash their own keys, all at once).
+__device__ __forceinline__ void dc_buckets(const dc_view& t, wm_key k, bool active, u32 (&cand)[DC_D]) {
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) cand[j] = active ? dc_bucket(t.sub[j], k) : 0u;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The insert distribution (§5.2): subtable i with probability proportional to n_i / C(m_i, 2),
 // n_i its slots and m_i its keys as the kernel starts (C(m, 2) taken as at least 1, so empty
@@ -419,11 +425,10 @@ __device__ __forceinline__ void dc_move_chain(const dc_view& t, const dc_chain& 
 // skipped. `patient`: the escalated attempt (dc_serve_insert), which waits for every lock it
 // needs, so it returns DC_RETRY only when its snapshot of the key's other buckets failed.
 template <bool REINSERT>
-__device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, const wm_value* v, u32 t0, bool assign,
-                                             u32 salt, bool patient) {
+__device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, u32 cand, const wm_value* v, u32 t0,
+                                             bool assign, u32 salt, bool patient) {
+  // cand, lane j < d: k's bucket in subtable j.
   const u32 lane = dc_lane();
-  u32 cand = 0;  // lane j < d: k's bucket in subtable j
-  if (lane < DC_D) cand = dc_bucket(dc_sub(t, lane), k);
   dc_chain c;
   c.sub = t0;
   c.bucket = __shfl_sync(DC_FULL, cand, t0);
@@ -680,10 +685,17 @@ __device__ __forceinline__ void dc_flush_counts(u64* counts, long long (&delta)[
 // Serves the insert of lane src's key in a dc_vote round: the key, its value and its target are
 // shuffled to the warp; lane src records the outcome.
 template <bool REINSERT>
-__device__ __forceinline__ void dc_serve_insert(const dc_view& t, const wm_bulk& b, int src, wm_key k, u64 i,
-                                                u32 target, bool assign, bool& pending, u32& status, u32& attempts,
+__device__ __forceinline__ void dc_serve_insert(const dc_view& t, const wm_bulk& b, int src, wm_key k,
+                                                const u32 (&cand)[DC_D], u64 i, u32 target, bool assign,
+                                                bool& pending, u32& status, u32& attempts,
                                                 long long (&delta)[DC_D]) {
   const wm_key sk = __shfl_sync(DC_FULL, k, src);
+  u32 scand = 0;  // lane j < d: the key's bucket in subtable j (hashed by its own lane)
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) {
+    const u32 bj = __shfl_sync(DC_FULL, cand[j], src);
+    if (dc_lane() == (u32)j) scand = bj;
+  }
   const u64 si = __shfl_sync(DC_FULL, i, src);
   const u32 st = __shfl_sync(DC_FULL, target, src);
   const u32 salt = __shfl_sync(DC_FULL, attempts, src);
@@ -702,7 +714,7 @@ __device__ __forceinline__ void dc_serve_insert(const dc_view& t, const wm_bulk&
   dc_outcome o;
   for (u32 tries = 0;; tries++) {
     o = side >= 0 ? dc_side_insert(t, side, b.values + si, assign, escalate)
-                  : dc_insert<REINSERT>(t, sk, b.values + si, st, assign, salt + tries, escalate);
+                  : dc_insert<REINSERT>(t, sk, scand, b.values + si, st, assign, salt + tries, escalate);
     if (o.status != DC_RETRY || !escalate) break;
     if (tries + 1u >= DC_ESCALATED_TRIES) {
       o.status = WM_STATUS_PROBE_LIMIT;
@@ -758,8 +770,10 @@ __device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk&
     const u32 target = active ? dc_choose(t, choice, k) : 0u;
     bool pending = active;
     u32 status = 0, attempts = 0;
+    u32 cand[DC_D];
+    dc_buckets(t, k, active, cand);
     dc_vote(pending, [&](int src) {
-      dc_serve_insert<REINSERT>(t, b, src, k, i, target, assign, pending, status, attempts, delta);
+      dc_serve_insert<REINSERT>(t, b, src, k, cand, i, target, assign, pending, status, attempts, delta);
     });
     if (active) {
       if (status & WM_STATUS_FAILURE_MASK) failed++;
@@ -788,12 +802,6 @@ extern "C" __global__ void dycuckoo_reinsert(dc_view t, wm_bulk b) { dc_insert_b
 #ifndef DC_SEARCH_KEYS
 #define DC_SEARCH_KEYS 4
 #endif
-
-// Each lane's key's bucket in every subtable (lanes hash their own keys, all at once).
-__device__ __forceinline__ void dc_buckets(const dc_view& t, wm_key k, bool active, u32 (&cand)[DC_D]) {
-#pragma unroll
-  for (int j = 0; j < DC_D; j++) cand[j] = active ? dc_bucket(t.sub[j], k) : 0u;
-}
 
 // Algorithm 1 for the keys of the lanes in `queue` (no concurrent insert: plain reads), up to
 // DC_SEARCH_KEYS of them at a time: subtable by subtable, the warp reads the bucket of each key
@@ -932,9 +940,11 @@ extern "C" __global__ void dycuckoo_mixed(dc_view t, wm_bulk b) {
     const u32 target = op == WM_OP_INSERT ? dc_choose(t, choice, k) : 0u;
     bool pending = known, found = false;
     u32 status = 0, attempts = 0;
+    u32 cand[DC_D];
+    dc_buckets(t, k, op == WM_OP_INSERT, cand);
     dc_vote(pending, [&](int src) {
       if (__shfl_sync(DC_FULL, op, src) == WM_OP_INSERT) {
-        dc_serve_insert<false>(t, b, src, k, i, target, assign, pending, status, attempts, delta);
+        dc_serve_insert<false>(t, b, src, k, cand, i, target, assign, pending, status, attempts, delta);
       } else {
         const wm_key sk = __shfl_sync(DC_FULL, k, src);
         const u64 si = __shfl_sync(DC_FULL, i, src);
