@@ -262,11 +262,17 @@ __device__ __forceinline__ void dc_store_value(wm_value* dst, const u32 (&r)[DC_
   }
 }
 
+// The fence of the bucket locks: acquire-release at GPU scope (PTX fence.acq_rel.gpu), which is
+// what a lock's acquire (after the CAS that takes it), its release (before the add that frees
+// it) and a sequence lock's reader need; __threadfence() is the heavier sequentially-consistent
+// fence.sc.gpu.
+__device__ __forceinline__ void dc_fence() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
 // Orders the warp's reads of lock words and of what they protect (a sequence lock's reader):
 // each lane's earlier reads before its later ones (the fence), and across lanes (the barrier:
 // one lane reads a lock word, the others the bucket).
 __device__ __forceinline__ void dc_order() {
-  __threadfence();
+  dc_fence();
   __syncwarp();
 }
 
@@ -293,7 +299,7 @@ __device__ __forceinline__ bool dc_warp_lock(u32* lock, u32 who, bool patient) {
       if (got || (spin >= DC_LOCK_SPINS && !patient)) break;
       __nanosleep(32u << (spin < 5u ? spin : 5u));
     }
-    if (got) __threadfence();
+    if (got) dc_fence();
   }
   got = __shfl_sync(DC_FULL, got, who);
   __syncwarp();
@@ -303,7 +309,7 @@ __device__ __forceinline__ bool dc_warp_lock(u32* lock, u32 who, bool patient) {
 // Makes the warp's writes visible, then releases the locks of the lanes in `holders` (each its
 // own): the version moves on to the next even number.
 __device__ __forceinline__ void dc_warp_unlock(u32* lock, u32 holders) {
-  __threadfence();
+  dc_fence();
   __syncwarp();
   if ((holders >> dc_lane()) & 1u) atomicAdd(lock, 1u);
 }
@@ -528,7 +534,7 @@ __device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, u32 
         bool held = false;
         if (lane == 0) {
           held = atomicCAS(sj.locks + bj, at_version, at_version + 1u) == at_version;
-          if (held) __threadfence();
+          if (held) dc_fence();
         }
         held = __shfl_sync(DC_FULL, held, 0);
         __syncwarp();
@@ -707,7 +713,7 @@ __device__ __forceinline__ void dc_serve_insert(const dc_view& t, const wm_bulk&
     // token's waiters hold no lock.
     if (dc_lane() == 0) {
       while (atomicCAS(token, 0u, 1u) != 0u) __nanosleep(256);
-      __threadfence();
+      dc_fence();
     }
     __syncwarp();
   }
@@ -725,7 +731,7 @@ __device__ __forceinline__ void dc_serve_insert(const dc_view& t, const wm_bulk&
   if (escalate) {
     __syncwarp();
     if (dc_lane() == 0) {
-      __threadfence();
+      dc_fence();
       atomicExch(token, 0u);
     }
   }
