@@ -796,12 +796,23 @@ __device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk&
   dc_flush_counts(t.counts, delta);
 }
 
+// The insert kernels' occupancy, blocks per multiprocessor (0: the compiler's choice). An
+// insert's warp waits on one key's round trips at a time, so more resident warps hide more.
+#ifndef DC_MIN_BLOCKS
+#define DC_MIN_BLOCKS 0
+#endif
+#if DC_MIN_BLOCKS > 0
+#define DC_BOUNDS __launch_bounds__(WM_BLOCK, DC_MIN_BLOCKS)
+#else
+#define DC_BOUNDS
+#endif
+
 // Inserts b.keys[i] -> b.values[i]; b.status (if not null) gets each key's status.
-extern "C" __global__ void dycuckoo_insert(dc_view t, wm_bulk b) { dc_insert_batch<false>(t, b); }
+extern "C" __global__ void DC_BOUNDS dycuckoo_insert(dc_view t, wm_bulk b) { dc_insert_batch<false>(t, b); }
 
 // A downsize's residuals (t.res_keys, t.res_values passed as b.keys, b.values), into the
 // subtables other than t.exclude.
-extern "C" __global__ void dycuckoo_reinsert(dc_view t, wm_bulk b) { dc_insert_batch<true>(t, b); }
+extern "C" __global__ void DC_BOUNDS dycuckoo_reinsert(dc_view t, wm_bulk b) { dc_insert_batch<true>(t, b); }
 
 // Keys searched together by a warp in the phase-separated kernels (find, erase): a lone key's
 // search is a chain of dependent bucket reads, so the warp keeps this many keys' reads in flight.
@@ -932,7 +943,7 @@ extern "C" __global__ void dycuckoo_unplace(dc_view t, wm_bulk b) { dc_erase_bat
 // bucket locks: a key inserted by an earlier launch is found with its value; one inserted or
 // updated in this launch is found with its old or its new value, or not at all if it is new).
 // Erases are left alone (the host refuses them: phase-separated, as in the paper).
-extern "C" __global__ void dycuckoo_mixed(dc_view t, wm_bulk b) {
+extern "C" __global__ void DC_BOUNDS dycuckoo_mixed(dc_view t, wm_bulk b) {
   const dc_choice choice = dc_weights(t);
   const bool assign = b.assign != 0u;
   long long inserted = 0, failed = 0;
