@@ -276,10 +276,12 @@ __device__ __forceinline__ void dc_order() {
   __syncwarp();
 }
 
-// Takes a sequence lock (even: free) with one CAS; false if it is held or was taken meanwhile.
-__device__ __forceinline__ bool dc_try_lock(u32* lock) {
-  const u32 v = __ldcg(lock);
-  return (v & 1u) == 0u && atomicCAS(lock, v, v + 1u) == v;
+// Takes a sequence lock (even: free); false if it is held.
+// One atomicOr: an even version v becomes v + 1 (taken); on an odd one it changes nothing.
+// `poll`: read the word first and skip the atomic while it is held (a waiter's later tries).
+__device__ __forceinline__ bool dc_try_lock(u32* lock, bool poll) {
+  if (poll && (__ldcg(lock) & 1u)) return false;
+  return (atomicOr(lock, 1u) & 1u) == 0u;
 }
 
 // Lane `who` tries to take `lock`; every lane learns the outcome. The taker fences and the warp
@@ -295,7 +297,7 @@ __device__ __forceinline__ bool dc_warp_lock(u32* lock, u32 who, bool patient) {
     // escalated warp waits without bound: every other holder gives up or finishes in bounded
     // time, so its wait ends.
     for (u32 spin = 0;; spin++) {
-      got = dc_try_lock(lock);
+      got = dc_try_lock(lock, spin > 0u);
       if (got || (spin >= DC_LOCK_SPINS && !patient)) break;
       __nanosleep(32u << (spin < 5u ? spin : 5u));
     }
@@ -759,6 +761,237 @@ __device__ __forceinline__ bool dc_is_new(u32 status) {
   return (status & (WM_STATUS_FAILURE_MASK | WM_STATUS_UPDATED | WM_STATUS_PRESENT)) == 0u;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The group insert: the common case of the voter scheme, for DC_GROUP leaders at once. A lone
+// key's insert is a chain of dependent round trips (lock, read, validate, write, release), so a
+// warp serving one key at a time waits on memory most of the time; here it serves up to
+// DC_GROUP keys together, in the same three round trips as one: (1) each key's target lock taken
+// (atomicOr) and the lock words of its other buckets read, (2) after a fence, all the keys'
+// buckets read, (3) after a fence, the other lock words read again (the validated snapshot of
+// dc_insert). A key then is updated, found elsewhere, or written into an empty slot of its
+// target, and the locks are released after one fence. A key whose target lock was held tries
+// again; a key whose target is full (an eviction chain), on the side path, or that lost
+// DC_GROUP_TRIES group attempts goes to the serial path (dc_serve_insert: chains, back-off,
+// escalation). Lanes: lane p * DC_D + j works for leader p's bucket in subtable j.
+
+#ifndef DC_GROUP
+#define DC_GROUP (DC_D <= 4 ? 4 : 2)
+#endif
+static_assert(DC_GROUP >= 1 && DC_GROUP * DC_D <= 32, "DC_GROUP: leaders x subtables must fit a warp");
+#define DC_GROUP_TRIES 2u  // lost group attempts before a key takes the serial path
+#define DC_SLOW 0xfffffffeu  // a group attempt's outcome: the key takes the serial path
+
+// A value in hand: narrow values in the owner lane's register (read with the key), wider ones
+// copied by the warp from the batch.
+#ifdef WM_VALUE_WIDE
+struct dc_value_in_hand {
+  __device__ __forceinline__ dc_value_in_hand(const wm_bulk&, u64, bool) {}
+};
+#else
+struct dc_value_in_hand {
+  wm_value v;
+  __device__ __forceinline__ dc_value_in_hand(const wm_bulk& b, u64 i, bool active) : v(active ? b.values[i] : (wm_value)0) {}
+};
+#endif
+
+// Writes the value of leader `src` (batch index si) to dst: from the owner lane's register, or
+// by the warp from the batch.
+__device__ __forceinline__ void dc_put_value(wm_value* dst, const dc_value_in_hand& h, const wm_bulk& b, int src, u64 si) {
+#ifdef WM_VALUE_WIDE
+  dc_copy_value<false>(dst, b.values + si);
+#else
+  if ((int)dc_lane() == src) *dst = h.v;
+#endif
+}
+
+// One group attempt for the lanes of `queue` (at most DC_GROUP of them are taken, the others
+// stay pending). Each taken owner lane gets its outcome in `out` (a WM_STATUS_*, DC_RETRY or
+// DC_SLOW) and `out_sub` (the subtable that gained a key, or DC_NONE). Returns the lanes taken.
+template <bool REINSERT>
+__device__ __forceinline__ u32 dc_insert_group(const dc_view& t, const wm_bulk& b, u32 queue, wm_key k,
+                                               const u32 (&cand)[DC_D], u32 target, u64 i,
+                                               const dc_value_in_hand& hand, bool assign, u32& out,
+                                               u32& out_sub) {
+  const u32 lane = dc_lane();
+  int src[DC_GROUP];
+  bool on[DC_GROUP];
+  u32 taken = 0;
+#pragma unroll
+  for (int p = 0; p < DC_GROUP; p++) {
+    on[p] = queue != 0u;
+    src[p] = on[p] ? __ffs(queue) - 1 : 0;
+    if (on[p]) taken |= 1u << src[p];
+    queue &= queue - 1u;
+  }
+  // This lane's place: leader gp's bucket in subtable gj.
+  const u32 gp = lane / DC_D, gj = lane % DC_D;
+  int my_src = 0;
+  bool my_on = false;
+#pragma unroll
+  for (int p = 0; p < DC_GROUP; p++) {
+    if (gp == (u32)p) {
+      my_src = src[p];
+      my_on = on[p];
+    }
+  }
+  const u32 my_t0 = __shfl_sync(DC_FULL, target, my_src);
+  u32 my_bucket = 0;
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) {
+    const u32 bj = __shfl_sync(DC_FULL, cand[j], my_src);
+    if (gj == (u32)j) my_bucket = bj;
+  }
+  const bool is_target = my_on && gj == my_t0;
+  const bool is_other = my_on && gj != my_t0 && !REINSERT;
+  u32* lock = (is_target || is_other) ? dc_sub(t, gj).locks + my_bucket : nullptr;
+
+  // (1) Target locks taken, other lock words read.
+  u32 ver = 0;
+  if (is_target) ver = atomicOr(lock, 1u);
+  else if (is_other) ver = __ldcg(lock);
+  dc_order();
+  // (2) Every leader's buckets (lane l: slot l of each).
+  wm_key seen[DC_GROUP][DC_D];
+#pragma unroll
+  for (int p = 0; p < DC_GROUP; p++) {
+#pragma unroll
+    for (int j = 0; j < DC_D; j++) {
+      const u32 bj = __shfl_sync(DC_FULL, my_bucket, p * DC_D + j);
+      seen[p][j] = on[p] ? dc_read_key<true>(t.sub[j], bj) : WM_KEY_EMPTY;
+    }
+  }
+  dc_order();
+  // (3) The other lock words again.
+  const u32 ver2 = is_other ? __ldcg(lock) : 0u;
+  const u32 got = __ballot_sync(DC_FULL, is_target && (ver & 1u) == 0u);
+  const u32 bad = __ballot_sync(DC_FULL, is_other && ((ver & 1u) || ver2 != ver));
+
+  u32 changed = 0;  // target lanes whose bucket this attempt changed
+#pragma unroll
+  for (int p = 0; p < DC_GROUP; p++) {
+    if (!on[p]) continue;  // warp-uniform
+    const wm_key sk = __shfl_sync(DC_FULL, k, src[p]);
+    const u64 si = __shfl_sync(DC_FULL, i, src[p]);
+    const u32 t0 = __shfl_sync(DC_FULL, target, src[p]);
+    const u32 tl = (u32)p * DC_D + t0;  // the lane holding the target lock
+    const u32 group_lanes = ((1u << DC_D) - 1u) << (p * DC_D);
+    u32 st, sub = DC_NONE;
+    wm_key kt = WM_KEY_EMPTY;
+    u32 bt = 0;
+#pragma unroll
+    for (int j = 0; j < DC_D; j++) {
+      if ((u32)j == t0) kt = seen[p][j];
+    }
+    bt = __shfl_sync(DC_FULL, my_bucket, tl);
+    const dc_subtable s0 = dc_sub(t, t0);
+    if (((got >> tl) & 1u) == 0u) {
+      st = DC_RETRY;  // the target was held: nothing taken
+    } else {
+      const u32 hit = __ballot_sync(DC_FULL, lane < DC_SLOTS && kt == sk);
+      if (hit != 0u) {
+        if (assign) {
+          dc_put_value(s0.values + dc_slot(bt, __ffs(hit) - 1), hand, b, src[p], si);
+          changed |= 1u << tl;
+        }
+        st = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
+      } else if (!REINSERT && (bad & group_lanes) != 0u) {
+        st = DC_RETRY;  // a chain moved through the key's other buckets meanwhile
+      } else {
+        u32 found_sub = DC_NONE, found_slot = 0;
+        if (!REINSERT) {
+#pragma unroll
+          for (int j = 0; j < DC_D; j++) {
+            if ((u32)j == t0) continue;
+            const u32 h = __ballot_sync(DC_FULL, lane < DC_SLOTS && seen[p][j] == sk);
+            if (h != 0u && found_sub == DC_NONE) {
+              found_sub = (u32)j;
+              found_slot = __ffs(h) - 1;
+            }
+          }
+        }
+        if (found_sub != DC_NONE) {
+          st = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
+          if (assign) {
+            // Lock that bucket at the version of the snapshot: unchanged since, k is still there.
+            const u32 ol = (u32)p * DC_D + found_sub;
+            const u32 at_version = __shfl_sync(DC_FULL, ver, ol);
+            const u32 bj = __shfl_sync(DC_FULL, my_bucket, ol);
+            const dc_subtable sj = dc_sub(t, found_sub);
+            bool held = false;
+            if (lane == ol) {
+              held = atomicCAS(sj.locks + bj, at_version, at_version + 1u) == at_version;
+              if (held) dc_fence();
+            }
+            held = __shfl_sync(DC_FULL, held, ol);
+            __syncwarp();
+            if (held) {
+              dc_put_value(sj.values + dc_slot(bj, found_slot), hand, b, src[p], si);
+              dc_warp_unlock(sj.locks + bj, 1u << ol);
+            } else {
+              st = DC_RETRY;
+            }
+          }
+        } else {
+          const u32 empty = __ballot_sync(DC_FULL, lane < DC_SLOTS && kt == WM_KEY_EMPTY);
+          if (empty != 0u) {
+            const u32 slot = __ffs(empty) - 1;
+            dc_put_value(s0.values + dc_slot(bt, slot), hand, b, src[p], si);
+            if (lane == slot) s0.keys[dc_slot(bt, slot)] = sk;
+            changed |= 1u << tl;
+            st = WM_STATUS_OK;
+            sub = t0;
+          } else {
+            st = DC_SLOW;  // full: an eviction chain, on the serial path
+          }
+        }
+      }
+    }
+    if ((int)lane == src[p]) {
+      out = st;
+      out_sub = sub;
+    }
+  }
+  // Releases: writes visible first; a target lock whose bucket changed moves to the next even
+  // version, one whose bucket did not goes back to the version it had.
+  dc_fence();
+  __syncwarp();
+  if ((got >> lane) & 1u) {
+    if ((changed >> lane) & 1u) atomicAdd(lock, 1u);
+    else atomicSub(lock, 1u);
+  }
+  return taken;
+}
+
+// Inserts the keys of the lanes with `pending` set (each lane its own k, cand, target, value):
+// group attempts while some key may take them, then the serial path (dc_serve_insert) for the
+// keys that must (chains, side path, lost group attempts). Clears `pending` and sets `status`
+// in each lane as its key is done.
+template <bool REINSERT>
+__device__ __forceinline__ void dc_insert_keys(const dc_view& t, const wm_bulk& b, wm_key k, const u32 (&cand)[DC_D],
+                                               u32 target, u64 i, const dc_value_in_hand& hand, bool assign,
+                                               bool& pending, u32& status, u32& attempts,
+                                               long long (&delta)[DC_D]) {
+  bool serial = pending && wm_side_slot(k) >= 0;
+  for (u32 q = __ballot_sync(DC_FULL, pending && !serial); q != 0u; q = __ballot_sync(DC_FULL, pending && !serial)) {
+    u32 out = DC_RETRY, out_sub = DC_NONE;
+    const u32 taken = dc_insert_group<REINSERT>(t, b, q, k, cand, target, i, hand, assign, out, out_sub);
+    if ((taken >> dc_lane()) & 1u) {
+      if (out == DC_SLOW) {
+        serial = true;
+      } else if (out == DC_RETRY) {
+        if (++attempts >= DC_GROUP_TRIES) serial = true;
+      } else {
+        status = out;
+        pending = false;
+        if (out_sub != DC_NONE) dc_count(delta, out_sub, 1);
+      }
+    }
+  }
+  dc_vote(pending, [&](int src) {
+    dc_serve_insert<REINSERT>(t, b, src, k, cand, i, target, assign, pending, status, attempts, delta);
+  });
+}
+
 // The insert kernels' body. REINSERT (a downsize's residuals): at most t.scratch[0] keys (the
 // residuals the downsize wrote), not counted as new in t.meta (they were stored before), and
 // failures counted in t.scratch[1] instead of t.meta[1].
@@ -774,13 +1007,12 @@ __device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk&
   dc_for_each_round(n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : (wm_key)0;
     const u32 target = active ? dc_choose(t, choice, k) : 0u;
+    const dc_value_in_hand hand(b, i, active);
     bool pending = active;
     u32 status = 0, attempts = 0;
     u32 cand[DC_D];
     dc_buckets(t, k, active, cand);
-    dc_vote(pending, [&](int src) {
-      dc_serve_insert<REINSERT>(t, b, src, k, cand, i, target, assign, pending, status, attempts, delta);
-    });
+    dc_insert_keys<REINSERT>(t, b, k, cand, target, i, hand, assign, pending, status, attempts, delta);
     if (active) {
       if (status & WM_STATUS_FAILURE_MASK) failed++;
       else if (dc_is_new(status)) inserted++;
@@ -959,17 +1191,18 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_mixed(dc_view t, wm_bulk b) {
     u32 status = 0, attempts = 0;
     u32 cand[DC_D];
     dc_buckets(t, k, op == WM_OP_INSERT, cand);
+    const dc_value_in_hand hand(b, i, op == WM_OP_INSERT);
+    // The round's inserts first (group attempts, then the serial path), then its finds.
+    bool inserting = op == WM_OP_INSERT;
+    dc_insert_keys<false>(t, b, k, cand, target, i, hand, assign, inserting, status, attempts, delta);
+    if (op == WM_OP_INSERT) pending = false;
     dc_vote(pending, [&](int src) {
-      if (__shfl_sync(DC_FULL, op, src) == WM_OP_INSERT) {
-        dc_serve_insert<false>(t, b, src, k, cand, i, target, assign, pending, status, attempts, delta);
-      } else {
-        const wm_key sk = __shfl_sync(DC_FULL, k, src);
-        const u64 si = __shfl_sync(DC_FULL, i, src);
-        const bool f = dc_find<true>(t, sk, b.out + si);
-        if ((int)dc_lane() == src) {
-          found = f;
-          pending = false;
-        }
+      const wm_key sk = __shfl_sync(DC_FULL, k, src);
+      const u64 si = __shfl_sync(DC_FULL, i, src);
+      const bool f = dc_find<true>(t, sk, b.out + si);
+      if ((int)dc_lane() == src) {
+        found = f;
+        pending = false;
       }
     });
     if (op == WM_OP_INSERT) {
