@@ -1052,14 +1052,34 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_reinsert(dc_view t, wm_bulk b) { d
 #define DC_SEARCH_KEYS 4
 #endif
 
+// Each lane's key's buckets in search order: its target subtable first (where an insert put it
+// unless a chain moved it on, or the weights have moved since: then it is in a later one), then
+// the next ones. sub[j], bucket[j]: the j-th subtable searched and the key's bucket there.
+__device__ __forceinline__ void dc_search_order(const dc_view& t, const dc_choice& choice, wm_key k, bool active,
+                                                const u32 (&cand)[DC_D], u32 (&sub)[DC_D],
+                                                u32 (&bucket)[DC_D]) {
+  const u32 first = active ? dc_choose(t, choice, k) : 0u;
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) {
+    u32 sj = first + (u32)j;
+    if (sj >= DC_D) sj -= DC_D;
+    sub[j] = sj;
+    bucket[j] = cand[0];
+#pragma unroll
+    for (int x = 1; x < DC_D; x++) {
+      if (sj == (u32)x) bucket[j] = cand[x];
+    }
+  }
+}
+
 // Algorithm 1 for the keys of the lanes in `queue` (no concurrent insert: plain reads), up to
-// DC_SEARCH_KEYS of them at a time: subtable by subtable, the warp reads the bucket of each key
-// still unresolved (independent loads, in flight together), then ballots each for its key.
-// hit(src, j, bucket, slot) runs in every lane when lane src's key is found. Subtable `skip`
-// (DC_NONE: none) is not searched.
+// DC_SEARCH_KEYS of them at a time: step by step of each key's search order (dc_search_order),
+// the warp reads the bucket of each key still unresolved (independent loads, in flight
+// together), then ballots each for its key. hit(src, sub, bucket, slot) runs in every lane when
+// lane src's key is found. Subtable `skip` (DC_NONE: none) is not searched.
 template <typename F>
-__device__ __forceinline__ void dc_search_keys(const dc_view& t, u32 queue, wm_key k, const u32 (&cand)[DC_D],
-                                               u32 skip, F hit) {
+__device__ __forceinline__ void dc_search_keys(const dc_view& t, u32 queue, wm_key k, const u32 (&sub)[DC_D],
+                                               const u32 (&bucket)[DC_D], u32 skip, F hit) {
   const u32 lane = dc_lane();
   while (queue != 0u) {
     int src[DC_SEARCH_KEYS];
@@ -1074,20 +1094,20 @@ __device__ __forceinline__ void dc_search_keys(const dc_view& t, u32 queue, wm_k
     }
 #pragma unroll
     for (int j = 0; j < DC_D; j++) {
-      if ((u32)j == skip) continue;
-      u32 bj[DC_SEARCH_KEYS];
+      u32 sj[DC_SEARCH_KEYS], bj[DC_SEARCH_KEYS];
       wm_key kj[DC_SEARCH_KEYS];
 #pragma unroll
       for (int p = 0; p < DC_SEARCH_KEYS; p++) {
-        bj[p] = __shfl_sync(DC_FULL, cand[j], src[p]);
-        kj[p] = open[p] ? dc_read_key<false>(t.sub[j], bj[p]) : WM_KEY_EMPTY;
+        sj[p] = __shfl_sync(DC_FULL, sub[j], src[p]);
+        bj[p] = __shfl_sync(DC_FULL, bucket[j], src[p]);
+        kj[p] = open[p] && sj[p] != skip ? dc_read_key<false>(dc_sub(t, sj[p]), bj[p]) : WM_KEY_EMPTY;
       }
 #pragma unroll
       for (int p = 0; p < DC_SEARCH_KEYS; p++) {
-        if (!open[p]) continue;  // warp-uniform
+        if (!open[p] || sj[p] == skip) continue;  // warp-uniform
         const u32 h = __ballot_sync(DC_FULL, lane < DC_SLOTS && kj[p] == sk[p]);
         if (h != 0u) {
-          hit(src[p], (u32)j, bj[p], (u32)(__ffs(h) - 1));
+          hit(src[p], sj[p], bj[p], (u32)(__ffs(h) - 1));
           open[p] = false;
         }
       }
@@ -1098,6 +1118,7 @@ __device__ __forceinline__ void dc_search_keys(const dc_view& t, u32 queue, wm_k
 // b.found[i] = 1 and b.out[i] = value where b.keys[i] is present; 0 otherwise (b.out[i] left
 // alone). b.out may be null (contains).
 extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
+  const dc_choice choice = dc_weights(t);
   dc_for_each_round(b.n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : (wm_key)0;
     const bool on_side = active && wm_side_slot(k) >= 0;
@@ -1109,15 +1130,35 @@ extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
       const bool f = dc_side_find<false>(t, wm_side_slot(sk), b.out != nullptr ? b.out + si : nullptr);
       if ((int)dc_lane() == src) found = f;
     }
-    u32 cand[DC_D];
-    dc_buckets(t, k, active && !on_side, cand);
-    dc_search_keys(t, __ballot_sync(DC_FULL, active && !on_side), k, cand, DC_NONE,
-                   [&](int src, u32 j, u32 bucket, u32 slot) {
-                     const u64 si = __shfl_sync(DC_FULL, i, src);
-                     if (b.out != nullptr) dc_copy_value<false>(b.out + si, dc_sub(t, j).values + dc_slot(bucket, slot));
-                     if ((int)dc_lane() == src) found = true;
+    const bool search = active && !on_side;
+    u32 cand[DC_D], sub[DC_D], bucket[DC_D];
+    dc_buckets(t, k, search, cand);
+    dc_search_order(t, choice, k, search, cand, sub, bucket);
+    // Where each lane's key was found; the values are copied after the search, all lanes
+    // together (one round trip for the warp's hits, not one per hit).
+    u32 hit_sub = 0;
+    u64 hit_at = 0;
+    bool in_table = false;
+    dc_search_keys(t, __ballot_sync(DC_FULL, search), k, sub, bucket, DC_NONE,
+                   [&](int src, u32 j, u32 bkt, u32 slot) {
+                     if ((int)dc_lane() == src) {
+                       in_table = true;
+                       hit_sub = j;
+                       hit_at = dc_slot(bkt, slot);
+                     }
                    });
-    if (active) b.found[i] = found ? 1 : 0;
+    if (b.out != nullptr) {
+#ifdef WM_VALUE_WIDE
+      for (u32 q = __ballot_sync(DC_FULL, in_table); q != 0u; q &= q - 1u) {
+        const int src = __ffs(q) - 1;
+        const u64 si = __shfl_sync(DC_FULL, i, src), at = __shfl_sync(DC_FULL, hit_at, src);
+        dc_copy_value<false>(b.out + si, dc_sub(t, __shfl_sync(DC_FULL, hit_sub, src)).values + at);
+      }
+#else
+      if (in_table) b.out[i] = dc_sub(t, hit_sub).values[hit_at];
+#endif
+    }
+    if (active) b.found[i] = found || in_table ? 1 : 0;
   });
 }
 
@@ -1125,6 +1166,7 @@ extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
 // never from subtable t.exclude, and t.meta untouched (the keys stay in the old subtable).
 template <bool UNPLACE>
 __device__ __forceinline__ void dc_erase_batch(const dc_view& t, const wm_bulk& b) {
+  const dc_choice choice = dc_weights(t);
   const u64 n = UNPLACE ? min(b.n, __ldcg(t.scratch)) : b.n;
   const u32 skip = UNPLACE ? t.exclude : DC_NONE;
   long long erased = 0;
@@ -1138,25 +1180,32 @@ __device__ __forceinline__ void dc_erase_batch(const dc_view& t, const wm_bulk& 
       // A side-path key clears its flag (an exchange: of two erases of one key, one counts).
       if (atomicExch(t.side + 2 + wm_side_slot(k), 0u) != 0u) erased++;
     }
-    u32 cand[DC_D];
-    dc_buckets(t, k, active && !on_side, cand);
-    dc_search_keys(t, __ballot_sync(DC_FULL, active && !on_side), k, cand, skip,
-                   [&](int src, u32 j, u32 bucket, u32 slot) {
-                     // The slot is cleared by a CAS, so that of two erases of one key one counts.
-                     bool cleared = false;
+    const bool search = active && !on_side;
+    u32 cand[DC_D], sub[DC_D], bucket[DC_D];
+    dc_buckets(t, k, search, cand);
+    dc_search_order(t, choice, k, search, cand, sub, bucket);
+    // The slot is cleared by a CAS, so that of two erases of one key one counts; its result is
+    // read after the search, so the warp does not wait for it.
+    bool tried = false;
+    u32 from = 0;
+    wm_key old = WM_KEY_EMPTY;
+    dc_search_keys(t, __ballot_sync(DC_FULL, search), k, sub, bucket, skip,
+                   [&](int src, u32 j, u32 bkt, u32 slot) {
                      if (dc_lane() == src) {
-                       wm_key* at = dc_sub(t, j).keys + dc_slot(bucket, slot);
+                       wm_key* at = dc_sub(t, j).keys + dc_slot(bkt, slot);
 #if WM_KEY_BYTES == 4
-                       cleared = atomicCAS(at, k, WM_KEY_EMPTY) == k;
+                       old = atomicCAS(at, k, WM_KEY_EMPTY);
 #else
-                       cleared = atomicCAS(reinterpret_cast<unsigned long long*>(at), k, WM_KEY_EMPTY) == k;
+                       old = atomicCAS(reinterpret_cast<unsigned long long*>(at), k, WM_KEY_EMPTY);
 #endif
-                       if (cleared) {
-                         erased++;
-                         dc_count(delta, j, -1);
-                       }
+                       tried = true;
+                       from = j;
                      }
                    });
+    if (tried && old == k) {
+      erased++;
+      dc_count(delta, from, -1);
+    }
   });
   if (!UNPLACE) wm_add_count(t.meta, -erased);
   dc_flush_counts(t.counts, delta);
@@ -1288,15 +1337,17 @@ extern "C" __global__ void dycuckoo_recount(dc_view t, wm_bulk b) {
 // and repeated in the batch counts each time). The host's growth decision (the side path's keys
 // take no slot and are not counted).
 extern "C" __global__ void dycuckoo_count_absent(dc_view t, wm_bulk b) {
+  const dc_choice choice = dc_weights(t);
   long long absent = 0;
   dc_for_each_round(b.n, [&](u64 i, bool active) {
     const bool insert = active && (b.ops == nullptr || b.ops[i] == WM_OP_INSERT);
     const wm_key k = insert ? b.keys[i] : (wm_key)0;
     const bool subtable_key = insert && wm_side_slot(k) < 0;
-    u32 cand[DC_D];
+    u32 cand[DC_D], sub[DC_D], bucket[DC_D];
     dc_buckets(t, k, subtable_key, cand);
+    dc_search_order(t, choice, k, subtable_key, cand, sub, bucket);
     bool found = false;
-    dc_search_keys(t, __ballot_sync(DC_FULL, subtable_key), k, cand, DC_NONE,
+    dc_search_keys(t, __ballot_sync(DC_FULL, subtable_key), k, sub, bucket, DC_NONE,
                    [&](int src, u32, u32, u32) {
                      if ((int)dc_lane() == src) found = true;
                    });
