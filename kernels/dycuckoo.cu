@@ -777,6 +777,31 @@ __device__ __forceinline__ bool dc_is_new(u32 status) {
 #ifndef DC_GROUP
 #define DC_GROUP (DC_D <= 4 ? 4 : 2)
 #endif
+// DC_DEP: the group insert orders its reads by address dependencies instead of fences (below).
+#ifndef DC_DEP
+#define DC_DEP 0
+#endif
+// DC_REL_EXCH: the group insert writes narrow pairs with exchanges and releases its locks after
+// their results, instead of after a fence.
+#ifndef DC_REL_EXCH
+#define DC_REL_EXCH 0
+#endif
+#if defined(WM_VALUE_WIDE)
+#undef DC_REL_EXCH
+#define DC_REL_EXCH 0
+#endif
+
+// Zero, made of x by an instruction the compiler cannot see through: an address plus it is read
+// only once x has arrived. A load issued after another load's value arrived reads L2 after
+// that one did (L2 is where global memory is coherent), which orders a sequence lock's reads
+// without a fence.
+__device__ __forceinline__ u32 dc_zero_of(u32 x) {
+  u32 z;
+  asm volatile("and.b32 %0, %1, 0;" : "=r"(z) : "r"(x));
+  return z;
+}
+__device__ __forceinline__ u32 dc_fold32(u32 x) { return x; }
+__device__ __forceinline__ u32 dc_fold32(u64 x) { return (u32)x | (u32)(x >> 32); }
 static_assert(DC_GROUP >= 1 && DC_GROUP * DC_D <= 32, "DC_GROUP: leaders x subtables must fit a warp");
 #define DC_GROUP_TRIES 2u  // lost group attempts before a key takes the serial path
 #define DC_SLOW 0xfffffffeu  // a group attempt's outcome: the key takes the serial path
@@ -849,7 +874,12 @@ __device__ __forceinline__ u32 dc_insert_group(const dc_view& t, const wm_bulk& 
   u32 ver = 0;
   if (is_target) ver = atomicOr(lock, 1u);
   else if (is_other) ver = __ldcg(lock);
+#if DC_DEP
+  const u32 z1 = dc_zero_of(__reduce_or_sync(DC_FULL, ver));
+#else
   dc_order();
+  const u32 z1 = 0;
+#endif
   // (2) Every leader's buckets (lane l: slot l of each).
   wm_key seen[DC_GROUP][DC_D];
 #pragma unroll
@@ -857,16 +887,29 @@ __device__ __forceinline__ u32 dc_insert_group(const dc_view& t, const wm_bulk& 
 #pragma unroll
     for (int j = 0; j < DC_D; j++) {
       const u32 bj = __shfl_sync(DC_FULL, my_bucket, p * DC_D + j);
-      seen[p][j] = on[p] ? dc_read_key<true>(t.sub[j], bj) : WM_KEY_EMPTY;
+      seen[p][j] = on[p] ? dc_read_key<true>(t.sub[j], bj + z1) : WM_KEY_EMPTY;
     }
   }
+#if DC_DEP
+  u32 fold = 0;
+#pragma unroll
+  for (int p = 0; p < DC_GROUP; p++) {
+#pragma unroll
+    for (int j = 0; j < DC_D; j++) fold |= dc_fold32(seen[p][j]);
+  }
+  const u32 z2 = dc_zero_of(__reduce_or_sync(DC_FULL, fold));
+#else
   dc_order();
+  const u32 z2 = 0;
+#endif
   // (3) The other lock words again.
-  const u32 ver2 = is_other ? __ldcg(lock) : 0u;
+  const u32 ver2 = is_other ? __ldcg(lock + z2) : 0u;
   const u32 got = __ballot_sync(DC_FULL, is_target && (ver & 1u) == 0u);
   const u32 bad = __ballot_sync(DC_FULL, is_other && ((ver & 1u) || ver2 != ver));
 
   u32 changed = 0;  // target lanes whose bucket this attempt changed
+  u32 written = 0;  // DC_REL_EXCH: what this lane's exchanges returned, folded
+  (void)written;
 #pragma unroll
   for (int p = 0; p < DC_GROUP; p++) {
     if (!on[p]) continue;  // warp-uniform
@@ -890,7 +933,11 @@ __device__ __forceinline__ u32 dc_insert_group(const dc_view& t, const wm_bulk& 
       const u32 hit = __ballot_sync(DC_FULL, lane < DC_SLOTS && kt == sk);
       if (hit != 0u) {
         if (assign) {
+#if DC_REL_EXCH
+          if ((int)lane == src[p]) written |= dc_fold32(atomicExch(s0.values + dc_slot(bt, __ffs(hit) - 1), hand.v));
+#else
           dc_put_value(s0.values + dc_slot(bt, __ffs(hit) - 1), hand, b, src[p], si);
+#endif
           changed |= 1u << tl;
         }
         st = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
@@ -935,8 +982,13 @@ __device__ __forceinline__ u32 dc_insert_group(const dc_view& t, const wm_bulk& 
           const u32 empty = __ballot_sync(DC_FULL, lane < DC_SLOTS && kt == WM_KEY_EMPTY);
           if (empty != 0u) {
             const u32 slot = __ffs(empty) - 1;
+#if DC_REL_EXCH
+            if ((int)lane == src[p]) written |= dc_fold32(atomicExch(s0.values + dc_slot(bt, slot), hand.v));
+            if (lane == slot) written |= dc_fold32(atomicExch(s0.keys + dc_slot(bt, slot), sk));
+#else
             dc_put_value(s0.values + dc_slot(bt, slot), hand, b, src[p], si);
             if (lane == slot) s0.keys[dc_slot(bt, slot)] = sk;
+#endif
             changed |= 1u << tl;
             st = WM_STATUS_OK;
             sub = t0;
@@ -953,11 +1005,17 @@ __device__ __forceinline__ u32 dc_insert_group(const dc_view& t, const wm_bulk& 
   }
   // Releases: writes visible first; a target lock whose bucket changed moves to the next even
   // version, one whose bucket did not goes back to the version it had.
+#if DC_REL_EXCH
+  // The exchanges have been performed (their results arrived) before the releases are issued.
+  const u32 z3 = dc_zero_of(__reduce_or_sync(DC_FULL, written));
+#else
   dc_fence();
   __syncwarp();
+  const u32 z3 = 0;
+#endif
   if ((got >> lane) & 1u) {
-    if ((changed >> lane) & 1u) atomicAdd(lock, 1u);
-    else atomicSub(lock, 1u);
+    if ((changed >> lane) & 1u) atomicAdd(lock + z3, 1u);
+    else atomicSub(lock + z3, 1u);
   }
   return taken;
 }
