@@ -762,39 +762,30 @@ __device__ __forceinline__ bool dc_is_new(u32 status) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The group insert: the common case of the voter scheme, for DC_GROUP leaders at once. A lone
-// key's insert is a chain of dependent round trips (lock, read, validate, write, release), so a
-// warp serving one key at a time waits on memory most of the time; here it serves up to
-// DC_GROUP keys together, in the same three round trips as one: (1) each key's target lock taken
-// (atomicOr) and the lock words of its other buckets read, (2) after a fence, all the keys'
-// buckets read, (3) after a fence, the other lock words read again (the validated snapshot of
-// dc_insert). A key then is updated, found elsewhere, or written into an empty slot of its
-// target, and the locks are released after one fence. A key whose target lock was held tries
-// again; a key whose target is full (an eviction chain), on the side path, or that lost
-// DC_GROUP_TRIES group attempts goes to the serial path (dc_serve_insert: chains, back-off,
-// escalation). Lanes: lane p * DC_D + j works for leader p's bucket in subtable j.
+// The tile insert: the common case of the voter scheme, by tiles of DC_TILE lanes. A warp
+// serving one key at a time spends most of its instructions on ballots and shuffles for that one
+// key; here each tile of DC_TILE lanes serves its own leader (the voter scheme inside the tile),
+// each lane reading a 16-byte slice of each bucket, so one instruction works for four keys. One
+// attempt is three round trips: (1) the target bucket's lock taken (atomicOr) and the lock words
+// of the key's other buckets read; (2) the key's d buckets read; (3) the other lock words read
+// again (the validated snapshot of dc_insert). Each round trip's addresses depend on what the one
+// before returned (dc_zero_of), which orders them without fences. The key is then updated or
+// written into an empty slot of its target, and the lock released after one fence. A key whose
+// target lock was held tries again; a key whose target is full (an eviction chain), that is
+// present in another subtable (updated there), on the side path, or that lost DC_TILE_TRIES
+// attempts goes to the serial path (dc_serve_insert: chains, back-off, escalation).
 
-#ifndef DC_GROUP
-#define DC_GROUP (DC_D <= 4 ? 4 : 2)
-#endif
-// DC_DEP: the group insert orders its reads by address dependencies instead of fences (below).
-#ifndef DC_DEP
-#define DC_DEP 0
-#endif
-// DC_REL_EXCH: the group insert writes narrow pairs with exchanges and releases its locks after
-// their results, instead of after a fence.
-#ifndef DC_REL_EXCH
-#define DC_REL_EXCH 0
-#endif
-#if defined(WM_VALUE_WIDE)
-#undef DC_REL_EXCH
-#define DC_REL_EXCH 0
-#endif
+#define DC_TILE 8                        // lanes per tile: a 128-byte bucket in 16-byte slices
+#define DC_SPL (DC_SLOTS / DC_TILE)      // slots per lane's slice: 4 (4-byte keys) or 2 (8-byte)
+#define DC_TILE_MASK ((1u << DC_TILE) - 1u)
+#define DC_TILE_TRIES 2u                 // lost tile attempts before a key takes the serial path
+#define DC_SLOW 0xfffffffeu              // a tile attempt's outcome: the key takes the serial path
+static_assert(DC_D <= DC_TILE, "a tile's lanes hold its key's lock words");
 
 // Zero, made of x by an instruction the compiler cannot see through: an address plus it is read
-// only once x has arrived. A load issued after another load's value arrived reads L2 after
-// that one did (L2 is where global memory is coherent), which orders a sequence lock's reads
-// without a fence.
+// only once x has arrived. A load issued after another load's value arrived reads L2 after that
+// one did (L2 is where global memory is coherent), which orders a sequence lock's reads (and a
+// lock's acquisition before the reads it protects) without a fence.
 __device__ __forceinline__ u32 dc_zero_of(u32 x) {
   u32 z;
   asm volatile("and.b32 %0, %1, 0;" : "=r"(z) : "r"(x));
@@ -802,12 +793,28 @@ __device__ __forceinline__ u32 dc_zero_of(u32 x) {
 }
 __device__ __forceinline__ u32 dc_fold32(u32 x) { return x; }
 __device__ __forceinline__ u32 dc_fold32(u64 x) { return (u32)x | (u32)(x >> 32); }
-static_assert(DC_GROUP >= 1 && DC_GROUP * DC_D <= 32, "DC_GROUP: leaders x subtables must fit a warp");
-#define DC_GROUP_TRIES 2u  // lost group attempts before a key takes the serial path
-#define DC_SLOW 0xfffffffeu  // a group attempt's outcome: the key takes the serial path
+
+// Lane r's 16-byte slice of a bucket (slots r * DC_SPL ..), from L2.
+struct dc_slice {
+  wm_key s[DC_SPL];
+};
+__device__ __forceinline__ dc_slice dc_read_slice(const wm_key* bucket, u32 r) {
+  const uint4 v = __ldcg(reinterpret_cast<const uint4*>(bucket) + r);
+  dc_slice o;
+#if WM_KEY_BYTES == 4
+  o.s[0] = v.x;
+  o.s[1] = v.y;
+  o.s[2] = v.z;
+  o.s[3] = v.w;
+#else
+  o.s[0] = ((u64)v.y << 32) | v.x;
+  o.s[1] = ((u64)v.w << 32) | v.z;
+#endif
+  return o;
+}
 
 // A value in hand: narrow values in the owner lane's register (read with the key), wider ones
-// copied by the warp from the batch.
+// copied from the batch.
 #ifdef WM_VALUE_WIDE
 struct dc_value_in_hand {
   __device__ __forceinline__ dc_value_in_hand(const wm_bulk&, u64, bool) {}
@@ -819,210 +826,157 @@ struct dc_value_in_hand {
 };
 #endif
 
-// Writes the value of leader `src` (batch index si) to dst: from the owner lane's register, or
-// by the warp from the batch.
-__device__ __forceinline__ void dc_put_value(wm_value* dst, const dc_value_in_hand& h, const wm_bulk& b, int src, u64 si) {
-#ifdef WM_VALUE_WIDE
-  dc_copy_value<false>(dst, b.values + si);
-#else
-  if ((int)dc_lane() == src) *dst = h.v;
-#endif
-}
-
-// One group attempt for the lanes of `queue` (at most DC_GROUP of them are taken, the others
-// stay pending). Each taken owner lane gets its outcome in `out` (a WM_STATUS_*, DC_RETRY or
-// DC_SLOW) and `out_sub` (the subtable that gained a key, or DC_NONE). Returns the lanes taken.
+// Tile attempts for the lanes with `pending` set and `serial` clear, until every such key is
+// done or marked `serial`. Sets `status` and clears `pending` in each lane whose key is done.
 template <bool REINSERT>
-__device__ __forceinline__ u32 dc_insert_group(const dc_view& t, const wm_bulk& b, u32 queue, wm_key k,
-                                               const u32 (&cand)[DC_D], u32 target, u64 i,
-                                               const dc_value_in_hand& hand, bool assign, u32& out,
-                                               u32& out_sub) {
-  const u32 lane = dc_lane();
-  int src[DC_GROUP];
-  bool on[DC_GROUP];
-  u32 taken = 0;
+__device__ __forceinline__ void dc_insert_tiles(const dc_view& t, const wm_bulk& b, wm_key k, const u32 (&cand)[DC_D],
+                                                u32 target, u64 i, const dc_value_in_hand& hand, bool assign,
+                                                bool& pending, bool& serial, u32& status, u32& attempts,
+                                                long long (&delta)[DC_D]) {
+  const u32 lane = dc_lane(), r = lane % DC_TILE, base = lane - r;
+  for (;;) {
+    const u32 want = __ballot_sync(DC_FULL, pending && !serial);
+    if (want == 0u) break;
+    const u32 waiting = (want >> base) & DC_TILE_MASK;  // this tile's keys still to insert
+    const bool active = waiting != 0u;                  // the same in the tile's lanes
+    const u32 leader = base + (active ? (u32)__ffs(waiting) - 1u : 0u);
+    const wm_key sk = __shfl_sync(DC_FULL, k, leader);
+    const u32 t0 = __shfl_sync(DC_FULL, target, leader);
+    u32 bkt[DC_D];
 #pragma unroll
-  for (int p = 0; p < DC_GROUP; p++) {
-    on[p] = queue != 0u;
-    src[p] = on[p] ? __ffs(queue) - 1 : 0;
-    if (on[p]) taken |= 1u << src[p];
-    queue &= queue - 1u;
-  }
-  // This lane's place: leader gp's bucket in subtable gj.
-  const u32 gp = lane / DC_D, gj = lane % DC_D;
-  int my_src = 0;
-  bool my_on = false;
+    for (int j = 0; j < DC_D; j++) bkt[j] = __shfl_sync(DC_FULL, cand[j], leader);
+    u32 my_b = bkt[0], bt = bkt[0];  // lane r's subtable's bucket; the target's
+    u32* my_locks = t.sub[0].locks;
+    wm_key* keys_t = t.sub[0].keys;
+    wm_value* values_t = t.sub[0].values;
 #pragma unroll
-  for (int p = 0; p < DC_GROUP; p++) {
-    if (gp == (u32)p) {
-      my_src = src[p];
-      my_on = on[p];
+    for (int j = 1; j < DC_D; j++) {
+      if (r == (u32)j) {
+        my_b = bkt[j];
+        my_locks = t.sub[j].locks;
+      }
+      if (t0 == (u32)j) {
+        bt = bkt[j];
+        keys_t = t.sub[j].keys;
+        values_t = t.sub[j].values;
+      }
     }
-  }
-  const u32 my_t0 = __shfl_sync(DC_FULL, target, my_src);
-  u32 my_bucket = 0;
-#pragma unroll
-  for (int j = 0; j < DC_D; j++) {
-    const u32 bj = __shfl_sync(DC_FULL, cand[j], my_src);
-    if (gj == (u32)j) my_bucket = bj;
-  }
-  const bool is_target = my_on && gj == my_t0;
-  const bool is_other = my_on && gj != my_t0 && !REINSERT;
-  u32* lock = (is_target || is_other) ? dc_sub(t, gj).locks + my_bucket : nullptr;
+    const bool is_target = active && r == t0;
+    const bool is_other = active && r < DC_D && r != t0 && !REINSERT;
+    u32* lock = my_locks + my_b;
 
-  // (1) Target locks taken, other lock words read.
-  u32 ver = 0;
-  if (is_target) ver = atomicOr(lock, 1u);
-  else if (is_other) ver = __ldcg(lock);
-#if DC_DEP
-  const u32 z1 = dc_zero_of(__reduce_or_sync(DC_FULL, ver));
-#else
-  dc_order();
-  const u32 z1 = 0;
-#endif
-  // (2) Every leader's buckets (lane l: slot l of each).
-  wm_key seen[DC_GROUP][DC_D];
-#pragma unroll
-  for (int p = 0; p < DC_GROUP; p++) {
+    // (1) The target's lock taken, the other lock words read.
+    u32 ver = 0;
+    if (is_target) ver = atomicOr(lock, 1u);
+    else if (is_other) ver = __ldcg(lock);
+    const u32 z1 = dc_zero_of(__reduce_or_sync(DC_FULL, ver));
+    // (2) The key's buckets, a slice per lane.
+    dc_slice sl[DC_D];
+    u32 fold = 0;
 #pragma unroll
     for (int j = 0; j < DC_D; j++) {
-      const u32 bj = __shfl_sync(DC_FULL, my_bucket, p * DC_D + j);
-      seen[p][j] = on[p] ? dc_read_key<true>(t.sub[j], bj + z1) : WM_KEY_EMPTY;
-    }
-  }
-#if DC_DEP
-  u32 fold = 0;
-#pragma unroll
-  for (int p = 0; p < DC_GROUP; p++) {
-#pragma unroll
-    for (int j = 0; j < DC_D; j++) fold |= dc_fold32(seen[p][j]);
-  }
-  const u32 z2 = dc_zero_of(__reduce_or_sync(DC_FULL, fold));
-#else
-  dc_order();
-  const u32 z2 = 0;
-#endif
-  // (3) The other lock words again.
-  const u32 ver2 = is_other ? __ldcg(lock + z2) : 0u;
-  const u32 got = __ballot_sync(DC_FULL, is_target && (ver & 1u) == 0u);
-  const u32 bad = __ballot_sync(DC_FULL, is_other && ((ver & 1u) || ver2 != ver));
-
-  u32 changed = 0;  // target lanes whose bucket this attempt changed
-  u32 written = 0;  // DC_REL_EXCH: what this lane's exchanges returned, folded
-  (void)written;
-#pragma unroll
-  for (int p = 0; p < DC_GROUP; p++) {
-    if (!on[p]) continue;  // warp-uniform
-    const wm_key sk = __shfl_sync(DC_FULL, k, src[p]);
-    const u64 si = __shfl_sync(DC_FULL, i, src[p]);
-    const u32 t0 = __shfl_sync(DC_FULL, target, src[p]);
-    const u32 tl = (u32)p * DC_D + t0;  // the lane holding the target lock
-    const u32 group_lanes = ((1u << DC_D) - 1u) << (p * DC_D);
-    u32 st, sub = DC_NONE;
-    wm_key kt = WM_KEY_EMPTY;
-    u32 bt = 0;
-#pragma unroll
-    for (int j = 0; j < DC_D; j++) {
-      if ((u32)j == t0) kt = seen[p][j];
-    }
-    bt = __shfl_sync(DC_FULL, my_bucket, tl);
-    const dc_subtable s0 = dc_sub(t, t0);
-    if (((got >> tl) & 1u) == 0u) {
-      st = DC_RETRY;  // the target was held: nothing taken
-    } else {
-      const u32 hit = __ballot_sync(DC_FULL, lane < DC_SLOTS && kt == sk);
-      if (hit != 0u) {
-        if (assign) {
-#if DC_REL_EXCH
-          if ((int)lane == src[p]) written |= dc_fold32(atomicExch(s0.values + dc_slot(bt, __ffs(hit) - 1), hand.v));
-#else
-          dc_put_value(s0.values + dc_slot(bt, __ffs(hit) - 1), hand, b, src[p], si);
-#endif
-          changed |= 1u << tl;
-        }
-        st = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
-      } else if (!REINSERT && (bad & group_lanes) != 0u) {
-        st = DC_RETRY;  // a chain moved through the key's other buckets meanwhile
+      if (active) {
+        sl[j] = dc_read_slice(t.sub[j].keys + (u64)(bkt[j] + z1) * DC_SLOTS, r);
       } else {
-        u32 found_sub = DC_NONE, found_slot = 0;
-        if (!REINSERT) {
 #pragma unroll
-          for (int j = 0; j < DC_D; j++) {
-            if ((u32)j == t0) continue;
-            const u32 h = __ballot_sync(DC_FULL, lane < DC_SLOTS && seen[p][j] == sk);
-            if (h != 0u && found_sub == DC_NONE) {
-              found_sub = (u32)j;
-              found_slot = __ffs(h) - 1;
-            }
-          }
-        }
-        if (found_sub != DC_NONE) {
-          st = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
-          if (assign) {
-            // Lock that bucket at the version of the snapshot: unchanged since, k is still there.
-            const u32 ol = (u32)p * DC_D + found_sub;
-            const u32 at_version = __shfl_sync(DC_FULL, ver, ol);
-            const u32 bj = __shfl_sync(DC_FULL, my_bucket, ol);
-            const dc_subtable sj = dc_sub(t, found_sub);
-            bool held = false;
-            if (lane == ol) {
-              held = atomicCAS(sj.locks + bj, at_version, at_version + 1u) == at_version;
-              if (held) dc_fence();
-            }
-            held = __shfl_sync(DC_FULL, held, ol);
-            __syncwarp();
-            if (held) {
-              dc_put_value(sj.values + dc_slot(bj, found_slot), hand, b, src[p], si);
-              dc_warp_unlock(sj.locks + bj, 1u << ol);
-            } else {
-              st = DC_RETRY;
-            }
-          }
+        for (int x = 0; x < DC_SPL; x++) sl[j].s[x] = WM_KEY_EMPTY;
+      }
+#pragma unroll
+      for (int x = 0; x < DC_SPL; x++) fold |= dc_fold32(sl[j].s[x]);
+    }
+    // (3) The other lock words again.
+    const u32 z2 = dc_zero_of(__reduce_or_sync(DC_FULL, fold));
+    const u32 ver2 = is_other ? __ldcg(lock + z2) : 0u;
+
+    // What this lane's slices hold: the key in the target (hit_s), an empty slot of the target
+    // (empty_s), the key in another subtable (elsewhere).
+    int hit_s = -1, empty_s = -1;
+    bool elsewhere = false;
+#pragma unroll
+    for (int j = 0; j < DC_D; j++) {
+#pragma unroll
+      for (int x = DC_SPL - 1; x >= 0; x--) {
+        const bool eq = sl[j].s[x] == sk;
+        if ((u32)j == t0) {
+          if (eq) hit_s = x;
+          if (sl[j].s[x] == WM_KEY_EMPTY) empty_s = x;
         } else {
-          const u32 empty = __ballot_sync(DC_FULL, lane < DC_SLOTS && kt == WM_KEY_EMPTY);
-          if (empty != 0u) {
-            const u32 slot = __ffs(empty) - 1;
-#if DC_REL_EXCH
-            if ((int)lane == src[p]) written |= dc_fold32(atomicExch(s0.values + dc_slot(bt, slot), hand.v));
-            if (lane == slot) written |= dc_fold32(atomicExch(s0.keys + dc_slot(bt, slot), sk));
-#else
-            dc_put_value(s0.values + dc_slot(bt, slot), hand, b, src[p], si);
-            if (lane == slot) s0.keys[dc_slot(bt, slot)] = sk;
-#endif
-            changed |= 1u << tl;
-            st = WM_STATUS_OK;
-            sub = t0;
-          } else {
-            st = DC_SLOW;  // full: an eviction chain, on the serial path
-          }
+          elsewhere |= eq;
         }
       }
     }
-    if ((int)lane == src[p]) {
-      out = st;
-      out_sub = sub;
+    const u32 got = (__ballot_sync(DC_FULL, is_target && (ver & 1u) == 0u) >> base) & DC_TILE_MASK;
+    const u32 bad = (__ballot_sync(DC_FULL, is_other && ((ver & 1u) || ver2 != ver)) >> base) & DC_TILE_MASK;
+    const u32 hit = (__ballot_sync(DC_FULL, active && hit_s >= 0) >> base) & DC_TILE_MASK;
+    const u32 other = (__ballot_sync(DC_FULL, active && elsewhere) >> base) & DC_TILE_MASK;
+    const u32 empty = (__ballot_sync(DC_FULL, active && empty_s >= 0) >> base) & DC_TILE_MASK;
+
+    // The outcome, the same in the tile's lanes.
+    u32 st = DC_RETRY;
+    u32 writer = DC_NONE;  // the tile lane that writes (the slot is in its slice)
+    bool new_key = false;
+    if (!active || got == 0u) {
+      st = DC_RETRY;  // (inactive tiles: unused) the target was held: nothing taken
+    } else if (hit != 0u) {
+      st = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
+      if (assign) writer = (u32)__ffs(hit) - 1u;
+    } else if (!REINSERT && bad != 0u) {
+      st = DC_RETRY;  // a chain moved through the key's other buckets meanwhile
+    } else if (!REINSERT && other != 0u) {
+      st = DC_SLOW;  // present in another subtable: the serial path updates it there
+    } else if (empty != 0u) {
+      st = WM_STATUS_OK;
+      writer = (u32)__ffs(empty) - 1u;
+      new_key = true;
+    } else {
+      st = DC_SLOW;  // full: an eviction chain, on the serial path
+    }
+#ifndef WM_VALUE_WIDE
+    const wm_value v = __shfl_sync(DC_FULL, hand.v, leader);
+    if (r == writer) {
+      const u64 at = dc_slot(bt, r * DC_SPL + (u32)(new_key ? empty_s : hit_s));
+      values_t[at] = v;
+      if (new_key) keys_t[at] = sk;
+    }
+#else
+    {
+      // The tile's lanes copy the value's words from the batch (lane r: words r, r + DC_TILE, ..).
+      const u32 ws = __shfl_sync(DC_FULL, (u32)(new_key ? empty_s : hit_s), base + (writer == DC_NONE ? 0u : writer));
+      const u64 si = __shfl_sync(DC_FULL, i, leader);
+      if (writer != DC_NONE) {
+        const u64 at = dc_slot(bt, writer * DC_SPL + ws);
+        const u32* src = reinterpret_cast<const u32*>(b.values + si);
+        u32* dst = reinterpret_cast<u32*>(values_t + at);
+        for (u32 w = r; w < DC_VALUE_WORDS; w += DC_TILE) dst[w] = src[w];
+        if (new_key && r == writer) keys_t[at] = sk;
+      }
+    }
+#endif
+    // Release: the writes visible first; a changed bucket's lock moves to the next even version,
+    // an unchanged one's goes back to the version it had.
+    dc_fence();
+    __syncwarp();
+    if (is_target && (ver & 1u) == 0u) {
+      if (writer != DC_NONE) atomicAdd(lock, 1u);
+      else atomicSub(lock, 1u);
+    }
+    if (lane == leader && active) {
+      if (st == DC_RETRY) {
+        if (++attempts >= DC_TILE_TRIES) serial = true;
+      } else if (st == DC_SLOW) {
+        serial = true;
+      } else {
+        status = st;
+        pending = false;
+        if (new_key) dc_count(delta, t0, 1);
+      }
     }
   }
-  // Releases: writes visible first; a target lock whose bucket changed moves to the next even
-  // version, one whose bucket did not goes back to the version it had.
-#if DC_REL_EXCH
-  // The exchanges have been performed (their results arrived) before the releases are issued.
-  const u32 z3 = dc_zero_of(__reduce_or_sync(DC_FULL, written));
-#else
-  dc_fence();
-  __syncwarp();
-  const u32 z3 = 0;
-#endif
-  if ((got >> lane) & 1u) {
-    if ((changed >> lane) & 1u) atomicAdd(lock + z3, 1u);
-    else atomicSub(lock + z3, 1u);
-  }
-  return taken;
 }
 
 // Inserts the keys of the lanes with `pending` set (each lane its own k, cand, target, value):
-// group attempts while some key may take them, then the serial path (dc_serve_insert) for the
-// keys that must (chains, side path, lost group attempts). Clears `pending` and sets `status`
+// tile attempts while some key may take them, then the serial path (dc_serve_insert) for the
+// keys that must (chains, side path, lost tile attempts). Clears `pending` and sets `status`
 // in each lane as its key is done.
 template <bool REINSERT>
 __device__ __forceinline__ void dc_insert_keys(const dc_view& t, const wm_bulk& b, wm_key k, const u32 (&cand)[DC_D],
@@ -1030,21 +984,7 @@ __device__ __forceinline__ void dc_insert_keys(const dc_view& t, const wm_bulk& 
                                                bool& pending, u32& status, u32& attempts,
                                                long long (&delta)[DC_D]) {
   bool serial = pending && wm_side_slot(k) >= 0;
-  for (u32 q = __ballot_sync(DC_FULL, pending && !serial); q != 0u; q = __ballot_sync(DC_FULL, pending && !serial)) {
-    u32 out = DC_RETRY, out_sub = DC_NONE;
-    const u32 taken = dc_insert_group<REINSERT>(t, b, q, k, cand, target, i, hand, assign, out, out_sub);
-    if ((taken >> dc_lane()) & 1u) {
-      if (out == DC_SLOW) {
-        serial = true;
-      } else if (out == DC_RETRY) {
-        if (++attempts >= DC_GROUP_TRIES) serial = true;
-      } else {
-        status = out;
-        pending = false;
-        if (out_sub != DC_NONE) dc_count(delta, out_sub, 1);
-      }
-    }
-  }
+  dc_insert_tiles<REINSERT>(t, b, k, cand, target, i, hand, assign, pending, serial, status, attempts, delta);
   dc_vote(pending, [&](int src) {
     dc_serve_insert<REINSERT>(t, b, src, k, cand, i, target, assign, pending, status, attempts, delta);
   });
@@ -1104,11 +1044,29 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_insert(dc_view t, wm_bulk b) { dc_
 // subtables other than t.exclude.
 extern "C" __global__ void DC_BOUNDS dycuckoo_reinsert(dc_view t, wm_bulk b) { dc_insert_batch<true>(t, b); }
 
-// Keys searched together by a warp in the phase-separated kernels (find, erase): a lone key's
-// search is a chain of dependent bucket reads, so the warp keeps this many keys' reads in flight.
-#ifndef DC_SEARCH_KEYS
-#define DC_SEARCH_KEYS 4
+// Keys a tile searches together in the phase-separated kernels (find, erase): a lone key's
+// search is a chain of dependent bucket reads, so each tile keeps this many keys' reads in flight
+// (a warp: 32 / DC_TILE times as many).
+#ifndef DC_TILE_KEYS
+#define DC_TILE_KEYS 2
 #endif
+
+__device__ __forceinline__ wm_key* dc_keys_of(const dc_view& t, u32 j) {
+  wm_key* p = t.sub[0].keys;
+#pragma unroll
+  for (int x = 1; x < DC_D; x++) {
+    if (j == (u32)x) p = t.sub[x].keys;
+  }
+  return p;
+}
+__device__ __forceinline__ wm_value* dc_values_of(const dc_view& t, u32 j) {
+  wm_value* p = t.sub[0].values;
+#pragma unroll
+  for (int x = 1; x < DC_D; x++) {
+    if (j == (u32)x) p = t.sub[x].values;
+  }
+  return p;
+}
 
 // Each lane's key's buckets in search order: its target subtable first (where an insert put it
 // unless a chain moved it on, or the weights have moved since: then it is in a later one), then
@@ -1130,45 +1088,70 @@ __device__ __forceinline__ void dc_search_order(const dc_view& t, const dc_choic
   }
 }
 
-// Algorithm 1 for the keys of the lanes in `queue` (no concurrent insert: plain reads), up to
-// DC_SEARCH_KEYS of them at a time: step by step of each key's search order (dc_search_order),
-// the warp reads the bucket of each key still unresolved (independent loads, in flight
-// together), then ballots each for its key. hit(src, sub, bucket, slot) runs in every lane when
-// lane src's key is found. Subtable `skip` (DC_NONE: none) is not searched.
-template <typename F>
-__device__ __forceinline__ void dc_search_keys(const dc_view& t, u32 queue, wm_key k, const u32 (&sub)[DC_D],
-                                               const u32 (&bucket)[DC_D], u32 skip, F hit) {
-  const u32 lane = dc_lane();
-  while (queue != 0u) {
-    int src[DC_SEARCH_KEYS];
-    bool open[DC_SEARCH_KEYS];
-    wm_key sk[DC_SEARCH_KEYS];
+// Algorithm 1 by tiles (no concurrent insert: plain reads) for the lanes with `want` set: each
+// tile of DC_TILE lanes takes up to DC_TILE_KEYS of its lanes' keys at a time and reads, step by
+// step of each key's search order (dc_search_order), a 16-byte slice per lane of the bucket of
+// each key still unresolved (the warp's 32 / DC_TILE tiles in the same instructions), then
+// ballots for the keys. Each lane learns whether its key was found, and where (`found_sub`, and
+// `found_at`, the slot's index in that subtable). Subtable `skip` (DC_NONE: none) is not
+// searched.
+__device__ __forceinline__ void dc_search_tiles(const dc_view& t, bool want, wm_key k, const u32 (&sub)[DC_D],
+                                                const u32 (&bucket)[DC_D], u32 skip, bool& found, u32& found_sub,
+                                                u64& found_at) {
+  const u32 lane = dc_lane(), r = lane % DC_TILE, base = lane - r;
+  bool open = want;
+  found = false;
+  for (;;) {
+    const u32 all = __ballot_sync(DC_FULL, open);
+    if (all == 0u) break;
+    u32 waiting = (all >> base) & DC_TILE_MASK;
+    u32 ld[DC_TILE_KEYS];
+    bool live[DC_TILE_KEYS];
+    wm_key sk[DC_TILE_KEYS];
 #pragma unroll
-    for (int p = 0; p < DC_SEARCH_KEYS; p++) {
-      open[p] = queue != 0u;
-      src[p] = open[p] ? __ffs(queue) - 1 : 0;
-      queue &= queue - 1u;
-      sk[p] = __shfl_sync(DC_FULL, k, src[p]);
+    for (int q = 0; q < DC_TILE_KEYS; q++) {
+      live[q] = waiting != 0u;
+      ld[q] = base + (live[q] ? (u32)__ffs(waiting) - 1u : 0u);
+      waiting &= waiting - 1u;
+      sk[q] = __shfl_sync(DC_FULL, k, ld[q]);
+      if (live[q] && lane == ld[q]) open = false;
     }
 #pragma unroll
     for (int j = 0; j < DC_D; j++) {
-      u32 sj[DC_SEARCH_KEYS], bj[DC_SEARCH_KEYS];
-      wm_key kj[DC_SEARCH_KEYS];
+      u32 sj[DC_TILE_KEYS], bj[DC_TILE_KEYS];
+      dc_slice sl[DC_TILE_KEYS];
 #pragma unroll
-      for (int p = 0; p < DC_SEARCH_KEYS; p++) {
-        sj[p] = __shfl_sync(DC_FULL, sub[j], src[p]);
-        bj[p] = __shfl_sync(DC_FULL, bucket[j], src[p]);
-        kj[p] = open[p] && sj[p] != skip ? dc_read_key<false>(dc_sub(t, sj[p]), bj[p]) : WM_KEY_EMPTY;
-      }
+      for (int q = 0; q < DC_TILE_KEYS; q++) {
+        sj[q] = __shfl_sync(DC_FULL, sub[j], ld[q]);
+        bj[q] = __shfl_sync(DC_FULL, bucket[j], ld[q]);
+        if (live[q] && sj[q] != skip) {
+          sl[q] = dc_read_slice(dc_keys_of(t, sj[q]) + (u64)bj[q] * DC_SLOTS, r);
+        } else {
 #pragma unroll
-      for (int p = 0; p < DC_SEARCH_KEYS; p++) {
-        if (!open[p] || sj[p] == skip) continue;  // warp-uniform
-        const u32 h = __ballot_sync(DC_FULL, lane < DC_SLOTS && kj[p] == sk[p]);
-        if (h != 0u) {
-          hit(src[p], sj[p], bj[p], (u32)(__ffs(h) - 1));
-          open[p] = false;
+          for (int x = 0; x < DC_SPL; x++) sl[q].s[x] = WM_KEY_EMPTY;
         }
       }
+#pragma unroll
+      for (int q = 0; q < DC_TILE_KEYS; q++) {
+        int x_hit = -1;
+#pragma unroll
+        for (int x = DC_SPL - 1; x >= 0; x--) {
+          if (sl[q].s[x] == sk[q]) x_hit = x;
+        }
+        const u32 m = (__ballot_sync(DC_FULL, live[q] && sj[q] != skip && x_hit >= 0) >> base) & DC_TILE_MASK;
+        const u32 owner = m != 0u ? (u32)__ffs(m) - 1u : 0u;
+        const int xs = __shfl_sync(DC_FULL, x_hit, base + owner);
+        if (m != 0u && lane == ld[q]) {
+          found = true;
+          found_sub = sj[q];
+          found_at = dc_slot(bj[q], owner * DC_SPL + (u32)xs);
+        }
+        live[q] = live[q] && m == 0u;
+      }
+      bool any = false;
+#pragma unroll
+      for (int q = 0; q < DC_TILE_KEYS; q++) any |= live[q];
+      if (!__any_sync(DC_FULL, any)) break;
     }
   }
 }
@@ -1197,23 +1180,16 @@ extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
     u32 hit_sub = 0;
     u64 hit_at = 0;
     bool in_table = false;
-    dc_search_keys(t, __ballot_sync(DC_FULL, search), k, sub, bucket, DC_NONE,
-                   [&](int src, u32 j, u32 bkt, u32 slot) {
-                     if ((int)dc_lane() == src) {
-                       in_table = true;
-                       hit_sub = j;
-                       hit_at = dc_slot(bkt, slot);
-                     }
-                   });
+    dc_search_tiles(t, search, k, sub, bucket, DC_NONE, in_table, hit_sub, hit_at);
     if (b.out != nullptr) {
 #ifdef WM_VALUE_WIDE
       for (u32 q = __ballot_sync(DC_FULL, in_table); q != 0u; q &= q - 1u) {
         const int src = __ffs(q) - 1;
         const u64 si = __shfl_sync(DC_FULL, i, src), at = __shfl_sync(DC_FULL, hit_at, src);
-        dc_copy_value<false>(b.out + si, dc_sub(t, __shfl_sync(DC_FULL, hit_sub, src)).values + at);
+        dc_copy_value<false>(b.out + si, dc_values_of(t, __shfl_sync(DC_FULL, hit_sub, src)) + at);
       }
 #else
-      if (in_table) b.out[i] = dc_sub(t, hit_sub).values[hit_at];
+      if (in_table) b.out[i] = dc_values_of(t, hit_sub)[hit_at];
 #endif
     }
     if (active) b.found[i] = found || in_table ? 1 : 0;
@@ -1242,24 +1218,21 @@ __device__ __forceinline__ void dc_erase_batch(const dc_view& t, const wm_bulk& 
     u32 cand[DC_D], sub[DC_D], bucket[DC_D];
     dc_buckets(t, k, search, cand);
     dc_search_order(t, choice, k, search, cand, sub, bucket);
-    // The slot is cleared by a CAS, so that of two erases of one key one counts; its result is
-    // read after the search, so the warp does not wait for it.
+    // The slot is cleared by a CAS, so that of two erases of one key one counts (the lanes of
+    // the warp all at once, after the search).
     bool tried = false;
     u32 from = 0;
+    u64 slot = 0;
+    dc_search_tiles(t, search, k, sub, bucket, skip, tried, from, slot);
     wm_key old = WM_KEY_EMPTY;
-    dc_search_keys(t, __ballot_sync(DC_FULL, search), k, sub, bucket, skip,
-                   [&](int src, u32 j, u32 bkt, u32 slot) {
-                     if (dc_lane() == src) {
-                       wm_key* at = dc_sub(t, j).keys + dc_slot(bkt, slot);
+    if (tried) {
+      wm_key* at = dc_keys_of(t, from) + slot;
 #if WM_KEY_BYTES == 4
-                       old = atomicCAS(at, k, WM_KEY_EMPTY);
+      old = atomicCAS(at, k, WM_KEY_EMPTY);
 #else
-                       old = atomicCAS(reinterpret_cast<unsigned long long*>(at), k, WM_KEY_EMPTY);
+      old = atomicCAS(reinterpret_cast<unsigned long long*>(at), k, WM_KEY_EMPTY);
 #endif
-                       tried = true;
-                       from = j;
-                     }
-                   });
+    }
     if (tried && old == k) {
       erased++;
       dc_count(delta, from, -1);
@@ -1299,7 +1272,7 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_mixed(dc_view t, wm_bulk b) {
     u32 cand[DC_D];
     dc_buckets(t, k, op == WM_OP_INSERT, cand);
     const dc_value_in_hand hand(b, i, op == WM_OP_INSERT);
-    // The round's inserts first (group attempts, then the serial path), then its finds.
+    // The round's inserts first (tile attempts, then the serial path), then its finds.
     bool inserting = op == WM_OP_INSERT;
     dc_insert_keys<false>(t, b, k, cand, target, i, hand, assign, inserting, status, attempts, delta);
     if (op == WM_OP_INSERT) pending = false;
@@ -1405,10 +1378,9 @@ extern "C" __global__ void dycuckoo_count_absent(dc_view t, wm_bulk b) {
     dc_buckets(t, k, subtable_key, cand);
     dc_search_order(t, choice, k, subtable_key, cand, sub, bucket);
     bool found = false;
-    dc_search_keys(t, __ballot_sync(DC_FULL, subtable_key), k, sub, bucket, DC_NONE,
-                   [&](int src, u32, u32, u32) {
-                     if ((int)dc_lane() == src) found = true;
-                   });
+    u32 sub_at = 0;
+    u64 slot_at = 0;
+    dc_search_tiles(t, subtable_key, k, sub, bucket, DC_NONE, found, sub_at, slot_at);
     if (subtable_key && !found) absent++;
   });
   wm_add_count(t.scratch, absent);
