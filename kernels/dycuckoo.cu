@@ -603,44 +603,34 @@ __device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, u32 
   return {WM_STATUS_TABLE_FULL, DC_NONE};
 }
 
-// Looks k up (Algorithm 1): true when present, and then its value goes to *out (if not null).
-// `concurrent`: inserts run in the same launch, so the key's buckets are read between two reads
-// of their lock words, and again until none was held or changed.
-template <bool concurrent>
-__device__ __forceinline__ bool dc_find(const dc_view& t, wm_key k, wm_value* out) {
+// Looks k up (Algorithm 1) while inserts run in the same launch (the mixed kernel): true when
+// present, and then its value goes to *out. The key's buckets are read between two reads of
+// their lock words, and again until none was held or changed. (The phase-separated kernels
+// search by tiles: dc_search_tiles.)
+__device__ __forceinline__ bool dc_find_validated(const dc_view& t, wm_key k, wm_value* out) {
   const int side = wm_side_slot(k);
-  if (side >= 0) return dc_side_find<concurrent>(t, side, out);
+  if (side >= 0) return dc_side_find<true>(t, side, out);
   const u32 lane = dc_lane();
   u32 cand = 0;
   if (lane < DC_D) cand = dc_bucket(dc_sub(t, lane), k);
+  u32* lock = lane < DC_D ? dc_sub(t, lane).locks + cand : nullptr;
   for (;;) {
-    u32* lock = nullptr;
-    u32 ver = 0;
-    if (concurrent) {
-      lock = lane < DC_D ? dc_sub(t, lane).locks + cand : nullptr;
-      ver = lane < DC_D ? __ldcg(lock) : 0u;
-      dc_order();
-      if (__any_sync(DC_FULL, ver & 1u)) continue;
-    }
+    const u32 ver = lane < DC_D ? __ldcg(lock) : 0u;
+    dc_order();
+    if (__any_sync(DC_FULL, ver & 1u)) continue;
     u32 r[DC_VALUE_REGS];
     bool hit = false;
 #pragma unroll
     for (int j = 0; j < DC_D; j++) {
       const u32 bj = __shfl_sync(DC_FULL, cand, j);
-      const wm_key kj = dc_read_key<concurrent>(t.sub[j], bj);
+      const wm_key kj = dc_read_key<true>(t.sub[j], bj);
       const u32 h = __ballot_sync(DC_FULL, lane < DC_SLOTS && kj == k);
       if (h != 0u) {
-        const wm_value* at = t.sub[j].values + dc_slot(bj, __ffs(h) - 1);
-        if (!concurrent) {
-          if (out != nullptr) dc_copy_value<false>(out, at);
-          return true;
-        }
-        dc_load_value(r, at);
+        dc_load_value(r, t.sub[j].values + dc_slot(bj, __ffs(h) - 1));
         hit = true;
         break;
       }
     }
-    if (!concurrent) return false;
     dc_order();
     const u32 ver2 = lane < DC_D ? __ldcg(lock) : 0u;
     if (__any_sync(DC_FULL, ver2 != ver)) continue;
@@ -1012,10 +1002,17 @@ __device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk&
   dc_flush_counts(t.counts, delta);
 }
 
-// The insert kernels' occupancy, blocks per multiprocessor (0: the compiler's choice). An
-// insert's warp waits on one key's round trips at a time, so more resident warps hide more.
+// The insert kernels' occupancy, blocks per multiprocessor (0: the compiler's choice, 72
+// registers and 3 blocks of 256 for u32 pairs). An insert waits on round trips, so more
+// resident warps hide more: 4 blocks (64 registers, a few bytes spilled) built 2.43 G keys/s
+// against 1.88 with 3 (H100, 2^26 u32 pairs, fill 0.8). Only there: 8-byte keys or more than
+// 4 subtables would spill far more at 64 registers (88 to 418 bytes), not measured.
 #ifndef DC_MIN_BLOCKS
+#if WM_KEY_BYTES == 4 && DC_D <= 4
+#define DC_MIN_BLOCKS 4
+#else
 #define DC_MIN_BLOCKS 0
+#endif
 #endif
 #if DC_MIN_BLOCKS > 0
 #define DC_BOUNDS __launch_bounds__(WM_BLOCK, DC_MIN_BLOCKS)
@@ -1265,7 +1262,7 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_mixed(dc_view t, wm_bulk b) {
     dc_vote(pending, [&](int src) {
       const wm_key sk = __shfl_sync(DC_FULL, k, src);
       const u64 si = __shfl_sync(DC_FULL, i, src);
-      const bool f = dc_find<true>(t, sk, b.out + si);
+      const bool f = dc_find_validated(t, sk, b.out + si);
       if ((int)dc_lane() == src) {
         found = f;
         pending = false;
