@@ -109,6 +109,30 @@ pub unsafe trait Scheme: Sized + Send + Sync + 'static {
     fn max_load_factor(&self) -> f64 {
         1.0
     }
+
+    // Table-level hooks, for a scheme that resizes itself with kernels of its own (DyCuckoo):
+    // they get the whole table (its launch site, view and GPU). The defaults call the
+    // scheme-level hooks above, so a scheme overrides one or the other.
+
+    /// Before a batch of `keys` that may insert (`ops`: the mixed batch's operations, `None`
+    /// for an insert batch) is launched, on the table's stream. Default:
+    /// [`reserve_for_insert`](Scheme::reserve_for_insert) with the batch's length.
+    fn before_insert(
+        table: &mut GpuTable<Self>,
+        keys: &DeviceBuffer<Self::Key>,
+        _ops: Option<&DeviceBuffer<u8>>,
+    ) -> Result<()> {
+        table.scheme.reserve_for_insert(&table.gpu, keys.len())
+    }
+    /// After `failed` keys of a host-slice insert found no room: grows and returns true to have
+    /// the engine insert them again. Default: [`grow_after_failures`](Scheme::grow_after_failures).
+    fn grow_table(table: &mut GpuTable<Self>, failed: usize) -> Result<bool> {
+        table.scheme.grow_after_failures(&table.gpu, failed)
+    }
+    /// After a host-slice erase (synchronous: the table's `len` is exact). Default: nothing.
+    fn after_erase(_table: &mut GpuTable<Self>) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// What the engine needs of a scheme's configuration: a `capacity` field (keys the table must
@@ -192,7 +216,7 @@ fn addr<T: bytemuck::Pod>(b: &DeviceBuffer<T>) -> u64 {
 }
 
 impl Bulk {
-    fn insert<K: Key, V: Value>(
+    pub(crate) fn insert<K: Key, V: Value>(
         keys: &DeviceBuffer<K>,
         values: &DeviceBuffer<V>,
         status: Option<&DeviceBuffer<u32>>,
@@ -220,7 +244,7 @@ impl Bulk {
             ..Bulk::default()
         }
     }
-    fn erase<K: Key>(keys: &DeviceBuffer<K>) -> Self {
+    pub(crate) fn erase<K: Key>(keys: &DeviceBuffer<K>) -> Self {
         Bulk {
             keys: addr(keys),
             n: keys.len() as u64,
@@ -271,6 +295,16 @@ impl Bulk {
         Bulk {
             keys: addr(keys),
             status: addr(words),
+            n: keys.len() as u64,
+            ..Bulk::default()
+        }
+    }
+    /// `keys` and, where not `None`, their operations (`ops`, one [`MixedOp`](crate::MixedOp)
+    /// byte per key).
+    pub(crate) fn keys_ops<K: Key>(keys: &DeviceBuffer<K>, ops: Option<&DeviceBuffer<u8>>) -> Self {
+        Bulk {
+            keys: addr(keys),
+            ops: ops.map_or(0, addr),
             n: keys.len() as u64,
             ..Bulk::default()
         }

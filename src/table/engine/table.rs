@@ -200,7 +200,7 @@ impl<S: Scheme> GpuTable<S> {
             let full: Vec<usize> = (0..keys.len())
                 .filter(|&i| status[i].0 & TABLE_FULL != 0)
                 .collect();
-            if full.is_empty() || !self.scheme.grow_after_failures(&self.gpu, full.len())? {
+            if full.is_empty() || !S::grow_table(self, full.len())? {
                 return Ok(());
             }
             let mut st = vec![InsertStatus::default(); full.len()];
@@ -378,7 +378,9 @@ impl<S: Scheme> HashTable<S::Key, S::Value> for GpuTable<S> {
         let before = self.len()?;
         let dk = self.gpu.upload(keys)?;
         self.erase_device_async(&dk)?;
-        Ok(before.saturating_sub(self.len()?))
+        let erased = before.saturating_sub(self.len()?);
+        S::after_erase(self)?;
+        Ok(erased)
     }
 
     fn len(&self) -> Result<usize> {
@@ -452,7 +454,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
-        self.scheme.reserve_for_insert(&self.gpu, keys.len())?;
+        S::before_insert(self, keys, None)?;
         let bulk = Bulk::insert(keys, values, status.as_deref(), mode == InsertMode::Assign);
         let view = self.view();
         let (kernel, grid) = self
@@ -516,7 +518,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
-        self.scheme.reserve_for_insert(&self.gpu, keys.len())?;
+        S::before_insert(self, keys, Some(ops))?;
         let bulk = Bulk::mixed(ops, keys, values, status, out, found);
         let (view, grid) = (self.view(), self.grid(keys.len()));
         self.launch(&self.kernels.mixed, grid, &view, &bulk, |l| {
