@@ -133,11 +133,19 @@ __device__ __forceinline__ u64 tl_locate(const tl_view& t, const wm_key& k, tl_s
   return ~0ull;
 }
 
-// Per thread, the state of the batch keys it merges into one bucket (positions r = threadIdx.x
-// + q * WM_BLOCK of the bucket's part of the batch).
-#define TL_KIND_NONE 0u    // past the part's end, or done (side path, present key)
-#define TL_KIND_LEADER 1u  // the one occurrence of a new key that enters the build
-#define TL_KIND_DUP 2u     // another occurrence of a new key: follows its leader's fate
+// The duplicate filter: a shared-memory set of the batch keys (by their position r in the
+// bucket's part of the batch) that are new to the bucket. Returns the filter slot holding k, or
+// TL_CLAIM when k is not in it (a side-path key, a present key, or a filter that overflowed).
+__device__ __forceinline__ u32 tl_claim_find(const u32* s_claim, const wm_key* part, const wm_key& k, u32 start) {
+  u32 x = start;
+  for (u32 step = 0; step < TL_CLAIM; step++) {
+    const u32 e = s_claim[x];
+    if (e == TL_NO_CLAIM) return TL_CLAIM;
+    if (wm_key_eq(part[e], k)) return x;
+    x = (x + 1u) & (TL_CLAIM - 1u);
+  }
+  return TL_CLAIM;
+}
 
 // Inserts b.keys[i] -> b.values[i] (b.status, if not null, gets each key's status), given the
 // batch grouped by bucket in t.batch_* (the host's multisplit). One block per bucket, striding.
@@ -145,11 +153,12 @@ __device__ __forceinline__ u64 tl_locate(const tl_view& t, const wm_key& k, tl_s
 extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view t, wm_bulk b) {
   __shared__ wm_key s_keys[TL_ITEMS];
   __shared__ wm_value s_vals[TL_ITEMS];
-  __shared__ unsigned short s_table[TL_SLOTS];   // item index per slot (TL_NO_ITEM: empty)
-  __shared__ unsigned short s_from[TL_ITEMS];    // existing item: its old slot; new: its position r
-  __shared__ unsigned short s_item_of[TL_ITEMS]; // per batch position r of a leader: its item
-  __shared__ u32 s_claim[TL_CLAIM];              // duplicate filter: batch positions r
-  __shared__ u32 s_n;                            // items so far
+  __shared__ unsigned short s_table[TL_SLOTS];        // item index per slot (TL_NO_ITEM: empty)
+  __shared__ unsigned short s_from[TL_ITEMS];         // existing item: its old slot
+  __shared__ u32 s_claim[TL_CLAIM];                   // duplicate filter: positions r in the part
+  __shared__ unsigned short s_claim_item[TL_CLAIM];   // the item of the key in each filter slot
+  __shared__ u32 s_n;                                 // items so far
+  __shared__ u32 s_overflow;                          // more new keys than the bucket can take
 
   const bool assign = b.assign != 0u;
   const u32 present_code = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
@@ -160,10 +169,14 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
     const u32 n_raw = (u32)(t.batch_offsets[bucket + 1] - off);
     if (n_raw == 0) continue;  // untouched: not rebuilt (uniform across the block)
     tl_slot* const slots = t.slots + (u64)bucket * TL_SLOTS;
+    const wm_key* const part = t.batch_keys + off;
     u64 seed = t.seeds[bucket];
 
     // 1. The bucket's current contents become items 0..c-1; s_table holds the old layout.
-    if (threadIdx.x == 0) s_n = 0;
+    if (threadIdx.x == 0) {
+      s_n = 0;
+      s_overflow = 0;
+    }
     for (u32 x = threadIdx.x; x < TL_CLAIM; x += WM_BLOCK) s_claim[x] = TL_NO_CLAIM;
     __syncthreads();
     for (u32 s = threadIdx.x; s < TL_SLOTS; s += WM_BLOCK) {
@@ -179,20 +192,11 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
     }
     __syncthreads();
     const u32 c = s_n;  // items that were in the bucket before
-    // More keys than slots could ever hold: the new ones fail (the host splits and retries).
-    const bool overflow = c + n_raw > TL_ITEMS;
 
-    // 2. Merge the batch: side path, present keys (probed in the old layout), then the
-    // duplicate filter elects one leader per new key, which takes an item.
-    u32 kind[TL_IPT];
-    u32 lead[TL_IPT];
-#pragma unroll
-    for (u32 q = 0; q < TL_IPT; q++) {
-      kind[q] = TL_KIND_NONE;
-      lead[q] = 0;
-      const u32 r = threadIdx.x + q * WM_BLOCK;
-      if (r >= n_raw) continue;
-      const wm_key k = t.batch_keys[off + r];
+    // 2. Merge the batch: the side path; present keys (probed in the old layout: updated or
+    // kept); new keys go through the duplicate filter, whose first claimer takes an item.
+    for (u32 r = threadIdx.x; r < n_raw; r += WM_BLOCK) {
+      const wm_key k = part[r];
       const u32 idx = t.batch_index[off + r];
       const wm_value v = b.values[idx];
       const int side_slot = wm_side_slot(k);
@@ -209,93 +213,90 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
         if (it != TL_NO_ITEM && wm_key_eq(s_keys[it], k)) hit = it;
       }
       if (hit != TL_NO_ITEM) {
-        if (assign) s_vals[hit] = v;  // duplicates race: one of the batch's values stays
+        if (assign) s_vals[hit] = v;  // occurrences race: one of the batch's values stays
         if (b.status != nullptr) b.status[idx] = present_code;
         continue;
       }
-      if (overflow) {
-        if (b.status != nullptr) b.status[idx] = WM_STATUS_TABLE_FULL;
-        failed++;
-        continue;
-      }
-      // Linear probing in the filter, from a hash independent of the slot positions' bits.
+      // Linear probing from h.y (the slot positions use fmix32 of h.x + j h.y, high bits).
       u32 x = h_old.y & (TL_CLAIM - 1u);
-      while (true) {
+      u32 step = 0;
+      for (; step < TL_CLAIM; step++) {
         const u32 e = atomicCAS(&s_claim[x], TL_NO_CLAIM, r);
         if (e == TL_NO_CLAIM) {
-          const u32 item = atomicAdd(&s_n, 1u);  // < TL_ITEMS: c + n_raw <= TL_ITEMS
-          s_keys[item] = k;
-          s_vals[item] = v;
-          s_from[item] = (unsigned short)r;
-          s_item_of[r] = (unsigned short)item;
-          kind[q] = TL_KIND_LEADER;
+          const u32 item = atomicAdd(&s_n, 1u);
+          if (item < TL_ITEMS) {
+            s_keys[item] = k;
+            s_vals[item] = v;
+            s_claim_item[x] = (unsigned short)item;
+          } else {
+            s_claim_item[x] = TL_NO_ITEM;
+            s_overflow = 1;
+          }
           break;
         }
-        if (wm_key_eq(t.batch_keys[off + e], k)) {
-          kind[q] = TL_KIND_DUP;
-          lead[q] = e;
-          break;
-        }
+        if (wm_key_eq(part[e], k)) break;  // a duplicate: its leader decides (pass 5)
         x = (x + 1u) & (TL_CLAIM - 1u);
       }
+      if (step == TL_CLAIM) s_overflow = 1;  // the filter is full: far more keys than slots
     }
     __syncthreads();
-    const u32 n = s_n;
+    const bool overflow = s_overflow != 0u;
+    const u32 n = overflow ? c : s_n;
     // Later occurrences of a new key replace its value (assign); otherwise the leader's stays.
-    if (assign) {
-#pragma unroll
-      for (u32 q = 0; q < TL_IPT; q++) {
-        if (kind[q] != TL_KIND_DUP) continue;
-        const u32 r = threadIdx.x + q * WM_BLOCK;
-        s_vals[s_item_of[lead[q]]] = b.values[t.batch_index[off + r]];
+    if (assign && !overflow) {
+      for (u32 r = threadIdx.x; r < n_raw; r += WM_BLOCK) {
+        const wm_key k = part[r];
+        if (wm_side_slot(k) >= 0) continue;
+        const u32 x = tl_claim_find(s_claim, part, k, wm_hash_key<WM_HASH>(k, seed).y & (TL_CLAIM - 1u));
+        if (x == TL_CLAIM || s_claim[x] == r) continue;  // present, or the leader itself
+        s_vals[s_claim_item[x]] = b.values[t.batch_index[off + r]];
       }
     }
 
     // 3. Cuckoo-hash items 0..n-1 into the bucket's subtables, in shared memory.
-    bool built = n == c;  // nothing new: the old layout stands (only values changed)
-    if (!overflow && !built) {
-      for (u32 attempt = 0; attempt <= t.max_rebuilds && !built; attempt++) {
-        if (attempt > 0) {
-          seed = tl_next_seed(seed);
-          rebuilds += threadIdx.x == 0 ? 1 : 0;
+    const u64 old_seed = seed;
+    bool built = n == c;  // nothing new (or overflow): the old layout stands, values updated
+    for (u32 attempt = 0; attempt <= t.max_rebuilds && !built; attempt++) {
+      if (attempt > 0) {
+        seed = tl_next_seed(seed);
+        rebuilds += threadIdx.x == 0 ? 1 : 0;
+      }
+      __syncthreads();  // every thread is done reading s_table (old layout or last attempt)
+      for (u32 s = threadIdx.x; s < TL_SLOTS; s += WM_BLOCK) s_table[s] = TL_NO_ITEM;
+      uint2 h[TL_IPT];
+      u32 fn[TL_IPT];
+      bool placed[TL_IPT];
+#pragma unroll
+      for (u32 q = 0; q < TL_IPT; q++) {
+        const u32 i = threadIdx.x + q * WM_BLOCK;
+        h[q] = i < n ? wm_hash_key<WM_HASH>(s_keys[i], seed) : make_uint2(0u, 0u);
+        fn[q] = 0;
+        placed[q] = i >= n;  // past the end: nothing to place
+      }
+      __syncthreads();  // s_table cleared
+      for (u32 round = 0; round < t.max_iterations; round++) {
+#pragma unroll
+        for (u32 q = 0; q < TL_IPT; q++) {
+          if (!placed[q]) s_table[tl_position(h[q], fn[q])] = (unsigned short)(threadIdx.x + q * WM_BLOCK);
         }
-        __syncthreads();  // every thread is done reading s_table (old layout or last attempt)
-        for (u32 s = threadIdx.x; s < TL_SLOTS; s += WM_BLOCK) s_table[s] = TL_NO_ITEM;
-        uint2 h[TL_IPT];
-        u32 fn[TL_IPT];
-        bool placed[TL_IPT];
+        __syncthreads();
+        int unplaced = 0;
 #pragma unroll
         for (u32 q = 0; q < TL_IPT; q++) {
           const u32 i = threadIdx.x + q * WM_BLOCK;
-          h[q] = i < n ? wm_hash_key<WM_HASH>(s_keys[i], seed) : make_uint2(0u, 0u);
-          fn[q] = 0;
-          placed[q] = i >= n;  // past the end: nothing to place
+          if (i >= n) continue;
+          if (s_table[tl_position(h[q], fn[q])] == i) {
+            placed[q] = true;
+          } else {  // lost the race, or evicted: on to the next subtable
+            placed[q] = false;
+            fn[q] = fn[q] + 1u == TL_D ? 0u : fn[q] + 1u;
+            unplaced = 1;
+          }
         }
-        __syncthreads();  // s_table cleared
-        for (u32 round = 0; round < t.max_iterations; round++) {
-#pragma unroll
-          for (u32 q = 0; q < TL_IPT; q++) {
-            if (!placed[q]) s_table[tl_position(h[q], fn[q])] = (unsigned short)(threadIdx.x + q * WM_BLOCK);
-          }
-          __syncthreads();
-          int unplaced = 0;
-#pragma unroll
-          for (u32 q = 0; q < TL_IPT; q++) {
-            const u32 i = threadIdx.x + q * WM_BLOCK;
-            if (i >= n) continue;
-            if (s_table[tl_position(h[q], fn[q])] == i) {
-              placed[q] = true;
-            } else {  // lost the race, or evicted: on to the next subtable
-              placed[q] = false;
-              fn[q] = fn[q] + 1u == TL_D ? 0u : fn[q] + 1u;
-              unplaced = 1;
-            }
-          }
-          // Also the barrier between this round's reads and the next round's writes.
-          if (__syncthreads_count(unplaced) == 0) {
-            built = true;
-            break;
-          }
+        // Also the barrier between this round's reads and the next round's writes.
+        if (__syncthreads_count(unplaced) == 0) {
+          built = true;
+          break;
         }
       }
     }
@@ -313,19 +314,32 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
         t.counts[bucket] = n;
       }
     } else {
-      // The old layout with the values the batch replaced (the new keys, if any, failed).
+      // The old layout (old seed) with the values the batch replaced; new keys failed, if any.
+      seed = old_seed;
       for (u32 i = threadIdx.x; i < c; i += WM_BLOCK) slots[s_from[i]] = tl_make(s_keys[i], s_vals[i]);
       if (threadIdx.x == 0 && !overflow && n != c) failed_builds++;
     }
 
-    // 5. Statuses of the keys that entered the build, and of their duplicates.
-#pragma unroll
-    for (u32 q = 0; q < TL_IPT; q++) {
-      if (kind[q] == TL_KIND_NONE) continue;
-      const u32 r = threadIdx.x + q * WM_BLOCK;
+    // 5. Statuses of the new keys (leaders) and of their other occurrences.
+    for (u32 r = threadIdx.x; r < n_raw; r += WM_BLOCK) {
+      const wm_key k = part[r];
+      if (wm_side_slot(k) >= 0) continue;
+      const u32 x = tl_claim_find(s_claim, part, k, wm_hash_key<WM_HASH>(k, old_seed).y & (TL_CLAIM - 1u));
+      if (x == TL_CLAIM && !overflow) continue;  // present: its status is written
       const u32 idx = t.batch_index[off + r];
       u32 st;
-      if (kind[q] == TL_KIND_LEADER) {
+      if (x == TL_CLAIM) {  // overflow: a filter that filled up may not hold k; present keys
+        // were answered in pass 2 and are not rewritten here (they never reach the filter).
+        const uint2 h_old = wm_hash_key<WM_HASH>(k, old_seed);
+        bool present = false;
+#pragma unroll
+        for (u32 j = 0; j < TL_D; j++) {  // s_table still holds the old layout (no attempt ran)
+          const u32 it = s_table[tl_position(h_old, j)];
+          present |= it != TL_NO_ITEM && wm_key_eq(s_keys[it], k);
+        }
+        if (present) continue;
+        st = WM_STATUS_TABLE_FULL;
+      } else if (s_claim[x] == r) {
         st = rebuilt ? WM_STATUS_OK : WM_STATUS_TABLE_FULL;
         inserted += rebuilt ? 1 : 0;
       } else {
