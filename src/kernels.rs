@@ -46,6 +46,8 @@ pub const WARPDRIVE: KernelFile = kernel_file!("warpdrive.cu");
 pub const STADIUM: KernelFile = kernel_file!("stadium.cu");
 /// The slab hash's kernels.
 pub const SLAB: KernelFile = kernel_file!("slab.cu");
+/// The two-level cuckoo table's kernels.
+pub const TWO_LEVEL: KernelFile = kernel_file!("two_level.cu");
 /// The multisplit pass (partition a batch by a hash into parts; `table::engine::multisplit`).
 pub const MULTISPLIT: KernelFile = kernel_file!("multisplit.cu");
 

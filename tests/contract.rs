@@ -904,7 +904,7 @@ fn high_load<K: Key, V: Value>() {
 }
 
 /// Insert `capacity() + extra` distinct keys into the tables that fill to their capacity
-/// (`common::fills_to_capacity`; the slab hash grows instead): the failures are reported per key, `insert` says
+/// (`common::fills_to_capacity`; the slab hash and the two-level table grow instead): the failures are reported per key, `insert` says
 /// `TableFull`, every placed key is there with its value and nothing else is.
 ///
 /// The keys avoid the sentinel values: on the GPU those live beside the slots and do not use

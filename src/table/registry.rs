@@ -28,6 +28,7 @@ use crate::kernels::KernelSource;
 use crate::key::{Key, Value};
 use crate::table::slab::{self, Slab, SlabConfig};
 use crate::table::stadium::{self, InsertStrategy, Location, Stadium, StadiumConfig};
+use crate::table::two_level::{self, TwoLevel, TwoLevelConfig, TwoLevelCpu};
 use crate::table::warpdrive::{self, OverflowFilter, WarpDrive, WarpDriveConfig, GROUP_SIZES};
 use crate::table::{Backend, DeviceHashTable, HashTable};
 use crate::{CpuTable, Error, Result};
@@ -47,6 +48,11 @@ pub enum TableConfig {
     Stadium(StadiumConfig),
     /// A [`Slab`] hash (its capacity is replaced at build).
     Slab(SlabConfig),
+    /// A [`TwoLevel`] cuckoo table on the GPU (its capacity is replaced at build).
+    TwoLevel(TwoLevelConfig),
+    /// The two-level cuckoo table's CPU twin, [`TwoLevelCpu`] (its capacity is replaced at
+    /// build).
+    TwoLevelCpu(TwoLevelConfig),
 }
 
 impl TableConfig {
@@ -57,13 +63,15 @@ impl TableConfig {
             TableConfig::WarpDrive(_) => "warpdrive",
             TableConfig::Stadium(_) => "stadium",
             TableConfig::Slab(_) => "slab",
+            TableConfig::TwoLevel(_) => "two_level",
+            TableConfig::TwoLevelCpu(_) => "two_level_cpu",
         }
     }
 
     /// Where such a table lives.
     pub fn backend(&self) -> Backend {
         match self {
-            TableConfig::Cpu { .. } => Backend::Cpu,
+            TableConfig::Cpu { .. } | TableConfig::TwoLevelCpu(_) => Backend::Cpu,
             _ => Backend::Gpu,
         }
     }
@@ -73,6 +81,9 @@ impl TableConfig {
         match self {
             TableConfig::WarpDrive(_) => warpdrive::supports_widths(key_bytes, value_bytes),
             TableConfig::Slab(_) => slab::supports_widths(key_bytes, value_bytes),
+            TableConfig::TwoLevel(_) | TableConfig::TwoLevelCpu(_) => {
+                two_level::supports_widths(key_bytes, value_bytes)
+            }
             TableConfig::Cpu { .. } | TableConfig::Stadium(_) => {
                 key_bytes % 4 == 0 && value_bytes % 4 == 0
             }
@@ -94,6 +105,10 @@ impl TableConfig {
             TableConfig::Cpu { shards: Some(s) } => {
                 Box::new(CpuTable::<K, V>::with_shards(capacity, *s)?)
             }
+            TableConfig::TwoLevelCpu(c) => Box::new(TwoLevelCpu::<K, V>::new(TwoLevelConfig {
+                capacity,
+                ..c.clone()
+            })?),
             _ => self.build_device::<K, V>(need_gpu(gpu)?, capacity)? as Box<dyn HashTable<K, V>>,
         })
     }
@@ -108,11 +123,18 @@ impl TableConfig {
         capacity: usize,
     ) -> Result<Box<dyn DeviceHashTable<K, V>>> {
         Ok(match self {
-            TableConfig::Cpu { .. } => {
+            TableConfig::Cpu { .. } | TableConfig::TwoLevelCpu(_) => {
                 return Err(Error::Unsupported(
                     "the CPU backend has no device-buffer operations".into(),
                 ))
             }
+            TableConfig::TwoLevel(c) => Box::new(TwoLevel::<K, V>::new(
+                gpu.clone(),
+                TwoLevelConfig {
+                    capacity,
+                    ..c.clone()
+                },
+            )?),
             TableConfig::WarpDrive(c) => Box::new(WarpDrive::<K, V>::new(
                 gpu.clone(),
                 WarpDriveConfig {
@@ -172,7 +194,7 @@ pub fn scheme(name: &str) -> Option<&'static SchemeInfo> {
     SCHEMES.iter().find(|s| s.name == name)
 }
 
-static SCHEMES: [SchemeInfo; 4] = [
+static SCHEMES: [SchemeInfo; 6] = [
     SchemeInfo {
         name: "cpu",
         paper: "",
@@ -200,6 +222,20 @@ static SCHEMES: [SchemeInfo; 4] = [
         backend: Backend::Gpu,
         test_configs: slab_test_configs,
         kernel_sources: slab::all_kernel_sources,
+    },
+    SchemeInfo {
+        name: "two_level",
+        paper: "two-level-cuckoo.txt",
+        backend: Backend::Gpu,
+        test_configs: two_level_test_configs,
+        kernel_sources: two_level::all_kernel_sources,
+    },
+    SchemeInfo {
+        name: "two_level_cpu",
+        paper: "two-level-cuckoo.txt",
+        backend: Backend::Cpu,
+        test_configs: two_level_cpu_test_configs,
+        kernel_sources: Vec::new,
     },
 ];
 
@@ -272,6 +308,43 @@ fn slab_test_configs() -> Vec<(&'static str, TableConfig)> {
     .into_iter()
     .map(|(label, config)| (label, TableConfig::Slab(config)))
     .collect()
+}
+
+/// The two-level configurations both backends run: the defaults; Mueller's hash with 4
+/// functions; and tiny buckets (3 × 32 slots, few rounds) whose builds fail and start over with
+/// new seeds, and whose tables split often.
+fn two_level_configs() -> Vec<(&'static str, TwoLevelConfig)> {
+    vec![
+        ("", TwoLevelConfig::new(0)),
+        (
+            "d4/mueller",
+            TwoLevelConfig::new(0)
+                .hash_functions(4)
+                .slots_per_subtable(384)
+                .hash(HashFunction::Mueller),
+        ),
+        (
+            "tiny-buckets",
+            TwoLevelConfig::new(0)
+                .slots_per_subtable(32)
+                .max_probes(8)
+                .max_rebuilds(4),
+        ),
+    ]
+}
+
+fn two_level_test_configs() -> Vec<(&'static str, TableConfig)> {
+    two_level_configs()
+        .into_iter()
+        .map(|(l, c)| (l, TableConfig::TwoLevel(c)))
+        .collect()
+}
+
+fn two_level_cpu_test_configs() -> Vec<(&'static str, TableConfig)> {
+    two_level_configs()
+        .into_iter()
+        .map(|(l, c)| (l, TableConfig::TwoLevelCpu(c)))
+        .collect()
 }
 
 #[cfg(test)]
