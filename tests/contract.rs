@@ -384,7 +384,11 @@ fn rehash<K: Key, V: Value>() {
                 matches!(err, Error::InvalidInput(_)),
                 "{name}: rehash(0) of {what}: {err}"
             );
-            assert_eq!(t.capacity(), before, "{name}: rehash(0) of {what} changed it");
+            assert_eq!(
+                t.capacity(),
+                before,
+                "{name}: rehash(0) of {what} changed it"
+            );
         };
         refused(&mut t, "an empty table");
         assert!(t.is_empty().unwrap(), "{name}");

@@ -61,7 +61,10 @@ fn tables<K: Key, V: Value>(config: TwoLevelConfig) -> Vec<(String, Table<K, V>)
     )];
     if let Some(gpu) = gpu() {
         let t = TwoLevel::new(gpu, config).unwrap_or_else(|e| panic!("TwoLevel::new: {e}"));
-        v.push((format!("two_level <{}, {}>", K::NAME, V::NAME), Table::Gpu(t)));
+        v.push((
+            format!("two_level <{}, {}>", K::NAME, V::NAME),
+            Table::Gpu(t),
+        ));
     }
     v
 }
@@ -101,7 +104,10 @@ fn forced_rebuilds<K: Key, V: Value>() {
         assert_matches(&name, t.r(), &oracle);
         check_counts(&name, &t, &oracle);
         let s = t.stats();
-        assert!(s.rebuilds > 0, "{name}: no rebuild with 4 rounds per attempt: {s:?}");
+        assert!(
+            s.rebuilds > 0,
+            "{name}: no rebuild with 4 rounds per attempt: {s:?}"
+        );
     }
 }
 
@@ -116,7 +122,8 @@ fn splits_and_coalesces<K: Key, V: Value>() {
         let mut oracle = HashMap::new();
         for (r, part) in keys.chunks(7000).enumerate() {
             let values: Vec<V> = part.iter().map(|&k| value_for(k, r as u64)).collect();
-            t.t().insert(part, &values)
+            t.t()
+                .insert(part, &values)
                 .unwrap_or_else(|e| panic!("{name}: batch {r}: {e}"));
             oracle.extend(part.iter().copied().zip(values));
         }
@@ -124,7 +131,10 @@ fn splits_and_coalesces<K: Key, V: Value>() {
         assert!(grown >= 20, "{name}: {grown} buckets for 30000 keys");
         assert!(t.stats().splits > 0, "{name}: {:?}", t.stats());
         let load = t.r().load_factor().unwrap();
-        assert!(load > 0.3 && load <= 0.9, "{name}: load {load} after splits");
+        assert!(
+            load > 0.3 && load <= 0.9,
+            "{name}: load {load} after splits"
+        );
         assert_matches(&format!("{name} grown"), t.r(), &oracle);
         check_counts(&name, &t, &oracle);
 
@@ -134,7 +144,11 @@ fn splits_and_coalesces<K: Key, V: Value>() {
             oracle.remove(k);
         }
         assert!(t.stats().coalesces > 0, "{name}: {:?}", t.stats());
-        assert_eq!(t.buckets(), 1, "{name}: coalesced back to the capacity asked for");
+        assert_eq!(
+            t.buckets(),
+            1,
+            "{name}: coalesced back to the capacity asked for"
+        );
         assert_matches(&format!("{name} coalesced"), t.r(), &oracle);
         check_counts(&name, &t, &oracle);
         assert_eq!(kept.len(), oracle.len(), "{name}");
@@ -229,8 +243,14 @@ fn erase_then_reinsert<K: Key, V: Value>() {
         assert_matches(&format!("{name} erased"), t.r(), &oracle);
         let values: Vec<V> = half.iter().map(|&k| value_for(k, 1)).collect();
         let mut st = vec![Default::default(); half.len()];
-        assert_eq!(t.t().insert_with_status(&half, &values, &mut st).unwrap(), 0);
-        assert!(st.iter().all(|s| s.0 & UPDATED == 0), "{name}: reinserted keys are new");
+        assert_eq!(
+            t.t().insert_with_status(&half, &values, &mut st).unwrap(),
+            0
+        );
+        assert!(
+            st.iter().all(|s| s.0 & UPDATED == 0),
+            "{name}: reinserted keys are new"
+        );
         oracle.extend(half.iter().copied().zip(values));
         assert_matches(&format!("{name} reinserted"), t.r(), &oracle);
         check_counts(&name, &t, &oracle);
@@ -249,10 +269,16 @@ fn invalid_configs<K: Key, V: Value>() {
     let gpu = gpu();
     for c in bad {
         let e = TwoLevelCpu::<K, V>::new(c.clone()).err();
-        assert!(matches!(e, Some(Error::InvalidInput(_))), "cpu {c:?}: {e:?}");
+        assert!(
+            matches!(e, Some(Error::InvalidInput(_))),
+            "cpu {c:?}: {e:?}"
+        );
         if let Some(g) = &gpu {
             let e = TwoLevel::<K, V>::new(g.clone(), c.clone()).err();
-            assert!(matches!(e, Some(Error::InvalidInput(_))), "gpu {c:?}: {e:?}");
+            assert!(
+                matches!(e, Some(Error::InvalidInput(_))),
+                "gpu {c:?}: {e:?}"
+            );
         }
     }
     let wide = TwoLevelCpu::<u128, u32>::new(TwoLevelConfig::new(100)).err();

@@ -22,7 +22,9 @@ use crate::error::check_same_len;
 use crate::hash::hash_pair;
 use crate::key::{Key, Sentinels, Value};
 use crate::status::{self, InsertStatus};
-use crate::table::{check_mixed_lens, check_rehash_capacity, Backend, HashTable, InsertMode, MixedOp};
+use crate::table::{
+    check_mixed_lens, check_rehash_capacity, Backend, HashTable, InsertMode, MixedOp,
+};
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -180,7 +182,11 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
                 }
             }
             if !unplaced {
-                return Some((0..keys.len()).map(|i| slot_of(h[i], fun[i], sub)).collect());
+                return Some(
+                    (0..keys.len())
+                        .map(|i| slot_of(h[i], fun[i], sub))
+                        .collect(),
+                );
             }
         }
         None
@@ -198,7 +204,11 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
         mode: InsertMode,
     ) -> (Option<Bucket<K, V>>, Merged) {
         let assign = mode == InsertMode::Assign;
-        let present_code = if assign { status::UPDATED } else { status::PRESENT };
+        let present_code = if assign {
+            status::UPDATED
+        } else {
+            status::PRESENT
+        };
         let mut bucket = self.buckets[b].clone();
         let mut statuses = Vec::with_capacity(part.len());
         // New keys: their item (index into new_keys) and whether each index led.
@@ -268,10 +278,14 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
         }
         let ok = result.is_some();
         for &(i, _) in &leaders {
-            merged.statuses.push((i, if ok { status::OK } else { status::TABLE_FULL }));
+            merged
+                .statuses
+                .push((i, if ok { status::OK } else { status::TABLE_FULL }));
         }
         for &(i, _) in &followers {
-            merged.statuses.push((i, if ok { present_code } else { status::TABLE_FULL }));
+            merged
+                .statuses
+                .push((i, if ok { present_code } else { status::TABLE_FULL }));
         }
         if ok {
             merged.inserted = new_keys.len();
@@ -575,7 +589,11 @@ impl<K: Key, V: Value> HashTable<K, V> for TwoLevelCpu<K, V> {
         let sentinels = Sentinels::for_width(K::BYTES);
         for (s, v) in self.side.iter().enumerate() {
             if let Some(v) = v {
-                let bits = if s == 0 { sentinels.empty } else { sentinels.tombstone };
+                let bits = if s == 0 {
+                    sentinels.empty
+                } else {
+                    sentinels.tombstone
+                };
                 keys.push(K::from_bits(bits));
                 values.push(*v);
             }

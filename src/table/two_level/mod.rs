@@ -58,8 +58,7 @@ use crate::kernels::{KernelSource, TWO_LEVEL};
 use crate::key::{Key, Value};
 use crate::table::engine::multisplit::{multisplit_by, PartFunction, Split};
 use crate::table::engine::{
-    bulk_grid, check_fits, engine_source, resolve_max_probes, scheme_config, Bulk, GpuTable,
-    Scheme,
+    bulk_grid, check_fits, engine_source, resolve_max_probes, scheme_config, Bulk, GpuTable, Scheme,
 };
 use crate::table::HashTable;
 use crate::{Error, Result};
@@ -340,7 +339,11 @@ pub fn shrunk_buckets(
 
 /// Whether a batch whose parts have `part_len(b)` keys may overflow a bucket that holds
 /// `count[b]` (an upper bound: present keys and duplicates are counted as new).
-pub fn may_overflow(config: &TwoLevelConfig, counts: &[u32], part_len: impl Fn(usize) -> u64) -> bool {
+pub fn may_overflow(
+    config: &TwoLevelConfig,
+    counts: &[u32],
+    part_len: impl Fn(usize) -> u64,
+) -> bool {
     let cap = config.bucket_capacity() as u64;
     counts
         .iter()
@@ -745,9 +748,13 @@ mod tests {
     fn default_builds_fit_shared_memory() {
         for (kb, vb) in [(4, 4), (4, 8), (8, 4), (8, 8)] {
             assert!(TwoLevelConfig::new(100).check(kb, vb).is_ok());
-            let c = TwoLevelConfig::new(100).hash_functions(4).slots_per_subtable(384);
+            let c = TwoLevelConfig::new(100)
+                .hash_functions(4)
+                .slots_per_subtable(384);
             assert!(c.check(kb, vb).is_ok(), "{kb}/{vb}");
-            let too_big = TwoLevelConfig::new(100).hash_functions(4).slots_per_subtable(1024);
+            let too_big = TwoLevelConfig::new(100)
+                .hash_functions(4)
+                .slots_per_subtable(1024);
             assert!(matches!(too_big.check(kb, vb), Err(Error::InvalidInput(_))));
         }
         // The kernel's figure for 8/8 at 3 × 512 (ptxas: 43016 bytes).
@@ -768,7 +775,10 @@ mod tests {
             TwoLevelConfig::new(10).max_probes(0),
         ];
         for c in bad {
-            assert!(matches!(c.check(4, 4), Err(Error::InvalidInput(_))), "{c:?}");
+            assert!(
+                matches!(c.check(4, 4), Err(Error::InvalidInput(_))),
+                "{c:?}"
+            );
         }
         assert!(matches!(
             TwoLevelConfig::new(10).check(16, 4),
