@@ -17,20 +17,20 @@ use warpmap::{Error, HashTable, Key, TwoLevel, TwoLevelCpu, Value};
 /// Either backend, with the scheme-only accessors.
 enum Table<K: Key, V: Value> {
     Cpu(TwoLevelCpu<K, V>),
-    Gpu(TwoLevel<K, V>),
+    Gpu(Box<TwoLevel<K, V>>),
 }
 
 impl<K: Key, V: Value> Table<K, V> {
     fn t(&mut self) -> &mut dyn HashTable<K, V> {
         match self {
             Table::Cpu(t) => t,
-            Table::Gpu(t) => t,
+            Table::Gpu(t) => t.as_mut(),
         }
     }
     fn r(&self) -> &dyn HashTable<K, V> {
         match self {
             Table::Cpu(t) => t,
-            Table::Gpu(t) => t,
+            Table::Gpu(t) => t.as_ref(),
         }
     }
     fn stats(&self) -> TwoLevelStats {
@@ -63,7 +63,7 @@ fn tables<K: Key, V: Value>(config: TwoLevelConfig) -> Vec<(String, Table<K, V>)
         let t = TwoLevel::new(gpu, config).unwrap_or_else(|e| panic!("TwoLevel::new: {e}"));
         v.push((
             format!("two_level <{}, {}>", K::NAME, V::NAME),
-            Table::Gpu(t),
+            Table::Gpu(Box::new(t)),
         ));
     }
     v

@@ -202,7 +202,7 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
         keys: &[K],
         values: &[V],
         mode: InsertMode,
-    ) -> (Option<Bucket<K, V>>, Merged) {
+    ) -> (Bucket<K, V>, Merged) {
         let assign = mode == InsertMode::Assign;
         let present_code = if assign {
             status::UPDATED
@@ -241,7 +241,7 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             failed_build: false,
         };
         if new_keys.is_empty() {
-            return (Some(bucket), merged);
+            return (bucket, merged);
         }
         let slots_n = bucket.slots.len();
         let c = bucket.count as usize;
@@ -291,7 +291,7 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             merged.inserted = new_keys.len();
         }
         // On failure the bucket keeps its layout, with the values the batch replaced.
-        (Some(result.unwrap_or(bucket)), merged)
+        (result.unwrap_or(bucket), merged)
     }
 
     /// One pass of an insert: side path, split before a crowding batch, bucket builds in
@@ -347,7 +347,7 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             attempt += 1;
         }
         let this = &*self;
-        let results: Vec<(usize, Option<Bucket<K, V>>, Merged)> = parts
+        let results: Vec<(usize, Bucket<K, V>, Merged)> = parts
             .par_iter()
             .enumerate()
             .filter(|(_, p)| !p.is_empty())
@@ -357,9 +357,7 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             })
             .collect();
         for (b, bucket, m) in results {
-            if let Some(bucket) = bucket {
-                self.buckets[b] = bucket;
-            }
+            self.buckets[b] = bucket;
             self.len += m.inserted;
             self.stats.rebuilds += m.rebuilds;
             self.stats.failed_builds += u64::from(m.failed_build);
