@@ -18,15 +18,19 @@
 // for that bucket (a key already present is updated or kept; duplicates within the batch are
 // found with a small shared-memory hash set, so each new key enters once), and cuckoo-hashes
 // all of the bucket's keys in shared memory with Alcantara's parallel rounds: every unplaced
-// key writes its item index into its slot under its current function (last writer wins), the
-// block synchronises, and every key that does not hold its slot (it lost the race, or was
-// evicted) moves to its next function. When all keys hold a slot the bucket is written back in
-// one coalesced pass over its TL_SLOTS slots. A bucket with no layout within max_iterations
-// rounds is rebuilt with a new seed (tl_next_seed; host twin `next_seed`), at most max_rebuilds
-// times (counted in stats[0]); a bucket that still fails (stats[1]), or whose keys exceed its
-// slots, keeps its old layout (with its updated values) and reports its new keys TABLE_FULL:
-// the host then splits buckets (more buckets, re-bucketed) and inserts those keys again, so no
-// key is dropped. The host also splits before a batch that could overflow a bucket.
+// key exchanges its item index into its slot under its current function (atomicExch: of the
+// keys that write one slot in a round, exactly one stays, whichever the hardware orders last),
+// the block synchronises, and every key that does not hold its slot (it lost the exchange, or
+// was evicted) moves to its next function. Plain racing stores would do the same on today's
+// hardware but are a data race (racecheck flags them), so every shared word that more than one
+// thread may write between two barriers is written with an atomic. When all keys hold a slot
+// the bucket is written back in one coalesced pass over its TL_SLOTS slots. A bucket with no
+// layout within max_iterations rounds is rebuilt with a new seed (tl_next_seed; host twin
+// `next_seed`), at most max_rebuilds times (counted in stats[0]); a bucket that still fails
+// (stats[1]), or whose keys exceed its slots, keeps its old layout (with its updated values)
+// and reports its new keys TABLE_FULL: the host then splits buckets (more buckets,
+// re-bucketed) and inserts those keys again, so no key is dropped. The host also splits
+// before a batch that could overflow a bucket.
 //
 // Slots: a 4-byte key with a 4-byte value packs into one 64-bit word (key in the low half);
 // other widths (4 or 8 bytes each) take 16 bytes {key, value}, each zero-extended. An empty slot
@@ -153,11 +157,13 @@ __device__ __forceinline__ u32 tl_claim_find(const u32* s_claim, const wm_key* p
 extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view t, wm_bulk b) {
   __shared__ wm_key s_keys[TL_ITEMS];
   __shared__ wm_value s_vals[TL_ITEMS];
-  __shared__ unsigned short s_table[TL_SLOTS];        // item index per slot (TL_NO_ITEM: empty)
+  __shared__ u32 s_table[TL_SLOTS];                   // item index per slot (TL_NO_ITEM: empty);
+                                                      // 32-bit for atomicExch in the rounds
   __shared__ unsigned short s_from[TL_ITEMS];         // existing item: its old slot
   __shared__ u32 s_claim[TL_CLAIM];                   // duplicate filter: positions r in the part
   __shared__ unsigned short s_claim_item[TL_CLAIM];   // the item of the key in each filter slot
-  __shared__ u32 s_n;                                 // items so far
+  __shared__ u32 s_n;                                 // items that were in the bucket (pass 1)
+  __shared__ u32 s_new;                               // new items (pass 2), after those
   __shared__ u32 s_overflow;                          // more new keys than the bucket can take
 
   const bool assign = b.assign != 0u;
@@ -175,15 +181,16 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
     // 1. The bucket's current contents become items 0..c-1; s_table holds the old layout.
     if (threadIdx.x == 0) {
       s_n = 0;
+      s_new = 0;
       s_overflow = 0;
     }
     for (u32 x = threadIdx.x; x < TL_CLAIM; x += WM_BLOCK) s_claim[x] = TL_NO_CLAIM;
     __syncthreads();
     for (u32 s = threadIdx.x; s < TL_SLOTS; s += WM_BLOCK) {
       const tl_slot v = slots[s];  // coalesced
-      unsigned short item = TL_NO_ITEM;
+      u32 item = TL_NO_ITEM;
       if (!wm_key_eq(tl_key(v), WM_KEY_EMPTY)) {
-        item = (unsigned short)atomicAdd(&s_n, 1u);
+        item = atomicAdd(&s_n, 1u);
         s_keys[item] = tl_key(v);
         s_vals[item] = tl_value(v);
         s_from[item] = (unsigned short)s;
@@ -191,7 +198,9 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
       s_table[s] = item;
     }
     __syncthreads();
-    const u32 c = s_n;  // items that were in the bucket before
+    // Items that were in the bucket before. s_n is not written again before the next bucket:
+    // pass 2 counts new items in s_new, so a warp that reads this late still reads c.
+    const u32 c = s_n;
 
     // 2. Merge the batch: the side path; present keys (probed in the old layout: updated or
     // kept); new keys go through the duplicate filter, whose first claimer takes an item.
@@ -213,7 +222,7 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
         if (it != TL_NO_ITEM && wm_key_eq(s_keys[it], k)) hit = it;
       }
       if (hit != TL_NO_ITEM) {
-        if (assign) s_vals[hit] = v;  // occurrences race: one of the batch's values stays
+        if (assign) atomicExch(&s_vals[hit], v);  // occurrences race: one of their values stays
         if (b.status != nullptr) b.status[idx] = present_code;
         continue;
       }
@@ -223,25 +232,25 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
       for (; step < TL_CLAIM; step++) {
         const u32 e = atomicCAS(&s_claim[x], TL_NO_CLAIM, r);
         if (e == TL_NO_CLAIM) {
-          const u32 item = atomicAdd(&s_n, 1u);
+          const u32 item = c + atomicAdd(&s_new, 1u);
           if (item < TL_ITEMS) {
             s_keys[item] = k;
             s_vals[item] = v;
             s_claim_item[x] = (unsigned short)item;
           } else {
             s_claim_item[x] = TL_NO_ITEM;
-            s_overflow = 1;
+            atomicExch(&s_overflow, 1u);
           }
           break;
         }
         if (wm_key_eq(part[e], k)) break;  // a duplicate: its leader decides (pass 5)
         x = (x + 1u) & (TL_CLAIM - 1u);
       }
-      if (step == TL_CLAIM) s_overflow = 1;  // the filter is full: far more keys than slots
+      if (step == TL_CLAIM) atomicExch(&s_overflow, 1u);  // the filter is full: far too many keys
     }
     __syncthreads();
     const bool overflow = s_overflow != 0u;
-    const u32 n = overflow ? c : s_n;
+    const u32 n = overflow ? c : c + s_new;
     // Later occurrences of a new key replace its value (assign); otherwise the leader's stays.
     if (assign && !overflow) {
       for (u32 r = threadIdx.x; r < n_raw; r += WM_BLOCK) {
@@ -249,7 +258,7 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
         if (wm_side_slot(k) >= 0) continue;
         const u32 x = tl_claim_find(s_claim, part, k, wm_hash_key<WM_HASH>(k, seed).y & (TL_CLAIM - 1u));
         if (x == TL_CLAIM || s_claim[x] == r) continue;  // present, or the leader itself
-        s_vals[s_claim_item[x]] = b.values[t.batch_index[off + r]];
+        atomicExch(&s_vals[s_claim_item[x]], b.values[t.batch_index[off + r]]);  // followers race
       }
     }
 
@@ -277,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
       for (u32 round = 0; round < t.max_iterations; round++) {
 #pragma unroll
         for (u32 q = 0; q < TL_IPT; q++) {
-          if (!placed[q]) s_table[tl_position(h[q], fn[q])] = (unsigned short)(threadIdx.x + q * WM_BLOCK);
+          if (!placed[q]) atomicExch(&s_table[tl_position(h[q], fn[q])], threadIdx.x + q * WM_BLOCK);
         }
         __syncthreads();
         int unplaced = 0;
