@@ -48,6 +48,8 @@ pub const STADIUM: KernelFile = kernel_file!("stadium.cu");
 pub const SLAB: KernelFile = kernel_file!("slab.cu");
 /// DyCuckoo's kernels.
 pub const DYCUCKOO: KernelFile = kernel_file!("dycuckoo.cu");
+/// The two-level cuckoo table's kernels.
+pub const TWO_LEVEL: KernelFile = kernel_file!("two_level.cu");
 /// The multisplit pass (partition a batch by a hash into parts; `table::engine::multisplit`).
 pub const MULTISPLIT: KernelFile = kernel_file!("multisplit.cu");
 

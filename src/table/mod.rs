@@ -43,6 +43,7 @@ pub mod registry;
 pub mod slab;
 pub mod slab_alloc;
 pub mod stadium;
+pub mod two_level;
 pub mod warpdrive;
 
 use crate::device::{DeviceBuffer, Gpu};

@@ -29,6 +29,7 @@ use crate::key::{Key, Value};
 use crate::table::dycuckoo::{self, DyCuckoo, DyCuckooConfig};
 use crate::table::slab::{self, Slab, SlabConfig};
 use crate::table::stadium::{self, InsertStrategy, Location, Stadium, StadiumConfig};
+use crate::table::two_level::{self, TwoLevel, TwoLevelConfig, TwoLevelCpu};
 use crate::table::warpdrive::{self, OverflowFilter, WarpDrive, WarpDriveConfig, GROUP_SIZES};
 use crate::table::{Backend, DeviceHashTable, HashTable};
 use crate::{CpuTable, Error, Result};
@@ -50,6 +51,11 @@ pub enum TableConfig {
     Slab(SlabConfig),
     /// A [`DyCuckoo`] table (its capacity is replaced at build).
     DyCuckoo(DyCuckooConfig),
+    /// A [`TwoLevel`] cuckoo table on the GPU (its capacity is replaced at build).
+    TwoLevel(TwoLevelConfig),
+    /// The two-level cuckoo table's CPU twin, [`TwoLevelCpu`] (its capacity is replaced at
+    /// build).
+    TwoLevelCpu(TwoLevelConfig),
 }
 
 impl TableConfig {
@@ -61,13 +67,15 @@ impl TableConfig {
             TableConfig::Stadium(_) => "stadium",
             TableConfig::Slab(_) => "slab",
             TableConfig::DyCuckoo(_) => "dycuckoo",
+            TableConfig::TwoLevel(_) => "two_level",
+            TableConfig::TwoLevelCpu(_) => "two_level_cpu",
         }
     }
 
     /// Where such a table lives.
     pub fn backend(&self) -> Backend {
         match self {
-            TableConfig::Cpu { .. } => Backend::Cpu,
+            TableConfig::Cpu { .. } | TableConfig::TwoLevelCpu(_) => Backend::Cpu,
             _ => Backend::Gpu,
         }
     }
@@ -78,6 +86,9 @@ impl TableConfig {
             TableConfig::WarpDrive(_) => warpdrive::supports_widths(key_bytes, value_bytes),
             TableConfig::Slab(_) => slab::supports_widths(key_bytes, value_bytes),
             TableConfig::DyCuckoo(_) => dycuckoo::supports_widths(key_bytes, value_bytes),
+            TableConfig::TwoLevel(_) | TableConfig::TwoLevelCpu(_) => {
+                two_level::supports_widths(key_bytes, value_bytes)
+            }
             TableConfig::Cpu { .. } | TableConfig::Stadium(_) => {
                 key_bytes % 4 == 0 && value_bytes % 4 == 0
             }
@@ -99,6 +110,10 @@ impl TableConfig {
             TableConfig::Cpu { shards: Some(s) } => {
                 Box::new(CpuTable::<K, V>::with_shards(capacity, *s)?)
             }
+            TableConfig::TwoLevelCpu(c) => Box::new(TwoLevelCpu::<K, V>::new(TwoLevelConfig {
+                capacity,
+                ..c.clone()
+            })?),
             _ => self.build_device::<K, V>(need_gpu(gpu)?, capacity)? as Box<dyn HashTable<K, V>>,
         })
     }
@@ -113,11 +128,18 @@ impl TableConfig {
         capacity: usize,
     ) -> Result<Box<dyn DeviceHashTable<K, V>>> {
         Ok(match self {
-            TableConfig::Cpu { .. } => {
+            TableConfig::Cpu { .. } | TableConfig::TwoLevelCpu(_) => {
                 return Err(Error::Unsupported(
                     "the CPU backend has no device-buffer operations".into(),
                 ))
             }
+            TableConfig::TwoLevel(c) => Box::new(TwoLevel::<K, V>::new(
+                gpu.clone(),
+                TwoLevelConfig {
+                    capacity,
+                    ..c.clone()
+                },
+            )?),
             TableConfig::WarpDrive(c) => Box::new(WarpDrive::<K, V>::new(
                 gpu.clone(),
                 WarpDriveConfig {
@@ -184,7 +206,7 @@ pub fn scheme(name: &str) -> Option<&'static SchemeInfo> {
     SCHEMES.iter().find(|s| s.name == name)
 }
 
-static SCHEMES: [SchemeInfo; 5] = [
+static SCHEMES: [SchemeInfo; 7] = [
     SchemeInfo {
         name: "cpu",
         paper: "",
@@ -219,6 +241,20 @@ static SCHEMES: [SchemeInfo; 5] = [
         backend: Backend::Gpu,
         test_configs: dycuckoo_test_configs,
         kernel_sources: dycuckoo::all_kernel_sources,
+    },
+    SchemeInfo {
+        name: "two_level",
+        paper: "two-level-cuckoo.txt",
+        backend: Backend::Gpu,
+        test_configs: two_level_test_configs,
+        kernel_sources: two_level::all_kernel_sources,
+    },
+    SchemeInfo {
+        name: "two_level_cpu",
+        paper: "two-level-cuckoo.txt",
+        backend: Backend::Cpu,
+        test_configs: two_level_cpu_test_configs,
+        kernel_sources: Vec::new,
     },
 ];
 
@@ -311,6 +347,43 @@ fn dycuckoo_test_configs() -> Vec<(&'static str, TableConfig)> {
     .into_iter()
     .map(|(label, config)| (label, TableConfig::DyCuckoo(config)))
     .collect()
+}
+
+/// The two-level configurations both backends run: the defaults; Mueller's hash with 4
+/// functions; and tiny buckets (3 × 32 slots, few rounds) whose builds fail and start over with
+/// new seeds, and whose tables split often.
+fn two_level_configs() -> Vec<(&'static str, TwoLevelConfig)> {
+    vec![
+        ("", TwoLevelConfig::new(0)),
+        (
+            "d4/mueller",
+            TwoLevelConfig::new(0)
+                .hash_functions(4)
+                .slots_per_subtable(384)
+                .hash(HashFunction::Mueller),
+        ),
+        (
+            "tiny-buckets",
+            TwoLevelConfig::new(0)
+                .slots_per_subtable(32)
+                .max_probes(8)
+                .max_rebuilds(4),
+        ),
+    ]
+}
+
+fn two_level_test_configs() -> Vec<(&'static str, TableConfig)> {
+    two_level_configs()
+        .into_iter()
+        .map(|(l, c)| (l, TableConfig::TwoLevel(c)))
+        .collect()
+}
+
+fn two_level_cpu_test_configs() -> Vec<(&'static str, TableConfig)> {
+    two_level_configs()
+        .into_iter()
+        .map(|(l, c)| (l, TableConfig::TwoLevelCpu(c)))
+        .collect()
 }
 
 #[cfg(test)]

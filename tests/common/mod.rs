@@ -318,14 +318,17 @@ pub fn assert_multimap_matches<K: Key, V: Value>(
 /// refuse such a batch with `Error::Unsupported`; every other scheme, and the CPU backend, runs
 /// it.
 pub fn erases_in_mixed_batches(scheme: &str) -> bool {
-    !matches!(scheme, "warpdrive" | "stadium" | "dycuckoo")
+    // two_level refuses every mixed batch on the GPU (its inserts rebuild buckets in place);
+    // its CPU twin runs them.
+    !matches!(scheme, "warpdrive" | "stadium" | "dycuckoo" | "two_level")
 }
 
 /// Whether a full table of the scheme holds exactly `capacity()` keys and refuses more. The
 /// slab hash grows its pool instead (up to a memory budget: its own tests exhaust one), and
 /// DyCuckoo doubles subtables (tests/dycuckoo.rs reaches its `max_capacity`).
 pub fn fills_to_capacity(scheme: &str) -> bool {
-    !matches!(scheme, "slab" | "dycuckoo")
+    // The two-level table splits its buckets instead (tests/two_level.rs).
+    !matches!(scheme, "slab" | "dycuckoo" | "two_level" | "two_level_cpu")
 }
 
 /// The table's content as a map; panics if `retrieve_all` returns a key twice or mismatched

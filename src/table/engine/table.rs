@@ -200,7 +200,14 @@ impl<S: Scheme> GpuTable<S> {
             let full: Vec<usize> = (0..keys.len())
                 .filter(|&i| status[i].0 & TABLE_FULL != 0)
                 .collect();
-            if full.is_empty() || !S::grow_table(self, full.len())? {
+            if full.is_empty() {
+                return Ok(());
+            }
+            // These failures are answered here (inserted again, or reported in the statuses):
+            // a growth that rehashes synchronizes first, and must not report them again as
+            // failures of asynchronous inserts.
+            self.counters.mark_reported(&self.gpu)?;
+            if !S::grow_table(self, full.len())? {
                 return Ok(());
             }
             let mut st = vec![InsertStatus::default(); full.len()];
@@ -209,6 +216,42 @@ impl<S: Scheme> GpuTable<S> {
                 status[i] = s;
             }
         }
+    }
+
+    /// Inserts the pairs a rehash moves (distinct keys) into this new table, on the device;
+    /// keys that found no room go in again after growth ([`Scheme::grow_table`]), as in a
+    /// host-slice insert. [`Error::TableFull`] when some still found none.
+    fn insert_moved(
+        &mut self,
+        keys: &DeviceBuffer<S::Key>,
+        values: &DeviceBuffer<S::Value>,
+    ) -> Result<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let gpu = self.gpu.clone();
+        let mut ds = gpu.alloc::<u32>(keys.len())?;
+        self.insert_device_async_with_mode(keys, values, Some(&mut ds), InsertMode::Assign)?;
+        let st = gpu.download(&ds)?;
+        let full: Vec<usize> = (0..st.len()).filter(|&i| st[i] & TABLE_FULL != 0).collect();
+        let mut left = 0;
+        if !full.is_empty() {
+            let (k, v) = (gpu.download(keys)?, gpu.download(values)?);
+            let mut fs = vec![InsertStatus(TABLE_FULL); full.len()];
+            self.retry_after_growth(
+                &gather(&k, &full),
+                &gather(&v, &full),
+                &mut fs,
+                InsertMode::Assign,
+            )?;
+            left = fs.iter().filter(|s| s.is_failure()).count();
+        }
+        gpu.synchronize()?;
+        self.counters.mark_reported(&gpu)?; // the statuses were the report
+        if left > 0 {
+            return Err(Error::table_full_async(left, self.scheme.capacity()));
+        }
+        Ok(())
     }
 
     fn launch_find(
@@ -411,8 +454,7 @@ impl<S: Scheme> HashTable<S::Key, S::Value> for GpuTable<S> {
         let (keys, values) = self.retrieve_device()?;
         let config = self.scheme.config().resized(new_capacity);
         let mut grown = GpuTable::<S>::new(self.gpu.clone(), config)?;
-        grown.insert_device_async(&keys, &values, None)?;
-        grown.synchronize()?;
+        grown.insert_moved(&keys, &values)?;
         let placed = grown.len()?;
         if placed != n {
             return Err(Error::CountMismatch {

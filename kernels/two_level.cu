@@ -1,0 +1,462 @@
+// Two-level cuckoo hashing (two-level-cuckoo.txt: HH Hash, after Alcantara's two-level table).
+// Host side: src/table/two_level/mod.rs. Assembled after kernels/common/*.cuh (src/kernels.rs).
+//
+// First level: a hash of the key (wm_part_of under the table's part seed, the multisplit's part
+// function) picks one of `buckets` buckets. An insert batch is first split by bucket in one
+// multisplit pass on the host side's stream (src/table/engine/multisplit.rs; the paper lost 80 %
+// of its time in a merge sort by bucket): the kernels here get the batch's keys grouped by
+// bucket, each with its index in the caller's batch, and the `buckets + 1` offsets.
+//
+// Second level: a bucket is TL_D subtables of TL_SUB slots (TL_SLOTS in all), laid out one after
+// the other in global memory. Key k of bucket b may sit only at slot
+//   j * TL_SUB + umulhi(fmix32(h.x + j * h.y), TL_SUB)   for j in [0, TL_D),
+// where h = wm_hash_key(k, seeds[b]) (tl_position; host twin `slot_of` in the table file). A
+// lookup therefore probes at most TL_D slots of one bucket, a thread per key.
+//
+// The insert kernel runs one thread block per bucket that the batch touches (other buckets are
+// not rebuilt). The block loads the bucket's slots into shared memory, merges the batch's keys
+// for that bucket (a key already present is updated or kept; duplicates within the batch are
+// found with a small shared-memory hash set, so each new key enters once), and cuckoo-hashes
+// all of the bucket's keys in shared memory with Alcantara's parallel rounds: every unplaced
+// key exchanges its item index into its slot under its current function (atomicExch: of the
+// keys that write one slot in a round, exactly one stays, whichever the hardware orders last),
+// the block synchronises, and every key that does not hold its slot (it lost the exchange, or
+// was evicted) moves to its next function. Plain racing stores would do the same on today's
+// hardware but are a data race (racecheck flags them), so every shared word that more than one
+// thread may write between two barriers is written with an atomic. When all keys hold a slot
+// the bucket is written back in one coalesced pass over its TL_SLOTS slots. A bucket with no
+// layout within max_iterations rounds is rebuilt with a new seed (tl_next_seed; host twin
+// `next_seed`), at most max_rebuilds times (counted in stats[0]); a bucket that still fails
+// (stats[1]), or whose keys exceed its slots, keeps its old layout (with its updated values)
+// and reports its new keys TABLE_FULL: the host then splits buckets (more buckets,
+// re-bucketed) and inserts those keys again, so no key is dropped. The host also splits
+// before a batch that could overflow a bucket.
+//
+// Slots: a 4-byte key with a 4-byte value packs into one 64-bit word (key in the low half);
+// other widths (4 or 8 bytes each) take 16 bytes {key, value}, each zero-extended. An empty slot
+// is all ones: its key reads as WM_KEY_EMPTY. User keys equal to the sentinels live on the side
+// path (kernels/common/side.cuh), so every key value is insertable. Erase empties the key's slot
+// with a CAS (a cuckoo layout stays valid when a key leaves it: no tombstones).
+//
+// Kernels take the table's view (tl_view, twin of src/table/two_level/mod.rs TwoLevelView) and
+// the batch (wm_bulk) by value. They run phase-separated: an insert (a rebuild of buckets in
+// place) never shares a launch with finds or erases (the host refuses mixed batches).
+
+#ifndef WM_ENGINE
+#error "two_level.cu is a table module: built through src/table/engine/ (WM_ENGINE and its sizes)"
+#endif
+#if defined(WM_KEY_WIDE) || defined(WM_VALUE_WIDE)
+#error "two_level stores keys and values of 4 or 8 bytes"
+#endif
+#ifndef WM_HASH
+#define WM_HASH WM_HASH_MURMUR
+#endif
+#if !defined(TL_D) || !defined(TL_SUB)
+#error "TL_D (hash functions, 2..4) and TL_SUB (slots per subtable) must be defined"
+#endif
+#if TL_D < 2 || TL_D > 4
+#error "TL_D must be 2, 3 or 4"
+#endif
+
+#define TL_SLOTS (TL_D * TL_SUB)
+// Items (keys) one bucket build holds: at most one per slot.
+#define TL_ITEMS TL_SLOTS
+// Items per thread of a block (the registers that hold each item's state).
+#define TL_IPT ((TL_ITEMS + WM_BLOCK - 1) / WM_BLOCK)
+// The duplicate filter's size: a power of two at least 4/3 of the items (linear probing).
+#define TL_CLAIM_BITS (TL_ITEMS * 4 / 3 <= 512 ? 9 : TL_ITEMS * 4 / 3 <= 1024 ? 10 : TL_ITEMS * 4 / 3 <= 2048 ? 11 : TL_ITEMS * 4 / 3 <= 4096 ? 12 : 13)
+#define TL_CLAIM (1u << TL_CLAIM_BITS)
+#define TL_NO_ITEM 0xffffu
+#define TL_NO_CLAIM 0xffffffffu
+static_assert(TL_ITEMS < 0xffff, "item indices are 16-bit (TL_NO_ITEM is all ones)");
+static_assert(TL_CLAIM >= TL_ITEMS * 4 / 3, "TL_CLAIM_BITS: buckets of at most 6143 slots");
+
+#if WM_KEY_BYTES == 4 && WM_VALUE_BYTES == 4
+#define TL_PACKED 1
+typedef u64 tl_slot;
+__device__ __forceinline__ wm_key tl_key(tl_slot s) { return (u32)s; }
+__device__ __forceinline__ wm_value tl_value(tl_slot s) { return (u32)(s >> 32); }
+__device__ __forceinline__ tl_slot tl_make(wm_key k, wm_value v) { return (u64)k | ((u64)v << 32); }
+__device__ __forceinline__ tl_slot tl_empty_slot() { return 0xffffffffffffffffull; }
+#else
+typedef ulonglong2 tl_slot;
+__device__ __forceinline__ wm_key tl_key(tl_slot s) { return (wm_key)s.x; }
+__device__ __forceinline__ wm_value tl_value(tl_slot s) { return (wm_value)s.y; }
+__device__ __forceinline__ tl_slot tl_make(wm_key k, wm_value v) { return make_ulonglong2((u64)k, (u64)v); }
+__device__ __forceinline__ tl_slot tl_empty_slot() { return make_ulonglong2(0xffffffffffffffffull, 0xffffffffffffffffull); }
+#endif
+
+// The table as the kernels see it: twin of src/table/two_level/mod.rs `TwoLevelView`.
+struct tl_view {
+  tl_slot* slots;             // buckets * TL_SLOTS slots
+  u64* seeds;                 // per bucket: the seed of its second-level hash functions
+  u32* counts;                // per bucket: keys stored (side-path keys not included)
+  u64* side;                  // the sentinel side path (kernels/common/side.cuh)
+  u64* meta;                  // [stored keys, keys left unplaced by all inserts so far]
+  u64* stats;                 // [bucket rebuilds with new seeds, bucket builds that failed]
+  const wm_key* batch_keys;   // insert: the batch's keys grouped by bucket (multisplit)
+  const u32* batch_index;     // insert: each grouped key's index in the caller's batch
+  const u64* batch_offsets;   // insert: buckets + 1 offsets into batch_keys
+  u32 buckets;
+  u32 max_iterations;         // cuckoo rounds before a bucket is rebuilt with a new seed
+  u32 max_rebuilds;           // new seeds tried before a bucket build fails
+  u32 reserved;
+  u64 part_seed;              // the first level's seed (wm_part_of)
+};
+WM_CHECK_VIEW(tl_view);
+
+// Slot j of key k in its bucket's TL_SLOTS, from h = wm_hash_key(k, bucket seed). h.x and h.y
+// are independent 32-bit hashes; the TL_D functions are fmix32 of h.x + j * h.y, each mapped
+// onto its own subtable by its high bits.
+__device__ __forceinline__ u32 tl_position(uint2 h, u32 j) {
+  return j * TL_SUB + wm_map_to_range(wm_fmix32(h.x + j * h.y), TL_SUB);
+}
+
+// The seed a bucket is rebuilt with after `seed` found no layout (host twin `next_seed`).
+__device__ __forceinline__ u64 tl_next_seed(u64 seed) { return wm_fmix64(seed + 0x9e3779b97f4a7c15ull); }
+
+// The bucket of key k (the multisplit's part of k).
+__device__ __forceinline__ u32 tl_bucket_of(const tl_view& t, const wm_key& k) {
+  return wm_part_of<WM_HASH>(k, t.part_seed, t.buckets);
+}
+
+// Looks k (not a sentinel) up: the slot index (global) holding it, or ~0ull.
+__device__ __forceinline__ u64 tl_locate(const tl_view& t, const wm_key& k, tl_slot* seen) {
+  const u32 b = tl_bucket_of(t, k);
+  const uint2 h = wm_hash_key<WM_HASH>(k, t.seeds[b]);
+  const u64 base = (u64)b * TL_SLOTS;
+#pragma unroll
+  for (u32 j = 0; j < TL_D; j++) {
+    const u64 i = base + tl_position(h, j);
+    const tl_slot s = t.slots[i];
+    if (wm_key_eq(tl_key(s), k)) {
+      *seen = s;
+      return i;
+    }
+  }
+  return ~0ull;
+}
+
+// The duplicate filter: a shared-memory set of the batch keys (by their position r in the
+// bucket's part of the batch) that are new to the bucket. Returns the filter slot holding k, or
+// TL_CLAIM when k is not in it (a side-path key, a present key, or a filter that overflowed).
+__device__ __forceinline__ u32 tl_claim_find(const u32* s_claim, const wm_key* part, const wm_key& k, u32 start) {
+  u32 x = start;
+  for (u32 step = 0; step < TL_CLAIM; step++) {
+    const u32 e = s_claim[x];
+    if (e == TL_NO_CLAIM) return TL_CLAIM;
+    if (wm_key_eq(part[e], k)) return x;
+    x = (x + 1u) & (TL_CLAIM - 1u);
+  }
+  return TL_CLAIM;
+}
+
+// Inserts b.keys[i] -> b.values[i] (b.status, if not null, gets each key's status), given the
+// batch grouped by bucket in t.batch_* (the host's multisplit). One block per bucket, striding.
+// t.meta[0] counts the stored keys, t.meta[1] the keys left unplaced; t.stats the rebuilds.
+extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view t, wm_bulk b) {
+  __shared__ wm_key s_keys[TL_ITEMS];
+  __shared__ wm_value s_vals[TL_ITEMS];
+  __shared__ u32 s_table[TL_SLOTS];                   // item index per slot (TL_NO_ITEM: empty);
+                                                      // 32-bit for atomicExch in the rounds
+  __shared__ unsigned short s_from[TL_ITEMS];         // existing item: its old slot
+  __shared__ u32 s_claim[TL_CLAIM];                   // duplicate filter: positions r in the part
+  __shared__ unsigned short s_claim_item[TL_CLAIM];   // the item of the key in each filter slot
+  __shared__ u32 s_n;                                 // items that were in the bucket (pass 1)
+  __shared__ u32 s_new;                               // new items (pass 2), after those
+  __shared__ u32 s_overflow;                          // more new keys than the bucket can take
+
+  const bool assign = b.assign != 0u;
+  const u32 present_code = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
+  long long inserted = 0, failed = 0, rebuilds = 0, failed_builds = 0;
+
+  for (u32 bucket = blockIdx.x; bucket < t.buckets; bucket += gridDim.x) {
+    const u64 off = t.batch_offsets[bucket];
+    const u32 n_raw = (u32)(t.batch_offsets[bucket + 1] - off);
+    if (n_raw == 0) continue;  // untouched: not rebuilt (uniform across the block)
+    tl_slot* const slots = t.slots + (u64)bucket * TL_SLOTS;
+    const wm_key* const part = t.batch_keys + off;
+    u64 seed = t.seeds[bucket];
+
+    // 1. The bucket's current contents become items 0..c-1; s_table holds the old layout.
+    if (threadIdx.x == 0) {
+      s_n = 0;
+      s_new = 0;
+      s_overflow = 0;
+    }
+    for (u32 x = threadIdx.x; x < TL_CLAIM; x += WM_BLOCK) s_claim[x] = TL_NO_CLAIM;
+    __syncthreads();
+    for (u32 s = threadIdx.x; s < TL_SLOTS; s += WM_BLOCK) {
+      const tl_slot v = slots[s];  // coalesced
+      u32 item = TL_NO_ITEM;
+      if (!wm_key_eq(tl_key(v), WM_KEY_EMPTY)) {
+        item = atomicAdd(&s_n, 1u);
+        s_keys[item] = tl_key(v);
+        s_vals[item] = tl_value(v);
+        s_from[item] = (unsigned short)s;
+      }
+      s_table[s] = item;
+    }
+    __syncthreads();
+    // Items that were in the bucket before. s_n is not written again before the next bucket:
+    // pass 2 counts new items in s_new, so a warp that reads this late still reads c.
+    const u32 c = s_n;
+
+    // 2. Merge the batch: the side path; present keys (probed in the old layout: updated or
+    // kept); new keys go through the duplicate filter, whose first claimer takes an item.
+    for (u32 r = threadIdx.x; r < n_raw; r += WM_BLOCK) {
+      const wm_key k = part[r];
+      const u32 idx = t.batch_index[off + r];
+      const wm_value v = b.values[idx];
+      const int side_slot = wm_side_slot(k);
+      if (side_slot >= 0) {
+        const u32 st = wm_side_insert(t.side, side_slot, v, assign, inserted);
+        if (b.status != nullptr) b.status[idx] = st;
+        continue;
+      }
+      const uint2 h_old = wm_hash_key<WM_HASH>(k, seed);
+      u32 hit = TL_NO_ITEM;
+#pragma unroll
+      for (u32 j = 0; j < TL_D; j++) {
+        const u32 it = s_table[tl_position(h_old, j)];
+        if (it != TL_NO_ITEM && wm_key_eq(s_keys[it], k)) hit = it;
+      }
+      if (hit != TL_NO_ITEM) {
+        if (assign) atomicExch(&s_vals[hit], v);  // occurrences race: one of their values stays
+        if (b.status != nullptr) b.status[idx] = present_code;
+        continue;
+      }
+      // Linear probing from h.y (the slot positions use fmix32 of h.x + j h.y, high bits).
+      u32 x = h_old.y & (TL_CLAIM - 1u);
+      u32 step = 0;
+      for (; step < TL_CLAIM; step++) {
+        const u32 e = atomicCAS(&s_claim[x], TL_NO_CLAIM, r);
+        if (e == TL_NO_CLAIM) {
+          const u32 item = c + atomicAdd(&s_new, 1u);
+          if (item < TL_ITEMS) {
+            s_keys[item] = k;
+            s_vals[item] = v;
+            s_claim_item[x] = (unsigned short)item;
+          } else {
+            s_claim_item[x] = TL_NO_ITEM;
+            atomicExch(&s_overflow, 1u);
+          }
+          break;
+        }
+        if (wm_key_eq(part[e], k)) break;  // a duplicate: its leader decides (pass 5)
+        x = (x + 1u) & (TL_CLAIM - 1u);
+      }
+      if (step == TL_CLAIM) atomicExch(&s_overflow, 1u);  // the filter is full: far too many keys
+    }
+    __syncthreads();
+    const bool overflow = s_overflow != 0u;
+    const u32 n = overflow ? c : c + s_new;
+    // Later occurrences of a new key replace its value (assign); otherwise the leader's stays.
+    if (assign && !overflow) {
+      for (u32 r = threadIdx.x; r < n_raw; r += WM_BLOCK) {
+        const wm_key k = part[r];
+        if (wm_side_slot(k) >= 0) continue;
+        const u32 x = tl_claim_find(s_claim, part, k, wm_hash_key<WM_HASH>(k, seed).y & (TL_CLAIM - 1u));
+        if (x == TL_CLAIM || s_claim[x] == r) continue;  // present, or the leader itself
+        atomicExch(&s_vals[s_claim_item[x]], b.values[t.batch_index[off + r]]);  // followers race
+      }
+    }
+
+    // 3. Cuckoo-hash items 0..n-1 into the bucket's subtables, in shared memory.
+    const u64 old_seed = seed;
+    bool built = n == c;  // nothing new (or overflow): the old layout stands, values updated
+    for (u32 attempt = 0; attempt <= t.max_rebuilds && !built; attempt++) {
+      if (attempt > 0) {
+        seed = tl_next_seed(seed);
+        rebuilds += threadIdx.x == 0 ? 1 : 0;
+      }
+      __syncthreads();  // every thread is done reading s_table (old layout or last attempt)
+      for (u32 s = threadIdx.x; s < TL_SLOTS; s += WM_BLOCK) s_table[s] = TL_NO_ITEM;
+      uint2 h[TL_IPT];
+      u32 fn[TL_IPT];
+      bool placed[TL_IPT];
+#pragma unroll
+      for (u32 q = 0; q < TL_IPT; q++) {
+        const u32 i = threadIdx.x + q * WM_BLOCK;
+        h[q] = i < n ? wm_hash_key<WM_HASH>(s_keys[i], seed) : make_uint2(0u, 0u);
+        fn[q] = 0;
+        placed[q] = i >= n;  // past the end: nothing to place
+      }
+      __syncthreads();  // s_table cleared
+      for (u32 round = 0; round < t.max_iterations; round++) {
+#pragma unroll
+        for (u32 q = 0; q < TL_IPT; q++) {
+          if (!placed[q]) atomicExch(&s_table[tl_position(h[q], fn[q])], threadIdx.x + q * WM_BLOCK);
+        }
+        __syncthreads();
+        int unplaced = 0;
+#pragma unroll
+        for (u32 q = 0; q < TL_IPT; q++) {
+          const u32 i = threadIdx.x + q * WM_BLOCK;
+          if (i >= n) continue;
+          if (s_table[tl_position(h[q], fn[q])] == i) {
+            placed[q] = true;
+          } else {  // lost the race, or evicted: on to the next subtable
+            placed[q] = false;
+            fn[q] = fn[q] + 1u == TL_D ? 0u : fn[q] + 1u;
+            unplaced = 1;
+          }
+        }
+        // Also the barrier between this round's reads and the next round's writes.
+        if (__syncthreads_count(unplaced) == 0) {
+          built = true;
+          break;
+        }
+      }
+    }
+    __syncthreads();
+
+    // 4. Write the bucket back in one coalesced pass, or keep its old layout.
+    const bool rebuilt = built && n != c;
+    if (rebuilt) {
+      for (u32 s = threadIdx.x; s < TL_SLOTS; s += WM_BLOCK) {
+        const u32 it = s_table[s];
+        slots[s] = it == TL_NO_ITEM ? tl_empty_slot() : tl_make(s_keys[it], s_vals[it]);
+      }
+      if (threadIdx.x == 0) {
+        t.seeds[bucket] = seed;
+        t.counts[bucket] = n;
+      }
+    } else {
+      // The old layout (old seed) with the values the batch replaced; new keys failed, if any.
+      seed = old_seed;
+      for (u32 i = threadIdx.x; i < c; i += WM_BLOCK) slots[s_from[i]] = tl_make(s_keys[i], s_vals[i]);
+      if (threadIdx.x == 0 && !overflow && n != c) failed_builds++;
+    }
+
+    // 5. Statuses of the new keys (leaders) and of their other occurrences.
+    for (u32 r = threadIdx.x; r < n_raw; r += WM_BLOCK) {
+      const wm_key k = part[r];
+      if (wm_side_slot(k) >= 0) continue;
+      const u32 x = tl_claim_find(s_claim, part, k, wm_hash_key<WM_HASH>(k, old_seed).y & (TL_CLAIM - 1u));
+      if (x == TL_CLAIM && !overflow) continue;  // present: its status is written
+      const u32 idx = t.batch_index[off + r];
+      u32 st;
+      if (x == TL_CLAIM) {  // overflow: a filter that filled up may not hold k; present keys
+        // were answered in pass 2 and are not rewritten here (they never reach the filter).
+        const uint2 h_old = wm_hash_key<WM_HASH>(k, old_seed);
+        bool present = false;
+#pragma unroll
+        for (u32 j = 0; j < TL_D; j++) {  // s_table still holds the old layout (no attempt ran)
+          const u32 it = s_table[tl_position(h_old, j)];
+          present |= it != TL_NO_ITEM && wm_key_eq(s_keys[it], k);
+        }
+        if (present) continue;
+        st = WM_STATUS_TABLE_FULL;
+      } else if (s_claim[x] == r) {
+        st = rebuilt ? WM_STATUS_OK : WM_STATUS_TABLE_FULL;
+        inserted += rebuilt ? 1 : 0;
+      } else {
+        st = rebuilt ? present_code : WM_STATUS_TABLE_FULL;
+      }
+      failed += rebuilt ? 0 : 1;
+      if (b.status != nullptr) b.status[idx] = st;
+    }
+    __syncthreads();  // shared memory is reused by the next bucket
+  }
+  wm_add_count(t.meta, inserted);
+  wm_add_count(t.meta + 1, failed);
+  wm_add_count(t.stats, rebuilds);
+  wm_add_count(t.stats + 1, failed_builds);
+}
+
+// b.status[i] = i for i < b.n: the indices that travel with the keys through the multisplit.
+extern "C" __global__ void two_level_index(tl_view, wm_bulk b) {
+  wm_for_each<1>(b.n, [&](u64 i) { b.status[i] = (u32)i; });
+}
+
+// b.found[i] = 1 and b.out[i] = value where b.keys[i] is present; 0 otherwise (b.out[i] left
+// alone). b.out may be null (contains). At most TL_D slot reads per key, in one bucket.
+extern "C" __global__ void two_level_find(tl_view t, wm_bulk b) {
+  wm_for_each<1>(b.n, [&](u64 idx) {
+    const wm_key k = b.keys[idx];
+    const int side_slot = wm_side_slot(k);
+    bool hit;
+    if (side_slot >= 0) {
+      hit = wm_side_find<false>(t.side, side_slot, b.out != nullptr ? b.out + idx : nullptr);
+    } else {
+      tl_slot s;
+      hit = tl_locate(t, k, &s) != ~0ull;
+      if (hit && b.out != nullptr) b.out[idx] = tl_value(s);
+    }
+    b.found[idx] = hit ? 1 : 0;
+  });
+}
+
+// Empties the slot of every present key; t.meta[0] and the bucket's count decrease by the
+// number erased (a key repeated in the batch is erased once: the CAS decides).
+extern "C" __global__ void two_level_erase(tl_view t, wm_bulk b) {
+  long long erased = 0;
+  wm_for_each<1>(b.n, [&](u64 idx) {
+    const wm_key k = b.keys[idx];
+    const int side_slot = wm_side_slot(k);
+    if (side_slot >= 0) {
+      if (wm_side_erase(t.side, side_slot)) erased++;
+      return;
+    }
+    tl_slot s;
+    const u64 i = tl_locate(t, k, &s);
+    if (i == ~0ull) return;
+#if defined(TL_PACKED)
+    const bool won = atomicCAS(t.slots + i, s, tl_empty_slot()) == s;
+#else
+    // The key word decides; the value word is left as it was (an empty slot's value is unread).
+    const bool won = atomicCAS(&t.slots[i].x, s.x, 0xffffffffffffffffull) == s.x;
+#endif
+    if (won) {
+      erased++;
+      atomicSub(t.counts + i / TL_SLOTS, 1u);
+    }
+  });
+  wm_add_count(t.meta, -erased);
+}
+
+// Mixed batches are refused by the host (an insert rebuilds whole buckets in place, which a
+// concurrent find could see half moved). The engine binds a mixed kernel for every scheme, so
+// this one exists: it answers the finds and reports every insert TABLE_FULL (counted as
+// unplaced), never silently dropping one; erases are left alone.
+extern "C" __global__ void two_level_mixed(tl_view t, wm_bulk b) {
+  long long failed = 0;
+  wm_for_each<1>(b.n, [&](u64 idx) {
+    const u8 op = b.ops[idx];
+    if (op == WM_OP_INSERT) {
+      b.status[idx] = WM_STATUS_TABLE_FULL;
+      failed++;
+    } else if (op == WM_OP_FIND) {
+      const wm_key k = b.keys[idx];
+      const int side_slot = wm_side_slot(k);
+      bool hit;
+      if (side_slot >= 0) {
+        hit = wm_side_find<false>(t.side, side_slot, b.out + idx);
+      } else {
+        tl_slot s;
+        hit = tl_locate(t, k, &s) != ~0ull;
+        if (hit) b.out[idx] = tl_value(s);
+      }
+      b.found[idx] = hit ? 1 : 0;
+    }
+  });
+  wm_add_count(t.meta + 1, failed);
+}
+
+// Writes every stored pair to b.out_keys / b.out at positions from *b.counter, at most b.n of
+// them, in no particular order (kernels/common/bulk.cuh wm_compact).
+extern "C" __global__ void two_level_retrieve(tl_view t, wm_bulk b) {
+  wm_side_retrieve(t.side, (u64)blockIdx.x * blockDim.x + threadIdx.x, b.out_keys, b.out, b.counter, b.n);
+  tl_slot s;
+  wm_compact(
+      (u64)t.buckets * TL_SLOTS, b.counter, b.n,
+      [&](u64 i) {
+        s = t.slots[i];
+        return !wm_key_eq(tl_key(s), WM_KEY_EMPTY);
+      },
+      [&](u64, u64 pos) {
+        b.out_keys[pos] = tl_key(s);
+        b.out[pos] = tl_value(s);
+      });
+}

@@ -1,0 +1,612 @@
+//! [`TwoLevelCpu`]: the two-level cuckoo table on host threads, with the GPU table's layout,
+//! hashes, policies and statuses: the same first level ([`part_function`]), the same buckets of
+//! `d` subtables and slot functions ([`slot_of`]) under per-bucket seeds, the same bucket build
+//! (Alcantara's rounds: unplaced keys write their slot, the last writer wins, the losers and the
+//! evicted move on; new seeds after `max_probes` rounds, at most `max_rebuilds` times), the
+//! same splits before a crowding batch and after failed builds, the same coalescing after
+//! erases, and the side path for sentinel-valued keys (statuses carry
+//! [`SENTINEL_KEY`](crate::status::SENTINEL_KEY) as on the GPU). Bucket builds run in parallel
+//! on the rayon pool, finds too. It is the reference the GPU table is checked against where no
+//! GPU is present, and the way to measure the algorithm's rebuild and split counts on a CPU.
+//!
+//! Differences from the GPU table: the first occurrence of a key repeated in a batch is the one
+//! reported new, and with `Assign` the last occurrence's value stays (the CPU backend's rule;
+//! the GPU promises only "one of them"); mixed batches run, in batch order (the GPU refuses
+//! them).
+
+use super::{
+    buckets_for, grown_buckets, initial_seed, may_overflow, next_seed, part_function,
+    shrunk_buckets, slot_bytes, slot_of, TwoLevelConfig, TwoLevelStats,
+};
+use crate::error::check_same_len;
+use crate::hash::hash_pair;
+use crate::key::{Key, Sentinels, Value};
+use crate::status::{self, InsertStatus};
+use crate::table::{
+    check_mixed_lens, check_rehash_capacity, Backend, HashTable, InsertMode, MixedOp,
+};
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// One bucket: its seed and `d × sub` slots.
+#[derive(Clone, Debug)]
+struct Bucket<K, V> {
+    seed: u64,
+    slots: Vec<Option<(K, V)>>,
+    count: u32,
+}
+
+/// What a bucket build did with its part of a batch.
+struct Merged {
+    /// (batch index, status) of every key of the part.
+    statuses: Vec<(usize, u32)>,
+    inserted: usize,
+    rebuilds: u64,
+    failed_build: bool,
+}
+
+/// A two-level cuckoo table on host threads (see the [module docs](self)).
+///
+/// ```
+/// use warpmap::table::two_level::{TwoLevelConfig, TwoLevelCpu};
+/// use warpmap::HashTable;
+/// # fn main() -> warpmap::Result<()> {
+/// let mut t = TwoLevelCpu::<u32, u32>::new(TwoLevelConfig::new(1000))?;
+/// t.insert(&[1, 2, u32::MAX], &[10, 20, 30])?;
+/// assert_eq!(t.find(&[2, 3, u32::MAX])?, vec![Some(20), None, Some(30)]);
+/// // Far more keys than the capacity asked for: the table splits its buckets.
+/// let keys: Vec<u32> = (0..10_000).collect();
+/// t.insert(&keys, &keys)?;
+/// assert_eq!(t.len()?, 10_001);
+/// assert!(t.stats().splits > 0);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct TwoLevelCpu<K: Key, V: Value> {
+    config: TwoLevelConfig,
+    max_iterations: u32,
+    buckets: Vec<Bucket<K, V>>,
+    side: [Option<V>; 2],
+    len: usize,
+    stats: TwoLevelStats,
+}
+
+impl<K: Key, V: Value> TwoLevelCpu<K, V> {
+    /// An empty table of at least `config.capacity` slots.
+    ///
+    /// # Errors
+    /// [`TwoLevelConfig::check`]'s.
+    pub fn new(mut config: TwoLevelConfig) -> Result<Self> {
+        config.check(K::BYTES, V::BYTES)?;
+        let buckets = buckets_for(config.capacity, config.bucket_slots() as usize) as u32;
+        if config.min_buckets == 0 {
+            config.min_buckets = buckets;
+        }
+        let max_iterations = config.max_iterations()?;
+        let mut t = TwoLevelCpu {
+            config,
+            max_iterations,
+            buckets: Vec::new(),
+            side: [None, None],
+            len: 0,
+            stats: TwoLevelStats::default(),
+        };
+        t.reset(buckets);
+        Ok(t)
+    }
+
+    /// The parameters (defaults resolved).
+    pub fn config(&self) -> &TwoLevelConfig {
+        &self.config
+    }
+    /// The number of buckets.
+    pub fn buckets(&self) -> u32 {
+        self.buckets.len() as u32
+    }
+    /// Rebuild, failure, split and coalesce counts since the table was made.
+    pub fn stats(&self) -> TwoLevelStats {
+        self.stats
+    }
+    /// Keys per bucket (side-path keys not included).
+    pub fn bucket_counts(&self) -> Vec<u32> {
+        self.buckets.iter().map(|b| b.count).collect()
+    }
+
+    fn reset(&mut self, buckets: u32) {
+        let slots = self.config.bucket_slots() as usize;
+        self.buckets = (0..buckets)
+            .map(|b| Bucket {
+                seed: initial_seed(self.config.seed, b),
+                slots: vec![None; slots],
+                count: 0,
+            })
+            .collect();
+        self.side = [None, None];
+        self.len = 0;
+    }
+
+    fn side_slot(key: &K) -> Option<usize> {
+        Sentinels::for_width(K::BYTES).side_slot(key.to_bits())
+    }
+
+    fn hash(&self, key: &K, seed: u64) -> (u32, u32) {
+        hash_pair(key.to_bits(), K::BYTES, seed, self.config.hash)
+    }
+
+    fn bucket_of(&self, key: &K) -> usize {
+        part_function(&self.config, self.buckets()).part_of(key) as usize
+    }
+
+    /// The slot of `key` in bucket `b`, if there.
+    fn locate(&self, b: usize, key: &K) -> Option<usize> {
+        let bucket = &self.buckets[b];
+        let h = self.hash(key, bucket.seed);
+        (0..self.config.hash_functions)
+            .map(|j| slot_of(h, j, self.config.slots_per_subtable) as usize)
+            .find(|&s| matches!(&bucket.slots[s], Some((k, _)) if k == key))
+    }
+
+    fn get(&self, key: &K) -> Option<V> {
+        if let Some(s) = Self::side_slot(key) {
+            return self.side[s];
+        }
+        let b = self.bucket_of(key);
+        self.locate(b, key)
+            .and_then(|s| self.buckets[b].slots[s].map(|(_, v)| v))
+    }
+
+    /// Alcantara's rounds over `keys` under `seed`: the slot of every key, or `None` when some
+    /// key is unplaced after the round limit. Sequential writes in key order stand for the
+    /// GPU's racing ones (the last writer wins either way).
+    fn layout(&self, keys: &[K], seed: u64) -> Option<Vec<u32>> {
+        let (d, sub) = (self.config.hash_functions, self.config.slots_per_subtable);
+        let h: Vec<(u32, u32)> = keys.iter().map(|k| self.hash(k, seed)).collect();
+        let mut table = vec![u32::MAX; (d * sub) as usize];
+        let mut fun = vec![0u32; keys.len()];
+        let mut placed = vec![false; keys.len()];
+        for _ in 0..self.max_iterations {
+            for i in 0..keys.len() {
+                if !placed[i] {
+                    table[slot_of(h[i], fun[i], sub) as usize] = i as u32;
+                }
+            }
+            let mut unplaced = false;
+            for i in 0..keys.len() {
+                if table[slot_of(h[i], fun[i], sub) as usize] == i as u32 {
+                    placed[i] = true;
+                } else {
+                    placed[i] = false;
+                    fun[i] = (fun[i] + 1) % d;
+                    unplaced = true;
+                }
+            }
+            if !unplaced {
+                return Some(
+                    (0..keys.len())
+                        .map(|i| slot_of(h[i], fun[i], sub))
+                        .collect(),
+                );
+            }
+        }
+        None
+    }
+
+    /// Merges the keys at `part` (batch indices, in batch order) into bucket `b`: present keys
+    /// are updated or kept, new keys enter once, and the bucket is rebuilt (new seeds as
+    /// needed); on failure it keeps its layout and the new keys are TABLE_FULL.
+    fn merge(
+        &self,
+        b: usize,
+        part: &[usize],
+        keys: &[K],
+        values: &[V],
+        mode: InsertMode,
+    ) -> (Bucket<K, V>, Merged) {
+        let assign = mode == InsertMode::Assign;
+        let present_code = if assign {
+            status::UPDATED
+        } else {
+            status::PRESENT
+        };
+        let mut bucket = self.buckets[b].clone();
+        let mut statuses = Vec::with_capacity(part.len());
+        // New keys: their item (index into new_keys) and whether each index led.
+        let mut new_keys: Vec<(K, V)> = Vec::new();
+        let mut new_at: HashMap<K, usize> = HashMap::new();
+        let mut leaders: Vec<(usize, usize)> = Vec::new(); // (batch index, item)
+        let mut followers: Vec<(usize, usize)> = Vec::new();
+        for &i in part {
+            let (k, v) = (keys[i], values[i]);
+            if let Some(s) = self.locate(b, &k) {
+                if assign {
+                    bucket.slots[s] = Some((k, v));
+                }
+                statuses.push((i, present_code));
+            } else if let Some(&item) = new_at.get(&k) {
+                if assign {
+                    new_keys[item].1 = v;
+                }
+                followers.push((i, item));
+            } else {
+                new_at.insert(k, new_keys.len());
+                leaders.push((i, new_keys.len()));
+                new_keys.push((k, v));
+            }
+        }
+        let mut merged = Merged {
+            statuses,
+            inserted: 0,
+            rebuilds: 0,
+            failed_build: false,
+        };
+        if new_keys.is_empty() {
+            return (bucket, merged);
+        }
+        let slots_n = bucket.slots.len();
+        let c = bucket.count as usize;
+        let mut result = None;
+        if c + new_keys.len() <= slots_n {
+            let items: Vec<(K, V)> = bucket
+                .slots
+                .iter()
+                .flatten()
+                .copied()
+                .chain(new_keys.iter().copied())
+                .collect();
+            let item_keys: Vec<K> = items.iter().map(|p| p.0).collect();
+            let mut seed = bucket.seed;
+            for attempt in 0..=self.config.max_rebuilds {
+                if attempt > 0 {
+                    seed = next_seed(seed);
+                    merged.rebuilds += 1;
+                }
+                if let Some(at) = self.layout(&item_keys, seed) {
+                    let mut slots = vec![None; slots_n];
+                    for (p, s) in items.iter().zip(at) {
+                        slots[s as usize] = Some(*p);
+                    }
+                    result = Some(Bucket {
+                        seed,
+                        slots,
+                        count: items.len() as u32,
+                    });
+                    break;
+                }
+            }
+            merged.failed_build = result.is_none();
+        }
+        let ok = result.is_some();
+        for &(i, _) in &leaders {
+            merged
+                .statuses
+                .push((i, if ok { status::OK } else { status::TABLE_FULL }));
+        }
+        for &(i, _) in &followers {
+            merged
+                .statuses
+                .push((i, if ok { present_code } else { status::TABLE_FULL }));
+        }
+        if ok {
+            merged.inserted = new_keys.len();
+        }
+        // On failure the bucket keeps its layout, with the values the batch replaced.
+        (result.unwrap_or(bucket), merged)
+    }
+
+    /// One pass of an insert: side path, split before a crowding batch, bucket builds in
+    /// parallel. Statuses go to `status`.
+    fn insert_pass(
+        &mut self,
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+        mode: InsertMode,
+    ) -> Result<()> {
+        let mut routed: Vec<usize> = Vec::with_capacity(keys.len());
+        for (i, k) in keys.iter().enumerate() {
+            match Self::side_slot(k) {
+                Some(s) => {
+                    let present = self.side[s].is_some();
+                    let mut st = status::SENTINEL_KEY;
+                    if present {
+                        if mode == InsertMode::Assign {
+                            self.side[s] = Some(values[i]);
+                            st |= status::UPDATED;
+                        } else {
+                            st |= status::PRESENT;
+                        }
+                    } else {
+                        self.side[s] = Some(values[i]);
+                        self.len += 1;
+                    }
+                    status[i] = InsertStatus(st);
+                }
+                None => routed.push(i),
+            }
+        }
+        if routed.is_empty() {
+            return Ok(());
+        }
+        let mut parts;
+        let mut attempt = 0;
+        loop {
+            parts = vec![Vec::new(); self.buckets.len()];
+            for &i in &routed {
+                parts[self.bucket_of(&keys[i])].push(i);
+            }
+            let counts = self.bucket_counts();
+            let needed = super::buckets_at_load(&self.config, self.len + routed.len());
+            let crowded = may_overflow(&self.config, &counts, |b| parts[b].len() as u64);
+            if !crowded || attempt == 4 || self.buckets.len() as u64 >= 2 * needed.max(1) {
+                break;
+            }
+            let grown = grown_buckets(&self.config, self.buckets(), self.len + routed.len());
+            self.rebucket(grown)?;
+            self.stats.splits += 1;
+            attempt += 1;
+        }
+        let this = &*self;
+        let results: Vec<(usize, Bucket<K, V>, Merged)> = parts
+            .par_iter()
+            .enumerate()
+            .filter(|(_, p)| !p.is_empty())
+            .map(|(b, p)| {
+                let (bucket, m) = this.merge(b, p, keys, values, mode);
+                (b, bucket, m)
+            })
+            .collect();
+        for (b, bucket, m) in results {
+            self.buckets[b] = bucket;
+            self.len += m.inserted;
+            self.stats.rebuilds += m.rebuilds;
+            self.stats.failed_builds += u64::from(m.failed_build);
+            for (i, st) in m.statuses {
+                status[i] = InsertStatus(st);
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves every pair into `buckets` buckets.
+    fn rebucket(&mut self, buckets: u64) -> Result<()> {
+        if buckets >= u32::MAX as u64 {
+            return Err(Error::Unsupported(format!(
+                "two_level: {buckets} buckets (at most 2^32 - 2)"
+            )));
+        }
+        let (keys, values) = self.retrieve_all()?;
+        let len = self.len;
+        self.reset(buckets as u32);
+        let mut st = vec![InsertStatus::default(); keys.len()];
+        self.insert_with_mode(&keys, &values, &mut st, InsertMode::Assign)?;
+        if self.len != len {
+            return Err(Error::CountMismatch {
+                operation: "two_level_cpu re-bucketing: keys placed".into(),
+                expected: len,
+                got: self.len,
+            });
+        }
+        Ok(())
+    }
+
+    fn erase_one(&mut self, key: &K) -> bool {
+        if let Some(s) = Self::side_slot(key) {
+            let was = self.side[s].take().is_some();
+            self.len -= usize::from(was);
+            return was;
+        }
+        let b = self.bucket_of(key);
+        match self.locate(b, key) {
+            Some(s) => {
+                self.buckets[b].slots[s] = None;
+                self.buckets[b].count -= 1;
+                self.len -= 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn coalesce(&mut self) -> Result<()> {
+        if let Some(b) = shrunk_buckets(
+            &self.config,
+            self.buckets(),
+            self.config.min_buckets,
+            self.len,
+        ) {
+            self.rebucket(b as u64)?;
+            self.stats.coalesces += 1;
+        }
+        Ok(())
+    }
+}
+
+impl<K: Key, V: Value> HashTable<K, V> for TwoLevelCpu<K, V> {
+    fn scheme(&self) -> &'static str {
+        "two_level_cpu"
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Cpu
+    }
+
+    /// As the GPU table's host-slice insert: a pass, then, while keys found no layout, a split
+    /// and those keys again (unless the table is below a quarter of its regular load).
+    fn insert_with_mode(
+        &mut self,
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+        mode: InsertMode,
+    ) -> Result<usize> {
+        check_same_len("insert", keys.len(), values.len())?;
+        check_same_len("insert status", keys.len(), status.len())?;
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        self.insert_pass(keys, values, status, mode)?;
+        loop {
+            let full: Vec<usize> = (0..keys.len())
+                .filter(|&i| status[i].0 & status::TABLE_FULL != 0)
+                .collect();
+            let load = self.len as f64 / self.capacity() as f64;
+            if full.is_empty() || load < self.config.reg_load / 4.0 {
+                break;
+            }
+            let grown = grown_buckets(&self.config, self.buckets(), self.len + full.len());
+            self.rebucket(grown)?;
+            self.stats.splits += 1;
+            let k: Vec<K> = full.iter().map(|&i| keys[i]).collect();
+            let v: Vec<V> = full.iter().map(|&i| values[i]).collect();
+            let mut st = vec![InsertStatus::default(); full.len()];
+            self.insert_pass(&k, &v, &mut st, mode)?;
+            for (&i, s) in full.iter().zip(st) {
+                status[i] = s;
+            }
+        }
+        Ok(status.iter().filter(|s| s.is_failure()).count())
+    }
+
+    /// In batch order, one operation at a time (the GPU table refuses mixed batches).
+    fn mixed_batch(
+        &mut self,
+        ops: &[MixedOp],
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+        out: &mut [V],
+        found: &mut [bool],
+    ) -> Result<usize> {
+        check_mixed_lens(
+            keys.len(),
+            ops.len(),
+            values.len(),
+            status.len(),
+            out.len(),
+            found.len(),
+        )?;
+        let mut failed = 0;
+        let mut erased = false;
+        for i in 0..ops.len() {
+            match ops[i] {
+                MixedOp::Insert => {
+                    let mut st = [InsertStatus::default()];
+                    failed += self.insert_with_mode(
+                        &keys[i..=i],
+                        &values[i..=i],
+                        &mut st,
+                        InsertMode::Assign,
+                    )?;
+                    status[i] = st[0];
+                }
+                MixedOp::Find => {
+                    let v = self.get(&keys[i]);
+                    found[i] = v.is_some();
+                    if let Some(v) = v {
+                        out[i] = v;
+                    }
+                }
+                MixedOp::Erase => {
+                    found[i] = self.erase_one(&keys[i]);
+                    erased |= found[i];
+                }
+            }
+        }
+        if erased {
+            self.coalesce()?;
+        }
+        Ok(failed)
+    }
+
+    fn find_into(&self, keys: &[K], values: &mut [V], found: &mut [bool]) -> Result<usize> {
+        check_same_len("find", keys.len(), values.len())?;
+        check_same_len("find", keys.len(), found.len())?;
+        let got: Vec<Option<V>> = keys.par_iter().map(|k| self.get(k)).collect();
+        let mut hits = 0;
+        for (i, g) in got.into_iter().enumerate() {
+            found[i] = g.is_some();
+            if let Some(v) = g {
+                values[i] = v;
+                hits += 1;
+            }
+        }
+        Ok(hits)
+    }
+
+    fn contains(&self, keys: &[K]) -> Result<Vec<bool>> {
+        Ok(keys.par_iter().map(|k| self.get(k).is_some()).collect())
+    }
+
+    /// Erases, then coalesces buckets if the load fell below the shrink bound.
+    fn erase(&mut self, keys: &[K]) -> Result<usize> {
+        let erased = keys.iter().filter(|k| self.erase_one(k)).count();
+        if erased > 0 {
+            self.coalesce()?;
+        }
+        Ok(erased)
+    }
+
+    fn len(&self) -> Result<usize> {
+        Ok(self.len)
+    }
+
+    fn capacity(&self) -> usize {
+        self.buckets.len() * self.config.bucket_slots() as usize
+    }
+
+    fn max_load_factor(&self) -> f64 {
+        self.config.reg_load
+    }
+
+    /// Empties every bucket (the bucket count stays, each back at its first seed).
+    fn clear(&mut self) -> Result<()> {
+        let b = self.buckets();
+        self.reset(b);
+        self.stats.rebuilds = 0;
+        self.stats.failed_builds = 0;
+        Ok(())
+    }
+
+    /// Re-buckets into buckets for at least `new_capacity` slots.
+    fn rehash(&mut self, new_capacity: usize) -> Result<()> {
+        check_rehash_capacity(new_capacity, self.len)?;
+        let config = TwoLevelConfig {
+            capacity: new_capacity,
+            ..self.config.clone()
+        };
+        config.check(K::BYTES, V::BYTES)?;
+        let buckets = buckets_for(new_capacity, config.bucket_slots() as usize);
+        self.config = config;
+        self.rebucket(buckets)
+    }
+
+    fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)> {
+        let mut keys = Vec::with_capacity(self.len);
+        let mut values = Vec::with_capacity(self.len);
+        let sentinels = Sentinels::for_width(K::BYTES);
+        for (s, v) in self.side.iter().enumerate() {
+            if let Some(v) = v {
+                let bits = if s == 0 {
+                    sentinels.empty
+                } else {
+                    sentinels.tombstone
+                };
+                keys.push(K::from_bits(bits));
+                values.push(*v);
+            }
+        }
+        for b in &self.buckets {
+            for (k, v) in b.slots.iter().flatten() {
+                keys.push(*k);
+                values.push(*v);
+            }
+        }
+        Ok((keys, values))
+    }
+
+    /// The GPU table's footprint for the same geometry (slots, seeds and counts).
+    fn memory_bytes(&self) -> usize {
+        self.capacity() * slot_bytes(K::BYTES, V::BYTES) + self.buckets.len() * 12 + 32
+    }
+}

@@ -1,0 +1,816 @@
+//! Two-level cuckoo hashing (two-level-cuckoo.txt: HH Hash, after Alcantara's two-level table).
+//! Device code: `kernels/two_level.cu`; a CPU twin of the same layout: [`TwoLevelCpu`].
+//!
+//! **First level**: a hash of the key picks one of `buckets` buckets. An insert batch is split
+//! by bucket in one pass of the engine's multisplit ([`multisplit`](crate::table::engine::multisplit);
+//! the paper lost 80 % of its time in a merge sort by bucket).
+//!
+//! **Second level**: a bucket is `d` subtables ([`TwoLevelConfig::hash_functions`], default 3)
+//! of [`TwoLevelConfig::slots_per_subtable`] slots. A key may sit in one slot per subtable
+//! ([`slot_of`]), under the bucket's own seed, so a lookup reads at most `d` slots of one bucket
+//! (a thread per key). An insert rebuilds only the buckets the batch touches: one thread block
+//! per bucket loads the bucket into shared memory, merges the batch's keys (present keys are
+//! updated or kept, duplicates in the batch enter once), cuckoo-hashes all of them in shared
+//! memory (Alcantara's parallel rounds: unplaced keys exchange themselves into their slot with
+//! `atomicExch`, one of them stays, the losers and the evicted move to their next subtable),
+//! and writes the bucket back with one coalesced store. A bucket with no layout within
+//! [`TwoLevelConfig::max_probes`] rounds is rebuilt with a new seed ([`next_seed`]), at most
+//! [`TwoLevelConfig::max_rebuilds`] times (counted: [`TwoLevelStats`]).
+//!
+//! **Splits and coalescing** (the paper's "when to make more buckets, when to coalesce old
+//! buckets"): before a batch that could put more than [`TwoLevelConfig::max_bucket_load`] of a
+//! bucket's slots in use, and after a batch whose keys found no layout even with new seeds, the
+//! table grows its bucket count and re-buckets every pair ([`grown_buckets`]: to the regular
+//! load [`TwoLevelConfig::reg_load`], at least 25 % more buckets); the failed keys are inserted
+//! again, so a key is never dropped by a host-slice insert. After an erase that leaves the
+//! table below [`TwoLevelConfig::shrink_load`], buckets coalesce: the table re-buckets into
+//! fewer ([`shrunk_buckets`]), never fewer than the capacity it was made with asked for.
+//! Re-bucketing is host-driven (retrieve on the device, a new table, one insert; keys whose
+//! bucket found no layout go in again after a further split), as the issue allows.
+//!
+//! Keys and values of 4 or 8 bytes ([`supports_widths`]). Keys equal to the internal sentinels
+//! (all ones, all ones minus one) live on the side path, so every key value is insertable.
+//!
+//! # Semantics
+//! As every table's ([`HashTable`](crate::HashTable)), with these particulars:
+//! - Duplicates within one insert batch: the key is stored once; one occurrence is reported new,
+//!   the others [`UPDATED`](crate::status::UPDATED) (or [`PRESENT`](crate::status::PRESENT)
+//!   with [`InsertMode::IfAbsent`](crate::InsertMode::IfAbsent)); with `Assign` the value is one
+//!   of the batch's values for it, with `IfAbsent` that of the occurrence reported new.
+//! - The table grows instead of filling up: an insert fails only when re-bucketing does not help
+//!   (the table is already below a quarter of its regular load: see [`grown_buckets`]), or, for
+//!   the device-buffer inserts (which do not retry), when a bucket found no layout; those keys
+//!   are reported [`TABLE_FULL`](crate::status::TABLE_FULL), never dropped silently.
+//! - Mixed batches are refused on the GPU ([`Error::Unsupported`]): an insert rebuilds whole
+//!   buckets in place, which a find in the same launch could see half moved. The CPU twin runs
+//!   them in batch order.
+//!
+//! Run once on an H100 (3edc7b5): keys of failed bucket builds were reported instead of being
+//! inserted again after a split, and racecheck flagged the racing stores of the rounds; both
+//! fixed since, not yet re-run on a GPU. The CPU twin passes the contract tests and
+//! tests/two_level.rs.
+
+mod cpu;
+
+pub use cpu::TwoLevelCpu;
+
+use crate::device::{DeviceBuffer, Gpu, Kernel, KernelArg, Module};
+use crate::hash::{fmix32, fmix64, map_to_range, HashFunction, DEFAULT_SEED, GOLDEN};
+use crate::kernels::{KernelSource, TWO_LEVEL};
+use crate::key::{Key, Value};
+use crate::table::engine::multisplit::{multisplit_by, PartFunction, Split};
+use crate::table::engine::{
+    bulk_grid, check_fits, engine_source, resolve_max_probes, scheme_config, Bulk, GpuTable, Scheme,
+};
+use crate::table::HashTable;
+use crate::{Error, Result};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// Static shared memory a block may use without opting in (the kernels use static arrays).
+pub const SHARED_LIMIT: usize = 48 * 1024;
+/// Threads per block of the bucket build (the engine's block).
+pub const BUILD_THREADS: usize = crate::table::engine::BLOCK as usize;
+/// The default number of hash functions (subtables per bucket).
+pub const DEFAULT_HASH_FUNCTIONS: u32 = 3;
+/// The default slots per subtable: 3 × 512 = 1536 slots per bucket, whose build fits in 45 KiB
+/// of shared memory for 8-byte keys and values. Not yet chosen by measurement.
+pub const DEFAULT_SLOTS_PER_SUBTABLE: u32 = 512;
+/// The default regular load (the paper's REG_LOAD): buckets are sized for it when the table
+/// grows or shrinks.
+pub const DEFAULT_REG_LOAD: f64 = 0.8;
+/// The default cuckoo rounds of a bucket build before it is rebuilt with a new seed.
+pub const DEFAULT_MAX_ITERATIONS: u32 = 128;
+/// The default new seeds a bucket build tries before it fails.
+pub const DEFAULT_MAX_REBUILDS: u32 = 8;
+/// The salt of the first level's seed (the multisplit's): unlike any bucket's seed.
+const PART_SALT: u64 = 0x2545_f491_4f6c_dd1d;
+
+/// The parameters of a two-level table.
+///
+/// ```
+/// use warpmap::table::two_level::TwoLevelConfig;
+/// let c = TwoLevelConfig::new(1 << 20).hash_functions(4).slots_per_subtable(384).reg_load(0.85);
+/// assert_eq!(c.bucket_slots(), 1536);
+/// assert!(c.check(4, 4).is_ok());
+/// assert!(TwoLevelConfig::new(10).hash_functions(9).check(4, 4).is_err());
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct TwoLevelConfig {
+    /// Slots the table has at least (the capacity it starts with, and the least it coalesces to).
+    pub capacity: usize,
+    /// Hash functions, one subtable each, per bucket: 2, 3 or 4.
+    pub hash_functions: u32,
+    /// Slots per subtable (a bucket has `hash_functions` × this many); the build of a bucket
+    /// must fit in [`SHARED_LIMIT`] bytes of shared memory ([`shared_bytes`]).
+    pub slots_per_subtable: u32,
+    /// The paper's REG_LOAD: the load buckets are sized for when the table grows or shrinks.
+    pub reg_load: f64,
+    /// A bucket may hold at most this fraction of its slots; a batch that could put more keys
+    /// in one splits the table first. Default: 0.45 for 2 functions, 0.88 for 3, 0.95 for 4
+    /// (below the load thresholds of d-ary cuckoo hashing: 0.5, 0.918, 0.977).
+    pub max_bucket_load: f64,
+    /// Buckets coalesce (the table re-buckets into fewer) when an erase leaves it below this
+    /// load. 0 turns coalescing off.
+    pub shrink_load: f64,
+    /// Cuckoo rounds of a bucket build before it is rebuilt with a new seed (`None`: 128).
+    pub max_probes: Option<u32>,
+    /// New seeds a bucket build tries before its keys are reported and the table splits.
+    pub max_rebuilds: u32,
+    /// The seed of the first level and of every bucket's first seed.
+    pub seed: u64,
+    /// The hash function (MurmurHash3's finaliser or Mueller's hash).
+    pub hash: HashFunction,
+    /// Buckets the table never coalesces below (0: those of `capacity`, set when the table is
+    /// made; re-bucketing keeps it).
+    pub min_buckets: u32,
+}
+
+scheme_config!(TwoLevelConfig);
+
+impl TwoLevelConfig {
+    /// A table of at least `capacity` slots with default parameters.
+    pub fn new(capacity: usize) -> Self {
+        TwoLevelConfig {
+            capacity,
+            hash_functions: DEFAULT_HASH_FUNCTIONS,
+            slots_per_subtable: DEFAULT_SLOTS_PER_SUBTABLE,
+            reg_load: DEFAULT_REG_LOAD,
+            max_bucket_load: default_max_bucket_load(DEFAULT_HASH_FUNCTIONS),
+            shrink_load: DEFAULT_REG_LOAD / 4.0,
+            max_probes: None,
+            max_rebuilds: DEFAULT_MAX_REBUILDS,
+            seed: DEFAULT_SEED,
+            hash: HashFunction::default(),
+            min_buckets: 0,
+        }
+    }
+    /// Sets the number of hash functions (and the default bucket load bound for it).
+    pub fn hash_functions(mut self, d: u32) -> Self {
+        self.hash_functions = d;
+        self.max_bucket_load = default_max_bucket_load(d);
+        self
+    }
+    /// Sets the slots per subtable.
+    pub fn slots_per_subtable(mut self, s: u32) -> Self {
+        self.slots_per_subtable = s;
+        self
+    }
+    /// Sets the regular load (REG_LOAD), and the coalescing bound to a quarter of it.
+    pub fn reg_load(mut self, l: f64) -> Self {
+        self.reg_load = l;
+        self.shrink_load = l / 4.0;
+        self
+    }
+    /// Sets the most a bucket may hold, as a fraction of its slots.
+    pub fn max_bucket_load(mut self, l: f64) -> Self {
+        self.max_bucket_load = l;
+        self
+    }
+    /// Sets the load below which buckets coalesce (0: never).
+    pub fn shrink_load(mut self, l: f64) -> Self {
+        self.shrink_load = l;
+        self
+    }
+    /// Sets the new seeds a bucket build tries.
+    pub fn max_rebuilds(mut self, r: u32) -> Self {
+        self.max_rebuilds = r;
+        self
+    }
+    /// Slots per bucket.
+    pub fn bucket_slots(&self) -> u32 {
+        self.hash_functions.saturating_mul(self.slots_per_subtable)
+    }
+    /// Cuckoo rounds per build attempt, resolved.
+    pub fn max_iterations(&self) -> Result<u32> {
+        resolve_max_probes(self.max_probes, DEFAULT_MAX_ITERATIONS, u32::MAX)
+    }
+
+    /// Checks the parameters for keys of `key_bytes` and values of `value_bytes` bytes:
+    /// [`Error::InvalidInput`] for a capacity of 0, a function count outside 2..=4, subtables
+    /// of fewer than 32 slots, loads out of order (0 ≤ shrink_load < reg_load ≤ max_bucket_load
+    /// ≤ 1), 0 rounds, or a bucket whose build does not fit in shared memory;
+    /// [`Error::Unsupported`] for widths other than 4 and 8 bytes.
+    pub fn check(&self, key_bytes: usize, value_bytes: usize) -> Result<()> {
+        if !supports_widths(key_bytes, value_bytes) {
+            return Err(Error::Unsupported(format!(
+                "two_level stores keys and values of 4 or 8 bytes, not {key_bytes} -> {value_bytes}"
+            )));
+        }
+        if self.capacity == 0 {
+            return Err(Error::invalid("capacity must be at least 1"));
+        }
+        if !(2..=4).contains(&self.hash_functions) {
+            return Err(Error::invalid(format!(
+                "two_level: {} hash functions (2, 3 or 4)",
+                self.hash_functions
+            )));
+        }
+        if self.slots_per_subtable < 32 {
+            return Err(Error::invalid(format!(
+                "two_level: {} slots per subtable (at least 32)",
+                self.slots_per_subtable
+            )));
+        }
+        let ordered = 0.0 <= self.shrink_load
+            && self.shrink_load < self.reg_load
+            && self.reg_load <= self.max_bucket_load
+            && self.max_bucket_load <= 1.0;
+        if !ordered {
+            return Err(Error::invalid(format!(
+                "two_level loads must satisfy 0 <= shrink_load ({}) < reg_load ({}) <= \
+                 max_bucket_load ({}) <= 1",
+                self.shrink_load, self.reg_load, self.max_bucket_load
+            )));
+        }
+        self.max_iterations()?;
+        let slots = self.bucket_slots() as usize;
+        if slots > MAX_BUCKET_SLOTS {
+            return Err(Error::invalid(format!(
+                "two_level: {slots} slots per bucket (at most {MAX_BUCKET_SLOTS})"
+            )));
+        }
+        let need = shared_bytes(
+            self.hash_functions,
+            self.slots_per_subtable,
+            key_bytes,
+            value_bytes,
+        );
+        if need > SHARED_LIMIT {
+            return Err(Error::invalid(format!(
+                "two_level: a bucket of {} × {} slots needs {need} bytes of shared memory to \
+                 build with {key_bytes}-byte keys and {value_bytes}-byte values (at most \
+                 {SHARED_LIMIT}): use fewer slots per subtable",
+                self.hash_functions, self.slots_per_subtable
+            )));
+        }
+        let buckets = buckets_for(self.capacity, slots);
+        if buckets >= u32::MAX as u64 {
+            return Err(Error::Unsupported(format!(
+                "capacity {} needs more than 2^32 - 2 buckets",
+                self.capacity
+            )));
+        }
+        Ok(())
+    }
+
+    /// Buckets of at most `max_bucket_load` × slots keys each.
+    pub fn bucket_capacity(&self) -> u32 {
+        ((self.bucket_slots() as f64 * self.max_bucket_load) as u32).max(1)
+    }
+}
+
+/// The default bound on a bucket's load for `d` hash functions: a margin below the load
+/// threshold of d-ary cuckoo hashing (0.5, 0.918, 0.977), which small tables do not reach.
+pub fn default_max_bucket_load(d: u32) -> f64 {
+    match d {
+        0..=2 => 0.45,
+        3 => 0.88,
+        _ => 0.95,
+    }
+}
+
+/// The most slots a bucket may have (item indices are 16-bit; the duplicate filter has at most
+/// 2^13 entries).
+pub const MAX_BUCKET_SLOTS: usize = 6143;
+
+/// Whether a two-level table stores keys of `key_bytes` and values of `value_bytes` bytes.
+pub fn supports_widths(key_bytes: usize, value_bytes: usize) -> bool {
+    matches!(key_bytes, 4 | 8) && matches!(value_bytes, 4 | 8)
+}
+
+/// Bytes per slot: 8 for a 4-byte key with a 4-byte value, else 16 (`tl_slot`).
+pub fn slot_bytes(key_bytes: usize, value_bytes: usize) -> usize {
+    if key_bytes == 4 && value_bytes == 4 {
+        8
+    } else {
+        16
+    }
+}
+
+/// Entries of the build's duplicate filter for `items` items (`TL_CLAIM`): the smallest power
+/// of two from 2^9 to 2^13 that is at least 4/3 of them.
+pub fn claim_entries(items: usize) -> usize {
+    (9..=13)
+        .map(|b| 1usize << b)
+        .find(|&c| items * 4 / 3 <= c)
+        .unwrap_or(1 << 13)
+}
+
+/// Static shared memory of the bucket build (`two_level_insert`): keys and values of one item
+/// per slot, the slot table (32-bit: the cuckoo rounds exchange into it with atomicExch), the
+/// items' old slots (16-bit), the duplicate filter (a 32-bit position and a 16-bit item per
+/// entry), three counters.
+pub fn shared_bytes(d: u32, sub: u32, key_bytes: usize, value_bytes: usize) -> usize {
+    let items = d as usize * sub as usize;
+    items * (key_bytes + value_bytes) + items * 4 + items * 2 + claim_entries(items) * 6 + 12
+}
+
+/// Buckets for a table of at least `capacity` slots of buckets of `slots` slots.
+pub fn buckets_for(capacity: usize, slots: usize) -> u64 {
+    (capacity as u64).div_ceil(slots as u64).max(1)
+}
+
+/// Buckets that hold `keys` keys at the regular load (at least 1).
+pub fn buckets_at_load(config: &TwoLevelConfig, keys: usize) -> u64 {
+    let per_bucket = config.bucket_slots() as f64 * config.reg_load;
+    ((keys as f64 / per_bucket).ceil() as u64).max(1)
+}
+
+/// Buckets after a split: enough for `keys` keys at the regular load, and at least 25 % more
+/// than `buckets`.
+pub fn grown_buckets(config: &TwoLevelConfig, buckets: u32, keys: usize) -> u64 {
+    buckets_at_load(config, keys).max(buckets as u64 + buckets as u64 / 4 + 1)
+}
+
+/// Buckets after coalescing, when `keys` keys in `buckets` buckets are below the shrink bound:
+/// enough for them at the regular load, never fewer than `min_buckets`; `None` to stay.
+pub fn shrunk_buckets(
+    config: &TwoLevelConfig,
+    buckets: u32,
+    min_buckets: u32,
+    keys: usize,
+) -> Option<u32> {
+    let slots = config.bucket_slots() as f64;
+    if config.shrink_load <= 0.0 || keys as f64 >= config.shrink_load * slots * buckets as f64 {
+        return None;
+    }
+    let at_load = ((keys as f64 / (slots * config.reg_load)).ceil() as u32).max(1);
+    let target = at_load.max(min_buckets);
+    (target < buckets).then_some(target)
+}
+
+/// Whether a batch whose parts have `part_len(b)` keys may overflow a bucket that holds
+/// `count[b]` (an upper bound: present keys and duplicates are counted as new).
+pub fn may_overflow(
+    config: &TwoLevelConfig,
+    counts: &[u32],
+    part_len: impl Fn(usize) -> u64,
+) -> bool {
+    let cap = config.bucket_capacity() as u64;
+    counts
+        .iter()
+        .enumerate()
+        .any(|(b, &c)| c as u64 + part_len(b) > cap)
+}
+
+/// The first level: which of `buckets` buckets a key goes to (the multisplit's part function).
+pub fn part_function(config: &TwoLevelConfig, buckets: u32) -> PartFunction {
+    PartFunction::new(buckets, config.seed ^ PART_SALT).hash(config.hash)
+}
+
+/// Bucket `b`'s first seed.
+pub fn initial_seed(seed: u64, bucket: u32) -> u64 {
+    fmix64(seed ^ (bucket as u64 + 1).wrapping_mul(GOLDEN))
+}
+
+/// The seed a bucket is rebuilt with after `seed` found no layout (`tl_next_seed`).
+pub fn next_seed(seed: u64) -> u64 {
+    fmix64(seed.wrapping_add(GOLDEN))
+}
+
+/// Slot `j` (of `d`) of a key in its bucket, from its hash pair `h` under the bucket's seed
+/// (`tl_position`): subtable `j`, at `umulhi(fmix32(h.0 + j h.1), sub)`.
+pub fn slot_of(h: (u32, u32), j: u32, sub: u32) -> u32 {
+    j * sub + map_to_range(fmix32(h.0.wrapping_add(j.wrapping_mul(h.1))), sub)
+}
+
+/// The kernel module for these widths, hash, function count and subtable size.
+pub fn kernel_source(
+    key_bytes: usize,
+    value_bytes: usize,
+    hash: HashFunction,
+    d: u32,
+    sub: u32,
+) -> KernelSource {
+    engine_source::<TwoLevelView>("two_level", TWO_LEVEL, key_bytes, value_bytes)
+        .define("WM_HASH", hash.define())
+        .define("TL_D", d)
+        .define("TL_SUB", sub)
+}
+
+/// Every specialisation the library's defaults and tests ask for (the compile test builds them).
+pub fn all_kernel_sources() -> Vec<KernelSource> {
+    let mut v = Vec::new();
+    for kb in [4, 8] {
+        for vb in [4, 8] {
+            for h in HashFunction::ALL {
+                v.push(kernel_source(kb, vb, h, 3, DEFAULT_SLOTS_PER_SUBTABLE));
+            }
+            for (d, sub) in [(2, 64), (3, 32), (4, 384), (3, 128)] {
+                v.push(kernel_source(kb, vb, HashFunction::default(), d, sub));
+            }
+            // The registry's "d4/mueller" test configuration.
+            v.push(kernel_source(kb, vb, HashFunction::Mueller, 4, 384));
+        }
+    }
+    v
+}
+
+/// Counters of a two-level table since it was made (or last re-bucketed).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TwoLevelStats {
+    /// Bucket builds that started over with a new seed.
+    pub rebuilds: u64,
+    /// Bucket builds that found no layout with any seed (their new keys were reported).
+    pub failed_builds: u64,
+    /// Times the table re-bucketed into more buckets (splits).
+    pub splits: u64,
+    /// Times the table re-bucketed into fewer buckets (coalescing).
+    pub coalesces: u64,
+}
+
+/// The kernels' view of a two-level table (`tl_view` in `kernels/two_level.cu`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct TwoLevelView {
+    slots: u64,
+    seeds: u64,
+    counts: u64,
+    side: u64,
+    meta: u64,
+    stats: u64,
+    batch_keys: u64,
+    batch_index: u64,
+    batch_offsets: u64,
+    buckets: u32,
+    max_iterations: u32,
+    max_rebuilds: u32,
+    reserved: u32,
+    part_seed: u64,
+}
+
+// SAFETY: #[repr(C)] plain data, the layout of tl_view (size checked by WM_CHECK_VIEW).
+unsafe impl KernelArg for TwoLevelView {}
+
+/// The two-level scheme's part of a GPU table (see [`Scheme`]). A table is [`TwoLevel<K, V>`].
+pub struct TwoLevelScheme<K: Key, V: Value> {
+    config: TwoLevelConfig,
+    buckets: u32,
+    max_iterations: u32,
+    slots: DeviceBuffer<u8>,
+    seeds: DeviceBuffer<u64>,
+    counts: DeviceBuffer<u32>,
+    side: DeviceBuffer<u64>,
+    /// `[rebuilds, failed builds]` on the device.
+    stats: DeviceBuffer<u64>,
+    /// Splits and coalesces so far (host-side decisions), carried across re-bucketing.
+    resizes: (u64, u64),
+    /// The last insert batch, split by bucket (keys, their batch indices, offsets): the insert
+    /// kernel reads it. Kept until the next batch, so it outlives the launch.
+    batch: Option<Split<K, u32>>,
+    kernels: Option<(Kernel, Kernel)>,
+    _kv: PhantomData<V>,
+}
+
+/// A two-level cuckoo table on a GPU: [`GpuTable`] over [`TwoLevelScheme`]. See the
+/// [module docs](self).
+pub type TwoLevel<K, V> = GpuTable<TwoLevelScheme<K, V>>;
+
+impl<K: Key, V: Value> TwoLevelScheme<K, V> {
+    fn slots_total(&self) -> usize {
+        self.buckets as usize * self.config.bucket_slots() as usize
+    }
+
+    fn seeds_host(&self) -> Vec<u64> {
+        (0..self.buckets)
+            .map(|b| initial_seed(self.config.seed, b))
+            .collect()
+    }
+
+    fn kernels(&self) -> Result<&(Kernel, Kernel)> {
+        self.kernels
+            .as_ref()
+            .ok_or_else(|| Error::invalid("two_level: kernels not bound"))
+    }
+}
+
+// SAFETY: the view holds the addresses of the scheme's own arrays: `buckets` × bucket_slots
+// slots of slot_bytes each (what the kernels index for `buckets`, TL_D and TL_SUB, which come
+// from the same config), `buckets` seeds and counts, the 4-word side path and 2 stats words,
+// alive as long as the scheme; and of the last batch's split (kept in `batch` until replaced,
+// after the launch that reads it was enqueued on the same stream), or 0 with no batch.
+unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
+    type Key = K;
+    type Value = V;
+    type Config = TwoLevelConfig;
+    type View = TwoLevelView;
+    const NAME: &'static str = "two_level";
+    const NO_MIXED_ERASE: Option<&'static str> =
+        Some("an insert rebuilds whole buckets in place; batches are phase-separated");
+
+    /// See [`TwoLevelConfig::check`]; [`Error::OutOfMemory`] when the table exceeds the GPU.
+    fn new(gpu: &Arc<Gpu>, mut config: TwoLevelConfig) -> Result<(Self, KernelSource)> {
+        config.check(K::BYTES, V::BYTES)?;
+        let slots_per_bucket = config.bucket_slots() as usize;
+        let buckets = buckets_for(config.capacity, slots_per_bucket) as u32;
+        if config.min_buckets == 0 {
+            config.min_buckets = buckets;
+        }
+        let max_iterations = config.max_iterations()?;
+        let bytes = buckets as usize * slots_per_bucket * slot_bytes(K::BYTES, V::BYTES);
+        check_fits(gpu, bytes as u64 + buckets as u64 * 12)?;
+        let source = kernel_source(
+            K::BYTES,
+            V::BYTES,
+            config.hash,
+            config.hash_functions,
+            config.slots_per_subtable,
+        );
+        let scheme = TwoLevelScheme {
+            slots: gpu.alloc::<u8>(bytes)?,
+            seeds: gpu.alloc::<u64>(buckets as usize)?,
+            counts: gpu.alloc::<u32>(buckets as usize)?,
+            side: gpu.alloc::<u64>(4)?,
+            stats: gpu.alloc::<u64>(2)?,
+            resizes: (0, 0),
+            batch: None,
+            kernels: None,
+            config,
+            buckets,
+            max_iterations,
+            _kv: PhantomData,
+        };
+        Ok((scheme, source))
+    }
+
+    fn config(&self) -> &TwoLevelConfig {
+        &self.config
+    }
+
+    /// The build kernel again (the engine's insert launch gets one block per bucket from
+    /// [`insert_kernel`](Scheme::insert_kernel)) and the batch indexer.
+    fn bind(&mut self, _gpu: &Gpu, module: &Module) -> Result<()> {
+        self.kernels = Some((
+            module.kernel("two_level_insert")?,
+            module.kernel("two_level_index")?,
+        ));
+        Ok(())
+    }
+
+    fn view(&self, meta: u64) -> TwoLevelView {
+        let (batch_keys, batch_index, batch_offsets) = match &self.batch {
+            Some(s) => (
+                s.keys.device_address(),
+                s.values.as_ref().map_or(0, |v| v.device_address()),
+                s.device_offsets.device_address(),
+            ),
+            None => (0, 0, 0),
+        };
+        TwoLevelView {
+            slots: self.slots.device_address(),
+            seeds: self.seeds.device_address(),
+            counts: self.counts.device_address(),
+            side: self.side.device_address(),
+            meta,
+            stats: self.stats.device_address(),
+            batch_keys,
+            batch_index,
+            batch_offsets,
+            buckets: self.buckets,
+            max_iterations: self.max_iterations,
+            max_rebuilds: self.config.max_rebuilds,
+            reserved: 0,
+            part_seed: self.config.seed ^ PART_SALT,
+        }
+    }
+
+    fn capacity(&self) -> usize {
+        self.slots_total()
+    }
+
+    fn group_size(&self) -> u32 {
+        1
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.slots.num_bytes()
+            + self.seeds.num_bytes()
+            + self.counts.num_bytes()
+            + self.side.num_bytes()
+            + self.stats.num_bytes()
+    }
+
+    /// Every slot empty (all ones), counts, side path and stats zero, every bucket at its first
+    /// seed.
+    fn clear(&mut self, gpu: &Gpu) -> Result<()> {
+        self.batch = None;
+        gpu.fill_bytes(&mut self.slots, 0xff)?;
+        gpu.fill_bytes(&mut self.counts, 0)?;
+        gpu.fill_bytes(&mut self.side, 0)?;
+        gpu.fill_bytes(&mut self.stats, 0)?;
+        let seeds = self.seeds_host();
+        gpu.copy_to_device(&seeds, &mut self.seeds)
+    }
+
+    /// One block per bucket: blocks of buckets the batch does not touch return at once.
+    fn insert_kernel(&self, _n: usize) -> Option<(&Kernel, u32)> {
+        let (build, _) = self.kernels.as_ref()?;
+        Some((build, self.buckets))
+    }
+
+    fn check_mixed(&self, _gpu: &Gpu) -> Result<()> {
+        Err(Error::Unsupported(
+            "two_level: mixed insert/find batches are not supported on the GPU (an insert \
+             rebuilds whole buckets in place); run the inserts and the finds as separate batches"
+                .into(),
+        ))
+    }
+
+    fn max_load_factor(&self) -> f64 {
+        self.config.reg_load
+    }
+
+    /// Splits the batch by bucket (one multisplit pass, the batch indices travelling with the
+    /// keys); first re-buckets into more buckets while the batch could overflow one (at most
+    /// four times, and not beyond twice the buckets the keys need at the regular load: past
+    /// that, only duplicates or present keys can be crowding a bucket, which the build sorts
+    /// out).
+    fn before_insert(
+        table: &mut GpuTable<Self>,
+        keys: &DeviceBuffer<K>,
+        _ops: Option<&DeviceBuffer<u8>>,
+    ) -> Result<()> {
+        let n = keys.len();
+        if n >= u32::MAX as usize {
+            return Err(Error::Unsupported(format!(
+                "two_level: an insert batch of {n} keys (at most 2^32 - 2)"
+            )));
+        }
+        let gpu = table.gpu.clone();
+        let mut index = gpu.alloc::<u32>(n)?;
+        {
+            let bulk = Bulk::words(&index);
+            let view = table.view();
+            let (_, indexer) = table.scheme.kernels()?;
+            table.launch(indexer, bulk_grid(&gpu, n as u64), &view, &bulk, |l| {
+                l.writes(&mut index);
+            })?;
+        }
+        for attempt in 0.. {
+            let config = table.scheme.config.clone();
+            let buckets = table.scheme.buckets;
+            let split = multisplit_by(&gpu, keys, Some(&index), &part_function(&config, buckets))?;
+            let counts = gpu.download(&table.scheme.counts)?;
+            let len = table.len()?;
+            let needed = buckets_at_load(&config, len + n);
+            let crowded = may_overflow(&config, &counts, |b| split.part_len(b));
+            if !crowded || attempt == 4 || buckets as u64 >= 2 * needed.max(1) {
+                table.scheme.batch = Some(split);
+                return Ok(());
+            }
+            let grown = grown_buckets(&config, buckets, len + n);
+            split_into(table, grown)?;
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// After keys found no layout: more buckets, unless the table is already below a quarter
+    /// of its regular load (then more buckets would not help, and the keys are reported).
+    fn grow_table(table: &mut GpuTable<Self>, failed: usize) -> Result<bool> {
+        let config = table.scheme.config.clone();
+        let len = table.len()?;
+        let load = len as f64 / table.scheme.slots_total() as f64;
+        if load < config.reg_load / 4.0 {
+            return Ok(false);
+        }
+        let grown = grown_buckets(&config, table.scheme.buckets, len + failed);
+        split_into(table, grown)?;
+        Ok(true)
+    }
+
+    /// Coalesces buckets when the load fell below the shrink bound.
+    fn after_erase(table: &mut GpuTable<Self>) -> Result<()> {
+        let len = table.len()?;
+        let s = &table.scheme;
+        if let Some(b) = shrunk_buckets(&s.config, s.buckets, s.config.min_buckets, len) {
+            let resizes = (s.resizes.0, s.resizes.1 + 1);
+            rebucket(table, b as u64, resizes)?;
+        }
+        Ok(())
+    }
+}
+
+/// Re-buckets `table` into `buckets` buckets (a split), counting it.
+fn split_into<K: Key, V: Value>(table: &mut TwoLevel<K, V>, buckets: u64) -> Result<()> {
+    let r = table.scheme.resizes;
+    rebucket(table, buckets, (r.0 + 1, r.1))
+}
+
+/// Moves every pair into a new table of `buckets` buckets (the same parameters otherwise):
+/// retrieve on the device, one insert (the engine's rehash: keys that found no layout go in
+/// again after a further split). `resizes` carries the split/coalesce counts over.
+fn rebucket<K: Key, V: Value>(
+    table: &mut TwoLevel<K, V>,
+    buckets: u64,
+    resizes: (u64, u64),
+) -> Result<()> {
+    if buckets >= u32::MAX as u64 {
+        return Err(Error::Unsupported(format!(
+            "two_level: {buckets} buckets (at most 2^32 - 2)"
+        )));
+    }
+    let slots = buckets as usize * table.scheme.config.bucket_slots() as usize;
+    table.rehash(slots)?;
+    table.scheme.resizes = resizes;
+    Ok(())
+}
+
+impl<K: Key, V: Value> TwoLevel<K, V> {
+    /// The number of buckets.
+    pub fn buckets(&self) -> u32 {
+        self.scheme.buckets
+    }
+    /// Rebuild, failure, split and coalesce counts (rebuilds and failures since the last
+    /// re-bucketing; splits and coalesces since the table was made). Waits for the stream.
+    pub fn stats(&self) -> Result<TwoLevelStats> {
+        let s = self.gpu.download(&self.scheme.stats)?;
+        Ok(TwoLevelStats {
+            rebuilds: s[0],
+            failed_builds: s[1],
+            splits: self.scheme.resizes.0,
+            coalesces: self.scheme.resizes.1,
+        })
+    }
+    /// Keys per bucket (side-path keys not included). Waits for the stream.
+    pub fn bucket_counts(&self) -> Result<Vec<u32>> {
+        self.gpu.download(&self.scheme.counts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_is_the_kernels_layout() {
+        // tl_view: nine 8-byte addresses, four u32, the part seed.
+        assert_eq!(std::mem::size_of::<TwoLevelView>(), 9 * 8 + 4 * 4 + 8);
+    }
+
+    #[test]
+    fn default_builds_fit_shared_memory() {
+        for (kb, vb) in [(4, 4), (4, 8), (8, 4), (8, 8)] {
+            assert!(TwoLevelConfig::new(100).check(kb, vb).is_ok());
+            let c = TwoLevelConfig::new(100)
+                .hash_functions(4)
+                .slots_per_subtable(384);
+            assert!(c.check(kb, vb).is_ok(), "{kb}/{vb}");
+            let too_big = TwoLevelConfig::new(100)
+                .hash_functions(4)
+                .slots_per_subtable(1024);
+            assert!(matches!(too_big.check(kb, vb), Err(Error::InvalidInput(_))));
+        }
+        // The kernel's figure for 8/8 at 3 × 512 (ptxas: 46092 bytes).
+        assert_eq!(shared_bytes(3, 512, 8, 8), 46092);
+    }
+
+    #[test]
+    fn bad_configs_are_invalid_input() {
+        let bad = [
+            TwoLevelConfig::new(0),
+            TwoLevelConfig::new(10).hash_functions(1),
+            TwoLevelConfig::new(10).hash_functions(5),
+            TwoLevelConfig::new(10).slots_per_subtable(8),
+            TwoLevelConfig::new(10).reg_load(0.0),
+            TwoLevelConfig::new(10).reg_load(0.95),
+            TwoLevelConfig::new(10).max_bucket_load(1.5),
+            TwoLevelConfig::new(10).shrink_load(0.9),
+            TwoLevelConfig::new(10).max_probes(0),
+        ];
+        for c in bad {
+            assert!(
+                matches!(c.check(4, 4), Err(Error::InvalidInput(_))),
+                "{c:?}"
+            );
+        }
+        assert!(matches!(
+            TwoLevelConfig::new(10).check(16, 4),
+            Err(Error::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn growth_and_coalescing_policy() {
+        let c = TwoLevelConfig::new(1);
+        let per = c.bucket_slots() as f64 * c.reg_load;
+        assert_eq!(grown_buckets(&c, 10, 100), 13); // at least 25 % more
+        assert_eq!(grown_buckets(&c, 1, (per * 40.0) as usize), 40);
+        assert_eq!(shrunk_buckets(&c, 40, 1, (per * 20.0) as usize), None);
+        assert_eq!(shrunk_buckets(&c, 40, 1, 100), Some(1));
+        assert_eq!(shrunk_buckets(&c, 40, 8, 100), Some(8));
+        assert_eq!(shrunk_buckets(&c.clone().shrink_load(0.0), 40, 1, 0), None);
+    }
+
+    #[test]
+    fn slots_stay_in_their_subtable() {
+        for j in 0..4 {
+            for x in [0u32, 1, 0x8000_0000, u32::MAX] {
+                let s = slot_of((x, x.rotate_left(7)), j, 96);
+                assert!((j * 96..(j + 1) * 96).contains(&s));
+            }
+        }
+        assert_ne!(next_seed(1), 1);
+        assert_ne!(initial_seed(1, 0), initial_seed(1, 1));
+    }
+}
