@@ -1139,6 +1139,16 @@ __device__ __forceinline__ void dc_search_tiles(const dc_view& t, bool want, wm_
   }
 }
 
+// Hashes each lane's key (where `want`), orders its buckets target first, and searches them by
+// tiles (dc_search_tiles): the phase-separated kernels' lookup.
+__device__ __forceinline__ void dc_locate(const dc_view& t, const dc_choice& choice, bool want, wm_key k, u32 skip,
+                                          bool& found, u32& found_sub, u64& found_at) {
+  u32 cand[DC_D], sub[DC_D], bucket[DC_D];
+  dc_buckets(t, k, want, cand);
+  dc_search_order(t, choice, k, want, cand, sub, bucket);
+  dc_search_tiles(t, want, k, sub, bucket, skip, found, found_sub, found_at);
+}
+
 // b.found[i] = 1 and b.out[i] = value where b.keys[i] is present; 0 otherwise (b.out[i] left
 // alone). b.out may be null (contains).
 extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
@@ -1154,16 +1164,12 @@ extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
       const bool f = dc_side_find<false>(t, wm_side_slot(sk), b.out != nullptr ? b.out + si : nullptr);
       if ((int)dc_lane() == src) found = f;
     }
-    const bool search = active && !on_side;
-    u32 cand[DC_D], sub[DC_D], bucket[DC_D];
-    dc_buckets(t, k, search, cand);
-    dc_search_order(t, choice, k, search, cand, sub, bucket);
     // Where each lane's key was found; the values are copied after the search, all lanes
     // together (one round trip for the warp's hits, not one per hit).
     u32 hit_sub = 0;
     u64 hit_at = 0;
     bool in_table = false;
-    dc_search_tiles(t, search, k, sub, bucket, DC_NONE, in_table, hit_sub, hit_at);
+    dc_locate(t, choice, active && !on_side, k, DC_NONE, in_table, hit_sub, hit_at);
     if (b.out != nullptr) {
 #ifdef WM_VALUE_WIDE
       for (u32 q = __ballot_sync(DC_FULL, in_table); q != 0u; q &= q - 1u) {
@@ -1197,16 +1203,12 @@ __device__ __forceinline__ void dc_erase_batch(const dc_view& t, const wm_bulk& 
       // A side-path key clears its flag (an exchange: of two erases of one key, one counts).
       if (atomicExch(t.side + 2 + wm_side_slot(k), 0u) != 0u) erased++;
     }
-    const bool search = active && !on_side;
-    u32 cand[DC_D], sub[DC_D], bucket[DC_D];
-    dc_buckets(t, k, search, cand);
-    dc_search_order(t, choice, k, search, cand, sub, bucket);
     // The slot is cleared by a CAS, so that of two erases of one key one counts (the lanes of
     // the warp all at once, after the search).
     bool tried = false;
     u32 from = 0;
     u64 slot = 0;
-    dc_search_tiles(t, search, k, sub, bucket, skip, tried, from, slot);
+    dc_locate(t, choice, active && !on_side, k, skip, tried, from, slot);
     wm_key old = WM_KEY_EMPTY;
     if (tried) {
       wm_key* at = dc_keys_of(t, from) + slot;
@@ -1357,13 +1359,10 @@ extern "C" __global__ void dycuckoo_count_absent(dc_view t, wm_bulk b) {
     const bool insert = active && (b.ops == nullptr || b.ops[i] == WM_OP_INSERT);
     const wm_key k = insert ? b.keys[i] : (wm_key)0;
     const bool subtable_key = insert && wm_side_slot(k) < 0;
-    u32 cand[DC_D], sub[DC_D], bucket[DC_D];
-    dc_buckets(t, k, subtable_key, cand);
-    dc_search_order(t, choice, k, subtable_key, cand, sub, bucket);
     bool found = false;
     u32 sub_at = 0;
     u64 slot_at = 0;
-    dc_search_tiles(t, subtable_key, k, sub, bucket, DC_NONE, found, sub_at, slot_at);
+    dc_locate(t, choice, subtable_key, k, DC_NONE, found, sub_at, slot_at);
     if (subtable_key && !found) absent++;
   });
   wm_add_count(t.scratch, absent);
