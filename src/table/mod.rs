@@ -975,6 +975,23 @@ pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
     /// ```
     fn synchronize(&self) -> Result<()>;
 
+    /// The scheme's own counters, by name: what its kernels and its resizing did since the
+    /// table was made (two_level: bucket rebuilds with new seeds, failed builds, splits,
+    /// coalesces, buckets). Empty for schemes that keep none. Waits for the table's stream.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{DeviceHashTable, Gpu, WarpDrive, WarpDriveConfig};
+    /// let Ok(gpu) = Gpu::default_gpu() else { return Ok(()) }; // no GPU here
+    /// let table = WarpDrive::<u32, u32>::new(gpu, WarpDriveConfig::new(100))?;
+    /// assert!(table.counters()?.is_empty());
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn counters(&self) -> Result<Vec<(&'static str, u64)>> {
+        Ok(Vec::new())
+    }
+
     /// Synchronous insert of device-resident pairs: the enqueue, then
     /// [`synchronize`](DeviceHashTable::synchronize).
     ///

@@ -52,6 +52,14 @@
 //! `separated_ms` and `slice_ops`. With Stadium device buckets, WarpDrive (default group size)
 //! runs the same slices for comparison.
 //!
+//! The two-level cuckoo table ([`Scheme::TwoLevel`], `--scheme two_level`): the same loop over
+//! a [`TwoLevel`](warpmap::TwoLevel) table per bucket shape ([`TwoLevelShape`]: hash functions ×
+//! slots per subtable); rows carry the shape, the fill the table ended at (`fill`: a table that
+//! split buckets ends below its nominal load factor) and its `counters` (bucket rebuilds,
+//! splits, buckets). Presets: [`Preset::TwoLevelCompare`] (the target cells),
+//! [`Preset::TwoLevelBuckets`] (the paper's bucket-load chart) and [`Preset::TwoLevelLoad`]
+//! (its REG_LOAD chart).
+//!
 //! The slab hash ([`Scheme::Slab`], `--scheme slab`) has presets of its own ([`SlabPreset`]:
 //! the slab hash paper's Figs. 4 to 7, SlabAlloc's rate and the target cells), resolved by
 //! [`resolve_slab`] into a [`SlabPlan`] and run by [`run_slab`] into a [`SlabReport`] (a row per
@@ -97,4 +105,5 @@ pub use plan::{
     FIG_KEYS_LOG2, GPU_MAX_KEYS_LOG2, QUICK_KEYS_LOG2, STADIUM_HOST_KEYS_LOG2,
 };
 pub use schemes::stadium::{location_name, parse_locations};
+pub use schemes::two_level::TwoLevelShape;
 pub use schemes::{Scheme, Variant};

@@ -36,7 +36,9 @@ use warpmap::table::warpdrive::OverflowFilter;
 use warpmap::table::Backend;
 use warpmap::Location;
 use warpmap::{Error, Gpu, Result};
-use warpmap_bench::{BenchConfig, Distribution, KvType, Op, Progress, Report, Scheme, ZipfLoad};
+use warpmap_bench::{
+    BenchConfig, Distribution, KvType, Op, Progress, Report, Scheme, TwoLevelShape, ZipfLoad,
+};
 
 /// The source revision this binary was built from (build.rs).
 const COMMIT: &str = env!("WARPMAP_COMMIT");
@@ -135,7 +137,10 @@ struct BenchArgs {
     /// DyCuckoo's (a line per cell, JSON `<preset>.json`): dycuckoo-static (build, find
     /// hit/miss, erase vs fill factor 0.5-0.95, keys not placed), dycuckoo-dynamic (batches of
     /// inserts, finds, erases, replayed swapped; vs WarpDrive rebuilt on resize),
-    /// dycuckoo-compare (the target cells).
+    /// dycuckoo-compare (the target cells). The two-level cuckoo table's (--scheme two_level):
+    /// two-level-compare (the target cells: u32 at 0.8/0.95, 2^27 keys, shapes 3x512 and
+    /// 4x384), two-level-buckets (vs bucket shape 3x64-4x384 at 0.7, 2^26 keys),
+    /// two-level-load (vs load 0.3-0.9, the paper's REG_LOAD chart).
     #[arg(long, value_name = "NAME", value_parser = slab::parse_preset)]
     preset: Option<slab::PresetArg>,
     /// Zipf exponent s (default 1.000001).
@@ -160,9 +165,10 @@ struct BenchArgs {
     overflow_filter: Option<OverflowFilter>,
     /// The GPU table: warpdrive (default), stadium, slab (the slab hash's presets, see
     /// --preset; slab-compare when none is given) or dycuckoo (its presets; dycuckoo-compare
-    /// when none is given). The CPU backend (--cpu, or no GPU)
-    /// measures CpuTable for warpdrive and stadium; slab needs a GPU.
-    #[arg(long, value_name = "warpdrive|stadium|slab|dycuckoo")]
+    /// when none is given) or two_level (the two-level cuckoo table; see --two-level-shapes and
+    /// the two-level presets). The CPU backend (--cpu, or no GPU)
+    /// measures CpuTable for warpdrive, stadium and two_level; slab needs a GPU.
+    #[arg(long, value_name = "warpdrive|stadium|slab|dycuckoo|two_level")]
     scheme: Option<Scheme>,
     /// Stadium ticket sizes in bits, comma-separated, of 1,2,4,8 (default 8); a table per size.
     #[arg(long, value_delimiter = ',', value_name = "BITS,...")]
@@ -192,6 +198,11 @@ struct BenchArgs {
     /// slab-fig7, slab-compare: operations per concurrent batch).
     #[arg(long, value_delimiter = ',', value_name = "LOG2,...")]
     batch_log2: Option<Vec<u32>>,
+    /// two_level bucket shapes, comma-separated, each DxSLOTS (hash functions 2-4 x slots per
+    /// subtable, the build in shared memory: at most 48 KiB), e.g. 3x512,4x384 (default 3x512
+    /// or the preset's); a table per shape.
+    #[arg(long, value_delimiter = ',', value_name = "DxSLOTS,...", value_parser = parse_shape)]
+    two_level_shapes: Option<Vec<TwoLevelShape>>,
     /// DyCuckoo presets: the static cells' fill factors, comma-separated, each below 0.99
     /// (dycuckoo-static: 0.5-0.95; dycuckoo-compare: 0.8,0.9).
     #[arg(long, value_delimiter = ',', value_name = "F,...")]
@@ -216,6 +227,10 @@ struct LocList(Vec<Location>);
 
 fn parse_locations(s: &str) -> std::result::Result<LocList, String> {
     warpmap_bench::parse_locations(s).map(LocList)
+}
+
+fn parse_shape(s: &str) -> std::result::Result<TwoLevelShape, String> {
+    s.parse()
 }
 
 fn parse_filter(s: &str) -> std::result::Result<OverflowFilter, String> {
@@ -267,6 +282,7 @@ impl BenchArgs {
             locations: self.location.as_ref().map(|l| l.0.clone()),
             host_keys_log2: self.host_keys_log2,
             slice_log2: self.slice_log2.clone(),
+            two_level_shapes: self.two_level_shapes.clone(),
         }
     }
 }
@@ -493,6 +509,13 @@ fn table_text(report: &Report) -> String {
     if stadium {
         head += &format!(" {:<6} {:>2}", "bucket", "T");
     }
+    let two_level = report.results.iter().any(|r| r.two_level.is_some());
+    if two_level {
+        head += &format!(
+            " {:<7} {:>5} {:>6} {:>8} {:>6}",
+            "shape", "fill", "B/key", "rebuilds", "splits"
+        );
+    }
     head += &format!(
         " {:>5} {:<10} {:>9} {:>10} {:>9}",
         "lf", "op", "G ops/s", "median ms", "roofline"
@@ -514,6 +537,7 @@ fn table_text(report: &Report) -> String {
             r.value_bytes,
             r.distribution,
             r.group_size.or(r.ticket_bits),
+            r.two_level,
             r.location,
             r.load_factor.to_bits(),
             r.scheme.as_str(),
@@ -559,6 +583,27 @@ fn table_text(report: &Report) -> String {
                 r.ticket_bits
                     .map(|t| t.to_string())
                     .unwrap_or_else(|| "-".into())
+            );
+        }
+        if two_level {
+            let counter = |name: &str| {
+                r.counters
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.to_string())
+                    .unwrap_or_else(|| "-".into())
+            };
+            line += &format!(
+                " {:<7} {:>5} {:>6.2} {:>8} {:>6}",
+                r.two_level
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| "-".into()),
+                r.fill
+                    .map(|f| format!("{f:.3}"))
+                    .unwrap_or_else(|| "-".into()),
+                r.memory_bytes as f64 / r.n.max(1) as f64,
+                counter("rebuilds"),
+                counter("splits")
             );
         }
         line += &format!(

@@ -109,6 +109,11 @@ pub unsafe trait Scheme: Sized + Send + Sync + 'static {
     fn max_load_factor(&self) -> f64 {
         1.0
     }
+    /// The scheme's own counters, by name (see
+    /// [`DeviceHashTable::counters`](crate::DeviceHashTable::counters)). Default: none.
+    fn counters(_table: &GpuTable<Self>) -> Result<Vec<(&'static str, u64)>> {
+        Ok(Vec::new())
+    }
 
     // Table-level hooks, for a scheme that resizes itself with kernels of its own (DyCuckoo):
     // they get the whole table (its launch site, view and GPU). The defaults call the

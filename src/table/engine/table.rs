@@ -482,6 +482,10 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         &self.gpu
     }
 
+    fn counters(&self) -> Result<Vec<(&'static str, u64)>> {
+        S::counters(self)
+    }
+
     fn insert_device_async_with_mode(
         &mut self,
         keys: &DeviceBuffer<S::Key>,

@@ -679,6 +679,18 @@ unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
         Ok(true)
     }
 
+    /// Rebuilds, failed builds, splits, coalesces and the bucket count ([`TwoLevel::stats`]).
+    fn counters(table: &GpuTable<Self>) -> Result<Vec<(&'static str, u64)>> {
+        let s = table.stats()?;
+        Ok(vec![
+            ("rebuilds", s.rebuilds),
+            ("failed_builds", s.failed_builds),
+            ("splits", s.splits),
+            ("coalesces", s.coalesces),
+            ("buckets", table.buckets() as u64),
+        ])
+    }
+
     /// Coalesces buckets when the load fell below the shrink bound.
     fn after_erase(table: &mut GpuTable<Self>) -> Result<()> {
         let len = table.len()?;

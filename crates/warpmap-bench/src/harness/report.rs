@@ -6,6 +6,7 @@
 use super::timing::{harmonic, median};
 use crate::plan::{Distribution, Estimate, KvType, Op, Preset, ZipfInfo};
 use crate::schemes::stadium::{location_name, StadiumInfo};
+use crate::schemes::two_level::TwoLevelShape;
 use crate::schemes::Scheme;
 use warpmap::device::CompileRecord;
 use warpmap::table::stadium::Location;
@@ -181,6 +182,17 @@ pub struct BenchResult {
     /// 100k"), the size of one mixed batch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slice_ops: Option<usize>,
+    /// two_level: the bucket shape (hash functions, slots per subtable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub two_level: Option<TwoLevelShape>,
+    /// two_level: `n / capacity` after the runs, the fill the table ended at (a table that
+    /// split buckets on the way ends below the nominal `load_factor`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fill: Option<f64>,
+    /// The scheme's counters after the runs ([`DeviceHashTable::counters`](warpmap::DeviceHashTable::counters):
+    /// two_level's bucket rebuilds, splits, buckets), by name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<(&'static str, u64)>,
 }
 
 /// The whole benchmark: what `warpmap bench` prints and writes as JSON.
@@ -330,6 +342,10 @@ pub(crate) struct Measured<'a> {
     pub distribution: Distribution,
     /// Zipf: distinct keys per run.
     pub distinct: Vec<usize>,
+    /// two_level: the bucket shape.
+    pub two_level: Option<TwoLevelShape>,
+    /// The scheme's counters after the runs.
+    pub counters: Vec<(&'static str, u64)>,
 }
 
 impl Measured<'_> {
@@ -433,6 +449,11 @@ impl Measured<'_> {
             concurrency_efficiency: None,
             separated_ms: None,
             slice_ops: None,
+            two_level: self.two_level,
+            fill: self
+                .two_level
+                .map(|_| self.n as f64 / self.capacity.max(1) as f64),
+            counters: self.counters.clone(),
         });
     }
 }
@@ -481,6 +502,8 @@ mod tests {
             roofline: &roof,
             distribution: Distribution::Unique,
             distinct: vec![],
+            two_level: None,
+            counters: vec![],
         };
         let stats = |ms: f64| OpStats {
             ms: vec![ms],

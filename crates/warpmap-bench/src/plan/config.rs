@@ -3,6 +3,7 @@
 //! and the limits and defaults [`resolve`](super::resolve) applies.
 
 use super::Preset;
+use crate::schemes::two_level::TwoLevelShape;
 use crate::schemes::Scheme;
 use std::fmt;
 use std::str::FromStr;
@@ -87,6 +88,9 @@ pub struct BenchConfig {
     /// The mixed experiment ([`Op::Mixed`]): operations per slice (inserts + finds), log2, a
     /// set per size; `None`: the preset's, else [`DEFAULT_SLICE_LOG2`] (quick: 2^12).
     pub slice_log2: Option<Vec<u32>>,
+    /// two_level bucket shapes (hash functions × slots per subtable), a table per shape;
+    /// `None`: the preset's, else the library's default (3x512).
+    pub two_level_shapes: Option<Vec<TwoLevelShape>>,
 }
 
 impl Default for BenchConfig {
@@ -114,6 +118,7 @@ impl Default for BenchConfig {
             locations: None,
             host_keys_log2: None,
             slice_log2: None,
+            two_level_shapes: None,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! configuration leaves a field `None`.
 
 use super::{Distribution, KvType, Op, DEFAULT_LOAD_FACTORS, DEFAULT_SLICE_LOG2};
+use crate::schemes::two_level::TwoLevelShape;
 use crate::schemes::Scheme;
 use std::fmt;
 use std::str::FromStr;
@@ -54,20 +55,38 @@ pub enum Preset {
     /// and erase, load factor 0.85, 2^24 keys (host buckets 2^22), ticket sizes 1 and 8,
     /// buckets on the device and in host memory.
     Fig19,
+    /// The two-level cuckoo table's target cells (issue 13): `u32`/`u32`, 2^27 keys, load
+    /// factors 0.8 and 0.95, insert, find_hit, find_miss and erase, bucket shapes 3x512 (the
+    /// default) and 4x384 (four functions: the one that holds 0.95).
+    TwoLevelCompare,
+    /// The two-level paper's bucket-load chart: insert/erase and lookups against the bucket
+    /// size, shapes 3x64 .. 3x512 and 4x96 .. 4x384, `u32`/`u32`, 2^26 keys, load factor 0.7.
+    TwoLevelBuckets,
+    /// The two-level paper's REG_LOAD chart: insert/erase and lookups against the load the
+    /// buckets are filled to (0.3 .. 0.9), `u32`/`u32`, 2^26 keys, the default shape and 4x384.
+    TwoLevelLoad,
 }
+
+/// The two-level presets' shapes: the default, and four functions (higher loads).
+pub const TWO_LEVEL_COMPARE_SHAPES: [TwoLevelShape; 2] =
+    [TwoLevelShape::DEFAULT, TwoLevelShape::new(4, 384)];
 
 impl Preset {
     /// Every preset.
-    pub const ALL: [Preset; 6] = [
+    pub const ALL: [Preset; 9] = [
         Preset::Fig7,
         Preset::Fig8,
         Preset::Compare,
         Preset::Stadium,
         Preset::Fig15,
         Preset::Fig19,
+        Preset::TwoLevelCompare,
+        Preset::TwoLevelBuckets,
+        Preset::TwoLevelLoad,
     ];
 
-    /// "fig7", "fig8", "compare", "stadium", "fig15" or "fig19".
+    /// "fig7", "fig8", "compare", "stadium", "fig15", "fig19", "two-level-compare",
+    /// "two-level-buckets" or "two-level-load".
     pub fn name(self) -> &'static str {
         match self {
             Preset::Fig7 => "fig7",
@@ -76,6 +95,9 @@ impl Preset {
             Preset::Stadium => "stadium",
             Preset::Fig15 => "fig15",
             Preset::Fig19 => "fig19",
+            Preset::TwoLevelCompare => "two-level-compare",
+            Preset::TwoLevelBuckets => "two-level-buckets",
+            Preset::TwoLevelLoad => "two-level-load",
         }
     }
 
@@ -109,6 +131,18 @@ impl Preset {
                 "Stadium hashing Fig. 19: key sizes 4-64 B (8 B values) and value sizes 4-256 B \
                  (8 B keys), load factor 0.85, 2^24 keys (host buckets 2^22), tickets 1/8 \
                  bits, device and host buckets, insert + find_hit + erase"
+            }
+            Preset::TwoLevelCompare => {
+                "two-level cuckoo target cells: u32/u32, 2^27 keys, load factors 0.8/0.95, \
+                 shapes 3x512 and 4x384, insert + find_hit + find_miss + erase"
+            }
+            Preset::TwoLevelBuckets => {
+                "two-level paper's bucket-load chart: shapes 3x64-3x512 and 4x96-4x384, \
+                 u32/u32, 2^26 keys, load factor 0.7, insert + find_hit + find_miss + erase"
+            }
+            Preset::TwoLevelLoad => {
+                "two-level paper's REG_LOAD chart: load factors 0.3-0.9, shapes 3x512 and \
+                 4x384, u32/u32, 2^26 keys, insert + find_hit + find_miss + erase"
             }
         }
     }
@@ -156,6 +190,7 @@ impl Preset {
                 locations: Some(vec![Location::Device, Location::Host]),
                 host_keys_log2: Some(STADIUM_HOST_KEYS_LOG2),
                 slice_log2: None,
+                two_level_shapes: None,
             },
             Preset::Fig15 => PresetDefaults {
                 keys_log2: FIG_KEYS_LOG2,
@@ -180,6 +215,36 @@ impl Preset {
                 host_keys_log2: Some(FIG_HOST_KEYS_LOG2),
                 ..PresetDefaults::warpdrive()
             },
+            Preset::TwoLevelCompare | Preset::TwoLevelBuckets | Preset::TwoLevelLoad => {
+                let (keys_log2, load_factors, shapes) = match self {
+                    Preset::TwoLevelCompare => {
+                        (27, vec![0.8, 0.95], TWO_LEVEL_COMPARE_SHAPES.to_vec())
+                    }
+                    Preset::TwoLevelBuckets => (
+                        26,
+                        vec![0.7],
+                        [(3, 64), (3, 128), (3, 256), (3, 512)]
+                            .into_iter()
+                            .chain([(4, 96), (4, 192), (4, 384)])
+                            .map(|(d, s)| TwoLevelShape::new(d, s))
+                            .collect(),
+                    ),
+                    _ => (
+                        26,
+                        vec![0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+                        TWO_LEVEL_COMPARE_SHAPES.to_vec(),
+                    ),
+                };
+                PresetDefaults {
+                    keys_log2,
+                    load_factors,
+                    types: vec![KvType::U32],
+                    ops: vec![Op::Insert, Op::FindHit, Op::FindMiss, Op::Erase],
+                    scheme: Some(Scheme::TwoLevel),
+                    two_level_shapes: Some(shapes),
+                    ..PresetDefaults::warpdrive()
+                }
+            }
         }
     }
 }
@@ -187,12 +252,15 @@ impl Preset {
 impl FromStr for Preset {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        let t = s.trim().to_ascii_lowercase();
+        let t = s.trim().to_ascii_lowercase().replace('_', "-");
         Preset::ALL
             .into_iter()
             .find(|p| p.name() == t)
             .ok_or_else(|| {
-                format!("unknown preset '{s}' (fig7, fig8, compare, stadium, fig15 or fig19)")
+                format!(
+                    "unknown preset '{s}' (fig7, fig8, compare, stadium, fig15, fig19, \
+                     two-level-compare, two-level-buckets or two-level-load)"
+                )
             })
     }
 }
@@ -218,6 +286,7 @@ pub(super) struct PresetDefaults {
     pub(super) locations: Option<Vec<Location>>,
     pub(super) host_keys_log2: Option<u32>,
     pub(super) slice_log2: Option<Vec<u32>>,
+    pub(super) two_level_shapes: Option<Vec<TwoLevelShape>>,
 }
 
 impl PresetDefaults {
@@ -237,6 +306,7 @@ impl PresetDefaults {
             locations: None,
             host_keys_log2: None,
             slice_log2: None,
+            two_level_shapes: None,
         }
     }
 }
@@ -460,6 +530,93 @@ mod tests {
         assert_eq!(q.keys_log2, Some(QUICK_KEYS_LOG2));
         assert_eq!(q.host_keys_log2, None, "2^18 is below the host cap");
         assert!(q.estimate(16).seconds < 60.0);
+    }
+
+    #[test]
+    fn two_level_presets() {
+        let p = resolve(
+            &BenchConfig {
+                preset: Some(Preset::TwoLevelCompare),
+                ..cfg()
+            },
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(p.scheme, Scheme::TwoLevel);
+        assert_eq!(p.keys_log2, Some(27));
+        assert_eq!(p.load_factors, vec![0.8, 0.95]);
+        assert_eq!(p.types, vec![KvType::U32]);
+        assert_eq!(p.two_level_shapes, TWO_LEVEL_COMPARE_SHAPES.to_vec());
+        assert!(p.group_sizes.is_empty() && p.ticket_bits.is_empty());
+        assert_eq!(
+            p.variants(),
+            vec![
+                Variant::TwoLevel {
+                    shape: TwoLevelShape::DEFAULT
+                },
+                Variant::TwoLevel {
+                    shape: TwoLevelShape::new(4, 384)
+                }
+            ]
+        );
+        assert!(p.summary().contains("two_level bucket shapes 3x512,4x384"));
+        let e = p.estimate(16);
+        eprintln!("two-level-compare: {:.0} s; {}", e.seconds, p.summary());
+        assert!(e.seconds < 300.0, "{e:?}");
+        assert_eq!(
+            "two_level_compare".parse::<Preset>(),
+            Ok(Preset::TwoLevelCompare)
+        );
+        for preset in [Preset::TwoLevelBuckets, Preset::TwoLevelLoad] {
+            let p = resolve(
+                &BenchConfig {
+                    preset: Some(preset),
+                    ..cfg()
+                },
+                Backend::Gpu,
+            )
+            .unwrap();
+            assert_eq!(p.keys_log2, Some(26));
+            let e = p.estimate(16);
+            assert!(e.seconds < 400.0, "{preset}: {e:?}");
+        }
+        // Flags: shapes replace the preset's; the CPU backend measures CpuTable.
+        let p = resolve(
+            &BenchConfig {
+                preset: Some(Preset::TwoLevelCompare),
+                two_level_shapes: Some(vec![TwoLevelShape::new(2, 64); 2]),
+                ..cfg()
+            },
+            Backend::Gpu,
+        )
+        .unwrap();
+        assert_eq!(p.two_level_shapes, vec![TwoLevelShape::new(2, 64)]);
+        let c = resolve(
+            &BenchConfig {
+                preset: Some(Preset::TwoLevelCompare),
+                ..cfg()
+            },
+            Backend::Cpu,
+        )
+        .unwrap();
+        assert_eq!(c.variants(), vec![Variant::Cpu]);
+        assert!(c.two_level_shapes.is_empty());
+        // Refused: wide keys, mixed batches.
+        for bad in [
+            BenchConfig {
+                scheme: Some(Scheme::TwoLevel),
+                types: Some(vec![KvType::U128U64]),
+                ..cfg()
+            },
+            BenchConfig {
+                scheme: Some(Scheme::TwoLevel),
+                ops: Some(vec![Op::Mixed]),
+                keys_log2: Some(20),
+                ..cfg()
+            },
+        ] {
+            assert!(resolve(&bad, Backend::Gpu).is_err());
+        }
     }
 
     #[test]

@@ -12,8 +12,10 @@ use super::{
 use crate::experiments::method_for;
 use crate::harness::workloads::run_seed;
 use crate::schemes::stadium::location_name;
+use crate::schemes::two_level::TwoLevelShape;
 use crate::schemes::{Scheme, Variant};
 use warpmap::table::stadium::{Location, TICKET_BITS};
+use warpmap::table::two_level;
 use warpmap::table::warpdrive::{DEFAULT_GROUP_SIZE, GROUP_SIZES};
 use warpmap::table::Backend;
 use warpmap::{Error, Result};
@@ -64,6 +66,8 @@ pub struct Plan {
     /// The mixed experiment ([`Op::Mixed`]): operations per slice, log2, a set per size (empty
     /// otherwise).
     pub slice_log2: Vec<u32>,
+    /// two_level bucket shapes (empty unless two_level on a GPU).
+    pub two_level_shapes: Vec<TwoLevelShape>,
     /// Adjustments made to what was asked (caps, ignored flags), for the report.
     pub notes: Vec<String>,
 }
@@ -296,6 +300,18 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
         }
     }
     let stadium_flags = cfg.ticket_bits.is_some() || cfg.locations.is_some();
+    let mut two_level_shapes = cfg
+        .two_level_shapes
+        .clone()
+        .or_else(|| pd.and_then(|p| p.two_level_shapes.clone()))
+        .unwrap_or_else(|| vec![TwoLevelShape::DEFAULT]);
+    dedup_in_place(&mut two_level_shapes);
+    if scheme != Scheme::TwoLevel || !gpu {
+        if cfg.two_level_shapes.is_some() {
+            notes.push("--two-level-shapes applies to --scheme two_level on a GPU: ignored".into());
+        }
+        two_level_shapes.clear();
+    }
     match (scheme, gpu) {
         (Scheme::Slab, _) => {
             return Err(Error::invalid(
@@ -310,6 +326,46 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
                  dycuckoo-dynamic, dycuckoo-compare): warpmap bench --scheme dycuckoo --preset \
                  NAME (plan::resolve_dycuckoo, experiments::run_dycuckoo)",
             ));
+        }
+        (Scheme::TwoLevel, _) => {
+            if stadium_flags || cfg.host_keys_log2.is_some() {
+                notes.push(
+                    "--ticket-bits, --location and --host-keys-log2 apply to --scheme stadium \
+                     only: ignored"
+                        .into(),
+                );
+            }
+            if gpu {
+                if cfg.group_sizes.is_some() {
+                    notes.push(
+                        "--group-sizes applies to WarpDrive only: ignored by two_level".into(),
+                    );
+                }
+                group_sizes.clear();
+                if let Some(bad) = types
+                    .iter()
+                    .find(|t| !two_level::supports_widths(t.key_bytes(), t.value_bytes()))
+                {
+                    return Err(Error::invalid(format!(
+                        "two_level stores keys and values of 4 or 8 bytes, not type {bad}"
+                    )));
+                }
+                if ops.contains(&Op::Mixed) {
+                    return Err(Error::invalid(
+                        "two_level refuses mixed batches on the GPU (an insert rebuilds whole \
+                         buckets in place): measure insert and find separately",
+                    ));
+                }
+            } else {
+                notes.push(
+                    "scheme two_level: the CPU backend measures CpuTable (rows with scheme \
+                     \"cpu\"); bucket shapes are ignored"
+                        .into(),
+                );
+            }
+            ticket_bits.clear();
+            locations.clear();
+            host_keys_log2 = None;
         }
         (Scheme::WarpDrive, _) => {
             if stadium_flags || cfg.host_keys_log2.is_some() {
@@ -413,6 +469,7 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
 
     Ok(Plan {
         slice_log2,
+        two_level_shapes,
         backend,
         quick: cfg.quick,
         preset: cfg.preset,
@@ -601,6 +658,15 @@ impl Plan {
                 (Backend::Cpu, _) => "group sizes - (cpu)".to_string(),
                 (Backend::Gpu, Scheme::Slab) => "slab (its own presets)".to_string(),
                 (Backend::Gpu, Scheme::DyCuckoo) => "dycuckoo (its own presets)".to_string(),
+                (Backend::Gpu, Scheme::TwoLevel) => format!(
+                    "two_level bucket shapes {} (hash functions x slots per subtable)",
+                    list(
+                        self.two_level_shapes
+                            .iter()
+                            .map(|x| x.to_string())
+                            .collect()
+                    )
+                ),
                 (Backend::Gpu, Scheme::WarpDrive) => format!(
                     "warpdrive group sizes {}",
                     list(self.group_sizes.iter().map(|x| x.to_string()).collect())

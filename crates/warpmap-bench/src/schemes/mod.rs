@@ -7,11 +7,13 @@
 //! - [`stadium`]: a table per (bucket location, ticket size); host buckets are out-of-core.
 //! - [`slab`]: the slab hash, measured by its own presets (`plan::slab`,
 //!   `experiments::slab_*`): buckets sized for a memory utilisation, its stats and allocator.
+//! - [`two_level`]: the two-level cuckoo table, a table per bucket shape.
 //! - [`cpu`]: the CPU backend's table, measured whatever the GPU scheme asked.
 
 pub mod cpu;
 pub mod slab;
 pub mod stadium;
+pub mod two_level;
 pub mod warpdrive;
 
 use crate::plan::{Op, Plan};
@@ -19,6 +21,7 @@ use stadium::StadiumInfo;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
+use two_level::TwoLevelShape;
 use warpmap::table::stadium::Location;
 use warpmap::{DeviceHashTable, Error, Gpu, Key, Result, Value};
 
@@ -39,6 +42,8 @@ pub enum Scheme {
     /// ([`DyCuckooPreset`](crate::plan::DyCuckooPreset),
     /// [`run_dycuckoo`](crate::experiments::run_dycuckoo)).
     DyCuckoo,
+    /// The two-level cuckoo table ([`TwoLevel`](warpmap::TwoLevel)), a table per bucket shape.
+    TwoLevel,
 }
 
 impl Scheme {
@@ -49,6 +54,7 @@ impl Scheme {
             Scheme::Stadium => "stadium",
             Scheme::Slab => "slab",
             Scheme::DyCuckoo => "dycuckoo",
+            Scheme::TwoLevel => "two_level",
         }
     }
 
@@ -59,6 +65,7 @@ impl Scheme {
         match self {
             Scheme::WarpDrive => warpdrive::variants(&plan.group_sizes),
             Scheme::Stadium => stadium::variants(&plan.locations, &plan.ticket_bits),
+            Scheme::TwoLevel => two_level::variants(&plan.two_level_shapes),
             Scheme::Slab | Scheme::DyCuckoo => Vec::new(),
         }
     }
@@ -72,8 +79,9 @@ impl FromStr for Scheme {
             "stadium" => Ok(Scheme::Stadium),
             "slab" => Ok(Scheme::Slab),
             "dycuckoo" => Ok(Scheme::DyCuckoo),
+            "two_level" | "two-level" | "twolevel" => Ok(Scheme::TwoLevel),
             other => Err(format!(
-                "unknown scheme '{other}' (warpdrive, stadium, slab or dycuckoo)"
+                "unknown scheme '{other}' (warpdrive, stadium, slab, dycuckoo or two_level)"
             )),
         }
     }
@@ -103,6 +111,11 @@ pub enum Variant {
         /// Bits per ticket.
         ticket_bits: u32,
     },
+    /// A two-level cuckoo table of this bucket shape.
+    TwoLevel {
+        /// Hash functions × slots per subtable.
+        shape: TwoLevelShape,
+    },
 }
 
 impl Variant {
@@ -115,6 +128,7 @@ impl Variant {
                 location,
                 ticket_bits,
             } => stadium::label(location, ticket_bits),
+            Variant::TwoLevel { shape } => two_level::label(shape),
         }
     }
 
@@ -124,6 +138,7 @@ impl Variant {
             Variant::Cpu => "cpu".into(),
             Variant::WarpDrive { .. } => format!("warpdrive {}", self.label()),
             Variant::Stadium { .. } => format!("stadium {}", self.label()),
+            Variant::TwoLevel { .. } => format!("two_level {}", self.label()),
         }
     }
 
@@ -147,6 +162,7 @@ impl Variant {
                 location,
                 ticket_bits,
             } => stadium::device_bytes(location, ticket_bits, kb, vb, cap),
+            Variant::TwoLevel { shape } => two_level::device_bytes(shape, kb, vb, cap),
         }
     }
 
@@ -160,6 +176,7 @@ impl Variant {
                 location,
                 ticket_bits,
             } => stadium::op_rate(location, ticket_bits, lf, host_table, op),
+            Variant::TwoLevel { .. } => two_level::op_rate(op),
         }
     }
 }
@@ -170,6 +187,8 @@ pub(crate) struct Built<K: Key, V: Value> {
     pub group_size: Option<u32>,
     pub filter_bits: Option<u32>,
     pub stadium: Option<StadiumInfo>,
+    /// two_level: the bucket shape.
+    pub two_level: Option<TwoLevelShape>,
 }
 
 /// Makes a variant's GPU table of at least `capacity` slots or buckets.
@@ -185,6 +204,7 @@ pub(crate) fn build_table<K: Key, V: Value>(
             location,
             ticket_bits,
         } => stadium::build(gpu, location, ticket_bits, capacity),
+        Variant::TwoLevel { shape } => two_level::build(gpu, shape, capacity),
         Variant::Cpu => Err(Error::invalid("the GPU benchmark has no CPU variant")),
     }
 }

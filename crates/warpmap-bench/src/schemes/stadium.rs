@@ -93,6 +93,7 @@ pub(crate) fn build<K: Key, V: Value>(
             host_memory_bytes: t.host_memory_bytes(),
             bound: None,
         }),
+        two_level: None,
         table: Box::new(t),
     })
 }

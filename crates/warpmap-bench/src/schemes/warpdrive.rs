@@ -39,6 +39,7 @@ pub(crate) fn build<K: Key, V: Value>(
         group_size: Some(t.config().group_size),
         filter_bits: Some(t.filter_bits()),
         stadium: None,
+        two_level: None,
         table: Box::new(t),
     })
 }

@@ -133,6 +133,8 @@ fn bench_set<K: Key, V: Value>(
             roofline,
             distribution: dist,
             distinct,
+            two_level: None,
+            counters: Vec::new(),
         };
         m.push_selected(&plan.ops, stats, &mut sink.results);
     }

@@ -208,8 +208,7 @@ fn bench_set<K: Key, V: Value>(
             }
             let b = built.as_mut().expect("made above");
             let table = b.table.as_mut();
-            let capacity = table.capacity();
-            let n = v_keys.unwrap_or_else(|| keys_for(lf, capacity));
+            let n = v_keys.unwrap_or_else(|| keys_for(lf, table.capacity()));
             if dev.as_ref().map(|d| d.n) != Some(n) {
                 drop(dev.take());
                 let slots = if Some(n) == keys_mode { dev_slots } else { 1 };
@@ -258,6 +257,9 @@ fn bench_set<K: Key, V: Value>(
                     plan.runs
                 ));
             }
+            // After the runs: a table that grows (two_level's bucket splits) reports what it
+            // ended at.
+            let capacity = table.capacity();
             let m = Measured {
                 scheme: table.scheme(),
                 backend: Backend::Gpu,
@@ -275,6 +277,8 @@ fn bench_set<K: Key, V: Value>(
                 roofline: cx.roofline,
                 distribution: dist,
                 distinct,
+                two_level: b.two_level,
+                counters: table.counters()?,
             };
             m.push_selected(&plan.ops, stats, &mut cx.sink.results);
         }

@@ -73,6 +73,8 @@ fn cpu_set<K: Key, V: Value>(
                 roofline,
                 distribution: Distribution::Unique,
                 distinct: Vec::new(),
+                two_level: None,
+                counters: Vec::new(),
             };
             push_row(&m, slice_ops, sep_ms, mixed, &mut sink.results);
         }

@@ -208,6 +208,8 @@ fn mixed_table<K: Key, V: Value>(
             roofline: cx.roofline,
             distribution: Distribution::Unique,
             distinct: Vec::new(),
+            two_level: None,
+            counters: Vec::new(),
         };
         push_row(&m, slice_ops, sep_ms, mixed, &mut cx.sink.results);
     }
