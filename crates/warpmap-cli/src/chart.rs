@@ -792,6 +792,9 @@ pub(crate) mod tests {
             concurrency_efficiency: None,
             separated_ms: None,
             slice_ops: None,
+            two_level: None,
+            fill: None,
+            counters: Vec::new(),
         }
     }
 
