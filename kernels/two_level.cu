@@ -8,20 +8,29 @@
 // bucket, each with its index in the caller's batch, and the `buckets + 1` offsets.
 //
 // Second level: a bucket is TL_D subtables of TL_SUB slots (TL_SLOTS in all), laid out one after
-// the other in global memory. Key k of bucket b may sit only at slot
-//   j * TL_SUB + umulhi(fmix32(h.x + j * h.y), TL_SUB)   for j in [0, TL_D),
-// where h = wm_hash_key(k, seeds[b]) (tl_position; host twin `slot_of` in the table file). A
-// lookup therefore probes at most TL_D slots of one bucket, a thread per key.
+// the other in global memory, each cut into cells of TL_CELL slots: 32 bytes, one memory sector
+// (4 packed slots, or 2 of 16 bytes). Key k of bucket b has one candidate cell per hash function
+// j in [0, TL_D): in subtable (s0 + j) mod TL_D, where s0 = umulhi(h.y, TL_D), at cell
+// umulhi(fmix32(h.x + j * h.y), TL_SUB / TL_CELL) of it, where h = wm_hash_key(k, seeds[b])
+// (tl_cell; host twin `cell_of` in the table file). The rotation by s0 spreads the keys' first
+// choices over every subtable. A lookup reads its candidate cells in order, a thread per key,
+// one sector each, and stops at the first cell that holds the key or has an empty slot: the
+// build places a key in its cell j only after its cells 0 .. j-1 were full (see below), and a
+// full cell never gets an empty slot again (erase leaves a tombstone), so a key is never behind
+// a cell with room. Most hits read one sector, most misses one or two.
 //
 // The insert kernel runs one thread block per bucket that the batch touches (other buckets are
 // not rebuilt). The block loads the bucket's slots into shared memory, merges the batch's keys
 // for that bucket (a key already present is updated or kept; duplicates within the batch are
 // found with a small shared-memory hash set, so each new key enters once), and cuckoo-hashes
-// all of the bucket's keys in shared memory with Alcantara's parallel rounds: every unplaced
-// key exchanges its item index into its slot under its current function (atomicExch: of the
-// keys that write one slot in a round, exactly one stays, whichever the hardware orders last),
-// the block synchronises, and every key that does not hold its slot (it lost the exchange, or
-// was evicted) moves to its next function. Plain racing stores would do the same on today's
+// all of the bucket's keys in shared memory in parallel rounds (Alcantara's, with cells): every
+// unplaced key claims the first free slot of its current cell (atomicCAS from empty, slot by
+// slot); when the cell is full it exchanges itself into a pseudo-random slot of it (atomicExch:
+// of the keys that write one slot in a round, exactly one stays, whichever the hardware orders
+// last). A slot once taken is never empty again in an attempt. The block synchronises, and
+// every key that does not hold its slot (it lost the exchange, or was evicted) moves to its next
+// cell. A key leaves a cell only when that cell is full, which is the lookups' stopping rule.
+// Plain racing stores would do the same on today's
 // hardware but are a data race (racecheck flags them), so every shared word that more than one
 // thread may write between two barriers is written with an atomic. When all keys hold a slot
 // the bucket is written back in one coalesced pass over its TL_SLOTS slots. A bucket with no
@@ -35,8 +44,13 @@
 // Slots: a 4-byte key with a 4-byte value packs into one 64-bit word (key in the low half);
 // other widths (4 or 8 bytes each) take 16 bytes {key, value}, each zero-extended. An empty slot
 // is all ones: its key reads as WM_KEY_EMPTY. User keys equal to the sentinels live on the side
-// path (kernels/common/side.cuh), so every key value is insertable. Erase empties the key's slot
-// with a CAS (a cuckoo layout stays valid when a key leaves it: no tombstones).
+// path (kernels/common/side.cuh), so every key value is insertable. Erase turns the key's slot
+// into a tombstone (WM_KEY_TOMBSTONE) with a CAS: the cell stays without an empty slot, so the
+// lookups' stopping rule holds; the next rebuild of the bucket drops its tombstones.
+//
+// An insert batch arrives split by bucket with a payload per key (tl_payload): its value and its
+// index in the caller's batch, packed by two_level_index before the split, so that the build
+// reads values in the split's order (coalesced) and uses the index only for statuses.
 //
 // Kernels take the table's view (tl_view, twin of src/table/two_level/mod.rs TwoLevelView) and
 // the batch (wm_bulk) by value. They run phase-separated: an insert (a rebuild of buckets in
@@ -59,6 +73,14 @@
 #endif
 
 #define TL_SLOTS (TL_D * TL_SUB)
+// Slots per cell: 32 bytes, one sector.
+#if WM_KEY_BYTES == 4 && WM_VALUE_BYTES == 4
+#define TL_CELL 4
+#else
+#define TL_CELL 2
+#endif
+static_assert(TL_SUB % 4 == 0, "subtables are whole cells (of 4 slots, or 2 wide ones)");
+#define TL_SUB_CELLS (TL_SUB / TL_CELL)
 // Items (keys) one bucket build holds: at most one per slot.
 #define TL_ITEMS TL_SLOTS
 // Items per thread of a block (the registers that hold each item's state).
@@ -95,7 +117,7 @@ struct tl_view {
   u64* meta;                  // [stored keys, keys left unplaced by all inserts so far]
   u64* stats;                 // [bucket rebuilds with new seeds, bucket builds that failed]
   const wm_key* batch_keys;   // insert: the batch's keys grouped by bucket (multisplit)
-  const u32* batch_index;     // insert: each grouped key's index in the caller's batch
+  const void* batch_payload;  // insert: each grouped key's tl_payload (value, batch index)
   const u64* batch_offsets;   // insert: buckets + 1 offsets into batch_keys
   u32 buckets;
   u32 max_iterations;         // cuckoo rounds before a bucket is rebuilt with a new seed
@@ -105,11 +127,43 @@ struct tl_view {
 };
 WM_CHECK_VIEW(tl_view);
 
-// Slot j of key k in its bucket's TL_SLOTS, from h = wm_hash_key(k, bucket seed). h.x and h.y
-// are independent 32-bit hashes; the TL_D functions are fmix32 of h.x + j * h.y, each mapped
-// onto its own subtable by its high bits.
-__device__ __forceinline__ u32 tl_position(uint2 h, u32 j) {
-  return j * TL_SUB + wm_map_to_range(wm_fmix32(h.x + j * h.y), TL_SUB);
+// Cell j of key k in its bucket (TL_CELLS cells), from h = wm_hash_key(k, bucket seed). h.x and
+// h.y are independent 32-bit hashes; function j is fmix32 of h.x + j * h.y, mapped onto the cells
+// of subtable (s0 + j) mod TL_D by its high bits, s0 from the high bits of h.y. Host twin:
+// `cell_of`.
+__device__ __forceinline__ u32 tl_cell(uint2 h, u32 j) {
+  u32 sub = __umulhi(h.y, TL_D) + j;
+  sub = sub >= TL_D ? sub - TL_D : sub;
+  return sub * TL_SUB_CELLS + wm_map_to_range(wm_fmix32(h.x + j * h.y), TL_SUB_CELLS);
+}
+
+// The batch payload: a key's value and its index in the caller's batch.
+#if WM_VALUE_BYTES == 4
+typedef u64 tl_payload;
+__device__ __forceinline__ tl_payload tl_make_payload(wm_value v, u32 i) { return (u64)v | ((u64)i << 32); }
+__device__ __forceinline__ wm_value tl_payload_value(tl_payload p) { return (u32)p; }
+__device__ __forceinline__ u32 tl_payload_index(tl_payload p) { return (u32)(p >> 32); }
+#else
+typedef ulonglong2 tl_payload;
+__device__ __forceinline__ tl_payload tl_make_payload(wm_value v, u32 i) { return make_ulonglong2((u64)v, (u64)i); }
+__device__ __forceinline__ wm_value tl_payload_value(tl_payload p) { return (wm_value)p.x; }
+__device__ __forceinline__ u32 tl_payload_index(tl_payload p) { return (u32)p.y; }
+#endif
+
+// The TL_CELL slots of the cell at global slot index `first` (32-byte aligned: buckets are
+// whole cells), read as two 16-byte loads of one sector.
+__device__ __forceinline__ void tl_load_cell(const tl_slot* slots, u64 first, tl_slot (&cell)[TL_CELL]) {
+  const ulonglong2* p = reinterpret_cast<const ulonglong2*>(slots + first);
+  const ulonglong2 a = p[0], b = p[1];
+#if defined(TL_PACKED)
+  cell[0] = a.x;
+  cell[1] = a.y;
+  cell[2] = b.x;
+  cell[3] = b.y;
+#else
+  cell[0] = a;
+  cell[1] = b;
+#endif
 }
 
 // The seed a bucket is rebuilt with after `seed` found no layout (host twin `next_seed`).
@@ -120,21 +174,45 @@ __device__ __forceinline__ u32 tl_bucket_of(const tl_view& t, const wm_key& k) {
   return wm_part_of<WM_HASH>(k, t.part_seed, t.buckets);
 }
 
-// Looks k (not a sentinel) up: the slot index (global) holding it, or ~0ull.
+// Looks k (not a sentinel) up: the slot index (global) holding it, or ~0ull. Reads k's cells in
+// order and stops at the one holding k or the first with an empty slot (the stopping rule).
 __device__ __forceinline__ u64 tl_locate(const tl_view& t, const wm_key& k, tl_slot* seen) {
   const u32 b = tl_bucket_of(t, k);
   const uint2 h = wm_hash_key<WM_HASH>(k, t.seeds[b]);
   const u64 base = (u64)b * TL_SLOTS;
 #pragma unroll
   for (u32 j = 0; j < TL_D; j++) {
-    const u64 i = base + tl_position(h, j);
-    const tl_slot s = t.slots[i];
-    if (wm_key_eq(tl_key(s), k)) {
-      *seen = s;
-      return i;
+    const u64 first = base + (u64)tl_cell(h, j) * TL_CELL;
+    tl_slot cell[TL_CELL];
+    tl_load_cell(t.slots, first, cell);
+    bool room = false;
+#pragma unroll
+    for (u32 e = 0; e < TL_CELL; e++) {
+      const wm_key x = tl_key(cell[e]);
+      if (wm_key_eq(x, k)) {
+        *seen = cell[e];
+        return first + e;
+      }
+      room |= wm_key_eq(x, WM_KEY_EMPTY);
     }
+    if (room) return ~0ull;
   }
   return ~0ull;
+}
+
+// The item of k in a layout held in shared memory (item per slot), or TL_NO_ITEM.
+__device__ __forceinline__ u32 tl_find_item(const u32* s_table, const wm_key* s_keys, uint2 h, const wm_key& k) {
+  u32 hit = TL_NO_ITEM;
+#pragma unroll
+  for (u32 j = 0; j < TL_D; j++) {
+    const u32 first = tl_cell(h, j) * TL_CELL;
+#pragma unroll
+    for (u32 e = 0; e < TL_CELL; e++) {
+      const u32 it = s_table[first + e];
+      if (it != TL_NO_ITEM && wm_key_eq(s_keys[it], k)) hit = it;
+    }
+  }
+  return hit;
 }
 
 // The duplicate filter: a shared-memory set of the batch keys (by their position r in the
@@ -155,10 +233,11 @@ __device__ __forceinline__ u32 tl_claim_find(const u32* s_claim, const wm_key* p
 // batch grouped by bucket in t.batch_* (the host's multisplit). One block per bucket, striding.
 // t.meta[0] counts the stored keys, t.meta[1] the keys left unplaced; t.stats the rebuilds.
 extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view t, wm_bulk b) {
+  const tl_payload* const payload = static_cast<const tl_payload*>(t.batch_payload);
   __shared__ wm_key s_keys[TL_ITEMS];
   __shared__ wm_value s_vals[TL_ITEMS];
   __shared__ u32 s_table[TL_SLOTS];                   // item index per slot (TL_NO_ITEM: empty);
-                                                      // 32-bit for atomicExch in the rounds
+                                                      // 32-bit for the rounds' atomics
   __shared__ unsigned short s_from[TL_ITEMS];         // existing item: its old slot
   __shared__ u32 s_claim[TL_CLAIM];                   // duplicate filter: positions r in the part
   __shared__ unsigned short s_claim_item[TL_CLAIM];   // the item of the key in each filter slot
@@ -178,7 +257,8 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
     const wm_key* const part = t.batch_keys + off;
     u64 seed = t.seeds[bucket];
 
-    // 1. The bucket's current contents become items 0..c-1; s_table holds the old layout.
+    // 1. The bucket's current keys become items 0..c-1; s_table holds the old layout (its
+    // tombstones are not items: the rebuild drops them).
     if (threadIdx.x == 0) {
       s_n = 0;
       s_new = 0;
@@ -189,7 +269,7 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
     for (u32 s = threadIdx.x; s < TL_SLOTS; s += WM_BLOCK) {
       const tl_slot v = slots[s];  // coalesced
       u32 item = TL_NO_ITEM;
-      if (!wm_key_eq(tl_key(v), WM_KEY_EMPTY)) {
+      if (wm_side_slot(tl_key(v)) < 0) {  // neither empty nor a tombstone
         item = atomicAdd(&s_n, 1u);
         s_keys[item] = tl_key(v);
         s_vals[item] = tl_value(v);
@@ -206,8 +286,9 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
     // kept); new keys go through the duplicate filter, whose first claimer takes an item.
     for (u32 r = threadIdx.x; r < n_raw; r += WM_BLOCK) {
       const wm_key k = part[r];
-      const u32 idx = t.batch_index[off + r];
-      const wm_value v = b.values[idx];
+      const tl_payload p = payload[off + r];
+      const u32 idx = tl_payload_index(p);
+      const wm_value v = tl_payload_value(p);
       const int side_slot = wm_side_slot(k);
       if (side_slot >= 0) {
         const u32 st = wm_side_insert(t.side, side_slot, v, assign, inserted);
@@ -215,18 +296,14 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
         continue;
       }
       const uint2 h_old = wm_hash_key<WM_HASH>(k, seed);
-      u32 hit = TL_NO_ITEM;
-#pragma unroll
-      for (u32 j = 0; j < TL_D; j++) {
-        const u32 it = s_table[tl_position(h_old, j)];
-        if (it != TL_NO_ITEM && wm_key_eq(s_keys[it], k)) hit = it;
-      }
+      const u32 hit = tl_find_item(s_table, s_keys, h_old, k);
       if (hit != TL_NO_ITEM) {
         if (assign) atomicExch(&s_vals[hit], v);  // occurrences race: one of their values stays
         if (b.status != nullptr) b.status[idx] = present_code;
         continue;
       }
-      // Linear probing from h.y (the slot positions use fmix32 of h.x + j h.y, high bits).
+      // Linear probing from the low bits of h.y (the cells use its high bits and fmix32 of
+      // h.x + j h.y).
       u32 x = h_old.y & (TL_CLAIM - 1u);
       u32 step = 0;
       for (; step < TL_CLAIM; step++) {
@@ -258,7 +335,7 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
         if (wm_side_slot(k) >= 0) continue;
         const u32 x = tl_claim_find(s_claim, part, k, wm_hash_key<WM_HASH>(k, seed).y & (TL_CLAIM - 1u));
         if (x == TL_CLAIM || s_claim[x] == r) continue;  // present, or the leader itself
-        atomicExch(&s_vals[s_claim_item[x]], b.values[t.batch_index[off + r]]);  // followers race
+        atomicExch(&s_vals[s_claim_item[x]], tl_payload_value(payload[off + r]));  // followers race
       }
     }
 
@@ -274,19 +351,32 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
       for (u32 s = threadIdx.x; s < TL_SLOTS; s += WM_BLOCK) s_table[s] = TL_NO_ITEM;
       uint2 h[TL_IPT];
       u32 fn[TL_IPT];
+      u32 slot[TL_IPT];
       bool placed[TL_IPT];
 #pragma unroll
       for (u32 q = 0; q < TL_IPT; q++) {
         const u32 i = threadIdx.x + q * WM_BLOCK;
         h[q] = i < n ? wm_hash_key<WM_HASH>(s_keys[i], seed) : make_uint2(0u, 0u);
         fn[q] = 0;
+        slot[q] = 0;
         placed[q] = i >= n;  // past the end: nothing to place
       }
       __syncthreads();  // s_table cleared
       for (u32 round = 0; round < t.max_iterations; round++) {
 #pragma unroll
         for (u32 q = 0; q < TL_IPT; q++) {
-          if (!placed[q]) atomicExch(&s_table[tl_position(h[q], fn[q])], threadIdx.x + q * WM_BLOCK);
+          if (placed[q]) continue;
+          const u32 i = threadIdx.x + q * WM_BLOCK;
+          const u32 first = tl_cell(h[q], fn[q]) * TL_CELL;
+          // The cell's first free slot (a slot once taken stays taken in an attempt), or, the
+          // cell being full, a pseudo-random one to evict from.
+          u32 e = 0;
+          while (e < TL_CELL && atomicCAS(&s_table[first + e], TL_NO_ITEM, i) != TL_NO_ITEM) e++;
+          if (e == TL_CELL) {
+            e = __umulhi(wm_fmix32(i * 0x9e3779b9u + round), TL_CELL);
+            atomicExch(&s_table[first + e], i);
+          }
+          slot[q] = first + e;
         }
         __syncthreads();
         int unplaced = 0;
@@ -294,9 +384,9 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
         for (u32 q = 0; q < TL_IPT; q++) {
           const u32 i = threadIdx.x + q * WM_BLOCK;
           if (i >= n) continue;
-          if (s_table[tl_position(h[q], fn[q])] == i) {
+          if (s_table[slot[q]] == i) {
             placed[q] = true;
-          } else {  // lost the race, or evicted: on to the next subtable
+          } else {  // lost the race, or evicted (the cell is full): on to the next cell
             placed[q] = false;
             fn[q] = fn[q] + 1u == TL_D ? 0u : fn[q] + 1u;
             unplaced = 1;
@@ -335,18 +425,12 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
       if (wm_side_slot(k) >= 0) continue;
       const u32 x = tl_claim_find(s_claim, part, k, wm_hash_key<WM_HASH>(k, old_seed).y & (TL_CLAIM - 1u));
       if (x == TL_CLAIM && !overflow) continue;  // present: its status is written
-      const u32 idx = t.batch_index[off + r];
+      const u32 idx = tl_payload_index(payload[off + r]);
       u32 st;
       if (x == TL_CLAIM) {  // overflow: a filter that filled up may not hold k; present keys
         // were answered in pass 2 and are not rewritten here (they never reach the filter).
-        const uint2 h_old = wm_hash_key<WM_HASH>(k, old_seed);
-        bool present = false;
-#pragma unroll
-        for (u32 j = 0; j < TL_D; j++) {  // s_table still holds the old layout (no attempt ran)
-          const u32 it = s_table[tl_position(h_old, j)];
-          present |= it != TL_NO_ITEM && wm_key_eq(s_keys[it], k);
-        }
-        if (present) continue;
+        // s_table still holds the old layout (no attempt ran).
+        if (tl_find_item(s_table, s_keys, wm_hash_key<WM_HASH>(k, old_seed), k) != TL_NO_ITEM) continue;
         st = WM_STATUS_TABLE_FULL;
       } else if (s_claim[x] == r) {
         st = rebuilt ? WM_STATUS_OK : WM_STATUS_TABLE_FULL;
@@ -365,9 +449,11 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
   wm_add_count(t.stats + 1, failed_builds);
 }
 
-// b.status[i] = i for i < b.n: the indices that travel with the keys through the multisplit.
+// The payloads that travel with the keys through the multisplit: out[i] = (b.values[i], i) for
+// i < b.n, written to b.status (a buffer of b.n tl_payloads).
 extern "C" __global__ void two_level_index(tl_view, wm_bulk b) {
-  wm_for_each<1>(b.n, [&](u64 i) { b.status[i] = (u32)i; });
+  tl_payload* out = reinterpret_cast<tl_payload*>(b.status);
+  wm_for_each<1>(b.n, [&](u64 i) { out[i] = tl_make_payload(b.values[i], (u32)i); });
 }
 
 // b.found[i] = 1 and b.out[i] = value where b.keys[i] is present; 0 otherwise (b.out[i] left
@@ -388,8 +474,9 @@ extern "C" __global__ void two_level_find(tl_view t, wm_bulk b) {
   });
 }
 
-// Empties the slot of every present key; t.meta[0] and the bucket's count decrease by the
-// number erased (a key repeated in the batch is erased once: the CAS decides).
+// Turns the slot of every present key into a tombstone (never empty: the lookups' stopping
+// rule); t.meta[0] and the bucket's count decrease by the number erased (a key repeated in the
+// batch is erased once: the CAS decides).
 extern "C" __global__ void two_level_erase(tl_view t, wm_bulk b) {
   long long erased = 0;
   wm_for_each<1>(b.n, [&](u64 idx) {
@@ -402,11 +489,12 @@ extern "C" __global__ void two_level_erase(tl_view t, wm_bulk b) {
     tl_slot s;
     const u64 i = tl_locate(t, k, &s);
     if (i == ~0ull) return;
+    const tl_slot tomb = tl_make(WM_KEY_TOMBSTONE, tl_value(s));
 #if defined(TL_PACKED)
-    const bool won = atomicCAS(t.slots + i, s, tl_empty_slot()) == s;
+    const bool won = atomicCAS(t.slots + i, s, tomb) == s;
 #else
-    // The key word decides; the value word is left as it was (an empty slot's value is unread).
-    const bool won = atomicCAS(&t.slots[i].x, s.x, 0xffffffffffffffffull) == s.x;
+    // The key word decides; the value word is left as it was (a tombstone's value is unread).
+    const bool won = atomicCAS(&t.slots[i].x, s.x, tomb.x) == s.x;
 #endif
     if (won) {
       erased++;
@@ -453,7 +541,7 @@ extern "C" __global__ void two_level_retrieve(tl_view t, wm_bulk b) {
       (u64)t.buckets * TL_SLOTS, b.counter, b.n,
       [&](u64 i) {
         s = t.slots[i];
-        return !wm_key_eq(tl_key(s), WM_KEY_EMPTY);
+        return wm_side_slot(tl_key(s)) < 0;  // neither empty nor a tombstone
       },
       [&](u64, u64 pos) {
         b.out_keys[pos] = tl_key(s);

@@ -584,6 +584,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
     fn before_insert(
         table: &mut GpuTable<Self>,
         keys: &DeviceBuffer<K>,
+        _values: &DeviceBuffer<V>,
         ops: Option<&DeviceBuffer<u8>>,
     ) -> Result<()> {
         let n = keys.len() as u64;

@@ -119,12 +119,13 @@ pub unsafe trait Scheme: Sized + Send + Sync + 'static {
     // they get the whole table (its launch site, view and GPU). The defaults call the
     // scheme-level hooks above, so a scheme overrides one or the other.
 
-    /// Before a batch of `keys` that may insert (`ops`: the mixed batch's operations, `None`
-    /// for an insert batch) is launched, on the table's stream. Default:
+    /// Before a batch of `keys` and their `values` that may insert (`ops`: the mixed batch's
+    /// operations, `None` for an insert batch) is launched, on the table's stream. Default:
     /// [`reserve_for_insert`](Scheme::reserve_for_insert) with the batch's length.
     fn before_insert(
         table: &mut GpuTable<Self>,
         keys: &DeviceBuffer<Self::Key>,
+        _values: &DeviceBuffer<Self::Value>,
         _ops: Option<&DeviceBuffer<u8>>,
     ) -> Result<()> {
         table.scheme.reserve_for_insert(&table.gpu, keys.len())
@@ -311,6 +312,19 @@ impl Bulk {
             keys: addr(keys),
             ops: ops.map_or(0, addr),
             n: keys.len() as u64,
+            ..Bulk::default()
+        }
+    }
+    /// `values` (`values`) and a buffer of one element per value (`status`: what the kernel
+    /// derives from them).
+    pub(crate) fn values_into<V: Value, T: bytemuck::Pod>(
+        values: &DeviceBuffer<V>,
+        out: &DeviceBuffer<T>,
+    ) -> Self {
+        Bulk {
+            values: addr(values),
+            status: addr(out),
+            n: values.len() as u64,
             ..Bulk::default()
         }
     }

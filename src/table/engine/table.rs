@@ -500,7 +500,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
-        S::before_insert(self, keys, None)?;
+        S::before_insert(self, keys, values, None)?;
         let bulk = Bulk::insert(keys, values, status.as_deref(), mode == InsertMode::Assign);
         let view = self.view();
         let (kernel, grid) = self
@@ -564,7 +564,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
-        S::before_insert(self, keys, Some(ops))?;
+        S::before_insert(self, keys, values, Some(ops))?;
         let bulk = Bulk::mixed(ops, keys, values, status, out, found);
         let (view, grid) = (self.view(), self.grid(keys.len()));
         self.launch(&self.kernels.mixed, grid, &view, &bulk, |l| {

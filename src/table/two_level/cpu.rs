@@ -1,8 +1,11 @@
 //! [`TwoLevelCpu`]: the two-level cuckoo table on host threads, with the GPU table's layout,
 //! hashes, policies and statuses: the same first level ([`part_function`]), the same buckets of
-//! `d` subtables and slot functions ([`slot_of`]) under per-bucket seeds, the same bucket build
-//! (Alcantara's rounds: unplaced keys write their slot, the last writer wins, the losers and the
-//! evicted move on; new seeds after `max_probes` rounds, at most `max_rebuilds` times), the
+//! `d` subtables cut into cells and cell functions ([`cell_of`]) under per-bucket seeds, the
+//! same bucket build (Alcantara's rounds with cells: an unplaced key takes the first free slot of
+//! its cell or, the cell being full, writes a pseudo-random slot of it, the last writer wins, the
+//! losers and the evicted move on; new seeds after `max_probes` rounds, at most `max_rebuilds`
+//! times), the same lookups (cells in order, stopping at the first with an empty slot; erase
+//! leaves a tombstone), the
 //! same splits before a crowding batch and after failed builds, the same coalescing after
 //! erases, and the side path for sentinel-valued keys (statuses carry
 //! [`SENTINEL_KEY`](crate::status::SENTINEL_KEY) as on the GPU). Bucket builds run in parallel
@@ -15,10 +18,11 @@
 //! them).
 
 use super::{
-    buckets_for, grown_buckets, initial_seed, may_overflow, next_seed, part_function,
-    shrunk_buckets, slot_bytes, slot_of, TwoLevelConfig, TwoLevelStats,
+    buckets_for, cell_of, cell_slots, grown_buckets, initial_seed, may_overflow, next_seed,
+    part_function, shrunk_buckets, slot_bytes, TwoLevelConfig, TwoLevelStats,
 };
 use crate::error::check_same_len;
+use crate::hash::fmix32;
 use crate::hash::hash_pair;
 use crate::key::{Key, Sentinels, Value};
 use crate::status::{self, InsertStatus};
@@ -29,11 +33,29 @@ use crate::{Error, Result};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
+/// A slot: empty, a tombstone (an erased key's: not empty again until the bucket is rebuilt,
+/// so the lookups' stopping rule holds), or a pair.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Slot<K, V> {
+    Empty,
+    Tomb,
+    Full(K, V),
+}
+
+impl<K: Copy, V: Copy> Slot<K, V> {
+    fn pair(&self) -> Option<(K, V)> {
+        match *self {
+            Slot::Full(k, v) => Some((k, v)),
+            _ => None,
+        }
+    }
+}
+
 /// One bucket: its seed and `d × sub` slots.
 #[derive(Clone, Debug)]
 struct Bucket<K, V> {
     seed: u64,
-    slots: Vec<Option<(K, V)>>,
+    slots: Vec<Slot<K, V>>,
     count: u32,
 }
 
@@ -118,7 +140,7 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
         self.buckets = (0..buckets)
             .map(|b| Bucket {
                 seed: initial_seed(self.config.seed, b),
-                slots: vec![None; slots],
+                slots: vec![Slot::Empty; slots],
                 count: 0,
             })
             .collect();
@@ -138,13 +160,33 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
         part_function(&self.config, self.buckets()).part_of(key) as usize
     }
 
-    /// The slot of `key` in bucket `b`, if there.
+    /// Slots per cell, and cells per subtable.
+    fn cells(&self) -> (u32, u32) {
+        let cell = cell_slots(K::BYTES, V::BYTES);
+        (cell, self.config.slots_per_subtable / cell)
+    }
+
+    /// The slot of `key` in bucket `b`, if there: its cells in order, up to the first that holds
+    /// it or has an empty slot (`tl_locate`).
     fn locate(&self, b: usize, key: &K) -> Option<usize> {
         let bucket = &self.buckets[b];
         let h = self.hash(key, bucket.seed);
-        (0..self.config.hash_functions)
-            .map(|j| slot_of(h, j, self.config.slots_per_subtable) as usize)
-            .find(|&s| matches!(&bucket.slots[s], Some((k, _)) if k == key))
+        let (cell, sub_cells) = self.cells();
+        let d = self.config.hash_functions;
+        for j in 0..d {
+            let first = (cell_of(h, j, d, sub_cells) * cell) as usize;
+            let slots = &bucket.slots[first..first + cell as usize];
+            if let Some(e) = slots
+                .iter()
+                .position(|s| matches!(s, Slot::Full(k, _) if k == key))
+            {
+                return Some(first + e);
+            }
+            if slots.contains(&Slot::Empty) {
+                return None;
+            }
+        }
+        None
     }
 
     fn get(&self, key: &K) -> Option<V> {
@@ -153,27 +195,38 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
         }
         let b = self.bucket_of(key);
         self.locate(b, key)
-            .and_then(|s| self.buckets[b].slots[s].map(|(_, v)| v))
+            .and_then(|s| self.buckets[b].slots[s].pair().map(|(_, v)| v))
     }
 
-    /// Alcantara's rounds over `keys` under `seed`: the slot of every key, or `None` when some
-    /// key is unplaced after the round limit. Sequential writes in key order stand for the
-    /// GPU's racing ones (the last writer wins either way).
+    /// Alcantara's rounds with cells over `keys` under `seed` (`two_level_insert`): the slot
+    /// of every key, or `None` when some key is unplaced after the round limit. An unplaced key
+    /// takes the first free slot of its current cell, or writes the pseudo-random slot the GPU
+    /// picks when the cell is full; sequential writes in key order stand for the GPU's racing
+    /// ones (one writer stays either way).
     fn layout(&self, keys: &[K], seed: u64) -> Option<Vec<u32>> {
-        let (d, sub) = (self.config.hash_functions, self.config.slots_per_subtable);
+        let d = self.config.hash_functions;
+        let (cell, sub_cells) = self.cells();
         let h: Vec<(u32, u32)> = keys.iter().map(|k| self.hash(k, seed)).collect();
-        let mut table = vec![u32::MAX; (d * sub) as usize];
+        let mut table = vec![u32::MAX; self.config.bucket_slots() as usize];
         let mut fun = vec![0u32; keys.len()];
+        let mut slot = vec![0u32; keys.len()];
         let mut placed = vec![false; keys.len()];
-        for _ in 0..self.max_iterations {
+        for round in 0..self.max_iterations {
             for i in 0..keys.len() {
-                if !placed[i] {
-                    table[slot_of(h[i], fun[i], sub) as usize] = i as u32;
+                if placed[i] {
+                    continue;
                 }
+                let first = cell_of(h[i], fun[i], d, sub_cells) * cell;
+                let free = (first..first + cell).find(|&s| table[s as usize] == u32::MAX);
+                slot[i] = free.unwrap_or_else(|| {
+                    let r = fmix32((i as u32).wrapping_mul(0x9e37_79b9).wrapping_add(round));
+                    first + ((r as u64 * cell as u64) >> 32) as u32
+                });
+                table[slot[i] as usize] = i as u32;
             }
             let mut unplaced = false;
             for i in 0..keys.len() {
-                if table[slot_of(h[i], fun[i], sub) as usize] == i as u32 {
+                if table[slot[i] as usize] == i as u32 {
                     placed[i] = true;
                 } else {
                     placed[i] = false;
@@ -182,11 +235,7 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
                 }
             }
             if !unplaced {
-                return Some(
-                    (0..keys.len())
-                        .map(|i| slot_of(h[i], fun[i], sub))
-                        .collect(),
-                );
+                return Some(slot);
             }
         }
         None
@@ -220,7 +269,7 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             let (k, v) = (keys[i], values[i]);
             if let Some(s) = self.locate(b, &k) {
                 if assign {
-                    bucket.slots[s] = Some((k, v));
+                    bucket.slots[s] = Slot::Full(k, v);
                 }
                 statuses.push((i, present_code));
             } else if let Some(&item) = new_at.get(&k) {
@@ -250,8 +299,7 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             let items: Vec<(K, V)> = bucket
                 .slots
                 .iter()
-                .flatten()
-                .copied()
+                .filter_map(Slot::pair)
                 .chain(new_keys.iter().copied())
                 .collect();
             let item_keys: Vec<K> = items.iter().map(|p| p.0).collect();
@@ -262,9 +310,9 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
                     merged.rebuilds += 1;
                 }
                 if let Some(at) = self.layout(&item_keys, seed) {
-                    let mut slots = vec![None; slots_n];
-                    for (p, s) in items.iter().zip(at) {
-                        slots[s as usize] = Some(*p);
+                    let mut slots = vec![Slot::Empty; slots_n];
+                    for (&(k, v), s) in items.iter().zip(at) {
+                        slots[s as usize] = Slot::Full(k, v);
                     }
                     result = Some(Bucket {
                         seed,
@@ -399,7 +447,7 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
         let b = self.bucket_of(key);
         match self.locate(b, key) {
             Some(s) => {
-                self.buckets[b].slots[s] = None;
+                self.buckets[b].slots[s] = Slot::Tomb;
                 self.buckets[b].count -= 1;
                 self.len -= 1;
                 true
@@ -597,9 +645,9 @@ impl<K: Key, V: Value> HashTable<K, V> for TwoLevelCpu<K, V> {
             }
         }
         for b in &self.buckets {
-            for (k, v) in b.slots.iter().flatten() {
-                keys.push(*k);
-                values.push(*v);
+            for (k, v) in b.slots.iter().filter_map(Slot::pair) {
+                keys.push(k);
+                values.push(v);
             }
         }
         Ok((keys, values))

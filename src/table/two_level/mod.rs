@@ -6,16 +6,26 @@
 //! the paper lost 80 % of its time in a merge sort by bucket).
 //!
 //! **Second level**: a bucket is `d` subtables ([`TwoLevelConfig::hash_functions`], default 3)
-//! of [`TwoLevelConfig::slots_per_subtable`] slots. A key may sit in one slot per subtable
-//! ([`slot_of`]), under the bucket's own seed, so a lookup reads at most `d` slots of one bucket
-//! (a thread per key). An insert rebuilds only the buckets the batch touches: one thread block
-//! per bucket loads the bucket into shared memory, merges the batch's keys (present keys are
-//! updated or kept, duplicates in the batch enter once), cuckoo-hashes all of them in shared
-//! memory (Alcantara's parallel rounds: unplaced keys exchange themselves into their slot with
-//! `atomicExch`, one of them stays, the losers and the evicted move to their next subtable),
-//! and writes the bucket back with one coalesced store. A bucket with no layout within
+//! of [`TwoLevelConfig::slots_per_subtable`] slots, cut into cells of one 32-byte memory sector
+//! ([`cell_slots`]: 4 slots of a 4-byte key and value, else 2). A key has one candidate cell per
+//! subtable ([`cell_of`]), under the bucket's own seed; its first choice is spread over all
+//! subtables. An insert rebuilds only the buckets the batch touches: one thread block per bucket
+//! loads the bucket into shared memory, merges the batch's keys (present keys are updated or
+//! kept, duplicates in the batch enter once), cuckoo-hashes all of them in shared memory
+//! (Alcantara's parallel rounds, with cells: an unplaced key takes the first free slot of its
+//! current cell, or, the cell being full, exchanges itself into one of its slots with
+//! `atomicExch`; one writer of a slot stays, the losers and the evicted move to their next
+//! cell), and writes the bucket back with one coalesced store. A bucket with no layout within
 //! [`TwoLevelConfig::max_probes`] rounds is rebuilt with a new seed ([`next_seed`]), at most
-//! [`TwoLevelConfig::max_rebuilds`] times (counted: [`TwoLevelStats`]).
+//! [`TwoLevelConfig::max_rebuilds`] times (counted: [`TwoLevelStats`]). The batch travels to
+//! the buckets with each key's value beside it, so the build reads values in order.
+//!
+//! **Lookups** (a thread per key) read the key's cells in order, one sector each, and stop at
+//! the cell that holds the key or at the first with an empty slot: a key moves on from a cell
+//! only when that cell is full, and a full cell never gets an empty slot back (erase leaves a
+//! tombstone, which the next rebuild of the bucket drops). Most hits read one sector, most
+//! misses one or two; this is where the table departs from Alcantara's slot-per-function layout
+//! (which reads `d` sectors per miss and, at load 0.8 with 3 functions, about 1.9 per hit).
 //!
 //! **Splits and coalescing** (the paper's "when to make more buckets, when to coalesce old
 //! buckets"): before a batch that could put more than [`TwoLevelConfig::max_bucket_load`] of a
@@ -45,10 +55,8 @@
 //!   buckets in place, which a find in the same launch could see half moved. The CPU twin runs
 //!   them in batch order.
 //!
-//! Run once on an H100 (3edc7b5): keys of failed bucket builds were reported instead of being
-//! inserted again after a split, and racecheck flagged the racing stores of the rounds; both
-//! fixed since, not yet re-run on a GPU. The CPU twin passes the contract tests and
-//! tests/two_level.rs.
+//! Measured on an H100 with `warpmap bench --preset two-level-compare` (bench/NOTES.md,
+//! "Issue 13"); the CPU twin passes the contract tests and tests/two_level.rs.
 
 mod cpu;
 
@@ -206,9 +214,9 @@ impl TwoLevelConfig {
                 self.hash_functions
             )));
         }
-        if self.slots_per_subtable < 32 {
+        if self.slots_per_subtable < 32 || self.slots_per_subtable % 4 != 0 {
             return Err(Error::invalid(format!(
-                "two_level: {} slots per subtable (at least 32)",
+                "two_level: {} slots per subtable (a multiple of 4, at least 32: whole cells)",
                 self.slots_per_subtable
             )));
         }
@@ -261,11 +269,13 @@ impl TwoLevelConfig {
 }
 
 /// The default bound on a bucket's load for `d` hash functions: a margin below the load
-/// threshold of d-ary cuckoo hashing (0.5, 0.918, 0.977), which small tables do not reach.
+/// thresholds of cuckoo hashing with cells of 2 slots (0.897, 0.988, 0.998 for d = 2, 3, 4; of
+/// 4 slots: 0.980, 0.997, 0.999), which small buckets and a bounded number of rounds do not
+/// reach.
 pub fn default_max_bucket_load(d: u32) -> f64 {
     match d {
-        0..=2 => 0.45,
-        3 => 0.88,
+        0..=2 => 0.85,
+        3 => 0.93,
         _ => 0.95,
     }
 }
@@ -369,10 +379,19 @@ pub fn next_seed(seed: u64) -> u64 {
     fmix64(seed.wrapping_add(GOLDEN))
 }
 
-/// Slot `j` (of `d`) of a key in its bucket, from its hash pair `h` under the bucket's seed
-/// (`tl_position`): subtable `j`, at `umulhi(fmix32(h.0 + j h.1), sub)`.
-pub fn slot_of(h: (u32, u32), j: u32, sub: u32) -> u32 {
-    j * sub + map_to_range(fmix32(h.0.wrapping_add(j.wrapping_mul(h.1))), sub)
+/// Cell `j` (of `d`) of a key in its bucket, from its hash pair `h` under the bucket's seed
+/// (`tl_cell`): in subtable `(umulhi(h.1, d) + j) mod d` (the first choices spread over every
+/// subtable), at `umulhi(fmix32(h.0 + j h.1), sub_cells)` of its `sub_cells` cells. The cell's
+/// slots are `cell × cell_slots ..` ([`cell_slots`]).
+pub fn cell_of(h: (u32, u32), j: u32, d: u32, sub_cells: u32) -> u32 {
+    let sub = (map_to_range(h.1, d) + j) % d;
+    sub * sub_cells + map_to_range(fmix32(h.0.wrapping_add(j.wrapping_mul(h.1))), sub_cells)
+}
+
+/// Slots per cell (`TL_CELL`): 32 bytes, one memory sector: 4 packed slots for a 4-byte key
+/// with a 4-byte value, else 2.
+pub fn cell_slots(key_bytes: usize, value_bytes: usize) -> u32 {
+    (32 / slot_bytes(key_bytes, value_bytes)) as u32
 }
 
 /// The kernel module for these widths, hash, function count and subtable size.
@@ -431,7 +450,7 @@ pub struct TwoLevelView {
     meta: u64,
     stats: u64,
     batch_keys: u64,
-    batch_index: u64,
+    batch_payload: u64,
     batch_offsets: u64,
     buckets: u32,
     max_iterations: u32,
@@ -456,9 +475,9 @@ pub struct TwoLevelScheme<K: Key, V: Value> {
     stats: DeviceBuffer<u64>,
     /// Splits and coalesces so far (host-side decisions), carried across re-bucketing.
     resizes: (u64, u64),
-    /// The last insert batch, split by bucket (keys, their batch indices, offsets): the insert
+    /// The last insert batch, split by bucket (keys, their payloads, offsets): the insert
     /// kernel reads it. Kept until the next batch, so it outlives the launch.
-    batch: Option<Split<K, u32>>,
+    batch: Option<Batch<K>>,
     kernels: Option<(Kernel, Kernel)>,
     _kv: PhantomData<V>,
 }
@@ -549,12 +568,8 @@ unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
     }
 
     fn view(&self, meta: u64) -> TwoLevelView {
-        let (batch_keys, batch_index, batch_offsets) = match &self.batch {
-            Some(s) => (
-                s.keys.device_address(),
-                s.values.as_ref().map_or(0, |v| v.device_address()),
-                s.device_offsets.device_address(),
-            ),
+        let (batch_keys, batch_payload, batch_offsets) = match &self.batch {
+            Some(b) => b.addresses(),
             None => (0, 0, 0),
         };
         TwoLevelView {
@@ -565,7 +580,7 @@ unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
             meta,
             stats: self.stats.device_address(),
             batch_keys,
-            batch_index,
+            batch_payload,
             batch_offsets,
             buckets: self.buckets,
             max_iterations: self.max_iterations,
@@ -621,14 +636,15 @@ unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
         self.config.reg_load
     }
 
-    /// Splits the batch by bucket (one multisplit pass, the batch indices travelling with the
-    /// keys); first re-buckets into more buckets while the batch could overflow one (at most
-    /// four times, and not beyond twice the buckets the keys need at the regular load: past
-    /// that, only duplicates or present keys can be crowding a bucket, which the build sorts
-    /// out).
+    /// Splits the batch by bucket (one multisplit pass, each key's value and batch index
+    /// travelling with it as its payload); first re-buckets into more buckets while the batch
+    /// could overflow one (at most four times, and not beyond twice the buckets the keys need
+    /// at the regular load: past that, only duplicates or present keys can be crowding a
+    /// bucket, which the build sorts out).
     fn before_insert(
         table: &mut GpuTable<Self>,
         keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
         _ops: Option<&DeviceBuffer<u8>>,
     ) -> Result<()> {
         let n = keys.len();
@@ -638,19 +654,11 @@ unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
             )));
         }
         let gpu = table.gpu.clone();
-        let mut index = gpu.alloc::<u32>(n)?;
-        {
-            let bulk = Bulk::words(&index);
-            let view = table.view();
-            let (_, indexer) = table.scheme.kernels()?;
-            table.launch(indexer, bulk_grid(&gpu, n as u64), &view, &bulk, |l| {
-                l.writes(&mut index);
-            })?;
-        }
+        let payload = Payload::pack(table, values)?;
         for attempt in 0.. {
             let config = table.scheme.config.clone();
             let buckets = table.scheme.buckets;
-            let split = multisplit_by(&gpu, keys, Some(&index), &part_function(&config, buckets))?;
+            let split = payload.split(&gpu, keys, &part_function(&config, buckets))?;
             let counts = gpu.download(&table.scheme.counts)?;
             let len = table.len()?;
             let needed = buckets_at_load(&config, len + n);
@@ -700,6 +708,83 @@ unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
             rebucket(table, b as u64, resizes)?;
         }
         Ok(())
+    }
+}
+
+/// An insert batch's payloads before the split: each key's value and batch index
+/// (`tl_payload` in the kernels: packed in 8 bytes for 4-byte values, 16 otherwise).
+enum Payload {
+    Narrow(DeviceBuffer<u64>),
+    Wide(DeviceBuffer<[u64; 2]>),
+}
+
+/// An insert batch split by bucket, with its payloads.
+enum Batch<K> {
+    Narrow(Split<K, u64>),
+    Wide(Split<K, [u64; 2]>),
+}
+
+impl Payload {
+    /// Packs `values` with their indices on the table's stream (`two_level_index`).
+    fn pack<K: Key, V: Value>(table: &TwoLevel<K, V>, values: &DeviceBuffer<V>) -> Result<Self> {
+        let gpu = &table.gpu;
+        let n = values.len();
+        let (_, packer) = table.scheme.kernels()?;
+        let view = table.view();
+        let grid = bulk_grid(gpu, n as u64);
+        if V::BYTES == 4 {
+            let mut out = gpu.alloc::<u64>(n)?;
+            let bulk = Bulk::values_into(values, &out);
+            table.launch(packer, grid, &view, &bulk, |l| {
+                l.reads(values).writes(&mut out);
+            })?;
+            Ok(Payload::Narrow(out))
+        } else {
+            let mut out = gpu.alloc::<[u64; 2]>(n)?;
+            let bulk = Bulk::values_into(values, &out);
+            table.launch(packer, grid, &view, &bulk, |l| {
+                l.reads(values).writes(&mut out);
+            })?;
+            Ok(Payload::Wide(out))
+        }
+    }
+
+    /// The keys and their payloads split by `f` (one multisplit pass).
+    fn split<K: Key>(
+        &self,
+        gpu: &Gpu,
+        keys: &DeviceBuffer<K>,
+        f: &PartFunction,
+    ) -> Result<Batch<K>> {
+        Ok(match self {
+            Payload::Narrow(p) => Batch::Narrow(multisplit_by(gpu, keys, Some(p), f)?),
+            Payload::Wide(p) => Batch::Wide(multisplit_by(gpu, keys, Some(p), f)?),
+        })
+    }
+}
+
+impl<K: Key> Batch<K> {
+    /// Keys in part (bucket) `b`.
+    fn part_len(&self, b: usize) -> u64 {
+        match self {
+            Batch::Narrow(s) => s.part_len(b),
+            Batch::Wide(s) => s.part_len(b),
+        }
+    }
+
+    /// The device addresses of the keys, payloads and offsets (the view's `batch_*`).
+    fn addresses(&self) -> (u64, u64, u64) {
+        fn of<K: Key, P: bytemuck::Pod>(s: &Split<K, P>) -> (u64, u64, u64) {
+            (
+                s.keys.device_address(),
+                s.values.as_ref().map_or(0, |v| v.device_address()),
+                s.device_offsets.device_address(),
+            )
+        }
+        match self {
+            Batch::Narrow(s) => of(s),
+            Batch::Wide(s) => of(s),
+        }
     }
 }
 
@@ -784,6 +869,7 @@ mod tests {
             TwoLevelConfig::new(10).hash_functions(1),
             TwoLevelConfig::new(10).hash_functions(5),
             TwoLevelConfig::new(10).slots_per_subtable(8),
+            TwoLevelConfig::new(10).slots_per_subtable(66),
             TwoLevelConfig::new(10).reg_load(0.0),
             TwoLevelConfig::new(10).reg_load(0.95),
             TwoLevelConfig::new(10).max_bucket_load(1.5),
@@ -815,13 +901,21 @@ mod tests {
     }
 
     #[test]
-    fn slots_stay_in_their_subtable() {
-        for j in 0..4 {
-            for x in [0u32, 1, 0x8000_0000, u32::MAX] {
-                let s = slot_of((x, x.rotate_left(7)), j, 96);
-                assert!((j * 96..(j + 1) * 96).contains(&s));
+    fn a_key_has_one_cell_per_subtable() {
+        for d in 2..=4 {
+            for x in [0u32, 1, 0x8000_0000, u32::MAX, 0x1234_5678] {
+                let h = (x, x.rotate_left(7) ^ 0x9e37_79b9);
+                let mut subs: Vec<u32> = (0..d).map(|j| cell_of(h, j, d, 24) / 24).collect();
+                assert!(subs.iter().all(|&s| s < d));
+                subs.sort_unstable();
+                subs.dedup();
+                assert_eq!(subs.len(), d as usize, "d {d}: {subs:?}");
             }
         }
+        assert_eq!(
+            (cell_slots(4, 4), cell_slots(4, 8), cell_slots(8, 8)),
+            (4, 2, 2)
+        );
         assert_ne!(next_seed(1), 1);
         assert_ne!(initial_seed(1, 0), initial_seed(1, 1));
     }
