@@ -60,6 +60,11 @@
 //! [`Preset::TwoLevelBuckets`] (the paper's bucket-load chart) and [`Preset::TwoLevelLoad`]
 //! (its REG_LOAD chart).
 //!
+//! The two-level paper's GPU-vs-CPU question has its own loop ([`run_crossover`],
+//! `--preset two-level-crossover`): sizes 2^10 .. 2^28, the GPU table with and without
+//! host↔device transfers against its CPU twin and `CpuTable` on all host threads and hashbrown
+//! on one, and where the GPU starts to pay ([`CrossoverReport`]).
+//!
 //! The slab hash ([`Scheme::Slab`], `--scheme slab`) has presets of its own ([`SlabPreset`]:
 //! the slab hash paper's Figs. 4 to 7, SlabAlloc's rate and the target cells), resolved by
 //! [`resolve_slab`] into a [`SlabPlan`] and run by [`run_slab`] into a [`SlabReport`] (a row per
@@ -91,8 +96,8 @@ pub mod plan;
 pub mod schemes;
 
 pub use experiments::{
-    method_for, run, run_dycuckoo, run_slab, DcProgress, DcRow, DyCuckooReport, SlabProgress,
-    SlabReport, SlabRow,
+    method_for, run, run_crossover, run_dycuckoo, run_slab, CrossoverConfig, CrossoverReport,
+    CrossoverRow, DcProgress, DcRow, DyCuckooReport, SlabProgress, SlabReport, SlabRow,
 };
 pub use harness::report::{BenchResult, HostBound, Progress, Report, Roofline};
 pub use harness::timing::{format_utc, median, utc_now};

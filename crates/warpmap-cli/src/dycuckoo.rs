@@ -26,14 +26,9 @@ pub(crate) fn config(a: &BenchArgs) -> Result<(DyCuckooBenchConfig, Vec<String>)
         Some(PresetArg::DyCuckoo(p)) => p,
         None => DyCuckooPreset::DycuckooCompare,
         Some(other) => {
-            let name = match other {
-                PresetArg::Bench(p) => p.to_string(),
-                PresetArg::Slab(p) => p.to_string(),
-                PresetArg::DyCuckoo(p) => p.to_string(),
-            };
             return Err(Error::invalid(format!(
                 "--scheme dycuckoo runs the DyCuckoo presets (dycuckoo-static, \
-                 dycuckoo-dynamic, dycuckoo-compare), not {name}"
+                 dycuckoo-dynamic, dycuckoo-compare), not {other}"
             )));
         }
     };

@@ -20,6 +20,7 @@
 //! - `warpmap info`: the GPU, NVRTC and the kernel cache, or why each is missing.
 
 mod chart;
+mod crossover;
 mod dycuckoo;
 mod lanes;
 mod ooc;
@@ -140,7 +141,10 @@ struct BenchArgs {
     /// dycuckoo-compare (the target cells). The two-level cuckoo table's (--scheme two_level):
     /// two-level-compare (the target cells: u32 at 0.8/0.95, 2^27 keys, shapes 3x512 and
     /// 4x384), two-level-buckets (vs bucket shape 3x64-4x384 at 0.7, 2^26 keys),
-    /// two-level-load (vs load 0.3-0.9, the paper's REG_LOAD chart).
+    /// two-level-load (vs load 0.3-0.9, the paper's REG_LOAD chart), two-level-crossover (the
+    /// GPU table with and without transfers vs its CPU twin and CpuTable on all cores and
+    /// hashbrown on one, n = 2^10-2^28 (--sizes-log2), where the GPU starts to pay; JSON
+    /// `two-level-crossover.json`; runs without a GPU too).
     #[arg(long, value_name = "NAME", value_parser = slab::parse_preset)]
     preset: Option<slab::PresetArg>,
     /// Zipf exponent s (default 1.000001).
@@ -341,6 +345,9 @@ fn create_parents(paths: &[&Path]) -> Result<()> {
 }
 
 fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
+    if crossover::wants_crossover(&a) {
+        return crossover::crossover_cmd(&a);
+    }
     if dycuckoo::wants_dycuckoo(&a) {
         return dycuckoo::dycuckoo_cmd(&a);
     }

@@ -27,6 +27,19 @@ pub(crate) enum PresetArg {
     Slab(SlabPreset),
     /// dycuckoo-static, dycuckoo-dynamic, dycuckoo-compare (`dycuckoo.rs`).
     DyCuckoo(DyCuckooPreset),
+    /// two-level-crossover: the GPU-vs-CPU crossover of the two-level table (`crossover.rs`).
+    Crossover,
+}
+
+impl std::fmt::Display for PresetArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PresetArg::Bench(p) => p.fmt(f),
+            PresetArg::Slab(p) => p.fmt(f),
+            PresetArg::DyCuckoo(p) => p.fmt(f),
+            PresetArg::Crossover => f.write_str(crate::crossover::PRESET),
+        }
+    }
 }
 
 /// Parses either kind of preset.
@@ -37,11 +50,14 @@ pub(crate) fn parse_preset(s: &str) -> std::result::Result<PresetArg, String> {
     if let Ok(p) = s.parse::<DyCuckooPreset>() {
         return Ok(PresetArg::DyCuckoo(p));
     }
+    if s.trim().to_ascii_lowercase().replace('_', "-") == crate::crossover::PRESET {
+        return Ok(PresetArg::Crossover);
+    }
     s.parse::<Preset>().map(PresetArg::Bench).map_err(|e| {
         format!(
             "{e}; or a slab-hash preset (slab-fig4, slab-fig5, slab-fig6, slab-fig7, slab-alloc, \
              slab-compare); or a DyCuckoo preset (dycuckoo-static, dycuckoo-dynamic, \
-             dycuckoo-compare)"
+             dycuckoo-compare); or two-level-crossover"
         )
     })
 }
@@ -55,13 +71,7 @@ pub(crate) fn wants_slab(a: &BenchArgs) -> bool {
 pub(crate) fn config(a: &BenchArgs) -> Result<(SlabBenchConfig, Vec<String>)> {
     let preset = match a.preset {
         Some(PresetArg::Slab(p)) => p,
-        Some(PresetArg::Bench(p)) => {
-            return Err(Error::invalid(format!(
-                "--scheme slab runs the slab-hash presets (slab-fig4, slab-fig5, slab-fig6, \
-                 slab-fig7, slab-alloc, slab-compare), not {p}"
-            )))
-        }
-        Some(PresetArg::DyCuckoo(p)) => {
+        Some(p) => {
             return Err(Error::invalid(format!(
                 "--scheme slab runs the slab-hash presets (slab-fig4, slab-fig5, slab-fig6, \
                  slab-fig7, slab-alloc, slab-compare), not {p}"

@@ -31,6 +31,7 @@ pub mod slab_run;
 pub mod stadium_fig13_fig18;
 pub mod stadium_fig15;
 pub mod stadium_outofcore;
+pub mod two_level_crossover;
 
 use crate::harness::report::{Progress, Report, Roofline};
 use crate::harness::timing::utc_now;
@@ -41,6 +42,7 @@ pub use dycuckoo_run::run_dycuckoo;
 pub use slab_report::{SlabProgress, SlabReport, SlabRow};
 pub use slab_run::run_slab;
 use std::time::Instant;
+pub use two_level_crossover::{run_crossover, CrossoverConfig, CrossoverReport, CrossoverRow};
 use warpmap::device::compile_log;
 use warpmap::table::Backend;
 use warpmap::{Gpu, Result};

@@ -1,0 +1,115 @@
+//! `warpmap bench --preset two-level-crossover`: from what size on the two-level GPU table beats
+//! the CPU tables, transfers included (`warpmap_bench::run_crossover`). Prints a line per
+//! measured (size, contender, operation) and the crossover points, and writes the JSON report
+//! (default `two-level-crossover.json`). Runs without a GPU too (the CPU contenders only).
+//! Exit code 1 if a row failed verification.
+
+use crate::slab::PresetArg;
+use crate::{create_parents, display_path, io_err, write_file, BenchArgs, COMMIT};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use warpmap::{Error, Result};
+use warpmap_bench::{CrossoverConfig, CrossoverRow, Scheme};
+
+/// The preset's name.
+pub(crate) const PRESET: &str = "two-level-crossover";
+
+/// Whether the flags ask for the crossover.
+pub(crate) fn wants_crossover(a: &BenchArgs) -> bool {
+    a.preset == Some(PresetArg::Crossover)
+}
+
+/// The configuration the flags ask for.
+fn config(a: &BenchArgs) -> Result<CrossoverConfig> {
+    if let Some(s) = a.scheme.filter(|s| *s != Scheme::TwoLevel) {
+        return Err(Error::invalid(format!(
+            "--preset {PRESET} measures the two-level table, not {s}: drop --scheme {s}"
+        )));
+    }
+    let d = CrossoverConfig::default();
+    let load_factor = match a.load_factors.as_deref() {
+        None => d.load_factor,
+        Some([lf]) => *lf,
+        Some(_) => {
+            return Err(Error::invalid(format!(
+                "--preset {PRESET} takes one load factor"
+            )))
+        }
+    };
+    Ok(CrossoverConfig {
+        quick: a.quick,
+        commit: COMMIT.to_string(),
+        sizes_log2: a.sizes_log2.clone().or(a.keys_log2.map(|k| vec![k])),
+        runs: a.runs,
+        load_factor,
+        seed: a.seed.unwrap_or(d.seed),
+        force_cpu: a.cpu,
+    })
+}
+
+fn row_line(r: &CrossoverRow) -> String {
+    format!(
+        "n 2^{:<2} {:<14} {:<6} {:>9.4} G/s {:>11.3} ms {}",
+        r.n_log2,
+        r.contender,
+        r.op,
+        r.gops,
+        r.median_ms,
+        if r.verified { "PASS" } else { "FAIL" }
+    )
+}
+
+/// `warpmap bench --preset two-level-crossover`.
+pub(crate) fn crossover_cmd(a: &BenchArgs) -> Result<ExitCode> {
+    let cfg = config(a)?;
+    let json: PathBuf = a
+        .json
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{PRESET}.json")));
+    println!("commit:  {COMMIT}");
+    println!(
+        "method:  {}",
+        warpmap_bench::experiments::two_level_crossover::CROSSOVER_METHOD
+    );
+    if a.dry_run {
+        println!("dry run: nothing measured");
+        return Ok(ExitCode::SUCCESS);
+    }
+    create_parents(&[&json])?;
+    let report = warpmap_bench::run_crossover(&cfg, &mut |r| println!("{}", row_line(r)))?;
+    println!("device:  {}", report.device);
+    for n in &report.notes {
+        println!("note:    {n}");
+    }
+    for p in &report.crossover {
+        match (p.n_log2, p.speedup, p.against) {
+            (Some(n), Some(x), Some(c)) => println!(
+                "crossover: {} {} beats every CPU table from n = 2^{n} on ({x:.2}x {c} there)",
+                p.gpu, p.op
+            ),
+            _ => println!(
+                "crossover: {} {} never beats every CPU table at the sizes measured",
+                p.gpu, p.op
+            ),
+        }
+    }
+    let text = serde_json::to_string_pretty(&report)
+        .map_err(|e| io_err(&json, std::io::Error::other(e)))?;
+    write_file(&json, text.as_bytes())?;
+    println!("wrote JSON: {}", display_path(&json));
+    let bad: Vec<_> = report.rows.iter().filter(|r| !r.verified).collect();
+    println!(
+        "{} rows, {} verified, in {:.1} s",
+        report.rows.len(),
+        report.rows.len() - bad.len(),
+        report.wall_s
+    );
+    if bad.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        for r in &bad {
+            eprintln!("FAIL: {}: {}", row_line(r), r.failures.join("; "));
+        }
+        Ok(ExitCode::from(1))
+    }
+}
