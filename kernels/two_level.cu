@@ -23,16 +23,15 @@
 // not rebuilt). The block loads the bucket's slots into shared memory, merges the batch's keys
 // for that bucket (a key already present is updated or kept; duplicates within the batch are
 // found with a small shared-memory hash set, so each new key enters once), and cuckoo-hashes
-// all of the bucket's keys in shared memory in parallel rounds (Alcantara's, with cells): every
-// unplaced key claims the first free slot of its current cell (atomicCAS from empty, slot by
-// slot); when the cell is full it exchanges itself into a pseudo-random slot of it (atomicExch:
-// of the keys that write one slot in a round, exactly one stays, whichever the hardware orders
-// last). A slot once taken is never empty again in an attempt. The block synchronises, and
-// every key that does not hold its slot (it lost the exchange, or was evicted) moves to its next
-// cell. A key leaves a cell only when that cell is full, which is the lookups' stopping rule.
-// Plain racing stores would do the same on today's
-// hardware but are a data race (racecheck flags them), so every shared word that more than one
-// thread may write between two barriers is written with an atomic. When all keys hold a slot
+// all of the bucket's keys in shared memory in rounds (Alcantara's parallel cuckoo hashing, with
+// cells and a queue): a key claims the first free slot of its current cell (atomicCAS from
+// empty, slot by slot; a slot once taken is never empty again in an attempt); when the cell is
+// full it exchanges itself into a pseudo-random slot of it, and atomicExch hands it the key it
+// displaced, which goes to the next round's queue with its next cell. Round 0 places every key
+// at its first cell; later rounds only the queued ones, so the rounds cost what is left to
+// place rather than the whole bucket. A key leaves a cell only when that cell is full, which is
+// the lookups' stopping rule. Every shared word that more than one thread may write between two
+// barriers is written with an atomic (racecheck). When no key is left,
 // the bucket is written back in one coalesced pass over its TL_SLOTS slots. A bucket with no
 // layout within max_iterations rounds is rebuilt with a new seed (tl_next_seed; host twin
 // `next_seed`), at most max_rebuilds times (counted in stats[0]); a bucket that still fails
@@ -83,14 +82,19 @@ static_assert(TL_SUB % 4 == 0, "subtables are whole cells (of 4 slots, or 2 wide
 #define TL_SUB_CELLS (TL_SUB / TL_CELL)
 // Items (keys) one bucket build holds: at most one per slot.
 #define TL_ITEMS TL_SLOTS
-// Items per thread of a block (the registers that hold each item's state).
-#define TL_IPT ((TL_ITEMS + WM_BLOCK - 1) / WM_BLOCK)
 // The duplicate filter's size: a power of two at least 4/3 of the items (linear probing).
 #define TL_CLAIM_BITS (TL_ITEMS * 4 / 3 <= 512 ? 9 : TL_ITEMS * 4 / 3 <= 1024 ? 10 : TL_ITEMS * 4 / 3 <= 2048 ? 11 : TL_ITEMS * 4 / 3 <= 4096 ? 12 : 13)
 #define TL_CLAIM (1u << TL_CLAIM_BITS)
 #define TL_NO_ITEM 0xffffu
+// A queue entry: an item (13 bits) and its next cell choice (2 bits) in 16.
+#define TL_FN_SHIFT 13
+#define TL_ITEM_MASK ((1u << TL_FN_SHIFT) - 1u)
+// Entries per placement queue: a round rarely displaces more than a sixth of the items; one that
+// displaces more than a quarter fails the attempt (the bucket starts over with a new seed).
+#define TL_QUEUE (TL_ITEMS / 4 > 8 ? TL_ITEMS / 4 : 8)
 #define TL_NO_CLAIM 0xffffffffu
 static_assert(TL_ITEMS < 0xffff, "item indices are 16-bit (TL_NO_ITEM is all ones)");
+static_assert(TL_ITEMS <= TL_ITEM_MASK, "queue entries hold an item in 13 bits");
 static_assert(TL_CLAIM >= TL_ITEMS * 4 / 3, "TL_CLAIM_BITS: buckets of at most 6143 slots");
 
 #if WM_KEY_BYTES == 4 && WM_VALUE_BYTES == 4
@@ -229,6 +233,31 @@ __device__ __forceinline__ u32 tl_claim_find(const u32* s_claim, const wm_key* p
   return TL_CLAIM;
 }
 
+// Places item i (key s_keys[i], hash under `seed`) at its cell `fn`: the cell's first free slot
+// (CAS from empty: a slot once taken stays taken in an attempt), or, the cell being full, a
+// pseudo-random slot of it, whose item it displaces; the displaced item goes to `queue` with its
+// next cell (its own cell choice is the one whose cell this is). A full queue sets *qfull.
+__device__ __forceinline__ void tl_place(u32* s_table, const wm_key* s_keys, unsigned short* queue, u32* qlen,
+                                         u32* qfull, u64 seed, u32 i, u32 fn, u32 round) {
+  const u32 cell = tl_cell(wm_hash_key<WM_HASH>(s_keys[i], seed), fn);
+  const u32 first = cell * TL_CELL;
+  u32 e = 0;
+  while (e < TL_CELL && atomicCAS(&s_table[first + e], TL_NO_ITEM, i) != TL_NO_ITEM) e++;
+  if (e < TL_CELL) return;
+  e = __umulhi(wm_fmix32(i * 0x9e3779b9u + round), TL_CELL);
+  const u32 out = atomicExch(&s_table[first + e], i);
+  const uint2 h = wm_hash_key<WM_HASH>(s_keys[out], seed);
+  u32 j = 0;
+  while (j + 1 < TL_D && tl_cell(h, j) != cell) j++;
+  j = j + 1 == TL_D ? 0u : j + 1;
+  const u32 at = atomicAdd(qlen, 1u);
+  if (at < TL_QUEUE) {
+    queue[at] = (unsigned short)(out | (j << TL_FN_SHIFT));
+  } else {
+    atomicExch(qfull, 1u);
+  }
+}
+
 // Inserts b.keys[i] -> b.values[i] (b.status, if not null, gets each key's status), given the
 // batch grouped by bucket in t.batch_* (the host's multisplit). One block per bucket, striding.
 // t.meta[0] counts the stored keys, t.meta[1] the keys left unplaced; t.stats the rebuilds.
@@ -239,6 +268,9 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
   __shared__ u32 s_table[TL_SLOTS];                   // item index per slot (TL_NO_ITEM: empty);
                                                       // 32-bit for the rounds' atomics
   __shared__ unsigned short s_from[TL_ITEMS];         // existing item: its old slot
+  __shared__ unsigned short s_queue[2][TL_QUEUE];     // items left to place, with their next cell
+  __shared__ u32 s_qlen[2];                           // entries in each queue
+  __shared__ u32 s_qfull;                             // a queue overflowed: the attempt fails
   __shared__ u32 s_claim[TL_CLAIM];                   // duplicate filter: positions r in the part
   __shared__ unsigned short s_claim_item[TL_CLAIM];   // the item of the key in each filter slot
   __shared__ u32 s_n;                                 // items that were in the bucket (pass 1)
@@ -339,7 +371,11 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
       }
     }
 
-    // 3. Cuckoo-hash items 0..n-1 into the bucket's subtables, in shared memory.
+    // 3. Cuckoo-hash items 0..n-1 into the bucket's cells, in shared memory. Round 0 places
+    // every item at its first cell; an item that finds the cell full exchanges itself into a
+    // slot of it and the item it displaces (atomicExch returns it) is queued for its next cell.
+    // Later rounds place only the queued items, so a round costs what is left to place, not
+    // the bucket (the paper's divergence: "70 % of the computational resource is wasted").
     const u64 old_seed = seed;
     bool built = n == c;  // nothing new (or overflow): the old layout stands, values updated
     for (u32 attempt = 0; attempt <= t.max_rebuilds && !built; attempt++) {
@@ -349,54 +385,30 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
       }
       __syncthreads();  // every thread is done reading s_table (old layout or last attempt)
       for (u32 s = threadIdx.x; s < TL_SLOTS; s += WM_BLOCK) s_table[s] = TL_NO_ITEM;
-      uint2 h[TL_IPT];
-      u32 fn[TL_IPT];
-      u32 slot[TL_IPT];
-      bool placed[TL_IPT];
-#pragma unroll
-      for (u32 q = 0; q < TL_IPT; q++) {
-        const u32 i = threadIdx.x + q * WM_BLOCK;
-        h[q] = i < n ? wm_hash_key<WM_HASH>(s_keys[i], seed) : make_uint2(0u, 0u);
-        fn[q] = 0;
-        slot[q] = 0;
-        placed[q] = i >= n;  // past the end: nothing to place
+      if (threadIdx.x == 0) {
+        s_qlen[0] = 0;
+        s_qlen[1] = 0;
+        s_qfull = 0;
       }
       __syncthreads();  // s_table cleared
-      for (u32 round = 0; round < t.max_iterations; round++) {
-#pragma unroll
-        for (u32 q = 0; q < TL_IPT; q++) {
-          if (placed[q]) continue;
-          const u32 i = threadIdx.x + q * WM_BLOCK;
-          const u32 first = tl_cell(h[q], fn[q]) * TL_CELL;
-          // The cell's first free slot (a slot once taken stays taken in an attempt), or, the
-          // cell being full, a pseudo-random one to evict from.
-          u32 e = 0;
-          while (e < TL_CELL && atomicCAS(&s_table[first + e], TL_NO_ITEM, i) != TL_NO_ITEM) e++;
-          if (e == TL_CELL) {
-            e = __umulhi(wm_fmix32(i * 0x9e3779b9u + round), TL_CELL);
-            atomicExch(&s_table[first + e], i);
-          }
-          slot[q] = first + e;
-        }
-        __syncthreads();
-        int unplaced = 0;
-#pragma unroll
-        for (u32 q = 0; q < TL_IPT; q++) {
-          const u32 i = threadIdx.x + q * WM_BLOCK;
-          if (i >= n) continue;
-          if (s_table[slot[q]] == i) {
-            placed[q] = true;
-          } else {  // lost the race, or evicted (the cell is full): on to the next cell
-            placed[q] = false;
-            fn[q] = fn[q] + 1u == TL_D ? 0u : fn[q] + 1u;
-            unplaced = 1;
-          }
-        }
-        // Also the barrier between this round's reads and the next round's writes.
-        if (__syncthreads_count(unplaced) == 0) {
+      for (u32 i = threadIdx.x; i < n; i += WM_BLOCK) tl_place(s_table, s_keys, s_queue[0], &s_qlen[0], &s_qfull, seed, i, 0u, 0u);
+      __syncthreads();
+      // Rounds 1, 2, ...: round 0 counts as one of the max_iterations.
+      for (u32 round = 1, cur = 0;; round++, cur ^= 1u) {
+        const u32 len = s_qlen[cur];
+        if (s_qfull != 0u) break;  // an item was dropped from the queue: the attempt failed
+        if (len == 0u) {
           built = true;
           break;
         }
+        if (round >= t.max_iterations) break;
+        if (threadIdx.x == 0) s_qlen[cur ^ 1u] = 0;  // nobody pushes to it before the barrier
+        __syncthreads();
+        for (u32 e = threadIdx.x; e < len; e += WM_BLOCK) {
+          const u32 entry = s_queue[cur][e];
+          tl_place(s_table, s_keys, s_queue[cur ^ 1u], &s_qlen[cur ^ 1u], &s_qfull, seed, entry & TL_ITEM_MASK, entry >> TL_FN_SHIFT, round);
+        }
+        __syncthreads();
       }
     }
     __syncthreads();
@@ -419,8 +431,11 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
       if (threadIdx.x == 0 && !overflow && n != c) failed_builds++;
     }
 
-    // 5. Statuses of the new keys (leaders) and of their other occurrences.
-    for (u32 r = threadIdx.x; r < n_raw; r += WM_BLOCK) {
+    // 5. Statuses of the new keys (leaders) and of their other occurrences. Without statuses a
+    // rebuilt bucket needs only its count of new keys (every leader was placed).
+    const bool counted = b.status == nullptr && rebuilt;
+    if (counted && threadIdx.x == 0) inserted += n - c;
+    for (u32 r = threadIdx.x; r < n_raw && !counted; r += WM_BLOCK) {
       const wm_key k = part[r];
       if (wm_side_slot(k) >= 0) continue;
       const u32 x = tl_claim_find(s_claim, part, k, wm_hash_key<WM_HASH>(k, old_seed).y & (TL_CLAIM - 1u));

@@ -1,6 +1,6 @@
 //! The multisplit pass on the GPU (src/table/engine/multisplit.rs, kernels/multisplit.cu)
 //! against its CPU twin (`multisplit_host`, the same part function in Rust): for parts
-//! m ∈ {1, 2, 7, 64, 1000}, keys of 4, 8 and 16 bytes, with and without values, several batch
+//! m ∈ {1, 2, 7, 64, 1000, 5000, 100 000} (both scatters, one and two tiled passes), keys of 4, 8 and 16 bytes, with and without values, several batch
 //! sizes (empty, less than a warp, ragged tails, a million), both hashes. Checked each time: the
 //! offsets (per-part counts) equal the twin's, every key lies in its own part, the output is a
 //! permutation of the input, and every value travels with its key. The split is not stable, so
@@ -17,7 +17,9 @@ use warpmap::table::engine::multisplit::{
 };
 use warpmap::{Gpu, Key};
 
-const PARTS: [u32; 5] = [1, 2, 7, 64, 1000];
+/// Up to 256 parts the warp-aggregated scatter; 1000 one tiled pass; 5000 and 100 000 two
+/// tiled passes (coarse parts, then parts within them).
+const PARTS: [u32; 7] = [1, 2, 7, 64, 1000, 5000, 100_000];
 
 /// Batch sizes: empty, under a warp, ragged tails, and a million (16 Ki under compute-sanitizer,
 /// which slows every access).

@@ -1,10 +1,9 @@
 //! [`TwoLevelCpu`]: the two-level cuckoo table on host threads, with the GPU table's layout,
 //! hashes, policies and statuses: the same first level ([`part_function`]), the same buckets of
 //! `d` subtables cut into cells and cell functions ([`cell_of`]) under per-bucket seeds, the
-//! same bucket build (Alcantara's rounds with cells: an unplaced key takes the first free slot of
-//! its cell or, the cell being full, writes a pseudo-random slot of it, the last writer wins, the
-//! losers and the evicted move on; new seeds after `max_probes` rounds, at most `max_rebuilds`
-//! times), the same lookups (cells in order, stopping at the first with an empty slot; erase
+//! same bucket build (rounds with cells: a key takes the first free slot of its cell or, the cell
+//! being full, a pseudo-random slot of it, and the key it displaces is queued for its next cell;
+//! new seeds after `max_probes` rounds or a queue overflow, at most `max_rebuilds` times), the same lookups (cells in order, stopping at the first with an empty slot; erase
 //! leaves a tombstone), the
 //! same splits before a crowding batch and after failed builds, the same coalescing after
 //! erases, and the side path for sentinel-valued keys (statuses carry
@@ -19,7 +18,7 @@
 
 use super::{
     buckets_for, cell_of, cell_slots, grown_buckets, initial_seed, may_overflow, next_seed,
-    part_function, shrunk_buckets, slot_bytes, TwoLevelConfig, TwoLevelStats,
+    part_function, queue_entries, shrunk_buckets, slot_bytes, TwoLevelConfig, TwoLevelStats,
 };
 use crate::error::check_same_len;
 use crate::hash::fmix32;
@@ -198,45 +197,50 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             .and_then(|s| self.buckets[b].slots[s].pair().map(|(_, v)| v))
     }
 
-    /// Alcantara's rounds with cells over `keys` under `seed` (`two_level_insert`): the slot
-    /// of every key, or `None` when some key is unplaced after the round limit. An unplaced key
-    /// takes the first free slot of its current cell, or writes the pseudo-random slot the GPU
-    /// picks when the cell is full; sequential writes in key order stand for the GPU's racing
-    /// ones (one writer stays either way).
+    /// The build's rounds over `keys` under `seed` (`two_level_insert`): the slot of every key,
+    /// or `None` when keys are left after the round limit or a round displaces more than a
+    /// queue holds ([`queue_entries`]). Round 0 places every key at its first cell, later rounds
+    /// the queued ones at their next: the cell's first free slot, or, the cell being full, the
+    /// pseudo-random slot the GPU picks, whose key is displaced and queued for its next cell.
+    /// Keys in order stand for the GPU's racing threads (any order gives a valid layout).
     fn layout(&self, keys: &[K], seed: u64) -> Option<Vec<u32>> {
         let d = self.config.hash_functions;
         let (cell, sub_cells) = self.cells();
         let h: Vec<(u32, u32)> = keys.iter().map(|k| self.hash(k, seed)).collect();
         let mut table = vec![u32::MAX; self.config.bucket_slots() as usize];
-        let mut fun = vec![0u32; keys.len()];
-        let mut slot = vec![0u32; keys.len()];
-        let mut placed = vec![false; keys.len()];
+        let cap = queue_entries(self.config.bucket_slots() as usize);
+        // (item, cell choice) to place this round.
+        let mut queue: Vec<(u32, u32)> = (0..keys.len() as u32).map(|i| (i, 0)).collect();
         for round in 0..self.max_iterations {
-            for i in 0..keys.len() {
-                if placed[i] {
+            let mut next = Vec::new();
+            for &(i, j) in &queue {
+                let c = cell_of(h[i as usize], j, d, sub_cells);
+                let first = c * cell;
+                if let Some(s) = (first..first + cell).find(|&s| table[s as usize] == u32::MAX) {
+                    table[s as usize] = i;
                     continue;
                 }
-                let first = cell_of(h[i], fun[i], d, sub_cells) * cell;
-                let free = (first..first + cell).find(|&s| table[s as usize] == u32::MAX);
-                slot[i] = free.unwrap_or_else(|| {
-                    let r = fmix32((i as u32).wrapping_mul(0x9e37_79b9).wrapping_add(round));
-                    first + ((r as u64 * cell as u64) >> 32) as u32
-                });
-                table[slot[i] as usize] = i as u32;
+                let r = fmix32(i.wrapping_mul(0x9e37_79b9).wrapping_add(round));
+                let s = (first + ((r as u64 * cell as u64) >> 32) as u32) as usize;
+                let out = std::mem::replace(&mut table[s], i);
+                let at = (0..d)
+                    .find(|&j| cell_of(h[out as usize], j, d, sub_cells) == c)
+                    .unwrap_or(d - 1);
+                next.push((out, (at + 1) % d));
             }
-            let mut unplaced = false;
-            for i in 0..keys.len() {
-                if table[slot[i] as usize] == i as u32 {
-                    placed[i] = true;
-                } else {
-                    placed[i] = false;
-                    fun[i] = (fun[i] + 1) % d;
-                    unplaced = true;
+            if next.len() > cap {
+                return None;
+            }
+            if next.is_empty() {
+                let mut slot = vec![0u32; keys.len()];
+                for (s, &i) in table.iter().enumerate() {
+                    if i != u32::MAX {
+                        slot[i as usize] = s as u32;
+                    }
                 }
-            }
-            if !unplaced {
                 return Some(slot);
             }
+            queue = next;
         }
         None
     }

@@ -12,10 +12,10 @@
 //! subtables. An insert rebuilds only the buckets the batch touches: one thread block per bucket
 //! loads the bucket into shared memory, merges the batch's keys (present keys are updated or
 //! kept, duplicates in the batch enter once), cuckoo-hashes all of them in shared memory
-//! (Alcantara's parallel rounds, with cells: an unplaced key takes the first free slot of its
+//! (Alcantara's parallel rounds, with cells and a queue: a key takes the first free slot of its
 //! current cell, or, the cell being full, exchanges itself into one of its slots with
-//! `atomicExch`; one writer of a slot stays, the losers and the evicted move to their next
-//! cell), and writes the bucket back with one coalesced store. A bucket with no layout within
+//! `atomicExch`, and the key it displaces is queued for its next cell; after the first round
+//! only queued keys are placed), and writes the bucket back with one coalesced store. A bucket with no layout within
 //! [`TwoLevelConfig::max_probes`] rounds is rebuilt with a new seed ([`next_seed`]), at most
 //! [`TwoLevelConfig::max_rebuilds`] times (counted: [`TwoLevelStats`]). The batch travels to
 //! the buckets with each key's value beside it, so the build reads values in order.
@@ -308,12 +308,23 @@ pub fn claim_entries(items: usize) -> usize {
 }
 
 /// Static shared memory of the bucket build (`two_level_insert`): keys and values of one item
-/// per slot, the slot table (32-bit: the cuckoo rounds exchange into it with atomicExch), the
+/// per slot, the slot table (32-bit: the cuckoo rounds exchange into it with atomics), the
 /// items' old slots (16-bit), the duplicate filter (a 32-bit position and a 16-bit item per
-/// entry), three counters.
+/// entry), two placement queues of [`queue_entries`] 16-bit entries, six counters.
 pub fn shared_bytes(d: u32, sub: u32, key_bytes: usize, value_bytes: usize) -> usize {
     let items = d as usize * sub as usize;
-    items * (key_bytes + value_bytes) + items * 4 + items * 2 + claim_entries(items) * 6 + 12
+    items * (key_bytes + value_bytes)
+        + items * 4
+        + items * 2
+        + claim_entries(items) * 6
+        + 2 * queue_entries(items) * 2
+        + 24
+}
+
+/// Entries of each placement queue of the build (`TL_QUEUE`): a quarter of the items (at least
+/// 8). A round that displaces more fails its attempt, which starts over with a new seed.
+pub fn queue_entries(items: usize) -> usize {
+    (items / 4).max(8)
 }
 
 /// Buckets for a table of at least `capacity` slots of buckets of `slots` slots.
@@ -858,8 +869,8 @@ mod tests {
                 .slots_per_subtable(1024);
             assert!(matches!(too_big.check(kb, vb), Err(Error::InvalidInput(_))));
         }
-        // The kernel's figure for 8/8 at 3 × 512 (ptxas: 46092 bytes).
-        assert_eq!(shared_bytes(3, 512, 8, 8), 46092);
+        // The kernel's figure for 8/8 at 3 × 512 (its static arrays: 47640 bytes).
+        assert_eq!(shared_bytes(3, 512, 8, 8), 47640);
     }
 
     #[test]
