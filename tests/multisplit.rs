@@ -1,6 +1,6 @@
 //! The multisplit pass on the GPU (src/table/engine/multisplit.rs, kernels/multisplit.cu)
 //! against its CPU twin (`multisplit_host`, the same part function in Rust): for parts
-//! m ∈ {1, 2, 7, 64, 1000, 5000, 100 000} (both scatters, one and two tiled passes), keys of 4, 8 and 16 bytes, with and without values, several batch
+//! m ∈ {1, 2, 7, 64, 1000, 5000, 100 000}, keys of 4, 8 and 16 bytes, with and without values, several batch
 //! sizes (empty, less than a warp, ragged tails, a million), both hashes. Checked each time: the
 //! offsets (per-part counts) equal the twin's, every key lies in its own part, the output is a
 //! permutation of the input, and every value travels with its key. The split is not stable, so
@@ -17,8 +17,8 @@ use warpmap::table::engine::multisplit::{
 };
 use warpmap::{Gpu, Key};
 
-/// Up to 256 parts the warp-aggregated scatter; 1000 one tiled pass; 5000 and 100 000 two
-/// tiled passes (coarse parts, then parts within them).
+/// 5000 and 100 000: as many parts as the two-level table has buckets (a warp's keys rarely
+/// share one).
 const PARTS: [u32; 7] = [1, 2, 7, 64, 1000, 5000, 100_000];
 
 /// Batch sizes: empty, under a warp, ragged tails, and a million (16 Ki under compute-sanitizer,

@@ -109,6 +109,69 @@ struct Device {
     l2_bytes: u64,
     total_memory: u64,
     modules: Mutex<HashMap<String, Arc<CudaModule>>>,
+    /// The device's default memory pool (stream-ordered allocations), where the driver has
+    /// them.
+    pool: Option<MemPool>,
+}
+
+/// A CUDA memory pool handle (`CUmemoryPool`). The default pool of a device lives as long as
+/// the driver; its handle is only passed to the driver.
+struct MemPool(drv_sys::CUmemoryPool);
+
+// SAFETY: a CUmemoryPool is an opaque driver handle; the driver's pool calls are thread-safe.
+unsafe impl Send for MemPool {}
+// SAFETY: as above.
+unsafe impl Sync for MemPool {}
+
+impl MemPool {
+    /// The default pool of GPU `ordinal`, made to keep the memory its buffers free: with the
+    /// driver's default release threshold (0) the pool gives freed memory back at every
+    /// synchronisation, and a table that allocates temporaries per batch (the two-level
+    /// table's split, DyCuckoo's resizes) had them mapped afresh every batch, milliseconds per
+    /// GiB. `None` where the pool cannot be read or set (allocations work as before).
+    fn keep_freed_memory(ordinal: usize) -> Option<MemPool> {
+        let mut dev: drv_sys::CUdevice = 0;
+        let mut pool: drv_sys::CUmemoryPool = std::ptr::null_mut();
+        let mut keep: u64 = u64::MAX;
+        // SAFETY: out-pointers to locals of the types the calls write; `ordinal` is below the
+        // device count (checked by the caller) and the driver is initialised (a context exists).
+        let ok = unsafe {
+            drv_sys::cuDeviceGet(&mut dev, ordinal as i32)
+                .result()
+                .is_ok()
+                && drv_sys::cuDeviceGetDefaultMemPool(&mut pool, dev)
+                    .result()
+                    .is_ok()
+                && drv_sys::cuMemPoolSetAttribute(
+                    pool,
+                    drv_sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                    (&mut keep as *mut u64).cast(),
+                )
+                .result()
+                .is_ok()
+        };
+        ok.then_some(MemPool(pool))
+    }
+
+    /// Bytes the pool holds but no buffer uses (free for the next allocation).
+    fn unused(&self) -> u64 {
+        use drv_sys::CUmemPool_attribute as A;
+        let read = |a: A| {
+            let mut v: u64 = 0;
+            // SAFETY: these attributes are 64-bit values written to `v`.
+            let r =
+                unsafe { drv_sys::cuMemPoolGetAttribute(self.0, a, (&mut v as *mut u64).cast()) };
+            r.result().map(|()| v).unwrap_or(0)
+        };
+        read(A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
+            .saturating_sub(read(A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT))
+    }
+
+    /// Gives the pool's unused memory back to the driver.
+    fn trim(&self) {
+        // SAFETY: a valid pool handle; trimming releases only memory no allocation uses.
+        let _ = unsafe { drv_sys::cuMemPoolTrimTo(self.0, 0) };
+    }
 }
 
 /// One CUDA GPU seen through one stream: context, properties, loaded modules (shared by every
@@ -271,6 +334,11 @@ impl Gpu {
         let stream = ctx
             .new_stream()
             .map_err(|e| init_err("creating a stream", e))?;
+        let pool = if ctx.has_async_alloc() {
+            MemPool::keep_freed_memory(ordinal)
+        } else {
+            None
+        };
         Ok(Arc::new(Gpu {
             dev: Arc::new(Device {
                 ctx,
@@ -281,6 +349,7 @@ impl Gpu {
                 l2_bytes,
                 total_memory,
                 modules: Mutex::new(HashMap::new()),
+                pool,
             }),
             stream,
             stream_id: next_stream_id(),
@@ -346,10 +415,11 @@ impl Gpu {
     }
     /// Free device memory in bytes, now.
     pub fn free_memory(&self) -> Result<u64> {
+        let pooled = self.dev.pool.as_ref().map_or(0, MemPool::unused);
         self.dev
             .ctx
             .mem_get_info()
-            .map(|(free, _)| free as u64)
+            .map(|(free, _)| free as u64 + pooled)
             .map_err(|e| driver_err("reading free memory", e))
     }
 
@@ -377,16 +447,21 @@ impl Gpu {
         }
         // SAFETY: the memory is uninitialised; DeviceBuffer<T: Pod> accepts any bit pattern,
         // and every reader in warpmap writes (or fills) before it reads.
-        let slice =
-            unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(|e| {
-                match driver_err("allocating device memory", e) {
-                    Error::OutOfMemory { .. } => Error::OutOfMemory {
-                        requested_bytes: bytes as u64,
-                        free_bytes: self.free_memory().unwrap_or(0),
-                    },
-                    other => other,
-                }
-            })?;
+        let mut slice = unsafe { self.stream.alloc::<u8>(bytes.max(1)) };
+        if let (Err(_), Some(pool)) = (&slice, &self.dev.pool) {
+            // The pool's free memory may be in pieces too small: give it back and try again.
+            let _ = self.stream.synchronize();
+            pool.trim();
+            // SAFETY: as above.
+            slice = unsafe { self.stream.alloc::<u8>(bytes.max(1)) };
+        }
+        let slice = slice.map_err(|e| match driver_err("allocating device memory", e) {
+            Error::OutOfMemory { .. } => Error::OutOfMemory {
+                requested_bytes: bytes as u64,
+                free_bytes: self.free_memory().unwrap_or(0),
+            },
+            other => other,
+        })?;
         Ok(DeviceBuffer {
             bytes: slice,
             len,

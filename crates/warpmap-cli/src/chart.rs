@@ -794,7 +794,7 @@ pub(crate) mod tests {
             slice_ops: None,
             two_level: None,
             fill: None,
-            counters: Vec::new(),
+            counters: Default::default(),
         }
     }
 

@@ -1,7 +1,8 @@
 //! `warpmap bench --preset two-level-crossover`: from what size on the two-level GPU table beats
 //! the CPU tables, transfers included (`warpmap_bench::run_crossover`). Prints a line per
 //! measured (size, contender, operation) and the crossover points, and writes the JSON report
-//! (default `two-level-crossover.json`). Runs without a GPU too (the CPU contenders only).
+//! (default `two-level-crossover.json`) and its chart (`slab_chart::render_crossover`; default:
+//! the JSON path with `.svg`). Runs without a GPU too (the CPU contenders only).
 //! Exit code 1 if a row failed verification.
 
 use crate::slab::PresetArg;
@@ -97,6 +98,11 @@ pub(crate) fn crossover_cmd(a: &BenchArgs) -> Result<ExitCode> {
         .map_err(|e| io_err(&json, std::io::Error::other(e)))?;
     write_file(&json, text.as_bytes())?;
     println!("wrote JSON: {}", display_path(&json));
+    let svg = a.svg.clone().unwrap_or_else(|| json.with_extension("svg"));
+    let chart = crate::slab_chart::render_crossover(&report)
+        .map_err(|e| io_err(&svg, std::io::Error::other(e)))?;
+    write_file(&svg, chart.as_bytes())?;
+    println!("wrote SVG:  {}", display_path(&svg));
     let bad: Vec<_> = report.rows.iter().filter(|r| !r.verified).collect();
     println!(
         "{} rows, {} verified, in {:.1} s",
@@ -111,5 +117,25 @@ pub(crate) fn crossover_cmd(a: &BenchArgs) -> Result<ExitCode> {
             eprintln!("FAIL: {}: {}", row_line(r), r.failures.join("; "));
         }
         Ok(ExitCode::from(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cpu_only_crossover_renders() {
+        let cfg = CrossoverConfig {
+            sizes_log2: Some(vec![6, 8]),
+            runs: Some(1),
+            force_cpu: true,
+            ..CrossoverConfig::default()
+        };
+        let report = warpmap_bench::run_crossover(&cfg, &mut |_| {}).unwrap();
+        assert!(report.all_verified());
+        assert!(row_line(&report.rows[0]).ends_with("PASS"));
+        let svg = crate::slab_chart::render_crossover(&report).unwrap();
+        assert!(svg.contains("two_level insert") && svg.contains("hashbrown"));
     }
 }

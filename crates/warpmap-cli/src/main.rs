@@ -595,9 +595,8 @@ fn table_text(report: &Report) -> String {
         if two_level {
             let counter = |name: &str| {
                 r.counters
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, v)| v.to_string())
+                    .get(name)
+                    .map(|v| v.to_string())
                     .unwrap_or_else(|| "-".into())
             };
             line += &format!(

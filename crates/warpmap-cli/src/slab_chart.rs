@@ -44,24 +44,37 @@ fn s<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
 
-/// The lines of `rows` grouped by `key` (in order of appearance), each point `xy(row)`.
+/// The lines of slab rows grouped by `key` (in order of appearance), each point `xy(row)`.
 fn lines_by<'a>(
     rows: impl Iterator<Item = &'a SlabRow>,
     key: impl Fn(&SlabRow) -> String,
     xy: impl Fn(&SlabRow) -> (f64, f64),
 ) -> Vec<Line> {
+    lines_of(rows, key, |r| {
+        let (x, y) = xy(r);
+        (x, y, r.verified)
+    })
+}
+
+/// The lines of `rows` grouped by `key` (in order of appearance), each point `xyv(row)`: x, y
+/// and whether the row verified.
+fn lines_of<'a, R: 'a>(
+    rows: impl Iterator<Item = &'a R>,
+    key: impl Fn(&R) -> String,
+    xyv: impl Fn(&R) -> (f64, f64, bool),
+) -> Vec<Line> {
     let mut lines: Vec<Line> = Vec::new();
     for r in rows {
         let k = key(r);
-        let (x, y) = xy(r);
+        let p = xyv(r);
         match lines.iter_mut().find(|l| l.label == k) {
-            Some(l) => l.points.push((x, y, r.verified)),
+            Some(l) => l.points.push(p),
             None => {
                 let color = COLORS[lines.len() % COLORS.len()];
                 lines.push(Line {
                     label: k,
                     color,
-                    points: vec![(x, y, r.verified)],
+                    points: vec![p],
                     markers: false,
                 });
             }
@@ -213,7 +226,31 @@ fn panels(r: &SlabReport) -> Vec<PanelSpec> {
 
 /// The report as an SVG chart.
 pub fn render(r: &SlabReport) -> Result<String, String> {
-    let panels = panels(r);
+    render_panels(&panels(r))
+}
+
+/// The two-level crossover (`--preset two-level-crossover`) as an SVG chart: a panel per
+/// operation, log10 of the rate against log2 n, a line per contender (the GPU table with and
+/// without transfers, the CPU tables); points that failed verification crossed out.
+pub fn render_crossover(r: &warpmap_bench::CrossoverReport) -> Result<String, String> {
+    let panels: Vec<PanelSpec> = ["insert", "find"]
+        .into_iter()
+        .map(|op| PanelSpec {
+            title: format!("two_level {op}, u32 keys: GPU vs CPU"),
+            x: "log2 n",
+            y: "log10 G keys/s",
+            lines: lines_of(
+                r.rows.iter().filter(|x| x.op == op),
+                |x| x.contender.to_string(),
+                |x| (x.n_log2 as f64, x.gops.max(1e-6).log10(), x.verified),
+            ),
+        })
+        .collect();
+    render_panels(&panels)
+}
+
+/// Panels side by side as an SVG chart.
+fn render_panels(panels: &[PanelSpec]) -> Result<String, String> {
     let n = panels.len().max(1) as u32;
     let mut svg = String::new();
     {

@@ -5,11 +5,7 @@
 //! Three kernels on the handle's stream (kernels/multisplit.cu): per-part counts with
 //! warp-aggregated atomics (lanes of a warp grouped by part with `__match_any_sync`, one atomic
 //! per distinct part per warp), an exclusive scan into `parts + 1` offsets, and a scatter that
-//! claims slots the same way. With more than 256 parts the keys of a warp rarely share a part,
-//! and a claim per key (an atomic with a return) runs at the rate of random CASes; there the
-//! scatter is tiled (`multisplit_tile_scatter`): a block ranks a tile of 4096 keys by part in
-//! shared memory and claims each part's run once, in one pass up to 2048 parts, else in two
-//! (about `sqrt(parts)` coarse parts, then the parts within them), through a second buffer. The result is **not stable**: within a part, keys are in no
+//! claims slots the same way. The result is **not stable**: within a part, keys are in no
 //! particular order (warps claim slots in whatever order they run); the parts themselves are
 //! contiguous and in part order, and key `i`'s value travels with it.
 //!
@@ -264,73 +260,6 @@ pub fn multisplit_by<K: Key, V: bytemuck::Pod>(
     // exactly WM_MS_SCAN_BLOCK threads, as the kernel requires.
     unsafe { l.run(1, SCAN_BLOCK, 0) }?;
 
-    if tiled_passes(f.parts, K::BYTES) > 0 {
-        let gpu_grid = (gpu.sm_count() as u64 * TILE_BLOCKS_PER_SM).max(1);
-        let tiles = (n as u64).div_ceil(TILE).clamp(1, gpu_grid) as u32;
-        let args = TileArgs {
-            n: n64,
-            seed,
-            parts: parts32,
-            grid: tiles,
-        };
-        if tiled_passes(f.parts, K::BYTES) == 1 {
-            tile_pass(
-                &module,
-                &args,
-                (keys, values),
-                1,
-                false,
-                &mut cursor,
-                (&mut keys_out, values_out.as_mut()),
-            )?;
-        } else {
-            let (fine, coarse) = two_digits(f.parts);
-            let mut coarse_cursor = gpu.alloc::<u64>(coarse as usize)?;
-            let init = module.kernel("multisplit_coarse_cursors")?;
-            let mut l = init.launch();
-            l.buf(&device_offsets)
-                .arg(&parts32)
-                .arg(&fine)
-                .arg(&coarse)
-                .buf_mut(&mut coarse_cursor);
-            // SAFETY: multisplit_coarse_cursors' (offsets, parts, fine, coarse, coarse_cursor);
-            // it reads offsets[0..=parts] (min(c * fine, parts)) and writes coarse_cursor[0..coarse),
-            // the sizes allocated; threads past `coarse` do nothing.
-            unsafe { l.run(coarse.div_ceil(256), 256, 0) }?;
-            let mut mid_keys = gpu.alloc::<K>(n)?;
-            let mut mid_values = match values {
-                Some(_) => Some(gpu.alloc::<V>(n)?),
-                None => None,
-            };
-            tile_pass(
-                &module,
-                &args,
-                (keys, values),
-                fine,
-                false,
-                &mut coarse_cursor,
-                (&mut mid_keys, mid_values.as_mut()),
-            )?;
-            tile_pass(
-                &module,
-                &args,
-                (&mid_keys, mid_values.as_ref()),
-                fine,
-                true,
-                &mut cursor,
-                (&mut keys_out, values_out.as_mut()),
-            )?;
-        }
-        let offsets = gpu.download(&device_offsets)?;
-        debug_assert_eq!(offsets[parts], n as u64, "the parts hold every key once");
-        return Ok(Split {
-            keys: keys_out,
-            values: values_out,
-            offsets,
-            device_offsets,
-        });
-    }
-
     let scatter = module.kernel("multisplit_scatter")?;
     let null: u64 = 0;
     let mut l = scatter.launch();
@@ -363,91 +292,6 @@ pub fn multisplit_by<K: Key, V: bytemuck::Pod>(
         offsets,
         device_offsets,
     })
-}
-
-/// Keys per tile of the tiled scatter (`WM_MS_TILE` = 256 threads × 16).
-const TILE: u64 = BLOCK as u64 * 16;
-/// Bins of the tiled scatter's shared histogram (`WM_MS_BINS`).
-const TILE_BINS: u32 = 2048;
-/// Blocks per SM of the tiled scatter's grid (each loops over tiles).
-const TILE_BLOCKS_PER_SM: u64 = 8;
-/// Up to this many parts the warp-aggregated scatter claims few enough times (keys of a warp
-/// share parts); above it the tiled scatter claims once per (tile, bin).
-const TILED_MIN_PARTS: u32 = 256;
-
-/// Tiled passes for `parts` parts: 0 (the warp-aggregated scatter), 1 (one bin per part), or 2
-/// (coarse parts, then parts within them).
-fn tiled_passes(parts: u32, key_bytes: usize) -> u32 {
-    // Wider keys would not fit 16 per thread in registers.
-    if parts <= TILED_MIN_PARTS
-        || parts as u64 > TILE_BINS as u64 * TILE_BINS as u64
-        || key_bytes > 16
-    {
-        0
-    } else if parts <= TILE_BINS {
-        1
-    } else {
-        2
-    }
-}
-
-/// Two passes' digits: `fine` parts per coarse part, `coarse` coarse parts (both at most
-/// [`TILE_BINS`], about `sqrt(parts)` each, which minimises the claims).
-fn two_digits(parts: u32) -> (u32, u32) {
-    let fine = ((parts as f64).sqrt().ceil() as u32).clamp(1, TILE_BINS);
-    (fine, parts.div_ceil(fine))
-}
-
-/// What every tiled pass shares.
-struct TileArgs {
-    n: u64,
-    seed: u64,
-    parts: u32,
-    grid: u32,
-}
-
-/// One pass of `multisplit_tile_scatter`: `input` (keys, values) to `output` at claims on
-/// `cursor` (coarse cursors, bins `part / fine`; or, `relative`, the parts' own cursors with
-/// bins relative to each tile's first coarse part).
-#[allow(clippy::type_complexity)]
-fn tile_pass<K: Key, V: bytemuck::Pod>(
-    module: &Module,
-    a: &TileArgs,
-    input: (&DeviceBuffer<K>, Option<&DeviceBuffer<V>>),
-    fine: u32,
-    relative: bool,
-    cursor: &mut DeviceBuffer<u64>,
-    output: (&mut DeviceBuffer<K>, Option<&mut DeviceBuffer<V>>),
-) -> Result<()> {
-    let kernel = module.kernel("multisplit_tile_scatter")?;
-    let null: u64 = 0;
-    let rel = u32::from(relative);
-    let mut l = kernel.launch();
-    l.buf(input.0);
-    match input.1 {
-        Some(v) => l.buf(v),
-        None => l.arg(&null),
-    };
-    l.arg(&a.n)
-        .arg(&a.seed)
-        .arg(&a.parts)
-        .arg(&fine)
-        .arg(&rel)
-        .buf_mut(cursor)
-        .buf_mut(output.0);
-    match output.1 {
-        Some(v) => l.buf_mut(v),
-        None => l.arg(&null),
-    };
-    // SAFETY: multisplit_tile_scatter's (keys, values, n, seed, parts, fine, relative, cursor,
-    // keys_out, values_out) in order; a missing value buffer is a null pointer, not touched. It
-    // reads keys and values [0, n) (both hold n) and writes each key once to keys_out and
-    // values_out (n each) at a claim on `cursor`: the coarse cursors start where each coarse
-    // part's keys go (the offsets at its first part), the parts' cursors at their offsets, and
-    // every bin's claims add up to its keys, so every slot is in [0, n). Bins are below
-    // WM_MS_BINS (coarse: parts / fine <= TILE_BINS by `two_digits`; one pass: parts <=
-    // TILE_BINS); relative bins beyond it claim per key.
-    unsafe { l.run(a.grid, BLOCK, 0) }
 }
 
 /// [`multisplit_host`]'s result: the keys, the values (if given) and the `parts + 1` offsets.

@@ -8,6 +8,7 @@ use crate::plan::{Distribution, Estimate, KvType, Op, Preset, ZipfInfo};
 use crate::schemes::stadium::{location_name, StadiumInfo};
 use crate::schemes::two_level::TwoLevelShape;
 use crate::schemes::Scheme;
+use std::collections::BTreeMap;
 use warpmap::device::CompileRecord;
 use warpmap::table::stadium::Location;
 use warpmap::table::Backend;
@@ -191,8 +192,8 @@ pub struct BenchResult {
     pub fill: Option<f64>,
     /// The scheme's counters after the runs ([`DeviceHashTable::counters`](warpmap::DeviceHashTable::counters):
     /// two_level's bucket rebuilds, splits, buckets), by name.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub counters: Vec<(&'static str, u64)>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<&'static str, u64>,
 }
 
 /// The whole benchmark: what `warpmap bench` prints and writes as JSON.
@@ -453,7 +454,7 @@ impl Measured<'_> {
             fill: self
                 .two_level
                 .map(|_| self.n as f64 / self.capacity.max(1) as f64),
-            counters: self.counters.clone(),
+            counters: self.counters.iter().copied().collect(),
         });
     }
 }
