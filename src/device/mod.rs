@@ -413,7 +413,8 @@ impl Gpu {
     pub fn total_memory(&self) -> u64 {
         self.dev.total_memory
     }
-    /// Free device memory in bytes, now.
+    /// Free device memory in bytes, now: the driver's free memory and what the default memory
+    /// pool holds unused (freed buffers' memory, which the pool keeps for the next allocation).
     pub fn free_memory(&self) -> Result<u64> {
         let pooled = self.dev.pool.as_ref().map_or(0, MemPool::unused);
         self.dev
