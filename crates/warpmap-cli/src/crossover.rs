@@ -6,7 +6,7 @@
 //! Exit code 1 if a row failed verification.
 
 use crate::slab::PresetArg;
-use crate::{create_parents, display_path, io_err, write_file, BenchArgs, COMMIT};
+use crate::{create_parents, verdict, write_report, BenchArgs, COMMIT};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use warpmap::{Error, Result};
@@ -94,30 +94,16 @@ pub(crate) fn crossover_cmd(a: &BenchArgs) -> Result<ExitCode> {
             ),
         }
     }
-    let text = serde_json::to_string_pretty(&report)
-        .map_err(|e| io_err(&json, std::io::Error::other(e)))?;
-    write_file(&json, text.as_bytes())?;
-    println!("wrote JSON: {}", display_path(&json));
     let svg = a.svg.clone().unwrap_or_else(|| json.with_extension("svg"));
-    let chart = crate::slab_chart::render_crossover(&report)
-        .map_err(|e| io_err(&svg, std::io::Error::other(e)))?;
-    write_file(&svg, chart.as_bytes())?;
-    println!("wrote SVG:  {}", display_path(&svg));
-    let bad: Vec<_> = report.rows.iter().filter(|r| !r.verified).collect();
-    println!(
-        "{} rows, {} verified, in {:.1} s",
-        report.rows.len(),
-        report.rows.len() - bad.len(),
-        report.wall_s
-    );
-    if bad.is_empty() {
-        Ok(ExitCode::SUCCESS)
-    } else {
-        for r in &bad {
-            eprintln!("FAIL: {}: {}", row_line(r), r.failures.join("; "));
-        }
-        Ok(ExitCode::from(1))
-    }
+    let chart = crate::slab_chart::render_crossover(&report);
+    write_report(&report, &json, Some((&svg, chart)))?;
+    Ok(verdict(
+        &report.rows,
+        |r| r.verified,
+        |r| (row_line(r), r.failures.join("; ")),
+        "rows",
+        report.wall_s,
+    ))
 }
 
 #[cfg(test)]

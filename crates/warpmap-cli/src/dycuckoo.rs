@@ -7,7 +7,7 @@
 //! preset, `--scheme dycuckoo` runs `dycuckoo-compare`.
 
 use crate::slab::PresetArg;
-use crate::{create_parents, display_path, host_threads, io_err, print_gpu_header, write_file};
+use crate::{create_parents, host_threads, print_gpu_header, verdict, write_report};
 use crate::{BenchArgs, COMMIT};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -144,24 +144,12 @@ pub(crate) fn dycuckoo_cmd(a: &BenchArgs) -> Result<ExitCode> {
             println!("{}", dc_target_line(t));
         }
     }
-    let text = serde_json::to_string_pretty(&report)
-        .map_err(|e| io_err(&json, std::io::Error::other(e)))?;
-    write_file(&json, text.as_bytes())?;
-    println!("wrote JSON: {}", display_path(&json));
-    let bad: Vec<_> = report.rows.iter().filter(|r| !r.verified).collect();
-    println!(
-        "{} cells, {} verified, in {:.1} s",
-        report.rows.len(),
-        report.rows.len() - bad.len(),
-        report.wall_s
-    );
-    if bad.is_empty() {
-        Ok(ExitCode::SUCCESS)
-    } else {
-        for r in &bad {
-            eprintln!("FAIL: {}: {}", dc_row_line(r), r.failures.join("; "));
-        }
-        eprintln!("warpmap: {} cells failed verification", bad.len());
-        Ok(ExitCode::from(1))
-    }
+    write_report(&report, &json, None)?;
+    Ok(verdict(
+        &report.rows,
+        |r| r.verified,
+        |r| (dc_row_line(r), r.failures.join("; ")),
+        "cells",
+        report.wall_s,
+    ))
 }

@@ -334,6 +334,50 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(path, bytes).map_err(|e| io_err(path, e))
 }
 
+/// Writes a preset's report as pretty JSON to `json` and, when given, its chart (`svg`: the
+/// path and the rendered chart, or why it could not be rendered).
+fn write_report<R: serde::Serialize>(
+    report: &R,
+    json: &Path,
+    svg: Option<(&Path, std::result::Result<String, String>)>,
+) -> Result<()> {
+    let text =
+        serde_json::to_string_pretty(report).map_err(|e| io_err(json, std::io::Error::other(e)))?;
+    write_file(json, text.as_bytes())?;
+    println!("wrote JSON: {}", display_path(json));
+    if let Some((path, chart)) = svg {
+        let chart = chart.map_err(|e| io_err(path, std::io::Error::other(e)))?;
+        write_file(path, chart.as_bytes())?;
+        println!("wrote SVG:  {}", display_path(path));
+    }
+    Ok(())
+}
+
+/// Prints how many of a preset's `rows` (`noun`: "cells", "rows") verified in `wall_s` seconds
+/// and each failed row (`failure`: its line and what failed); exit code 1 when any failed.
+fn verdict<R>(
+    rows: &[R],
+    verified: impl Fn(&R) -> bool,
+    failure: impl Fn(&R) -> (String, String),
+    noun: &str,
+    wall_s: f64,
+) -> ExitCode {
+    let failed: Vec<(String, String)> = rows.iter().filter(|r| !verified(r)).map(failure).collect();
+    println!(
+        "{} {noun}, {} verified, in {wall_s:.1} s",
+        rows.len(),
+        rows.len() - failed.len()
+    );
+    if failed.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    for (line, why) in &failed {
+        eprintln!("FAIL: {line}: {why}");
+    }
+    eprintln!("warpmap: {} {noun} failed verification", failed.len());
+    ExitCode::from(1)
+}
+
 /// Makes the folders of `paths` (an unusable output folder fails before a run, not after).
 fn create_parents(paths: &[&Path]) -> Result<()> {
     for p in paths {

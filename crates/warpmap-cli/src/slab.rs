@@ -7,8 +7,7 @@
 //! runs `slab-compare`.
 
 use crate::{
-    create_parents, display_path, host_threads, io_err, print_gpu_header, write_file, BenchArgs,
-    COMMIT,
+    create_parents, host_threads, print_gpu_header, verdict, write_report, BenchArgs, COMMIT,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -185,28 +184,16 @@ pub(crate) fn slab_cmd(a: &BenchArgs) -> Result<ExitCode> {
     if let (Some(g), Some(c)) = (rf.gather8_gops, rf.cas8_gops) {
         println!("roofline: gather8 {g:.2} G/s, cas8 {c:.2} G/s");
     }
-    let text = serde_json::to_string_pretty(&report)
-        .map_err(|e| io_err(&json, std::io::Error::other(e)))?;
-    write_file(&json, text.as_bytes())?;
-    println!("wrote JSON: {}", display_path(&json));
-    let chart =
-        crate::slab_chart::render(&report).map_err(|e| io_err(&svg, std::io::Error::other(e)))?;
-    write_file(&svg, chart.as_bytes())?;
-    println!("wrote SVG:  {}", display_path(&svg));
-    let bad: Vec<_> = report.rows.iter().filter(|r| !r.verified).collect();
-    println!(
-        "{} cells, {} verified, in {:.1} s",
-        report.rows.len(),
-        report.rows.len() - bad.len(),
-        report.wall_s
-    );
-    if bad.is_empty() {
-        Ok(ExitCode::SUCCESS)
-    } else {
-        for r in &bad {
-            eprintln!("FAIL: {}: {}", row_line(r), r.failures.join("; "));
-        }
-        eprintln!("warpmap: {} cells failed verification", bad.len());
-        Ok(ExitCode::from(1))
-    }
+    write_report(
+        &report,
+        &json,
+        Some((&svg, crate::slab_chart::render(&report))),
+    )?;
+    Ok(verdict(
+        &report.rows,
+        |r| r.verified,
+        |r| (row_line(r), r.failures.join("; ")),
+        "cells",
+        report.wall_s,
+    ))
 }
