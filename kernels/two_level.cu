@@ -298,8 +298,11 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
     }
     for (u32 x = threadIdx.x; x < TL_CLAIM; x += WM_BLOCK) s_claim[x] = TL_NO_CLAIM;
     __syncthreads();
+    // A bucket with no keys (a first batch, or only tombstones) is not read: every slot is
+    // rewritten when it is rebuilt, and a failed build leaves its slots as they are.
+    const bool was_empty = t.counts[bucket] == 0u;
     for (u32 s = threadIdx.x; s < TL_SLOTS; s += WM_BLOCK) {
-      const tl_slot v = slots[s];  // coalesced
+      const tl_slot v = was_empty ? tl_empty_slot() : slots[s];  // coalesced
       u32 item = TL_NO_ITEM;
       if (wm_side_slot(tl_key(v)) < 0) {  // neither empty nor a tombstone
         item = atomicAdd(&s_n, 1u);
@@ -328,7 +331,7 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
         continue;
       }
       const uint2 h_old = wm_hash_key<WM_HASH>(k, seed);
-      const u32 hit = tl_find_item(s_table, s_keys, h_old, k);
+      const u32 hit = c == 0u ? TL_NO_ITEM : tl_find_item(s_table, s_keys, h_old, k);
       if (hit != TL_NO_ITEM) {
         if (assign) atomicExch(&s_vals[hit], v);  // occurrences race: one of their values stays
         if (b.status != nullptr) b.status[idx] = present_code;

@@ -193,7 +193,7 @@ step_racecheck() {
     [[ " $want " == *" $name "* ]] || continue
     if (( $(remaining) < 20 )); then bad+=("$name(not run: out of time)"); continue; fi
     ran=$((ran + 1))
-    WARPMAP_SANITIZER=racecheck run_bin "$log" "$name" "$dir" -- "$SANITIZER" --tool racecheck \
+    WARPMAP_SANITIZER=racecheck WARPMAP_POOL=return run_bin "$log" "$name" "$dir" -- "$SANITIZER" --tool racecheck \
       --error-exitcode 1 --print-limit 50 "$BIN/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
     rc=$?
     if (( rc == 124 || rc == 137 )); then bad+=("$name(timeout)")

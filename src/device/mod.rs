@@ -334,7 +334,11 @@ impl Gpu {
         let stream = ctx
             .new_stream()
             .map_err(|e| init_err("creating a stream", e))?;
-        let pool = if ctx.has_async_alloc() {
+        // WARPMAP_POOL=return leaves the pool as the driver sets it (freed memory goes back at
+        // every synchronisation): for processes that share the GPU, and for compute-sanitizer's
+        // racecheck, which fails to track launches when the pool keeps memory.
+        let keep = std::env::var("WARPMAP_POOL").map_or(true, |v| v.trim() != "return");
+        let pool = if ctx.has_async_alloc() && keep {
             MemPool::keep_freed_memory(ordinal)
         } else {
             None
