@@ -7,11 +7,11 @@
 //! preset, `--scheme dycuckoo` runs `dycuckoo-compare`.
 
 use crate::slab::PresetArg;
-use crate::{create_parents, host_threads, print_gpu_header, verdict, write_report};
+use crate::{create_parents, host_threads, print_plan, verdict, write_report};
 use crate::{BenchArgs, COMMIT};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use warpmap::{Error, Gpu, Result};
+use warpmap::{Error, Result};
 use warpmap_bench::experiments::dycuckoo_report::{dc_row_line, dc_target_line};
 use warpmap_bench::{resolve_dycuckoo, DcProgress, DyCuckooBenchConfig, DyCuckooPreset, Scheme};
 
@@ -112,25 +112,8 @@ pub(crate) fn dycuckoo_cmd(a: &BenchArgs) -> Result<ExitCode> {
         .json
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}.json", plan.preset)));
-    if a.dry_run {
-        println!("commit:  {COMMIT}");
-    } else {
-        print_gpu_header(&*Gpu::default_gpu()?);
-    }
-    println!("method:  {}", plan.method());
-    for (i, line) in plan.summary().lines().enumerate() {
-        println!("{}{line}", if i == 0 { "plan:    " } else { "         " });
-    }
-    for n in &notes {
-        println!("         note: {n}");
-    }
-    println!(
-        "estimate: about {:.0} s on an H100 host, {:.1} GiB of device memory at the peak",
-        plan.estimate_seconds(host_threads()),
-        plan.device_bytes() as f64 / (1u64 << 30) as f64
-    );
-    if a.dry_run {
-        println!("dry run: nothing measured");
+    let estimate = (plan.estimate_seconds(host_threads()), plan.device_bytes());
+    if !print_plan(a.dry_run, &plan.method(), &plan.summary(), &notes, estimate)? {
         return Ok(ExitCode::SUCCESS);
     }
     create_parents(&[&json])?;

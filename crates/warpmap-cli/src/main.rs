@@ -334,6 +334,38 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(path, bytes).map_err(|e| io_err(path, e))
 }
 
+/// The head of a preset's output: the device and commit (only the commit on a dry run), the
+/// method, the plan's summary and notes, and the estimate of its time (`seconds` on an H100
+/// host) and peak device memory. Returns whether to measure (false on a dry run, which says so).
+fn print_plan(
+    dry_run: bool,
+    method: &str,
+    summary: &str,
+    notes: &[String],
+    (seconds, device_bytes): (f64, u64),
+) -> Result<bool> {
+    if dry_run {
+        println!("commit:  {COMMIT}");
+    } else {
+        print_gpu_header(&*Gpu::default_gpu()?);
+    }
+    println!("method:  {method}");
+    for (i, line) in summary.lines().enumerate() {
+        println!("{}{line}", if i == 0 { "plan:    " } else { "         " });
+    }
+    for n in notes {
+        println!("         note: {n}");
+    }
+    println!(
+        "estimate: about {seconds:.0} s on an H100 host, {:.1} GiB of device memory at the peak",
+        device_bytes as f64 / (1u64 << 30) as f64
+    );
+    if dry_run {
+        println!("dry run: nothing measured");
+    }
+    Ok(!dry_run)
+}
+
 /// Writes a preset's report as pretty JSON to `json` and, when given, its chart (`svg`: the
 /// path and the rendered chart, or why it could not be rendered).
 fn write_report<R: serde::Serialize>(

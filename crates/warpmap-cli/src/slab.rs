@@ -6,12 +6,10 @@
 //! with `.svg`). Exit code 1 if a cell failed verification. Without a preset, `--scheme slab`
 //! runs `slab-compare`.
 
-use crate::{
-    create_parents, host_threads, print_gpu_header, verdict, write_report, BenchArgs, COMMIT,
-};
+use crate::{create_parents, host_threads, print_plan, verdict, write_report, BenchArgs, COMMIT};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use warpmap::{Error, Gpu, Result};
+use warpmap::{Error, Result};
 use warpmap_bench::experiments::slab_report::{row_line, target_line};
 use warpmap_bench::{
     resolve_slab, DyCuckooPreset, Preset, Scheme, SlabBenchConfig, SlabPreset, SlabProgress,
@@ -147,25 +145,8 @@ pub(crate) fn slab_cmd(a: &BenchArgs) -> Result<ExitCode> {
         .json
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}.json", plan.preset)));
-    if a.dry_run {
-        println!("commit:  {COMMIT}");
-    } else {
-        print_gpu_header(&*Gpu::default_gpu()?);
-    }
-    println!("method:  {}", plan.method());
-    for (i, line) in plan.summary().lines().enumerate() {
-        println!("{}{line}", if i == 0 { "plan:    " } else { "         " });
-    }
-    for n in &notes {
-        println!("         note: {n}");
-    }
-    println!(
-        "estimate: about {:.0} s on an H100 host, {:.1} GiB of device memory at the peak",
-        plan.estimate_seconds(host_threads()),
-        plan.device_bytes() as f64 / (1u64 << 30) as f64
-    );
-    if a.dry_run {
-        println!("dry run: nothing measured");
+    let estimate = (plan.estimate_seconds(host_threads()), plan.device_bytes());
+    if !print_plan(a.dry_run, &plan.method(), &plan.summary(), &notes, estimate)? {
         return Ok(ExitCode::SUCCESS);
     }
     let svg = a.svg.clone().unwrap_or_else(|| json.with_extension("svg"));
