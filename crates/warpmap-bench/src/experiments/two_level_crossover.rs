@@ -18,7 +18,7 @@
 //! it is faster than every CPU contender at every larger measured n ([`CrossoverPoint`]).
 
 use crate::harness::timing::{median, utc_now};
-use crate::harness::verify::bad_hits;
+use crate::harness::verify::{bad_hits, Flag};
 use rayon::prelude::*;
 use std::sync::Arc;
 use std::time::Instant;
@@ -306,7 +306,7 @@ impl Timed {
 }
 
 /// Checks a find's answers: the count of keys not found or with a wrong value.
-fn check_find(r: usize, keys: &[u32], out: &[u32], found: &[bool], t: &mut Timed) {
+fn check_find<F: Flag>(r: usize, keys: &[u32], out: &[u32], found: &[F], t: &mut Timed) {
     let bad = bad_hits(keys, out, found);
     if bad > 0 {
         t.failures.push(format!(
@@ -359,11 +359,7 @@ fn gpu_rows(
         table.synchronize()?;
         gpu.copy_to_host(&out, &mut h_out)?;
         gpu.copy_to_host(&found, &mut h_found8)?;
-        let bad = bad_hits(keys, &h_out, &h_found8);
-        if bad > 0 {
-            find.failures
-                .push(format!("run {r}: {bad} of {n} keys not found or wrong"));
-        }
+        check_find(r, keys, &h_out, &h_found8, &mut find);
     }
     let mut v = vec![
         ins.row("gpu", "insert", log2, threads),
