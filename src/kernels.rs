@@ -52,6 +52,8 @@ pub const DYCUCKOO: KernelFile = kernel_file!("dycuckoo.cu");
 pub const TWO_LEVEL: KernelFile = kernel_file!("two_level.cu");
 /// The multisplit pass (partition a batch by a hash into parts; `table::engine::multisplit`).
 pub const MULTISPLIT: KernelFile = kernel_file!("multisplit.cu");
+/// The sharded table's stable split into shards and its inverse (`sharded::split`).
+pub const SHARDED: KernelFile = kernel_file!("sharded.cu");
 
 /// One specialisation of one module: what NVRTC compiles.
 #[derive(Clone, Debug)]

@@ -8,11 +8,14 @@ pub mod hash;
 pub mod kernels;
 pub mod key;
 pub mod keygen;
+pub mod sharded;
 pub mod status;
 pub mod table;
 
 pub use cpu::{CpuMultiMap, CpuTable};
-pub use device::{DeviceBuffer, Gpu, HostPages, MappedBuffer, PinnedBuffer};
+pub use device::{
+    BufferView, BufferViewMut, DeviceBuffer, Gpu, HostPages, MappedBuffer, Move, PinnedBuffer,
+};
 pub use error::{Error, Result};
 pub use hash::HashFunction;
 pub use key::{Key, Value};

@@ -725,7 +725,7 @@ fn mixed_erase<K: Key, V: Value>() {
         );
 
         let result = t.mixed_batch(&ops, &bkeys, &bvals, &mut st, &mut out, &mut found);
-        if !erases_in_mixed_batches(t.scheme()) {
+        if !erases_in_mixed_batches(behaves_as(&name)) {
             match result {
                 Err(Error::Unsupported(why)) => assert!(why.contains(t.scheme()), "{name}: {why}"),
                 other => panic!("{name}: a mixed batch with erases gave {other:?}"),

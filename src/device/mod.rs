@@ -44,6 +44,7 @@ use cudarc::driver::{
 };
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use stream::{StreamSet, Uses};
@@ -468,9 +469,11 @@ impl Gpu {
             other => other,
         })?;
         Ok(DeviceBuffer {
-            bytes: slice,
+            bytes: ManuallyDrop::new(slice),
             len,
             uses: Uses::default(),
+            parent: None,
+            view: false,
             _t: PhantomData,
         })
     }
@@ -619,6 +622,161 @@ impl Gpu {
         self.stream
             .memcpy_dtod(&src.bytes.slice(0..n), &mut view)
             .map_err(|e| driver_err("device copy", e))
+    }
+
+    /// Copies `len` elements of `src` from element `src_at` into `dst` from element `dst_at`,
+    /// on this handle's stream. `dst` is on this handle's GPU; `src` may be on another GPU (a
+    /// peer copy, `cuMemcpyPeerAsync`), which waits for the source's writes through an event.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if a range leaves its buffer or `dst` is on another GPU.
+    pub fn copy_range<T: bytemuck::Pod>(
+        &self,
+        src: &DeviceBuffer<T>,
+        src_at: usize,
+        dst: &mut DeviceBuffer<T>,
+        dst_at: usize,
+        len: usize,
+    ) -> Result<()> {
+        let fits = |at: usize, total: usize| at.checked_add(len).is_some_and(|end| end <= total);
+        if !fits(src_at, src.len) || !fits(dst_at, dst.len) {
+            return Err(Error::invalid(format!(
+                "copy of {len} elements from element {src_at} of a device buffer of {} to \
+                 element {dst_at} of one of {}",
+                src.len, dst.len
+            )));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        self.before_write(dst)?;
+        let size = std::mem::size_of::<T>();
+        let src_owner = src.bytes.stream();
+        // A source on another GPU is ordered by an event of its stream (`Uses` works across
+        // GPUs); only the same-GPU check of `before_read` is skipped for it.
+        src.uses.before_read(src_owner, &self.stream)?;
+        let (from, _r) = src.bytes.device_ptr(&self.stream);
+        let (to, _w) = dst.bytes.device_ptr_mut(&self.stream);
+        let (from, to) = (from + (src_at * size) as u64, to + (dst_at * size) as u64);
+        let bytes = len * size;
+        let same = src_owner.context() == self.stream.context();
+        // SAFETY: [from, from + bytes) lies in `src`'s allocation and [to, to + bytes) in
+        // `dst`'s (ranges checked above); the copy is ordered after the allocation and earlier
+        // writes of both (before_read/before_write) and before their frees (both record this
+        // stream as a user when it is not their own); the contexts are the buffers' own.
+        unsafe {
+            if same {
+                drv_result::memcpy_dtod_async(to, from, bytes, self.stream.cu_stream())
+            } else {
+                drv_sys::cuMemcpyPeerAsync(
+                    to,
+                    self.stream.context().cu_ctx(),
+                    from,
+                    src_owner.context().cu_ctx(),
+                    bytes,
+                    self.stream.cu_stream(),
+                )
+                .result()
+            }
+        }
+        .map_err(|e| driver_err("device copy", e))
+    }
+
+    /// A read-only view of elements `range` of `buf` (a buffer of this GPU), belonging to this
+    /// handle's stream: pass it wherever a `&DeviceBuffer` is read (`&*view`), with no copy.
+    /// This stream first waits for `buf`'s last write; `buf`'s next write and its free wait for
+    /// this stream (and, through it, for every stream that used the view).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if `range` leaves `buf` or `buf` is on another GPU.
+    pub fn view<'a, T: bytemuck::Pod>(
+        &self,
+        buf: &'a DeviceBuffer<T>,
+        range: std::ops::Range<usize>,
+    ) -> Result<BufferView<'a, T>> {
+        check_view_range(&range, buf.len)?;
+        let owner = buf.bytes.stream();
+        stream::check_same_gpu(owner, &self.stream, "a device buffer")?;
+        buf.uses.before_read(owner, &self.stream)?;
+        Ok(BufferView {
+            buf: self.view_of(buf, range, None),
+            _parent: PhantomData,
+        })
+    }
+
+    /// Writable views of disjoint `ranges` of `buf` (a buffer of this GPU), view `i` belonging
+    /// to the stream of `on[i]` (any handles of this GPU): several streams write their parts of
+    /// one buffer at once, with no copy. Each view's stream first waits for every earlier use
+    /// of `buf`; dropping a view makes `buf`'s own stream wait for the view's stream, so `buf`'s
+    /// later uses and its free come after everything done through the views.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if the ranges overlap or leave `buf`, `on` differs in length
+    /// from `ranges`, or a handle or `buf` is on another GPU.
+    pub fn views_mut<'a, T: bytemuck::Pod>(
+        buf: &'a mut DeviceBuffer<T>,
+        ranges: &[std::ops::Range<usize>],
+        on: &[&Gpu],
+    ) -> Result<Vec<BufferViewMut<'a, T>>> {
+        if ranges.len() != on.len() {
+            return Err(Error::invalid(format!(
+                "{} views on {} stream handles",
+                ranges.len(),
+                on.len()
+            )));
+        }
+        let mut sorted: Vec<&std::ops::Range<usize>> = ranges.iter().collect();
+        sorted.sort_by_key(|r| r.start);
+        for r in &sorted {
+            check_view_range(r, buf.len)?;
+        }
+        if sorted.windows(2).any(|w| w[0].end > w[1].start) {
+            return Err(Error::invalid("writable views of overlapping ranges"));
+        }
+        let owner = buf.bytes.stream().clone();
+        for g in on {
+            stream::check_same_gpu(&owner, &g.stream, "a device buffer")?;
+        }
+        // The owner's stream waits for every foreign use so far; each view's stream then
+        // waits for the owner's, and the owner's for each view's when it is dropped.
+        buf.uses.before_write(&owner, &owner)?;
+        let mut views = Vec::with_capacity(ranges.len());
+        for (r, g) in ranges.iter().zip(on) {
+            stream::join(&g.stream, &owner)?;
+            views.push(BufferViewMut {
+                buf: g.view_of(buf, r.clone(), Some(owner.clone())),
+                _parent: PhantomData,
+            });
+        }
+        Ok(views)
+    }
+
+    /// The view's buffer: elements `range` of `buf`, on this handle's stream (not freed).
+    fn view_of<T: bytemuck::Pod>(
+        &self,
+        buf: &DeviceBuffer<T>,
+        range: std::ops::Range<usize>,
+        parent: Option<Arc<CudaStream>>,
+    ) -> DeviceBuffer<T> {
+        let size = std::mem::size_of::<T>();
+        let (base, _sync) = buf.bytes.device_ptr(&self.stream);
+        let len = range.end - range.start;
+        // SAFETY: the address range lies inside `buf`'s allocation (checked by the callers),
+        // which outlives the view (the view borrows `buf`); the slice is never freed (the
+        // view's drop lets it go with `leak`), and event tracking is off, so making it creates
+        // no events.
+        let slice = unsafe {
+            self.stream
+                .upgrade_device_ptr::<u8>(base + (range.start * size) as u64, (len * size).max(1))
+        };
+        DeviceBuffer {
+            bytes: ManuallyDrop::new(slice),
+            len,
+            uses: Uses::default(),
+            parent,
+            view: true,
+            _t: PhantomData,
+        }
     }
 
     /// Orders a read of `buf` on this handle's stream (see the module docs).
@@ -935,7 +1093,7 @@ impl<'a> Launch<'a> {
     /// Pushes a device buffer (the kernel sees a pointer to its first element).
     pub fn buf<T: bytemuck::Pod>(&mut self, b: &'a DeviceBuffer<T>) -> &mut Self {
         self.reads(b);
-        self.args.arg(&b.bytes);
+        self.args.arg(&*b.bytes);
         self
     }
     /// Pushes a device buffer the kernel writes.
@@ -945,7 +1103,7 @@ impl<'a> Launch<'a> {
         let r = stream::check_same_gpu(owner, self.stream, "a device buffer")
             .and_then(|_| uses.before_write(owner, self.stream));
         self.keep(r);
-        self.args.arg(bytes);
+        self.args.arg(&**bytes);
         self
     }
     /// Pushes mapped host memory (the kernel sees a pointer to its first element; the kernel
@@ -1027,18 +1185,69 @@ impl<'a> Launch<'a> {
 /// earlier reads) on other streams, and dropping the buffer waits, on its own stream, for every
 /// other stream that used it. Nothing of this costs anything while only its own stream uses it.
 pub struct DeviceBuffer<T> {
-    bytes: CudaSlice<u8>,
+    /// Taken out (freed, or for a view let go) only in `drop`.
+    bytes: ManuallyDrop<CudaSlice<u8>>,
     len: usize,
     /// Uses on streams other than the owner's (see `stream::Uses`).
     uses: Uses,
+    /// For a view ([`BufferViewMut`]): the stream of the buffer it is part of, which waits
+    /// for this view's stream when the view is dropped (and nothing is freed).
+    parent: Option<Arc<CudaStream>>,
+    /// Whether this is a view (its memory belongs to another buffer).
+    view: bool,
     _t: PhantomData<T>,
 }
 
 impl<T> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
-        // The free (cudarc's drop of `bytes`, after this) is enqueued on the owner's stream;
-        // make that stream wait for every other stream that used the buffer first.
+        // The free (cudarc's drop of `bytes`, below) is enqueued on the owner's stream; make
+        // that stream wait for every other stream that used the buffer first.
         self.uses.before_free(self.bytes.stream());
+        // SAFETY: `bytes` is taken once, here, and not touched again.
+        let bytes = unsafe { ManuallyDrop::take(&mut self.bytes) };
+        if !self.view {
+            return drop(bytes);
+        }
+        if let Some(parent) = &self.parent {
+            // The parent's later uses and its free are ordered after its own stream, which
+            // now waits for everything this view's stream did (errors: see `before_free`).
+            let _ = stream::join(parent, bytes.stream());
+        }
+        // A view's memory is its parent's: let the slice go without freeing it.
+        let _ = bytes.leak();
+    }
+}
+
+/// A read-only view of a range of a [`DeviceBuffer`], made by [`Gpu::view`]: it is a
+/// `DeviceBuffer` (through `Deref`) that belongs to the stream of the handle that made it, so
+/// a table or a kernel can read part of a buffer without a copy.
+pub struct BufferView<'a, T> {
+    buf: DeviceBuffer<T>,
+    _parent: PhantomData<&'a DeviceBuffer<T>>,
+}
+
+/// A writable view of a range of a [`DeviceBuffer`], made by [`Gpu::views_mut`] (several
+/// disjoint ranges of one buffer at once, each on its own stream).
+pub struct BufferViewMut<'a, T> {
+    buf: DeviceBuffer<T>,
+    _parent: PhantomData<&'a mut DeviceBuffer<T>>,
+}
+
+impl<T> std::ops::Deref for BufferView<'_, T> {
+    type Target = DeviceBuffer<T>;
+    fn deref(&self) -> &DeviceBuffer<T> {
+        &self.buf
+    }
+}
+impl<T> std::ops::Deref for BufferViewMut<'_, T> {
+    type Target = DeviceBuffer<T>;
+    fn deref(&self) -> &DeviceBuffer<T> {
+        &self.buf
+    }
+}
+impl<T> std::ops::DerefMut for BufferViewMut<'_, T> {
+    fn deref_mut(&mut self) -> &mut DeviceBuffer<T> {
+        &mut self.buf
     }
 }
 
@@ -1071,6 +1280,33 @@ impl<T: bytemuck::Pod> DeviceBuffer<T> {
         let (p, _sync) = self.bytes.device_ptr(self.bytes.stream());
         p
     }
+}
+
+/// One piece of an exchange between buffers of several GPUs: `len` elements from element
+/// `from_at` of send buffer `from` to element `to_at` of receive buffer `to` (indices into the
+/// buffer lists of the call that carries it: [`nccl::Communicator::transfer`], or a copy per
+/// piece with [`Gpu::copy_range`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Move {
+    /// The send buffer.
+    pub from: usize,
+    /// Its first element sent.
+    pub from_at: u64,
+    /// The receive buffer.
+    pub to: usize,
+    /// Where the piece lands in it.
+    pub to_at: u64,
+    /// Elements moved.
+    pub len: u64,
+}
+
+fn check_view_range(range: &std::ops::Range<usize>, len: usize) -> Result<()> {
+    if range.start > range.end || range.end > len {
+        return Err(Error::invalid(format!(
+            "view of elements {range:?} of a device buffer of {len}"
+        )));
+    }
+    Ok(())
 }
 
 /// Page-locked host memory.

@@ -21,7 +21,7 @@
 //! other use (see [`DeviceBuffer`]): a buffer of another stream of the same GPU is waited for,
 //! and its free waits for the NCCL operation.
 
-use super::{driver_err, DeviceBuffer, Gpu};
+use super::{driver_err, DeviceBuffer, Gpu, Move};
 use crate::{Error, Result};
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 use cudarc::nccl::sys as nccl_sys;
@@ -656,6 +656,98 @@ impl Communicator {
                     };
                     lib.check("ncclRecv", code, Some(self.comms[p]))?;
                 }
+            }
+            Ok(())
+        })
+    }
+
+    /// Enqueues the pieces `moves` (grouped send/recv, as bytes): send buffer `i` is
+    /// `send[i].0` on rank `send[i].1`, receive buffer `j` is `recv[j].0` on rank `recv[j].1`,
+    /// and each [`Move`] goes from rank to rank (to itself too: a one-rank communicator sends
+    /// to itself). Several pieces between one pair of ranks are matched in order. Pieces of 0
+    /// elements are skipped. Asynchronous (on each rank's stream).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a rank out of range, a buffer index out of range, or a
+    /// piece that leaves its buffer; NCCL's errors as [`Error::Nccl`].
+    pub fn transfer<T: bytemuck::Pod>(
+        &self,
+        send: &[(&DeviceBuffer<T>, usize)],
+        recv: &mut [(&mut DeviceBuffer<T>, usize)],
+        moves: &[Move],
+    ) -> Result<()> {
+        let n = self.size();
+        let ranks = send
+            .iter()
+            .map(|(_, r)| *r)
+            .chain(recv.iter().map(|(_, r)| *r));
+        if let Some(r) = ranks.into_iter().find(|&r| r >= n) {
+            return Err(Error::invalid(format!(
+                "transfer: rank {r} of a communicator of {n}"
+            )));
+        }
+        for m in moves {
+            let (Some((s, _)), Some((d, _))) = (send.get(m.from), recv.get(m.to)) else {
+                return Err(Error::invalid(format!(
+                    "transfer: {m:?} names a missing buffer"
+                )));
+            };
+            let fits = |at: u64, len: usize| at.checked_add(m.len).is_some_and(|e| e <= len as u64);
+            if !fits(m.from_at, s.len()) || !fits(m.to_at, d.len()) {
+                return Err(Error::invalid(format!(
+                    "transfer: {m:?} leaves its buffers ({} and {} elements)",
+                    s.len(),
+                    d.len()
+                )));
+            }
+        }
+        let size = std::mem::size_of::<T>() as u64;
+        let mut from_base = Vec::with_capacity(send.len());
+        for (b, r) in send {
+            let gpu = &self.gpus[*r];
+            gpu.before_read(b)?;
+            from_base.push(b.bytes.device_ptr(&gpu.stream).0);
+        }
+        let mut to_base = Vec::with_capacity(recv.len());
+        for (b, r) in recv.iter_mut() {
+            let gpu = &self.gpus[*r];
+            gpu.before_write(b)?;
+            to_base.push(b.bytes.device_ptr_mut(&gpu.stream).0);
+        }
+        let lib = self.lib;
+        self.grouped("transfer (ncclSend/ncclRecv)", || {
+            for m in moves.iter().filter(|m| m.len > 0) {
+                let (a, b) = (send[m.from].1, recv[m.to].1);
+                let bytes = (m.len * size) as usize;
+                let from = from_base[m.from] + m.from_at * size;
+                let to = to_base[m.to] + m.to_at * size;
+                // SAFETY: [from, from + bytes) lies in send buffer m.from on rank a and
+                // [to, to + bytes) in receive buffer m.to on rank b (checked above); both are
+                // ordered for their rank's stream and their frees wait for it; the send and
+                // the receive are the matching halves of one transfer in one group.
+                let code = unsafe {
+                    (lib.api.send)(
+                        from as *const c_void,
+                        bytes,
+                        ncclDataType_t::ncclUint8,
+                        b as c_int,
+                        self.comms[a],
+                        self.stream(a),
+                    )
+                };
+                lib.check("ncclSend", code, Some(self.comms[a]))?;
+                // SAFETY: as above.
+                let code = unsafe {
+                    (lib.api.recv)(
+                        to as *mut c_void,
+                        bytes,
+                        ncclDataType_t::ncclUint8,
+                        a as c_int,
+                        self.comms[b],
+                        self.stream(b),
+                    )
+                };
+                lib.check("ncclRecv", code, Some(self.comms[b]))?;
             }
             Ok(())
         })

@@ -975,6 +975,24 @@ pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
     /// ```
     fn synchronize(&self) -> Result<()>;
 
+    /// Why the table's mixed batches cannot erase, or `None` if they can: the tables that erase
+    /// only in a phase of their own (WarpDrive, Stadium, DyCuckoo) say why, and
+    /// [`HashTable::mixed_batch`] refuses a batch holding a [`MixedOp::Erase`] with
+    /// [`Error::Unsupported`]. Wrappers (the sharded table) ask it before sending a batch on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{DeviceHashTable, Gpu, WarpDrive, WarpDriveConfig};
+    /// let Ok(gpu) = Gpu::default_gpu() else { return Ok(()) }; // no GPU here
+    /// let table = WarpDrive::<u32, u32>::new(gpu, WarpDriveConfig::new(100))?;
+    /// assert!(table.mixed_erase_refusal().is_some());
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn mixed_erase_refusal(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The scheme's own counters, by name: what its kernels and its resizing did since the
     /// table was made (two_level: bucket rebuilds with new seeds, failed builds, splits,
     /// coalesces, buckets). Empty for schemes that keep none. Waits for the table's stream.

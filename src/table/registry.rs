@@ -26,6 +26,7 @@ use crate::device::Gpu;
 use crate::hash::HashFunction;
 use crate::kernels::KernelSource;
 use crate::key::{Key, Value};
+use crate::sharded::{self, ShardedConfig, ShardedMap, Transport};
 use crate::table::dycuckoo::{self, DyCuckoo, DyCuckooConfig};
 use crate::table::slab::{self, Slab, SlabConfig};
 use crate::table::stadium::{self, InsertStrategy, Location, Stadium, StadiumConfig};
@@ -56,6 +57,9 @@ pub enum TableConfig {
     /// The two-level cuckoo table's CPU twin, [`TwoLevelCpu`] (its capacity is replaced at
     /// build).
     TwoLevelCpu(TwoLevelConfig),
+    /// A [`ShardedMap`] over tables of another configuration (its capacity is replaced at
+    /// build; built on the one GPU given, or on the host for CPU shards).
+    Sharded(ShardedConfig),
 }
 
 impl TableConfig {
@@ -69,6 +73,10 @@ impl TableConfig {
             TableConfig::DyCuckoo(_) => "dycuckoo",
             TableConfig::TwoLevel(_) => "two_level",
             TableConfig::TwoLevelCpu(_) => "two_level_cpu",
+            TableConfig::Sharded(c) => match c.inner.backend() {
+                Backend::Gpu => "sharded",
+                Backend::Cpu => "sharded_cpu",
+            },
         }
     }
 
@@ -76,6 +84,7 @@ impl TableConfig {
     pub fn backend(&self) -> Backend {
         match self {
             TableConfig::Cpu { .. } | TableConfig::TwoLevelCpu(_) => Backend::Cpu,
+            TableConfig::Sharded(c) => c.inner.backend(),
             _ => Backend::Gpu,
         }
     }
@@ -92,6 +101,7 @@ impl TableConfig {
             TableConfig::Cpu { .. } | TableConfig::Stadium(_) => {
                 key_bytes % 4 == 0 && value_bytes % 4 == 0
             }
+            TableConfig::Sharded(c) => c.inner.supports(key_bytes, value_bytes),
         }
     }
 
@@ -114,6 +124,15 @@ impl TableConfig {
                 capacity,
                 ..c.clone()
             })?),
+            TableConfig::Sharded(c) if c.inner.backend() == Backend::Cpu => {
+                Box::new(ShardedMap::<K, V>::new(
+                    ShardedConfig {
+                        capacity,
+                        ..c.clone()
+                    },
+                    &[],
+                )?)
+            }
             _ => self.build_device::<K, V>(need_gpu(gpu)?, capacity)? as Box<dyn HashTable<K, V>>,
         })
     }
@@ -132,6 +151,20 @@ impl TableConfig {
                 return Err(Error::Unsupported(
                     "the CPU backend has no device-buffer operations".into(),
                 ))
+            }
+            TableConfig::Sharded(c) => {
+                if c.inner.backend() == Backend::Cpu {
+                    return Err(Error::Unsupported(
+                        "a sharded table of CPU tables has no device-buffer operations".into(),
+                    ));
+                }
+                Box::new(ShardedMap::<K, V>::new(
+                    ShardedConfig {
+                        capacity,
+                        ..c.clone()
+                    },
+                    std::slice::from_ref(gpu),
+                )?)
             }
             TableConfig::TwoLevel(c) => Box::new(TwoLevel::<K, V>::new(
                 gpu.clone(),
@@ -206,7 +239,7 @@ pub fn scheme(name: &str) -> Option<&'static SchemeInfo> {
     SCHEMES.iter().find(|s| s.name == name)
 }
 
-static SCHEMES: [SchemeInfo; 7] = [
+static SCHEMES: [SchemeInfo; 9] = [
     SchemeInfo {
         name: "cpu",
         paper: "",
@@ -254,6 +287,20 @@ static SCHEMES: [SchemeInfo; 7] = [
         paper: "two-level-cuckoo.txt",
         backend: Backend::Cpu,
         test_configs: two_level_cpu_test_configs,
+        kernel_sources: Vec::new,
+    },
+    SchemeInfo {
+        name: "sharded",
+        paper: "warpdrive.txt",
+        backend: Backend::Gpu,
+        test_configs: sharded_test_configs,
+        kernel_sources: sharded::split::all_kernel_sources,
+    },
+    SchemeInfo {
+        name: "sharded_cpu",
+        paper: "warpdrive.txt",
+        backend: Backend::Cpu,
+        test_configs: sharded_cpu_test_configs,
         kernel_sources: Vec::new,
     },
 ];
@@ -384,6 +431,66 @@ fn two_level_cpu_test_configs() -> Vec<(&'static str, TableConfig)> {
         .into_iter()
         .map(|(l, c)| (l, TableConfig::TwoLevelCpu(c)))
         .collect()
+}
+
+/// Sharded tables on one GPU, labelled `<inner scheme>/<ranks>x<shards per rank>[/<exchange>]`:
+/// one WarpDrive shard (straight to the table); four in place on one rank; two ranks of two
+/// shards on one GPU (the copy exchange, both ways); Stadium, the slab hash (mixed batches with
+/// erases) and DyCuckoo (growth) through the exchange; and, with the `nccl` feature, NCCL with
+/// one rank sending two shards' parts to itself.
+fn sharded_test_configs() -> Vec<(&'static str, TableConfig)> {
+    let wd = || TableConfig::WarpDrive(WarpDriveConfig::new(0));
+    let c = |inner: TableConfig, ranks: usize, shards: usize| {
+        ShardedConfig::new(0, inner)
+            .ranks_per_gpu(ranks)
+            .shards_per_rank(shards)
+    };
+    #[allow(unused_mut)]
+    let mut v = vec![
+        ("warpdrive/1x1", c(wd(), 1, 1)),
+        ("warpdrive/1x4", c(wd(), 1, 4)),
+        ("warpdrive/2x2", c(wd(), 2, 2)),
+        (
+            "stadium/2x1",
+            c(
+                TableConfig::Stadium(StadiumConfig::new(0).location(Location::Device)),
+                2,
+                1,
+            ),
+        ),
+        ("slab/2x2", c(TableConfig::Slab(SlabConfig::new(0)), 2, 2)),
+        (
+            "dycuckoo/1x3",
+            c(TableConfig::DyCuckoo(DyCuckooConfig::new(0)), 1, 3),
+        ),
+    ];
+    #[cfg(feature = "nccl")]
+    v.push((
+        "warpdrive/1x2/nccl",
+        c(wd(), 1, 2).transport(Transport::Nccl),
+    ));
+    let _ = Transport::Nccl;
+    v.into_iter()
+        .map(|(label, config)| (label, TableConfig::Sharded(config)))
+        .collect()
+}
+
+/// Sharded tables of CPU tables: three of the CPU backend, two of the two-level twin.
+fn sharded_cpu_test_configs() -> Vec<(&'static str, TableConfig)> {
+    vec![
+        (
+            "cpu/3",
+            ShardedConfig::new(0, TableConfig::Cpu { shards: None }).shards_per_rank(3),
+        ),
+        (
+            "two_level_cpu/2",
+            ShardedConfig::new(0, TableConfig::TwoLevelCpu(TwoLevelConfig::new(0)))
+                .shards_per_rank(2),
+        ),
+    ]
+    .into_iter()
+    .map(|(label, config)| (label, TableConfig::Sharded(config)))
+    .collect()
 }
 
 #[cfg(test)]

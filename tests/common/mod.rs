@@ -323,12 +323,27 @@ pub fn erases_in_mixed_batches(scheme: &str) -> bool {
     !matches!(scheme, "warpdrive" | "stadium" | "dycuckoo" | "two_level")
 }
 
+/// The scheme whose behaviour a backend named `name` (as [`backends`] names it) has: the
+/// inner scheme of a sharded table (`sharded/<inner>/...`), else the name's scheme.
+pub fn behaves_as(name: &str) -> &str {
+    let mut parts = name.split(['/', ' ']);
+    let scheme = parts.next().unwrap_or(name);
+    match scheme {
+        "sharded" | "sharded_cpu" => parts.next().unwrap_or(scheme),
+        _ => scheme,
+    }
+}
+
 /// Whether a full table of the scheme holds exactly `capacity()` keys and refuses more. The
 /// slab hash grows its pool instead (up to a memory budget: its own tests exhaust one), and
 /// DyCuckoo doubles subtables (tests/dycuckoo.rs reaches its `max_capacity`).
 pub fn fills_to_capacity(scheme: &str) -> bool {
-    // The two-level table splits its buckets instead (tests/two_level.rs).
-    !matches!(scheme, "slab" | "dycuckoo" | "two_level" | "two_level_cpu")
+    // The two-level table splits its buckets instead (tests/two_level.rs); a sharded table's
+    // shards fill unevenly (tests/sharded.rs fills one to the brim).
+    !matches!(
+        scheme,
+        "slab" | "dycuckoo" | "two_level" | "two_level_cpu" | "sharded" | "sharded_cpu"
+    )
 }
 
 /// The table's content as a map; panics if `retrieve_all` returns a key twice or mismatched

@@ -478,6 +478,10 @@ impl<S: Scheme> HashTable<S::Key, S::Value> for GpuTable<S> {
 }
 
 impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
+    fn mixed_erase_refusal(&self) -> Option<&'static str> {
+        S::NO_MIXED_ERASE
+    }
+
     fn gpu(&self) -> &Arc<Gpu> {
         &self.gpu
     }

@@ -1,0 +1,1604 @@
+//! A table sharded over several GPUs (WarpDrive §IV-B), or over several tables of one GPU or of
+//! the host: [`ShardedMap`] wraps any scheme of the [registry](crate::table::registry).
+//!
+//! Every key belongs to one shard by a partition hash `p(k)` ([`PartFunction`], under a seed
+//! no table uses). A **rank** is a GPU handle (a stream) that holds input and owns
+//! `shards_per_rank` shards; ranks are usually one per GPU. An operation runs the paper's
+//! cascades:
+//! - **insert**: each rank splits its batch into one part per shard (a stable split on the GPU,
+//!   kernels/sharded.cu), the parts are exchanged (all-to-all: part `p` of every rank goes to
+//!   shard `p`), and each shard inserts what it received;
+//! - **query** (find, contains): the same, then each shard's answers travel back the same way
+//!   (transposed), and each rank puts them into its callers' original order;
+//! - **erase** and **mixed batches** the same (a mixed batch's operations travel with their keys,
+//!   so every operation on one key meets the same shard).
+//!
+//! The exchange is one small interface ([`exchange::Exchange`]) with two implementations that
+//! the same cascade drives: device-to-device copies ([`Transport::Copy`]; peer copies between
+//! GPUs of this process) and NCCL grouped send/receive ([`Transport::Nccl`], cargo feature
+//! `nccl`). With one rank and copies, the exchange is not even a copy: each shard reads and
+//! writes its range of the split buffers in place (views). With one shard in all, an operation
+//! goes straight to the one table.
+//!
+//! Inputs can be on the host ([`HashTable`]: the batch is cut into one piece per rank) or
+//! already on the GPU ([`DeviceHashTable`]: the batch is on rank 0; [`ShardedMap::ranks`] gives
+//! the handles).
+//!
+//! Without a GPU, a sharded map of CPU tables ([`TableConfig::Cpu`]) runs the same cascade on
+//! the host (split by the same partition hash, shards in parallel on rayon).
+//!
+//! # Capacity
+//!
+//! Each shard is made with room for `capacity / shards` keys plus the partition's spread (six
+//! standard deviations of a binomial draw, and 16): [`capacity`](HashTable::capacity) is the
+//! number of keys that fits at that margin in the smallest shard, at least the capacity asked
+//! for. A shard that fills up reports its keys (per-key statuses, [`Error::TableFull`]), like
+//! any table; the other shards are not affected.
+//!
+//! # Across processes and nodes
+//!
+//! NCCL carries the same exchange between processes: make one communicator rank per GPU from
+//! an NCCL unique id shared by the processes (`nccl::UniqueId`, `Communicator::from_unique_id`)
+//! and give it to [`ShardedMap::with_communicator`] in each process; each process then calls
+//! every operation collectively with its own batch. The one-process constructor
+//! ([`ShardedMap::new`] over several GPUs) is the easy path and what the tests run.
+
+pub mod exchange;
+pub mod split;
+
+use crate::device::{BufferView, BufferViewMut, DeviceBuffer, Gpu, Move};
+use crate::hash::HashFunction;
+use crate::key::{Key, Value};
+use crate::status::InsertStatus;
+use crate::table::engine::multisplit::PartFunction;
+use crate::table::registry::TableConfig;
+use crate::table::{check_mixed_lens, Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};
+use crate::{Error, Result};
+use exchange::{CopyExchange, Exchange};
+use rayon::prelude::*;
+use split::{split, unsplit, Keep, SplitBatch, SplitPlan};
+use std::sync::Arc;
+
+/// The partition seed: unlike every table's default seed, so that one shard's keys spread over
+/// its table's slots like any keys.
+pub const DEFAULT_PARTITION_SEED: u64 = 0x5ba2_d0c7_13e9_4f61;
+
+/// How a sharded table's ranks exchange parts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Transport {
+    /// Device-to-device copies (peer copies between GPUs); with one rank, no copy at all.
+    #[default]
+    Copy,
+    /// NCCL grouped send/receive (cargo feature `nccl`), every part through NCCL (also between
+    /// shards of one GPU, which NCCL sends to itself).
+    Nccl,
+}
+
+/// A sharded table's configuration.
+#[derive(Clone, Debug)]
+pub struct ShardedConfig {
+    /// Keys the table holds in all (see the [module docs](self#capacity)).
+    pub capacity: usize,
+    /// The scheme of every shard (its capacity is replaced).
+    pub inner: Box<TableConfig>,
+    /// Shards per rank (1 to 256 shards in all).
+    pub shards_per_rank: usize,
+    /// Rank handles per GPU given: 1 (one rank per GPU) unless several ranks should share a
+    /// GPU, which exercises the copy exchange on one GPU.
+    pub ranks_per_gpu: usize,
+    /// How ranks exchange parts.
+    pub transport: Transport,
+    /// The partition hash's seed.
+    pub partition_seed: u64,
+    /// The partition hash.
+    pub hash: HashFunction,
+}
+
+impl ShardedConfig {
+    /// `capacity` keys over shards of `inner`, one shard per rank, copies, the default seed.
+    pub fn new(capacity: usize, inner: TableConfig) -> Self {
+        ShardedConfig {
+            capacity,
+            inner: Box::new(inner),
+            shards_per_rank: 1,
+            ranks_per_gpu: 1,
+            transport: Transport::Copy,
+            partition_seed: DEFAULT_PARTITION_SEED,
+            hash: HashFunction::default(),
+        }
+    }
+    /// Shards per rank.
+    pub fn shards_per_rank(mut self, n: usize) -> Self {
+        self.shards_per_rank = n;
+        self
+    }
+    /// Rank handles per GPU.
+    pub fn ranks_per_gpu(mut self, n: usize) -> Self {
+        self.ranks_per_gpu = n;
+        self
+    }
+    /// The exchange.
+    pub fn transport(mut self, t: Transport) -> Self {
+        self.transport = t;
+        self
+    }
+    /// The partition seed.
+    pub fn partition_seed(mut self, seed: u64) -> Self {
+        self.partition_seed = seed;
+        self
+    }
+}
+
+/// The capacity each of `shards` shards is made with for `total` keys: an even share plus the
+/// partition's spread (see the [module docs](self#capacity)).
+pub fn shard_capacity(total: usize, shards: usize) -> usize {
+    if shards <= 1 {
+        return total.max(1);
+    }
+    let share = total.div_ceil(shards);
+    share + (6.0 * (share as f64).sqrt()).ceil() as usize + 16
+}
+
+/// The keys that fit in `shards` shards whose smallest holds `smallest`: the largest `n` with
+/// `shard_capacity(n, shards) <= smallest` (the inverse of [`shard_capacity`]).
+pub fn sharded_capacity(smallest: usize, shards: usize) -> usize {
+    if shards <= 1 {
+        return smallest;
+    }
+    // share + 6 sqrt(share) + 16 <= smallest: sqrt(share) <= -3 + sqrt(9 + smallest - 16).
+    let room = smallest as f64 - 16.0;
+    if room <= 0.0 {
+        return 0;
+    }
+    let x = (-3.0 + (9.0 + room).sqrt()).max(0.0);
+    let mut n = (x * x).floor() as usize * shards;
+    while n > 0 && shard_capacity(n, shards) > smallest {
+        n -= shards; // float rounding: step down to the exact bound
+    }
+    while shard_capacity(n + 1, shards) <= smallest {
+        n += 1;
+    }
+    n
+}
+
+/// A table sharded by a partition hash over tables of any scheme (see the [module
+/// docs](self)).
+pub struct ShardedMap<K: Key, V: Value> {
+    config: ShardedConfig,
+    part: PartFunction,
+    body: Body<K, V>,
+}
+
+enum Body<K: Key, V: Value> {
+    /// CPU tables: split on the host.
+    Host(Vec<Box<dyn HashTable<K, V>>>),
+    /// GPU tables.
+    Device(Shards<K, V>),
+}
+
+/// The GPU side: the tables (shard `s` belongs to rank `s / per_rank`, each table on a stream
+/// of its own) and how they are reached.
+struct Shards<K: Key, V: Value> {
+    tables: Vec<Box<dyn DeviceHashTable<K, V>>>,
+    ctx: Ctx,
+}
+
+/// The ranks (their handles split, exchange and put results in order), each shard's handle and
+/// the exchange.
+struct Ctx {
+    ranks: Vec<Arc<Gpu>>,
+    /// Each shard table's handle (its stream).
+    gpus: Vec<Arc<Gpu>>,
+    per_rank: usize,
+    exchange: exchange::Transport,
+}
+
+/// One shard's part of an operation, on the device: what the shard's table reads and writes.
+struct Io<'a, K, V> {
+    keys: &'a DeviceBuffer<K>,
+    values: Option<&'a DeviceBuffer<V>>,
+    ops: Option<&'a DeviceBuffer<u8>>,
+    status: Option<&'a mut DeviceBuffer<u32>>,
+    out: Option<&'a mut DeviceBuffer<V>>,
+    found: Option<&'a mut DeviceBuffer<u8>>,
+}
+
+/// One rank's batch, in its caller's order.
+struct Input<'a, K, V> {
+    keys: &'a DeviceBuffer<K>,
+    values: Option<&'a DeviceBuffer<V>>,
+    ops: Option<&'a DeviceBuffer<u8>>,
+}
+
+/// One rank's results, in its caller's order.
+struct Output<'a, V> {
+    status: Option<&'a mut DeviceBuffer<u32>>,
+    out: Option<&'a mut DeviceBuffer<V>>,
+    found: Option<&'a mut DeviceBuffer<u8>>,
+}
+
+/// A shard's own call in an operation: `(tables, shard, io)`.
+type ShardOp<'o, T, K, V> = dyn FnMut(&mut T, usize, Io<'_, K, V>) -> Result<()> + 'o;
+
+/// Results on the device: statuses, values, found flags (each only where asked for).
+type Results<V> = (
+    Option<DeviceBuffer<u32>>,
+    Option<DeviceBuffer<V>>,
+    Option<DeviceBuffer<u8>>,
+);
+
+/// What an operation's results keep of the caller's buffers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kept {
+    Nothing,
+    ValuesOfMisses,
+    ByOperation,
+}
+
+/// The pieces of the forward exchange from the sources' splits to the shards (part `p` of
+/// source `i` to shard `p`, after the parts of sources before `i`), and each shard's total.
+/// The way back is the same pieces with `from` and `to` swapped.
+fn exchange_plan(plans: &[&SplitPlan], shards: usize) -> (Vec<Move>, Vec<u64>) {
+    let mut received = vec![0u64; shards];
+    let mut moves = Vec::with_capacity(plans.len() * shards);
+    for (i, plan) in plans.iter().enumerate() {
+        for (p, got) in received.iter_mut().enumerate() {
+            let len = plan.part_len(p);
+            moves.push(Move {
+                from: i,
+                from_at: plan.offsets[p],
+                to: p,
+                to_at: *got,
+                len,
+            });
+            *got += len;
+        }
+    }
+    (moves, received)
+}
+
+fn reversed(moves: &[Move]) -> Vec<Move> {
+    moves
+        .iter()
+        .map(|m| Move {
+            from: m.to,
+            from_at: m.to_at,
+            to: m.from,
+            to_at: m.from_at,
+            len: m.len,
+        })
+        .collect()
+}
+
+fn views<'a, T: bytemuck::Pod>(
+    buf: &'a DeviceBuffer<T>,
+    ranges: &[std::ops::Range<usize>],
+    gpus: &[Arc<Gpu>],
+) -> Result<Vec<BufferView<'a, T>>> {
+    ranges
+        .iter()
+        .zip(gpus)
+        .map(|(r, g)| g.view(buf, r.clone()))
+        .collect()
+}
+
+fn views_mut<'a, T: bytemuck::Pod>(
+    buf: Option<&'a mut DeviceBuffer<T>>,
+    ranges: &[std::ops::Range<usize>],
+    gpus: &[Arc<Gpu>],
+) -> Result<Option<Vec<BufferViewMut<'a, T>>>> {
+    let on: Vec<&Gpu> = gpus.iter().map(|g| g.as_ref()).collect();
+    buf.map(|b| Gpu::views_mut(b, ranges, &on)).transpose()
+}
+
+impl Ctx {
+    /// Runs one operation over the shards: `inputs[r]` is rank `r`'s batch (`None`: nothing),
+    /// `outputs[r]` where its results go (in the batch's order), `kept` what the results leave
+    /// of the caller's buffers, and `op(tables, shard, io)` the shard's own call. Asynchronous
+    /// but for the split's part sizes.
+    fn cascade<K: Key, V: Value, T>(
+        &self,
+        tables: T,
+        part: &PartFunction,
+        inputs: &[Option<Input<'_, K, V>>],
+        outputs: &mut [Option<Output<'_, V>>],
+        kept: Kept,
+        op: &mut ShardOp<'_, T, K, V>,
+    ) -> Result<()> {
+        let Ctx {
+            ranks,
+            gpus,
+            per_rank,
+            exchange,
+        } = self;
+        let per_rank = *per_rank;
+        let mut tables = tables;
+        let shards = gpus.len();
+        if shards == 1 && ranks.len() == 1 {
+            // One table: the operation goes straight to it.
+            let (Some(i), o) = (inputs[0].as_ref(), outputs[0].as_mut()) else {
+                return Ok(());
+            };
+            let io = match o {
+                Some(o) => Io {
+                    keys: i.keys,
+                    values: i.values,
+                    ops: i.ops,
+                    status: o.status.as_deref_mut(),
+                    out: o.out.as_deref_mut(),
+                    found: o.found.as_deref_mut(),
+                },
+                None => Io {
+                    keys: i.keys,
+                    values: i.values,
+                    ops: i.ops,
+                    status: None,
+                    out: None,
+                    found: None,
+                },
+            };
+            return op(&mut tables, 0, io);
+        }
+        let want = outputs
+            .iter()
+            .flatten()
+            .next()
+            .map(|o| (o.status.is_some(), o.out.is_some(), o.found.is_some()))
+            .unwrap_or((false, false, false));
+        // Split every rank's batch.
+        let mut sources: Vec<(usize, SplitBatch<K, V>)> = Vec::new();
+        for (r, input) in inputs.iter().enumerate() {
+            if let Some(b) = input.as_ref().filter(|b| !b.keys.is_empty()) {
+                sources.push((r, split(&ranks[r], part, b.keys, b.values, b.ops)?));
+            }
+        }
+        if sources.is_empty() {
+            return Ok(());
+        }
+        let in_place = ranks.len() == 1 && matches!(exchange, exchange::Transport::Copy(_));
+        // Per source: its results in split order (what the shards' answers come back into).
+        let mut back: Vec<Results<V>> = Vec::new();
+        for (r, sb) in &sources {
+            let n = sb.keys.len();
+            let g = &ranks[*r];
+            back.push((
+                want.0.then(|| g.alloc::<u32>(n)).transpose()?,
+                want.1.then(|| g.alloc::<V>(n)).transpose()?,
+                want.2.then(|| g.alloc::<u8>(n)).transpose()?,
+            ));
+        }
+        if in_place {
+            // One source on the shards' own GPU: each shard works on its range in place.
+            let sb = &sources[0].1;
+            let ranges = sb.plan.ranges();
+            let keys = views(&sb.keys, &ranges, gpus)?;
+            let values = sb
+                .values
+                .as_ref()
+                .map(|v| views(v, &ranges, gpus))
+                .transpose()?;
+            let ops = sb
+                .ops
+                .as_ref()
+                .map(|o| views(o, &ranges, gpus))
+                .transpose()?;
+            let (bs, bv, bf) = &mut back[0];
+            let mut status = views_mut(bs.as_mut(), &ranges, gpus)?;
+            let mut out = views_mut(bv.as_mut(), &ranges, gpus)?;
+            let mut found = views_mut(bf.as_mut(), &ranges, gpus)?;
+            for p in 0..shards {
+                if ranges[p].is_empty() {
+                    continue;
+                }
+                let io = Io {
+                    keys: &keys[p],
+                    values: values.as_ref().map(|v| &*v[p]),
+                    ops: ops.as_ref().map(|o| &*o[p]),
+                    status: status.as_mut().map(|v| &mut *v[p]),
+                    out: out.as_mut().map(|v| &mut *v[p]),
+                    found: found.as_mut().map(|v| &mut *v[p]),
+                };
+                op(&mut tables, p, io)?;
+            }
+            // Dropping the views orders the source's stream after the shards' work.
+        } else {
+            let plans: Vec<&SplitPlan> = sources.iter().map(|(_, sb)| &sb.plan).collect();
+            let (moves, totals) = exchange_plan(&plans, shards);
+            let rank_of = |p: usize| p / per_rank;
+            fn receive<T: bytemuck::Pod>(
+                gpus: &[Arc<Gpu>],
+                totals: &[u64],
+            ) -> Result<Vec<DeviceBuffer<T>>> {
+                gpus.iter()
+                    .zip(totals)
+                    .map(|(g, &t)| g.alloc::<T>(t as usize))
+                    .collect()
+            }
+            let mut keys: Vec<DeviceBuffer<K>> = receive(gpus, &totals)?;
+            {
+                let send: Vec<(&DeviceBuffer<K>, usize)> =
+                    sources.iter().map(|(r, sb)| (&sb.keys, *r)).collect();
+                let mut recv: Vec<(&mut DeviceBuffer<K>, usize)> = keys
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(p, b)| (b, rank_of(p)))
+                    .collect();
+                exchange.transfer(&send, &mut recv, &moves)?;
+            }
+            let mut values: Option<Vec<DeviceBuffer<V>>> = None;
+            if sources[0].1.values.is_some() {
+                let mut v: Vec<DeviceBuffer<V>> = receive(gpus, &totals)?;
+                let send: Vec<(&DeviceBuffer<V>, usize)> = sources
+                    .iter()
+                    .map(|(r, sb)| (sb.values.as_ref().expect("every source has values"), *r))
+                    .collect();
+                let mut recv: Vec<(&mut DeviceBuffer<V>, usize)> = v
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(p, b)| (b, rank_of(p)))
+                    .collect();
+                exchange.transfer(&send, &mut recv, &moves)?;
+                values = Some(v);
+            }
+            let mut ops: Option<Vec<DeviceBuffer<u8>>> = None;
+            if sources[0].1.ops.is_some() {
+                let mut v: Vec<DeviceBuffer<u8>> = receive(gpus, &totals)?;
+                let send: Vec<(&DeviceBuffer<u8>, usize)> = sources
+                    .iter()
+                    .map(|(r, sb)| (sb.ops.as_ref().expect("every source has operations"), *r))
+                    .collect();
+                let mut recv: Vec<(&mut DeviceBuffer<u8>, usize)> = v
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(p, b)| (b, rank_of(p)))
+                    .collect();
+                exchange.transfer(&send, &mut recv, &moves)?;
+                ops = Some(v);
+            }
+            let mut status: Option<Vec<DeviceBuffer<u32>>> =
+                want.0.then(|| receive(gpus, &totals)).transpose()?;
+            let mut out: Option<Vec<DeviceBuffer<V>>> =
+                want.1.then(|| receive(gpus, &totals)).transpose()?;
+            let mut found: Option<Vec<DeviceBuffer<u8>>> =
+                want.2.then(|| receive(gpus, &totals)).transpose()?;
+            for p in 0..shards {
+                if totals[p] == 0 {
+                    continue;
+                }
+                let io = Io {
+                    keys: &keys[p],
+                    values: values.as_ref().map(|v| &v[p]),
+                    ops: ops.as_ref().map(|o| &o[p]),
+                    status: status.as_mut().map(|v| &mut v[p]),
+                    out: out.as_mut().map(|v| &mut v[p]),
+                    found: found.as_mut().map(|v| &mut v[p]),
+                };
+                op(&mut tables, p, io)?;
+            }
+            // The answers travel back: shard p's piece for source i to where source i's part p
+            // is in its split.
+            let moves = reversed(&moves);
+            let source_rank: Vec<usize> = sources.iter().map(|(r, _)| *r).collect();
+            macro_rules! back {
+                ($shard:expr, $field:tt) => {
+                    if let Some(from) = $shard.as_ref() {
+                        let send: Vec<_> = from
+                            .iter()
+                            .enumerate()
+                            .map(|(p, b)| (b, rank_of(p)))
+                            .collect();
+                        let mut recv: Vec<_> = back
+                            .iter_mut()
+                            .zip(&source_rank)
+                            .map(|(b, &r)| {
+                                (b.$field.as_mut().expect("allocated for every source"), r)
+                            })
+                            .collect();
+                        exchange.transfer(&send, &mut recv, &moves)?;
+                    }
+                };
+            }
+            back!(status, 0);
+            back!(out, 1);
+            back!(found, 2);
+        }
+        // Put every source's results in its caller's order.
+        let keep_ops: Vec<Option<&DeviceBuffer<u8>>> =
+            sources.iter().map(|(_, sb)| sb.ops.as_ref()).collect();
+        for (((r, sb), (bs, bv, bf)), ops) in sources.iter().zip(&back).zip(keep_ops) {
+            let Some(o) = outputs[*r].as_mut() else {
+                continue;
+            };
+            let input = inputs[*r].as_ref().expect("a source has input");
+            let keep = match (kept, ops) {
+                (Kept::ByOperation, Some(ops)) => Keep::ByOperation(ops),
+                (Kept::ValuesOfMisses, _) => Keep::ValuesWhereMissing,
+                _ => Keep::Nothing,
+            };
+            unsplit(
+                &ranks[*r],
+                part,
+                &sb.plan,
+                input.keys,
+                keep,
+                bs.as_ref().zip(o.status.as_deref_mut()),
+                bv.as_ref().zip(o.out.as_deref_mut()),
+                bf.as_ref().zip(o.found.as_deref_mut()),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A table of the inner scheme with room for `capacity` keys, on the host (`gpu` `None`) or on
+/// a GPU handle.
+fn build_host<K: Key, V: Value>(
+    inner: &TableConfig,
+    capacity: usize,
+) -> Result<Box<dyn HashTable<K, V>>> {
+    inner.build::<K, V>(None, capacity)
+}
+
+impl<K: Key, V: Value> ShardedMap<K, V> {
+    /// A sharded table over `gpus` (one rank per handle, times `config.ranks_per_gpu`), each
+    /// rank holding `config.shards_per_rank` tables of `config.inner`, each on a stream of its
+    /// own. For a CPU inner table (`TableConfig::Cpu`, `TwoLevelCpu`) `gpus` is not used and
+    /// the map holds `shards_per_rank` host tables.
+    ///
+    /// # Errors
+    /// - [`Error::InvalidInput`] for 0 shards or ranks per GPU, more than
+    ///   [`split::MAX_SHARDS`] shards, or a nested sharded table;
+    /// - [`Error::NoDevice`] for a GPU scheme without `gpus`;
+    /// - [`Error::NcclMissing`] / [`Error::Nccl`] / [`Error::Unsupported`] for
+    ///   [`Transport::Nccl`] without NCCL, with two ranks on one GPU (NCCL refuses them), or
+    ///   without the `nccl` feature;
+    /// - the inner scheme's own (see its `new`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::sharded::{ShardedConfig, ShardedMap};
+    /// use warpmap::table::registry::TableConfig;
+    /// use warpmap::HashTable;
+    /// // Four CPU tables; the same call with a GPU scheme and `&[gpu]` shards a GPU.
+    /// let config = ShardedConfig::new(1000, TableConfig::Cpu { shards: None }).shards_per_rank(4);
+    /// let mut map = ShardedMap::<u64, u32>::new(config, &[])?;
+    /// map.insert(&[1, 2, 3], &[10, 20, 30])?;
+    /// assert_eq!(map.find(&[2, 4])?, vec![Some(20), None]);
+    /// assert!(map.capacity() >= 1000);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    pub fn new(config: ShardedConfig, gpus: &[Arc<Gpu>]) -> Result<Self> {
+        if config.shards_per_rank == 0 || config.ranks_per_gpu == 0 {
+            return Err(Error::invalid(
+                "a sharded table needs at least one shard per rank and one rank per GPU",
+            ));
+        }
+        if matches!(*config.inner, TableConfig::Sharded(_)) {
+            return Err(Error::invalid("a sharded table of sharded tables"));
+        }
+        let part_of = |shards: usize| -> Result<PartFunction> {
+            if shards > split::MAX_SHARDS {
+                return Err(Error::invalid(format!(
+                    "{shards} shards: at most {}",
+                    split::MAX_SHARDS
+                )));
+            }
+            Ok(PartFunction::new(shards as u32, config.partition_seed).hash(config.hash))
+        };
+        if config.inner.backend() == Backend::Cpu {
+            let shards = config.shards_per_rank;
+            let part = part_of(shards)?;
+            let each = shard_capacity(config.capacity, shards);
+            let tables = (0..shards)
+                .map(|_| build_host::<K, V>(&config.inner, each))
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(ShardedMap {
+                config,
+                part,
+                body: Body::Host(tables),
+            });
+        }
+        if gpus.is_empty() {
+            return Err(Error::NoDevice {
+                reason: "a sharded table of a GPU scheme was asked for without a GPU".into(),
+            });
+        }
+        let mut ranks = Vec::with_capacity(gpus.len() * config.ranks_per_gpu);
+        for g in gpus {
+            ranks.push(g.clone());
+            for _ in 1..config.ranks_per_gpu {
+                ranks.push(g.with_new_stream()?);
+            }
+        }
+        let shards = ranks.len() * config.shards_per_rank;
+        let part = part_of(shards)?;
+        let each = shard_capacity(config.capacity, shards);
+        let mut tables = Vec::with_capacity(shards);
+        let mut shard_gpus = Vec::with_capacity(shards);
+        for r in &ranks {
+            for _ in 0..config.shards_per_rank {
+                // One shard alone on a rank works on the rank's own stream (nothing to
+                // overlap); several get a stream each.
+                let g = if shards == 1 {
+                    r.clone()
+                } else {
+                    r.with_new_stream()?
+                };
+                tables.push(config.inner.build_device::<K, V>(&g, each)?);
+                shard_gpus.push(g);
+            }
+        }
+        let exchange = match config.transport {
+            Transport::Copy => exchange::Transport::Copy(CopyExchange::new(ranks.clone())),
+            #[cfg(feature = "nccl")]
+            Transport::Nccl => exchange::Transport::Nccl(exchange::NcclExchange::new(
+                crate::device::nccl::Communicator::from_devices(&ranks)?,
+            )),
+            #[cfg(not(feature = "nccl"))]
+            Transport::Nccl => {
+                return Err(Error::Unsupported(
+                    "the NCCL exchange needs warpmap's cargo feature `nccl`".into(),
+                ))
+            }
+        };
+        Ok(ShardedMap {
+            config,
+            part,
+            body: Body::Device(Shards {
+                tables,
+                ctx: Ctx {
+                    ranks,
+                    gpus: shard_gpus,
+                    per_rank: 0,
+                    exchange,
+                },
+            }),
+        }
+        .with_per_rank())
+    }
+
+    fn with_per_rank(mut self) -> Self {
+        if let Body::Device(d) = &mut self.body {
+            d.ctx.per_rank = self.config.shards_per_rank;
+        }
+        self
+    }
+
+    /// The configuration (its capacity: what was asked for last, by `new` or `rehash`).
+    pub fn config(&self) -> &ShardedConfig {
+        &self.config
+    }
+
+    /// The partition function: which shard a key belongs to ([`PartFunction::part_of`]).
+    pub fn partition(&self) -> &PartFunction {
+        &self.part
+    }
+
+    /// The number of shards.
+    pub fn shards(&self) -> usize {
+        self.part.parts as usize
+    }
+
+    /// The rank handles (GPU streams) that take device batches: rank 0 for the
+    /// [`DeviceHashTable`] calls. Empty for CPU shards.
+    pub fn ranks(&self) -> &[Arc<Gpu>] {
+        match &self.body {
+            Body::Host(_) => &[],
+            Body::Device(d) => &d.ctx.ranks,
+        }
+    }
+
+    /// The exchange's name ("copy", "nccl"), or "host" for CPU shards.
+    pub fn exchange_name(&self) -> &'static str {
+        match &self.body {
+            Body::Host(_) => "host",
+            Body::Device(d) => d.ctx.exchange.name(),
+        }
+    }
+
+    /// The number of keys in each shard.
+    ///
+    /// # Errors
+    /// The shards' own (see [`HashTable::len`]).
+    pub fn shard_lens(&self) -> Result<Vec<usize>> {
+        self.each(|t| t.len()).into_iter().collect()
+    }
+
+    /// `f` of every shard, as a plain table.
+    fn each<R>(&self, f: impl Fn(&dyn HashTable<K, V>) -> R) -> Vec<R> {
+        match &self.body {
+            Body::Host(v) => v.iter().map(|t| f(t.as_ref())).collect(),
+            Body::Device(d) => d.tables.iter().map(|t| f(as_table(t.as_ref()))).collect(),
+        }
+    }
+
+    /// `f` of every shard, as a plain table, mutably.
+    fn each_mut<R>(&mut self, f: impl Fn(&mut dyn HashTable<K, V>) -> R) -> Vec<R> {
+        match &mut self.body {
+            Body::Host(v) => v.iter_mut().map(|t| f(t.as_mut())).collect(),
+            Body::Device(d) => d
+                .tables
+                .iter_mut()
+                .map(|t| f(as_table_mut(t.as_mut())))
+                .collect(),
+        }
+    }
+
+    /// An error of a shard's table, naming the shard.
+    fn shard_error(&self, shard: usize, e: Error) -> Error {
+        name_shard(shard, self.shards(), e)
+    }
+}
+
+/// `e`, with the shard named where the error carries words (device and NCCL failures; a
+/// `TableFull` keeps its shape, as callers match on it).
+fn name_shard(shard: usize, shards: usize, e: Error) -> Error {
+    let at = format!("shard {shard} of {shards}");
+    match e {
+        Error::Driver { context, message } => Error::Driver {
+            context: format!("{at}: {context}"),
+            message,
+        },
+        Error::Nccl { context, message } => Error::Nccl {
+            context: format!("{at}: {context}"),
+            message,
+        },
+        Error::KernelStatus { .. } | Error::TableFull { .. } => e,
+        Error::Unsupported(m) => Error::Unsupported(format!("sharded ({at}): {m}")),
+        Error::InvalidInput(m) => Error::InvalidInput(format!("sharded ({at}): {m}")),
+        other => other,
+    }
+}
+
+/// A device table as a plain one (trait upcasting).
+fn as_table<K: Key, V: Value>(t: &dyn DeviceHashTable<K, V>) -> &dyn HashTable<K, V> {
+    t
+}
+
+fn as_table_mut<K: Key, V: Value>(t: &mut dyn DeviceHashTable<K, V>) -> &mut dyn HashTable<K, V> {
+    t
+}
+
+/// Results of a host-slice operation on GPU shards, in the batch's order.
+type HostResults<V> = (Option<Vec<u32>>, Option<Vec<V>>, Option<Vec<u8>>);
+
+/// What a host-slice operation sends and wants back.
+struct HostBatch<'a, K, V> {
+    keys: &'a [K],
+    values: Option<&'a [V]>,
+    ops: Option<&'a [u8]>,
+    /// Statuses to start from (uploaded, so entries the operation does not write come back).
+    status: Option<&'a [u32]>,
+    /// Values to start from (likewise).
+    out: Option<&'a [V]>,
+    /// Which results to bring back: status, values, found.
+    want: (bool, bool, bool),
+    kept: Kept,
+}
+
+impl Ctx {
+    /// A host-slice operation on GPU shards: the batch is cut into one piece per rank,
+    /// uploaded, run through [`Ctx::cascade`] and its results downloaded.
+    fn host_run<K: Key, V: Value, T>(
+        &self,
+        tables: T,
+        part: &PartFunction,
+        b: HostBatch<'_, K, V>,
+        op: &mut ShardOp<'_, T, K, V>,
+    ) -> Result<HostResults<V>> {
+        let n = b.keys.len();
+        let g = self.ranks.len();
+        let pieces: Vec<std::ops::Range<usize>> =
+            (0..g).map(|r| n * r / g..n * (r + 1) / g).collect();
+        type Up<K, V> = (
+            DeviceBuffer<K>,
+            Option<DeviceBuffer<V>>,
+            Option<DeviceBuffer<u8>>,
+        );
+        let mut up: Vec<Up<K, V>> = Vec::with_capacity(g);
+        let mut down: Vec<Results<V>> = Vec::with_capacity(g);
+        for (gpu, range) in self.ranks.iter().zip(&pieces) {
+            let r = range.clone();
+            up.push((
+                gpu.upload(&b.keys[r.clone()])?,
+                b.values.map(|v| gpu.upload(&v[r.clone()])).transpose()?,
+                b.ops.map(|o| gpu.upload(&o[r.clone()])).transpose()?,
+            ));
+            let status = match (b.want.0, b.status) {
+                (false, _) => None,
+                (true, Some(s)) => Some(gpu.upload(&s[r.clone()])?),
+                (true, None) => Some(gpu.alloc_filled::<u32>(r.len(), 0)?),
+            };
+            let out = match (b.want.1, b.out) {
+                (false, _) => None,
+                (true, Some(o)) => Some(gpu.upload(&o[r.clone()])?),
+                (true, None) => Some(gpu.alloc_filled::<V>(r.len(), 0)?),
+            };
+            let found = b
+                .want
+                .2
+                .then(|| gpu.alloc_filled::<u8>(r.len(), 0))
+                .transpose()?;
+            down.push((status, out, found));
+        }
+        {
+            let inputs: Vec<Option<Input<'_, K, V>>> = up
+                .iter()
+                .map(|(k, v, o)| {
+                    Some(Input {
+                        keys: k,
+                        values: v.as_ref(),
+                        ops: o.as_ref(),
+                    })
+                })
+                .collect();
+            let mut outputs: Vec<Option<Output<'_, V>>> = down
+                .iter_mut()
+                .map(|(s, o, f)| {
+                    (s.is_some() || o.is_some() || f.is_some()).then_some(Output {
+                        status: s.as_mut(),
+                        out: o.as_mut(),
+                        found: f.as_mut(),
+                    })
+                })
+                .collect();
+            self.cascade(tables, part, &inputs, &mut outputs, b.kept, op)?;
+        }
+        let mut results: HostResults<V> = (
+            b.want.0.then(|| Vec::with_capacity(n)),
+            b.want.1.then(|| Vec::with_capacity(n)),
+            b.want.2.then(|| Vec::with_capacity(n)),
+        );
+        for (gpu, (s, o, f)) in self.ranks.iter().zip(&down) {
+            if let (Some(all), Some(d)) = (results.0.as_mut(), s) {
+                all.extend(gpu.download(d)?);
+            }
+            if let (Some(all), Some(d)) = (results.1.as_mut(), o) {
+                all.extend(gpu.download(d)?);
+            }
+            if let (Some(all), Some(d)) = (results.2.as_mut(), f) {
+                all.extend(gpu.download(d)?);
+            }
+            gpu.synchronize()?;
+        }
+        Ok(results)
+    }
+}
+
+/// Which batch entries belong to each of `shards` shards, in batch order.
+fn host_parts<K: Key>(part: &PartFunction, keys: &[K]) -> Vec<Vec<usize>> {
+    let mut parts = vec![Vec::new(); part.parts as usize];
+    for (i, k) in keys.iter().enumerate() {
+        parts[part.part_of(k) as usize].push(i);
+    }
+    parts
+}
+
+fn gather<T: Copy>(src: &[T], idx: &[usize]) -> Vec<T> {
+    idx.iter().map(|&i| src[i]).collect()
+}
+
+fn scatter<T: Copy>(dst: &mut [T], idx: &[usize], src: &[T]) {
+    for (&i, &v) in idx.iter().zip(src) {
+        dst[i] = v;
+    }
+}
+
+impl<K: Key, V: Value> ShardedMap<K, V> {
+    /// Waits for every shard and collects the failures of earlier asynchronous inserts
+    /// ([`DeviceHashTable::synchronize`] of every shard, added up).
+    fn synchronize_all(&self) -> Result<()> {
+        let Body::Device(d) = &self.body else {
+            return Ok(());
+        };
+        for r in &d.ctx.ranks {
+            r.synchronize()?;
+        }
+        let mut failed = 0;
+        for (s, t) in d.tables.iter().enumerate() {
+            match t.synchronize() {
+                Ok(()) => {}
+                Err(Error::TableFull { failed: f, .. }) => failed += f,
+                Err(e) => return Err(self.shard_error(s, e)),
+            }
+        }
+        if failed > 0 {
+            return Err(Error::table_full_async(failed, self.capacity()));
+        }
+        Ok(())
+    }
+
+    /// Waits for every shard after a batch whose failures its statuses report.
+    fn settle(&self) -> Result<()> {
+        match self.synchronize_all() {
+            Err(Error::TableFull { .. }) | Ok(()) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The refusal of a mixed batch with erases by shards that cannot run one.
+    fn check_mixed_erase(&self, ops: &[MixedOp]) -> Result<()> {
+        let Body::Device(d) = &self.body else {
+            return Ok(()); // the host shards decide themselves
+        };
+        if let (Some(reason), Some(i)) = (
+            d.tables[0].mixed_erase_refusal(),
+            ops.iter().position(|&o| o == MixedOp::Erase),
+        ) {
+            return Err(Error::Unsupported(format!(
+                "sharded (over {}): mixed batches cannot erase (operation {i} is an erase): \
+                 {reason}; call erase() between batches instead",
+                d.tables[0].scheme()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
+    fn scheme(&self) -> &'static str {
+        match &self.body {
+            Body::Host(_) => "sharded_cpu",
+            Body::Device(_) => "sharded",
+        }
+    }
+
+    fn backend(&self) -> Backend {
+        match &self.body {
+            Body::Host(_) => Backend::Cpu,
+            Body::Device(_) => Backend::Gpu,
+        }
+    }
+
+    fn insert_with_mode(
+        &mut self,
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+        mode: InsertMode,
+    ) -> Result<usize> {
+        crate::error::check_same_len("insert (values)", keys.len(), values.len())?;
+        crate::error::check_same_len("insert (status)", keys.len(), status.len())?;
+        let part = self.part;
+        match &mut self.body {
+            Body::Host(tables) => {
+                let parts = host_parts(&part, keys);
+                let results = tables
+                    .par_iter_mut()
+                    .zip(&parts)
+                    .map(|(t, idx)| {
+                        let mut st = vec![InsertStatus::default(); idx.len()];
+                        let failed = t.insert_with_mode(
+                            &gather(keys, idx),
+                            &gather(values, idx),
+                            &mut st,
+                            mode,
+                        )?;
+                        Ok((failed, st))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let mut failed = 0;
+                for ((f, st), idx) in results.into_iter().zip(&parts) {
+                    failed += f;
+                    scatter(status, idx, &st);
+                }
+                Ok(failed)
+            }
+            Body::Device(_) => {
+                self.synchronize_all()?;
+                if keys.is_empty() {
+                    return Ok(0);
+                }
+                let Body::Device(d) = &mut self.body else {
+                    unreachable!()
+                };
+                let (st, _, _) = d.ctx.host_run(
+                    &mut d.tables,
+                    &part,
+                    HostBatch {
+                        keys,
+                        values: Some(values),
+                        ops: None,
+                        status: None,
+                        out: None,
+                        want: (true, false, false),
+                        kept: Kept::Nothing,
+                    },
+                    &mut |t, p, io| {
+                        t[p].insert_device_async_with_mode(
+                            io.keys,
+                            io.values.expect("values travel"),
+                            io.status,
+                            mode,
+                        )
+                    },
+                )?;
+                self.settle()?;
+                let st = st.expect("statuses come back");
+                let mut failed = 0;
+                for (s, &w) in status.iter_mut().zip(&st) {
+                    *s = InsertStatus(w);
+                    failed += usize::from(s.is_failure());
+                }
+                Ok(failed)
+            }
+        }
+    }
+
+    fn mixed_batch(
+        &mut self,
+        ops: &[MixedOp],
+        keys: &[K],
+        values: &[V],
+        status: &mut [InsertStatus],
+        out: &mut [V],
+        found: &mut [bool],
+    ) -> Result<usize> {
+        check_mixed_lens(
+            keys.len(),
+            ops.len(),
+            values.len(),
+            status.len(),
+            out.len(),
+            found.len(),
+        )?;
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        self.check_mixed_erase(ops)?;
+        let part = self.part;
+        match &mut self.body {
+            Body::Host(tables) => {
+                let parts = host_parts(&part, keys);
+                let (status_in, out_in, found_in) = (&*status, &*out, &*found);
+                let results = tables
+                    .par_iter_mut()
+                    .zip(&parts)
+                    .map(|(t, idx)| {
+                        let (mut st, mut o, mut f) = (
+                            gather(status_in, idx),
+                            gather(out_in, idx),
+                            gather(found_in, idx),
+                        );
+                        let failed = t.mixed_batch(
+                            &gather(ops, idx),
+                            &gather(keys, idx),
+                            &gather(values, idx),
+                            &mut st,
+                            &mut o,
+                            &mut f,
+                        )?;
+                        Ok((failed, st, o, f))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let mut failed = 0;
+                for ((n, st, o, f), idx) in results.into_iter().zip(&parts) {
+                    failed += n;
+                    scatter(status, idx, &st);
+                    scatter(out, idx, &o);
+                    scatter(found, idx, &f);
+                }
+                Ok(failed)
+            }
+            Body::Device(_) => {
+                self.synchronize_all()?;
+                let Body::Device(d) = &mut self.body else {
+                    unreachable!()
+                };
+                let (st, o, f) = d.ctx.host_run(
+                    &mut d.tables,
+                    &part,
+                    HostBatch {
+                        keys,
+                        values: Some(values),
+                        ops: Some(bytemuck::cast_slice::<MixedOp, u8>(ops)),
+                        status: Some(bytemuck::cast_slice::<InsertStatus, u32>(status)),
+                        out: Some(out),
+                        want: (true, true, true),
+                        kept: Kept::ByOperation,
+                    },
+                    &mut |t, p, io| {
+                        t[p].mixed_device_async(
+                            io.ops.expect("operations travel"),
+                            io.keys,
+                            io.values.expect("values travel"),
+                            io.status.expect("statuses come back"),
+                            io.out.expect("values come back"),
+                            io.found.expect("found flags come back"),
+                        )
+                    },
+                )?;
+                self.settle()?;
+                let (st, o, f) = (st.expect("status"), o.expect("out"), f.expect("found"));
+                out.copy_from_slice(&o);
+                let mut failed = 0;
+                for (i, op) in ops.iter().enumerate() {
+                    match op {
+                        MixedOp::Insert => {
+                            status[i] = InsertStatus(st[i]);
+                            failed += usize::from(status[i].is_failure());
+                        }
+                        MixedOp::Find | MixedOp::Erase => found[i] = f[i] != 0,
+                    }
+                }
+                Ok(failed)
+            }
+        }
+    }
+
+    fn find_into(&self, keys: &[K], values: &mut [V], found: &mut [bool]) -> Result<usize> {
+        crate::error::check_same_len("find (values)", keys.len(), values.len())?;
+        crate::error::check_same_len("find (found)", keys.len(), found.len())?;
+        match &self.body {
+            Body::Host(tables) => {
+                let parts = host_parts(&self.part, keys);
+                let results = tables
+                    .par_iter()
+                    .zip(&parts)
+                    .map(|(t, idx)| {
+                        let mut v = gather(values, idx);
+                        let mut f = vec![false; idx.len()];
+                        t.find_into(&gather(keys, idx), &mut v, &mut f)?;
+                        Ok((v, f))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                for ((v, f), idx) in results.into_iter().zip(&parts) {
+                    scatter(values, idx, &v);
+                    scatter(found, idx, &f);
+                }
+            }
+            Body::Device(d) => {
+                if keys.is_empty() {
+                    return Ok(0);
+                }
+                let (_, v, f) = d.ctx.host_run(
+                    &d.tables,
+                    &self.part,
+                    HostBatch {
+                        keys,
+                        values: None,
+                        ops: None,
+                        status: None,
+                        out: None,
+                        want: (false, true, true),
+                        kept: Kept::ValuesOfMisses,
+                    },
+                    &mut |t, p, io| {
+                        t[p].find_device_async(
+                            io.keys,
+                            io.out.expect("values come back"),
+                            io.found.expect("found flags come back"),
+                        )
+                    },
+                )?;
+                self.settle()?;
+                for (i, (&fi, vi)) in f.expect("found").iter().zip(v.expect("values")).enumerate() {
+                    found[i] = fi != 0;
+                    if found[i] {
+                        values[i] = vi;
+                    }
+                }
+            }
+        }
+        Ok(found.iter().filter(|&&f| f).count())
+    }
+
+    fn contains(&self, keys: &[K]) -> Result<Vec<bool>> {
+        match &self.body {
+            Body::Host(_) => {
+                let mut values = vec![V::zeroed(); keys.len()];
+                let mut found = vec![false; keys.len()];
+                self.find_into(keys, &mut values, &mut found)?;
+                Ok(found)
+            }
+            Body::Device(d) => {
+                if keys.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let (_, _, f) = d.ctx.host_run(
+                    &d.tables,
+                    &self.part,
+                    HostBatch::<K, V> {
+                        keys,
+                        values: None,
+                        ops: None,
+                        status: None,
+                        out: None,
+                        want: (false, false, true),
+                        kept: Kept::Nothing,
+                    },
+                    &mut |t, p, io| {
+                        t[p].contains_device_async(io.keys, io.found.expect("found flags"))
+                    },
+                )?;
+                self.settle()?;
+                Ok(f.expect("found").into_iter().map(|b| b != 0).collect())
+            }
+        }
+    }
+
+    fn erase(&mut self, keys: &[K]) -> Result<usize> {
+        let part = self.part;
+        match &mut self.body {
+            Body::Host(tables) => {
+                let parts = host_parts(&part, keys);
+                let erased = tables
+                    .par_iter_mut()
+                    .zip(&parts)
+                    .map(|(t, idx)| t.erase(&gather(keys, idx)))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(erased.into_iter().sum())
+            }
+            Body::Device(_) => {
+                if keys.is_empty() {
+                    return Ok(0);
+                }
+                let before = self.len()?;
+                let Body::Device(d) = &mut self.body else {
+                    unreachable!()
+                };
+                d.ctx.host_run(
+                    &mut d.tables,
+                    &part,
+                    HostBatch::<K, V> {
+                        keys,
+                        values: None,
+                        ops: None,
+                        status: None,
+                        out: None,
+                        want: (false, false, false),
+                        kept: Kept::Nothing,
+                    },
+                    &mut |t, p, io| t[p].erase_device_async(io.keys),
+                )?;
+                self.settle()?;
+                Ok(before - self.len()?)
+            }
+        }
+    }
+
+    fn len(&self) -> Result<usize> {
+        Ok(self.shard_lens()?.into_iter().sum())
+    }
+
+    fn capacity(&self) -> usize {
+        let caps = self.each(|t| t.capacity());
+        sharded_capacity(caps.iter().copied().min().unwrap_or(0), caps.len())
+    }
+
+    fn max_load_factor(&self) -> f64 {
+        self.each(|t| t.max_load_factor())
+            .into_iter()
+            .fold(1.0, f64::min)
+    }
+
+    fn clear(&mut self) -> Result<()> {
+        self.each_mut(|t| t.clear()).into_iter().collect()
+    }
+
+    fn rehash(&mut self, new_capacity: usize) -> Result<()> {
+        self.synchronize_all()?;
+        crate::table::check_rehash_capacity(new_capacity, self.len()?)?;
+        let lens = self.shard_lens()?;
+        let each = shard_capacity(new_capacity, self.shards());
+        if let Some(s) = lens.iter().position(|&l| l > each) {
+            return Err(Error::invalid(format!(
+                "rehash to {new_capacity}: shard {s} holds {} keys, more than the {each} each \
+                 shard gets",
+                lens[s]
+            )));
+        }
+        let results = self.each_mut(|t| t.rehash(each));
+        for (s, r) in results.into_iter().enumerate() {
+            r.map_err(|e| self.shard_error(s, e))?;
+        }
+        self.config.capacity = new_capacity;
+        Ok(())
+    }
+
+    fn retrieve_all(&self) -> Result<(Vec<K>, Vec<V>)> {
+        let (mut keys, mut values) = (Vec::new(), Vec::new());
+        for r in self.each(|t| t.retrieve_all()) {
+            let (k, v) = r?;
+            keys.extend(k);
+            values.extend(v);
+        }
+        Ok((keys, values))
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.each(|t| t.memory_bytes()).into_iter().sum()
+    }
+}
+
+/// The checks of a device call: every buffer one entry per key.
+fn check_lens(what: &str, keys: usize, others: &[usize]) -> Result<()> {
+    for &n in others {
+        crate::error::check_same_len(what, keys, n)?;
+    }
+    Ok(())
+}
+
+impl<K: Key, V: Value> ShardedMap<K, V> {
+    fn device(&self) -> Result<&Shards<K, V>> {
+        match &self.body {
+            Body::Device(d) => Ok(d),
+            Body::Host(_) => Err(Error::Unsupported(
+                "a sharded table of CPU tables has no device-buffer operations".into(),
+            )),
+        }
+    }
+    fn device_mut(&mut self) -> Result<&mut Shards<K, V>> {
+        match &mut self.body {
+            Body::Device(d) => Ok(d),
+            Body::Host(_) => Err(Error::Unsupported(
+                "a sharded table of CPU tables has no device-buffer operations".into(),
+            )),
+        }
+    }
+}
+
+/// Only rank 0 takes a device batch (the [`DeviceHashTable`] calls).
+fn on_rank0<T>(ranks: usize, first: T) -> Vec<Option<T>> {
+    let mut v = Vec::with_capacity(ranks);
+    v.push(Some(first));
+    v.resize_with(ranks, || None);
+    v
+}
+
+impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
+    fn gpu(&self) -> &Arc<Gpu> {
+        match &self.body {
+            Body::Device(d) => &d.ctx.ranks[0],
+            Body::Host(_) => unreachable!("a sharded table of CPU tables is not a device table"),
+        }
+    }
+
+    fn insert_device_async_with_mode(
+        &mut self,
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        status: Option<&mut DeviceBuffer<u32>>,
+        mode: InsertMode,
+    ) -> Result<()> {
+        let n = keys.len();
+        check_lens("insert", n, &[values.len()])?;
+        if let Some(s) = &status {
+            check_lens("insert (status)", n, &[s.len()])?;
+        }
+        let part = self.part;
+        let d = self.device_mut()?;
+        let ranks = d.ctx.ranks.len();
+        let inputs = on_rank0(
+            ranks,
+            Input {
+                keys,
+                values: Some(values),
+                ops: None,
+            },
+        );
+        let mut outputs: Vec<Option<Output<'_, V>>> = match status {
+            Some(s) => on_rank0(
+                ranks,
+                Output {
+                    status: Some(s),
+                    out: None,
+                    found: None,
+                },
+            ),
+            None => (0..ranks).map(|_| None).collect(),
+        };
+        d.ctx.cascade(
+            &mut d.tables,
+            &part,
+            &inputs,
+            &mut outputs,
+            Kept::Nothing,
+            &mut |t, p, io| {
+                t[p].insert_device_async_with_mode(
+                    io.keys,
+                    io.values.expect("values"),
+                    io.status,
+                    mode,
+                )
+            },
+        )
+    }
+
+    fn find_device_async(
+        &self,
+        keys: &DeviceBuffer<K>,
+        values: &mut DeviceBuffer<V>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        check_lens("find", keys.len(), &[values.len(), found.len()])?;
+        let d = self.device()?;
+        let ranks = d.ctx.ranks.len();
+        let inputs = on_rank0(
+            ranks,
+            Input {
+                keys,
+                values: None,
+                ops: None,
+            },
+        );
+        let mut outputs = on_rank0(
+            ranks,
+            Output {
+                status: None,
+                out: Some(values),
+                found: Some(found),
+            },
+        );
+        d.ctx.cascade(
+            &d.tables,
+            &self.part,
+            &inputs,
+            &mut outputs,
+            Kept::ValuesOfMisses,
+            &mut |t, p, io| {
+                t[p].find_device_async(io.keys, io.out.expect("values"), io.found.expect("found"))
+            },
+        )
+    }
+
+    fn contains_device_async(
+        &self,
+        keys: &DeviceBuffer<K>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        check_lens("contains", keys.len(), &[found.len()])?;
+        let d = self.device()?;
+        let ranks = d.ctx.ranks.len();
+        let inputs = on_rank0(
+            ranks,
+            Input {
+                keys,
+                values: None,
+                ops: None,
+            },
+        );
+        let mut outputs = on_rank0(
+            ranks,
+            Output::<V> {
+                status: None,
+                out: None,
+                found: Some(found),
+            },
+        );
+        d.ctx.cascade(
+            &d.tables,
+            &self.part,
+            &inputs,
+            &mut outputs,
+            Kept::Nothing,
+            &mut |t, p, io| t[p].contains_device_async(io.keys, io.found.expect("found")),
+        )
+    }
+
+    fn erase_device_async(&mut self, keys: &DeviceBuffer<K>) -> Result<()> {
+        let part = self.part;
+        let d = self.device_mut()?;
+        let ranks = d.ctx.ranks.len();
+        let inputs = on_rank0(
+            ranks,
+            Input {
+                keys,
+                values: None,
+                ops: None,
+            },
+        );
+        let mut outputs: Vec<Option<Output<'_, V>>> = (0..ranks).map(|_| None).collect();
+        d.ctx.cascade(
+            &mut d.tables,
+            &part,
+            &inputs,
+            &mut outputs,
+            Kept::Nothing,
+            &mut |t, p, io| t[p].erase_device_async(io.keys),
+        )
+    }
+
+    fn mixed_device_async(
+        &mut self,
+        ops: &DeviceBuffer<u8>,
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        status: &mut DeviceBuffer<u32>,
+        out: &mut DeviceBuffer<V>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        check_lens(
+            "mixed batch",
+            keys.len(),
+            &[
+                ops.len(),
+                values.len(),
+                status.len(),
+                out.len(),
+                found.len(),
+            ],
+        )?;
+        let part = self.part;
+        let d = self.device_mut()?;
+        let ranks = d.ctx.ranks.len();
+        let inputs = on_rank0(
+            ranks,
+            Input {
+                keys,
+                values: Some(values),
+                ops: Some(ops),
+            },
+        );
+        let mut outputs = on_rank0(
+            ranks,
+            Output {
+                status: Some(status),
+                out: Some(out),
+                found: Some(found),
+            },
+        );
+        d.ctx.cascade(
+            &mut d.tables,
+            &part,
+            &inputs,
+            &mut outputs,
+            Kept::ByOperation,
+            &mut |t, p, io| {
+                t[p].mixed_device_async(
+                    io.ops.expect("operations"),
+                    io.keys,
+                    io.values.expect("values"),
+                    io.status.expect("status"),
+                    io.out.expect("out"),
+                    io.found.expect("found"),
+                )
+            },
+        )
+    }
+
+    fn retrieve_device(&self) -> Result<(DeviceBuffer<K>, DeviceBuffer<V>)> {
+        let d = self.device()?;
+        let parts = d
+            .tables
+            .iter()
+            .enumerate()
+            .map(|(s, t)| t.retrieve_device().map_err(|e| self.shard_error(s, e)))
+            .collect::<Result<Vec<_>>>()?;
+        let total: usize = parts.iter().map(|(k, _)| k.len()).sum();
+        let rank0 = &d.ctx.ranks[0];
+        let mut keys = rank0.alloc::<K>(total)?;
+        let mut values = rank0.alloc::<V>(total)?;
+        let mut at = 0;
+        for (k, v) in &parts {
+            rank0.copy_range(k, 0, &mut keys, at, k.len())?;
+            rank0.copy_range(v, 0, &mut values, at, v.len())?;
+            at += k.len();
+        }
+        Ok((keys, values))
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.synchronize_all()
+    }
+
+    fn counters(&self) -> Result<Vec<(&'static str, u64)>> {
+        let mut sum: Vec<(&'static str, u64)> = Vec::new();
+        for t in &self.device()?.tables {
+            for (name, v) in t.counters()? {
+                match sum.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, s)) => *s += v,
+                    None => sum.push((name, v)),
+                }
+            }
+        }
+        Ok(sum)
+    }
+
+    fn mixed_erase_refusal(&self) -> Option<&'static str> {
+        self.device()
+            .ok()
+            .and_then(|d| d.tables[0].mixed_erase_refusal())
+    }
+}

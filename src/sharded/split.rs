@@ -1,0 +1,342 @@
+//! The split of a batch into shards on the GPU, and its inverse for results
+//! (kernels/sharded.cu).
+//!
+//! The engine's [`multisplit`](crate::table::engine::multisplit) serves many parts (the
+//! two-level table's buckets) with warp-aggregated atomics in global memory; with the few parts
+//! of a sharded table every warp would hit the same few counters. This split works by tiles
+//! instead: a count pass writes each tile's count per part, a scan turns them into each tile's
+//! offset within its part, and the scatter moves every key to part base + tile offset + its
+//! rank among the tile's keys of its part. It is **stable** (keys keep their input order within
+//! a part, so it equals the host twin [`multisplit_host`] exactly) and uses no atomics in
+//! global memory. The inverse, [`unsplit`], re-reads the keys to find where each one went and
+//! gathers the results back into input order: no index array is written by the split or read
+//! by the inverse.
+
+use crate::device::{DeviceBuffer, Gpu, Module};
+use crate::hash::HashFunction;
+use crate::kernels::{KernelSource, SHARDED};
+use crate::key::Key;
+#[cfg(doc)]
+use crate::table::engine::multisplit::multisplit_host;
+use crate::table::engine::multisplit::PartFunction;
+use crate::{Error, Result};
+
+/// The most shards a sharded table splits into (the split's shared memory holds a few words
+/// per shard and per warp).
+pub const MAX_SHARDS: usize = 256;
+
+/// Threads per block (`WM_SH_BLOCK`).
+const BLOCK: u32 = 256;
+/// Keys per thread per tile (`WM_SH_ITEMS`).
+const ITEMS: u32 = 16;
+/// Keys per tile (`WM_SH_TILE`): one block's share.
+const TILE: u64 = (BLOCK * ITEMS) as u64;
+/// Threads of the per-part scan (`WM_SH_SCAN_BLOCK`).
+const SCAN_BLOCK: u32 = 1024;
+
+/// The kernel module of one key width and hash.
+pub fn kernel_source(key_bytes: usize, hash: HashFunction) -> KernelSource {
+    KernelSource::new("sharded", SHARDED)
+        .define("WM_KEY_BYTES", key_bytes)
+        .define("WM_HASH", hash.define())
+        .define("WM_SH_BLOCK", BLOCK)
+        .define("WM_SH_ITEMS", ITEMS)
+}
+
+/// Every specialisation the compile test builds: keys of 4, 8, 16 and 64 bytes under both
+/// hashes.
+pub fn all_kernel_sources() -> Vec<KernelSource> {
+    let mut v = Vec::new();
+    for k in [4, 8, 16, 64] {
+        for h in [HashFunction::Murmur3, HashFunction::Mueller] {
+            v.push(kernel_source(k, h));
+        }
+    }
+    v
+}
+
+/// Where a split put each part, and what its inverse needs: part `p` is elements
+/// `offsets[p]..offsets[p + 1]` of the split buffers.
+pub struct SplitPlan {
+    /// `parts + 1` offsets (`offsets[parts]` = the batch size).
+    pub offsets: Vec<u64>,
+    parts: u32,
+    n: u64,
+    tiles: u64,
+    /// Per part, per tile: the tile's exclusive prefix within the part.
+    tile_prefix: DeviceBuffer<u32>,
+    /// Per part: its size.
+    totals: DeviceBuffer<u64>,
+}
+
+impl SplitPlan {
+    /// The number of keys in part `p`.
+    pub fn part_len(&self, p: usize) -> u64 {
+        self.offsets[p + 1] - self.offsets[p]
+    }
+    /// The parts' ranges, as element ranges of the split buffers.
+    pub fn ranges(&self) -> Vec<std::ops::Range<usize>> {
+        self.offsets
+            .windows(2)
+            .map(|w| w[0] as usize..w[1] as usize)
+            .collect()
+    }
+}
+
+/// A split batch: the keys and the payloads in split order, and the plan.
+pub struct SplitBatch<K, V> {
+    /// Where each part is.
+    pub plan: SplitPlan,
+    /// The keys, part by part.
+    pub keys: DeviceBuffer<K>,
+    /// The values, moved with their keys (if given).
+    pub values: Option<DeviceBuffer<V>>,
+    /// The mixed-batch operations, moved with their keys (if given).
+    pub ops: Option<DeviceBuffer<u8>>,
+}
+
+/// Payload and result elements move as bytes: 1, or a multiple of 4.
+fn element_bytes<T>(what: &str) -> Result<u32> {
+    let b = std::mem::size_of::<T>();
+    if b == 1 || (b > 0 && b % 4 == 0) {
+        Ok(b as u32)
+    } else {
+        Err(Error::Unsupported(format!(
+            "a sharded table moves {what} of 1 byte or a multiple of 4, not {b}"
+        )))
+    }
+}
+
+fn module<K: Key>(gpu: &Gpu, f: &PartFunction) -> Result<Module> {
+    gpu.module(&kernel_source(K::BYTES, f.hash))
+}
+
+fn check(f: &PartFunction, n: usize) -> Result<()> {
+    f.check()?;
+    if f.parts as usize > MAX_SHARDS {
+        return Err(Error::invalid(format!(
+            "a split into {} shards: at most {MAX_SHARDS}",
+            f.parts
+        )));
+    }
+    if n as u64 >= u32::MAX as u64 {
+        return Err(Error::invalid(format!(
+            "a sharded batch of {n} keys: at most {} per call (split the batch)",
+            u32::MAX - 1
+        )));
+    }
+    Ok(())
+}
+
+/// The ranking's dynamic shared memory: the part bases (u64), two per-warp count buffers and
+/// the running counts (u32).
+fn rank_shared_bytes(parts: u32) -> u32 {
+    parts * 8 + (2 * (BLOCK / 32) + 1) * parts * 4
+}
+
+/// Splits `keys` (and `values`, `ops`, moved with them) into `f.parts` parts by `f.part_of`,
+/// stably, on `gpu`'s stream; waits for the part sizes (the host needs them to size what
+/// follows).
+///
+/// # Errors
+/// [`Error::InvalidInput`] for 0 or more than [`MAX_SHARDS`] parts, a batch of `u32::MAX`
+/// keys or more, or payloads of another length than the keys; the device's errors.
+pub fn split<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    f: &PartFunction,
+    keys: &DeviceBuffer<K>,
+    values: Option<&DeviceBuffer<V>>,
+    ops: Option<&DeviceBuffer<u8>>,
+) -> Result<SplitBatch<K, V>> {
+    let n = keys.len();
+    check(f, n)?;
+    if let Some(v) = values {
+        crate::error::check_same_len("sharded split (values)", n, v.len())?;
+    }
+    if let Some(o) = ops {
+        crate::error::check_same_len("sharded split (operations)", n, o.len())?;
+    }
+    let value_bytes = element_bytes::<V>("values")?;
+    let module = module::<K>(gpu, f)?;
+    let (n64, seed, parts) = (n as u64, f.seed, f.parts);
+    let tiles = (n64.div_ceil(TILE)).max(1);
+    let mut tile_prefix = gpu.alloc::<u32>(tiles as usize * parts as usize)?;
+    let mut totals = gpu.alloc::<u64>(parts as usize)?;
+
+    let count = module.kernel("shard_count")?;
+    let mut l = count.launch();
+    l.buf(keys)
+        .arg(&n64)
+        .arg(&seed)
+        .arg(&parts)
+        .arg(&tiles)
+        .buf_mut(&mut tile_prefix);
+    // SAFETY: shard_count's (keys, n, seed, parts, tiles, tile_counts) in order; block b reads
+    // keys of tile b below n and writes tile_counts[p * tiles + b] for p < parts (allocated:
+    // tiles * parts); its dynamic shared memory holds `parts` counters.
+    unsafe { l.run(tiles as u32, BLOCK, parts * 4) }?;
+
+    let scan = module.kernel("shard_scan")?;
+    let mut l = scan.launch();
+    l.buf_mut(&mut tile_prefix).arg(&tiles).buf_mut(&mut totals);
+    // SAFETY: shard_scan's (tile_counts, tiles, totals); block p scans row p (tiles entries)
+    // in place and writes totals[p]; `parts` blocks of exactly WM_SH_SCAN_BLOCK threads.
+    unsafe { l.run(parts, SCAN_BLOCK, 0) }?;
+
+    let mut keys_out = gpu.alloc::<K>(n)?;
+    let mut values_out = values.map(|_| gpu.alloc::<V>(n)).transpose()?;
+    let mut ops_out = ops.map(|_| gpu.alloc::<u8>(n)).transpose()?;
+    let (null, ops_bytes) = (0u64, 1u32);
+    let scatter = module.kernel("shard_scatter")?;
+    let mut l = scatter.launch();
+    l.buf(keys)
+        .arg(&n64)
+        .arg(&seed)
+        .arg(&parts)
+        .arg(&tiles)
+        .buf(&tile_prefix)
+        .buf(&totals)
+        .buf_mut(&mut keys_out);
+    match (values, values_out.as_mut()) {
+        (Some(v), Some(vo)) => l.buf(v).buf_mut(vo),
+        _ => l.arg(&null).arg(&null),
+    };
+    l.arg(&value_bytes);
+    match (ops, ops_out.as_mut()) {
+        (Some(o), Some(oo)) => l.buf(o).buf_mut(oo),
+        _ => l.arg(&null).arg(&null),
+    };
+    l.arg(&ops_bytes);
+    // SAFETY: shard_scatter's (keys, n, seed, parts, tiles, tile_prefix, totals, keys_out,
+    // payload0, payload0_out, payload0_bytes, payload1, payload1_out, payload1_bytes); missing
+    // payloads are null pairs, which the kernel skips. Every key below n goes to a distinct
+    // position below n (the prefixes and totals of the same keys and part function), so each
+    // output (n elements of its size) is written in bounds; the dynamic shared memory is
+    // rank_shared_bytes(parts), what the ranking carves.
+    unsafe { l.run(tiles as u32, BLOCK, rank_shared_bytes(parts)) }?;
+
+    let sizes = gpu.download(&totals)?;
+    let mut offsets = Vec::with_capacity(parts as usize + 1);
+    offsets.push(0u64);
+    for s in sizes {
+        offsets.push(offsets[offsets.len() - 1] + s);
+    }
+    debug_assert_eq!(
+        offsets[parts as usize], n64,
+        "the parts hold every key once"
+    );
+    Ok(SplitBatch {
+        plan: SplitPlan {
+            offsets,
+            parts,
+            n: n64,
+            tiles,
+            tile_prefix,
+            totals,
+        },
+        keys: keys_out,
+        values: values_out,
+        ops: ops_out,
+    })
+}
+
+/// Results in split order and where they go: `(split, out)`, both one element per key.
+pub type Results<'a, T> = Option<(&'a DeviceBuffer<T>, &'a mut DeviceBuffer<T>)>;
+
+/// What [`unsplit`] leaves alone: outputs that the operation of a key did not write keep what
+/// the caller had in them.
+#[derive(Clone, Copy)]
+pub enum Keep<'a> {
+    /// Every output of every key is written.
+    Nothing,
+    /// Values only where the found flag is set (finds).
+    ValuesWhereMissing,
+    /// By the mixed batch's operations (in split order): statuses for inserts, values for
+    /// finds that found their key, found flags for finds and erases.
+    ByOperation(&'a DeviceBuffer<u8>),
+}
+
+/// The inverse of [`split`] for results: element `i` of each `out` receives the element of its
+/// `split` buffer where key `i` went (except what `keep` says). `keys` are the keys [`split`]
+/// was given, `plan` its plan and `f` its part function. Asynchronous, on `gpu`'s stream.
+///
+/// # Errors
+/// [`Error::InvalidInput`] if `keys` is not the split's batch size or a buffer is shorter than
+/// it; the device's errors.
+#[allow(clippy::too_many_arguments)]
+pub fn unsplit<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    f: &PartFunction,
+    plan: &SplitPlan,
+    keys: &DeviceBuffer<K>,
+    keep: Keep<'_>,
+    status: Results<'_, u32>,
+    values: Results<'_, V>,
+    found: Results<'_, u8>,
+) -> Result<()> {
+    let n = keys.len();
+    if n as u64 != plan.n || f.parts != plan.parts {
+        return Err(Error::invalid(format!(
+            "unsplit of {n} keys in {} parts by a plan of {} in {}",
+            f.parts, plan.n, plan.parts
+        )));
+    }
+    let short = |a: usize, b: usize| a < n || b < n;
+    if matches!(keep, Keep::ByOperation(o) if o.len() < n)
+        || status
+            .as_ref()
+            .is_some_and(|(s, o)| short(s.len(), o.len()))
+        || values
+            .as_ref()
+            .is_some_and(|(s, o)| short(s.len(), o.len()))
+        || found.as_ref().is_some_and(|(s, o)| short(s.len(), o.len()))
+    {
+        return Err(Error::invalid(format!(
+            "unsplit of {n} keys into a shorter result buffer"
+        )));
+    }
+    if n == 0 || (status.is_none() && values.is_none() && found.is_none()) {
+        return Ok(());
+    }
+    let value_bytes = element_bytes::<V>("values")?;
+    let (status_bytes, found_bytes) = (4u32, 1u32);
+    let module = module::<K>(gpu, f)?;
+    let (n64, seed, parts, tiles, null) = (n as u64, f.seed, f.parts, plan.tiles, 0u64);
+    let k = module.kernel("shard_unsplit")?;
+    let mut l = k.launch();
+    l.buf(keys)
+        .arg(&n64)
+        .arg(&seed)
+        .arg(&parts)
+        .arg(&tiles)
+        .buf(&plan.tile_prefix)
+        .buf(&plan.totals);
+    let where_found = u32::from(matches!(keep, Keep::ValuesWhereMissing));
+    match keep {
+        Keep::ByOperation(ops) => l.buf(ops),
+        _ => l.arg(&null),
+    };
+    l.arg(&where_found);
+    match status {
+        Some((s, o)) => l.buf(s).buf_mut(o),
+        None => l.arg(&null).arg(&null),
+    };
+    l.arg(&status_bytes);
+    match values {
+        Some((s, o)) => l.buf(s).buf_mut(o),
+        None => l.arg(&null).arg(&null),
+    };
+    l.arg(&value_bytes);
+    match found {
+        Some((s, o)) => l.buf(s).buf_mut(o),
+        None => l.arg(&null).arg(&null),
+    };
+    l.arg(&found_bytes);
+    // SAFETY: shard_unsplit's (keys, n, seed, parts, tiles, tile_prefix, totals, ops,
+    // values_where_found, then three (split, out, bytes) triples, null pairs skipped; `ops`,
+    // when given, is the split's operations, n bytes). The keys, seed and parts are the
+    // split's (checked: same n and parts; the caller passes the same keys), so every position
+    // it computes is below n, and each buffer holds at least n elements of its size; the
+    // dynamic shared memory is what the ranking carves.
+    unsafe { l.run(tiles as u32, BLOCK, rank_shared_bytes(parts)) }
+}
