@@ -39,8 +39,8 @@ use crate::kernels::KernelSource;
 use crate::{Error, Result};
 use cudarc::driver::{
     result as drv_result, sys as drv_sys, CudaContext, CudaEvent, CudaFunction, CudaModule,
-    CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError, LaunchArgs, LaunchConfig,
-    PinnedHostSlice, PushKernelArg,
+    CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError, HostSlice, LaunchArgs,
+    LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -680,6 +680,93 @@ impl Gpu {
             }
         }
         .map_err(|e| driver_err("device copy", e))
+    }
+
+    /// Copies `len` elements of pinned host memory from element `src_at` into `dst` from
+    /// element `dst_at`, asynchronously on this handle's stream (the host is not blocked; the
+    /// pinned buffer's [`as_mut_slice`](PinnedBuffer::as_mut_slice) waits for the copy).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if a range leaves its buffer.
+    pub fn copy_from_pinned<T: bytemuck::Pod>(
+        &self,
+        src: &PinnedBuffer<T>,
+        src_at: usize,
+        dst: &mut DeviceBuffer<T>,
+        dst_at: usize,
+        len: usize,
+    ) -> Result<()> {
+        let fits = |at: usize, total: usize| at.checked_add(len).is_some_and(|end| end <= total);
+        if !fits(src_at, src.len) || !fits(dst_at, dst.len) {
+            return Err(Error::invalid(format!(
+                "copy of {len} pinned elements from {src_at} of {} to {dst_at} of {}",
+                src.len, dst.len
+            )));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        self.before_write(dst)?;
+        let size = std::mem::size_of::<T>();
+        // SAFETY: the slice is used only by this stream's copy below; `_record` records the
+        // pinned buffer's event on this stream after it, which its host accessors wait for.
+        let (host, _record) = unsafe { src.bytes.stream_synced_slice(&self.stream) };
+        let from = &host[src_at * size..(src_at + len) * size];
+        let (to, _w) = dst.bytes.device_ptr_mut(&self.stream);
+        // SAFETY: `from` is pinned host memory of `len` elements that stays allocated and
+        // unwritten until the copy is done (the event above; the buffer's drop waits for
+        // it); [to + dst_at, + len) lies in `dst`, ordered for this stream.
+        unsafe {
+            drv_result::memcpy_htod_async(
+                to + (dst_at * size) as u64,
+                from,
+                self.stream.cu_stream(),
+            )
+        }
+        .map_err(|e| driver_err("copy from pinned memory", e))
+    }
+
+    /// Copies `len` elements of `src` from element `src_at` into pinned host memory from
+    /// element `dst_at`, asynchronously on this handle's stream (read them with
+    /// [`PinnedBuffer::as_slice`], which waits for the copy).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if a range leaves its buffer.
+    pub fn copy_to_pinned<T: bytemuck::Pod>(
+        &self,
+        src: &DeviceBuffer<T>,
+        src_at: usize,
+        dst: &mut PinnedBuffer<T>,
+        dst_at: usize,
+        len: usize,
+    ) -> Result<()> {
+        let fits = |at: usize, total: usize| at.checked_add(len).is_some_and(|end| end <= total);
+        if !fits(src_at, src.len) || !fits(dst_at, dst.len) {
+            return Err(Error::invalid(format!(
+                "copy of {len} device elements from {src_at} of {} to pinned {dst_at} of {}",
+                src.len, dst.len
+            )));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        self.before_read(src)?;
+        let size = std::mem::size_of::<T>();
+        let (from, _r) = src.bytes.device_ptr(&self.stream);
+        // SAFETY: as in `copy_from_pinned`: the slice is written only by this stream's copy,
+        // and the pinned buffer's accessors and drop wait for the recorded event.
+        let (host, _record) = unsafe { dst.bytes.stream_synced_mut_slice(&self.stream) };
+        let to = &mut host[dst_at * size..(dst_at + len) * size];
+        // SAFETY: [from + src_at, + len) lies in `src`, ordered for this stream; `to` is
+        // pinned memory of that many bytes that nothing else touches until the copy is done.
+        unsafe {
+            drv_result::memcpy_dtoh_async(
+                to,
+                from + (src_at * size) as u64,
+                self.stream.cu_stream(),
+            )
+        }
+        .map_err(|e| driver_err("copy to pinned memory", e))
     }
 
     /// A read-only view of elements `range` of `buf` (a buffer of this GPU), belonging to this

@@ -96,8 +96,9 @@ pub mod plan;
 pub mod schemes;
 
 pub use experiments::{
-    method_for, run, run_crossover, run_dycuckoo, run_slab, CrossoverConfig, CrossoverReport,
-    CrossoverRow, DcProgress, DcRow, DyCuckooReport, SlabProgress, SlabReport, SlabRow,
+    method_for, run, run_crossover, run_dycuckoo, run_sharded, run_slab, CrossoverConfig,
+    CrossoverReport, CrossoverRow, DcProgress, DcRow, DyCuckooReport, ShardedBenchConfig,
+    ShardedReport, ShardedRow, SlabProgress, SlabReport, SlabRow,
 };
 pub use harness::report::{BenchResult, HostBound, Progress, Report, Roofline};
 pub use harness::timing::{format_utc, median, utc_now};

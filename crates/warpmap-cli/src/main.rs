@@ -24,6 +24,7 @@ mod crossover;
 mod dycuckoo;
 mod lanes;
 mod ooc;
+mod sharded;
 mod slab;
 mod slab_chart;
 
@@ -207,6 +208,17 @@ struct BenchArgs {
     /// or the preset's); a table per shape.
     #[arg(long, value_delimiter = ',', value_name = "DxSLOTS,...", value_parser = parse_shape)]
     two_level_shapes: Option<Vec<TwoLevelShape>>,
+    /// --scheme sharded: GPUs (0..N), one rank each (default 1).
+    #[arg(long, value_name = "N")]
+    gpus: Option<usize>,
+    /// --scheme sharded: shards per GPU, comma-separated, a sharded table per entry (default
+    /// 1,2,4,8).
+    #[arg(long, value_delimiter = ',', value_name = "M,...")]
+    shards_per_gpu: Option<Vec<usize>>,
+    /// --scheme sharded: how ranks exchange parts: copy (device-to-device copies; default) or
+    /// nccl (needs the CLI built with warpmap's `nccl` feature).
+    #[arg(long, value_name = "copy|nccl")]
+    exchange: Option<String>,
     /// DyCuckoo presets: the static cells' fill factors, comma-separated, each below 0.99
     /// (dycuckoo-static: 0.5-0.95; dycuckoo-compare: 0.8,0.9).
     #[arg(long, value_delimiter = ',', value_name = "F,...")]
@@ -426,6 +438,9 @@ fn bench_cmd(a: BenchArgs) -> Result<ExitCode> {
     }
     if dycuckoo::wants_dycuckoo(&a) {
         return dycuckoo::dycuckoo_cmd(&a);
+    }
+    if sharded::wants_sharded(&a) {
+        return sharded::sharded_cmd(&a);
     }
     if slab::wants_slab(&a) {
         return slab::slab_cmd(&a);

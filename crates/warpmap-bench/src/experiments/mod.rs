@@ -21,6 +21,7 @@
 pub mod bulk_ops;
 pub mod dycuckoo_report;
 pub mod dycuckoo_run;
+pub mod sharded;
 pub mod slab_alloc;
 pub mod slab_compare;
 pub mod slab_fig4_fig5;
@@ -39,6 +40,7 @@ use crate::plan::{resolve, BenchConfig, Distribution};
 use crate::schemes::stadium::location_name;
 pub use dycuckoo_report::{DcProgress, DcRow, DyCuckooReport};
 pub use dycuckoo_run::run_dycuckoo;
+pub use sharded::{run_sharded, ShardedBenchConfig, ShardedReport, ShardedRow};
 pub use slab_report::{SlabProgress, SlabReport, SlabRow};
 pub use slab_run::run_slab;
 use std::time::Instant;

@@ -327,6 +327,12 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
                  NAME (plan::resolve_dycuckoo, experiments::run_dycuckoo)",
             ));
         }
+        (Scheme::Sharded, _) => {
+            return Err(Error::invalid(
+                "scheme sharded is measured by its own run: warpmap bench --scheme sharded \
+                 --gpus N --shards-per-gpu M,... (experiments::run_sharded)",
+            ));
+        }
         (Scheme::TwoLevel, _) => {
             if stadium_flags || cfg.host_keys_log2.is_some() {
                 notes.push(
@@ -658,6 +664,7 @@ impl Plan {
                 (Backend::Cpu, _) => "group sizes - (cpu)".to_string(),
                 (Backend::Gpu, Scheme::Slab) => "slab (its own presets)".to_string(),
                 (Backend::Gpu, Scheme::DyCuckoo) => "dycuckoo (its own presets)".to_string(),
+                (Backend::Gpu, Scheme::Sharded) => "sharded (its own run)".to_string(),
                 (Backend::Gpu, Scheme::TwoLevel) => format!(
                     "two_level bucket shapes {} (hash functions x slots per subtable)",
                     list(

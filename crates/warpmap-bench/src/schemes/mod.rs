@@ -44,6 +44,9 @@ pub enum Scheme {
     DyCuckoo,
     /// The two-level cuckoo table ([`TwoLevel`](warpmap::TwoLevel)), a table per bucket shape.
     TwoLevel,
+    /// The sharded table ([`ShardedMap`](warpmap::sharded::ShardedMap)) over WarpDrive shards:
+    /// its own run ([`run_sharded`](crate::experiments::run_sharded)).
+    Sharded,
 }
 
 impl Scheme {
@@ -55,6 +58,7 @@ impl Scheme {
             Scheme::Slab => "slab",
             Scheme::DyCuckoo => "dycuckoo",
             Scheme::TwoLevel => "two_level",
+            Scheme::Sharded => "sharded",
         }
     }
 
@@ -66,7 +70,7 @@ impl Scheme {
             Scheme::WarpDrive => warpdrive::variants(&plan.group_sizes),
             Scheme::Stadium => stadium::variants(&plan.locations, &plan.ticket_bits),
             Scheme::TwoLevel => two_level::variants(&plan.two_level_shapes),
-            Scheme::Slab | Scheme::DyCuckoo => Vec::new(),
+            Scheme::Slab | Scheme::DyCuckoo | Scheme::Sharded => Vec::new(),
         }
     }
 }
@@ -79,6 +83,7 @@ impl FromStr for Scheme {
             "stadium" => Ok(Scheme::Stadium),
             "slab" => Ok(Scheme::Slab),
             "dycuckoo" => Ok(Scheme::DyCuckoo),
+            "sharded" => Ok(Scheme::Sharded),
             "two_level" | "two-level" | "twolevel" => Ok(Scheme::TwoLevel),
             other => Err(format!(
                 "unknown scheme '{other}' (warpdrive, stadium, slab, dycuckoo or two_level)"

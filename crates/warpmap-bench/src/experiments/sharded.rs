@@ -1,0 +1,491 @@
+//! The sharded table's benchmark (WarpDrive §IV-B, issue "Sharded table"): `warpmap bench
+//! --scheme sharded --gpus N [--shards-per-gpu M,...]`.
+//!
+//! In one run, u32→u32 unique keys, n = 2^keys_log2, every table made for `n / load_factor`
+//! keys before the clock starts (cleared between runs), every run verified:
+//! - the bare WarpDrive table on GPU 0 (the reference), insert of the n pairs and find of all n
+//!   keys, device-sided;
+//! - a [`ShardedMap`] over WarpDrive shards for each shards-per-GPU count M on the N GPUs
+//!   (N × M shards), the same operations device-sided (the batch on rank 0's GPU), and the
+//!   insert host-sided (the pairs in host memory, through the `HashTable` API);
+//! - the host-to-device copy bandwidth from pinned memory (the pairs' bytes), the yardstick of
+//!   the host-sided insert.
+//!
+//! Rows carry `gpus`, `shards`, `sided` ("device" or "host") and, for the sharded rows, the
+//! rate over the bare table's in the same run. The report checks the issue's targets.
+
+use crate::harness::timing::{median, utc_now};
+use crate::harness::verify::bad_hits;
+use std::sync::Arc;
+use std::time::Instant;
+use warpmap::sharded::{ShardedConfig, ShardedMap, Transport};
+use warpmap::table::registry::TableConfig;
+use warpmap::{keygen, DeviceHashTable, Error, Gpu, HashTable, Result, WarpDrive, WarpDriveConfig};
+
+/// What the benchmark is asked for.
+#[derive(Clone, Debug)]
+pub struct ShardedBenchConfig {
+    /// GPUs (0..gpus), one rank each.
+    pub gpus: usize,
+    /// Shards per GPU, a sharded table per entry.
+    pub shards_per_gpu: Vec<usize>,
+    /// n = 2^keys_log2.
+    pub keys_log2: u32,
+    /// `capacity = n / load_factor`.
+    pub load_factor: f64,
+    /// Timed runs.
+    pub runs: usize,
+    /// How ranks exchange.
+    pub transport: Transport,
+    /// The source revision, recorded.
+    pub commit: String,
+    /// The base seed of the key sets.
+    pub seed: u64,
+    /// Measure the host-sided insert too.
+    pub host_sided: bool,
+}
+
+impl Default for ShardedBenchConfig {
+    fn default() -> Self {
+        ShardedBenchConfig {
+            gpus: 1,
+            shards_per_gpu: vec![1, 2, 4, 8],
+            keys_log2: 27,
+            load_factor: 0.8,
+            runs: 5,
+            transport: Transport::Copy,
+            commit: "unknown".into(),
+            seed: 0x54a2_d0c1_7e11,
+            host_sided: true,
+        }
+    }
+}
+
+/// One measurement.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ShardedRow {
+    /// "warpdrive" (the bare table), "sharded", or "h2d" (the copy bandwidth).
+    pub scheme: &'static str,
+    /// GPUs.
+    pub gpus: usize,
+    /// Shards in all (0 for the bare table and h2d).
+    pub shards: usize,
+    /// "device" or "host".
+    pub sided: &'static str,
+    /// "copy" or "nccl" (sharded rows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<&'static str>,
+    /// "insert", "find" or "copy".
+    pub op: &'static str,
+    /// Keys (pairs).
+    pub n: usize,
+    /// 10^9 keys per second from the median time.
+    pub gops: f64,
+    /// Median, milliseconds.
+    pub median_ms: f64,
+    /// Fastest run, milliseconds.
+    pub min_ms: f64,
+    /// Timed runs.
+    pub runs: usize,
+    /// The rate over the bare table's (same op, same sidedness, same run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub of_bare: Option<f64>,
+    /// Bytes per second, 10^9 (h2d rows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gbs: Option<f64>,
+    /// Whether every run was checked and correct.
+    pub verified: bool,
+    /// What failed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
+}
+
+/// One target of the issue beside its figure.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TargetCheck {
+    /// What is asked.
+    pub target: String,
+    /// The figure.
+    pub figure: f64,
+    /// The bar.
+    pub bar: f64,
+    /// Whether the figure clears it.
+    pub met: bool,
+}
+
+/// The whole report.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ShardedReport {
+    /// GPU(s).
+    pub device: String,
+    /// The source revision.
+    pub commit: String,
+    /// When, UTC.
+    pub date: String,
+    /// How it measured.
+    pub method: String,
+    /// Keys.
+    pub n: usize,
+    /// Load factor of every table.
+    pub load_factor: f64,
+    /// Every measurement.
+    pub rows: Vec<ShardedRow>,
+    /// The issue's targets.
+    pub targets: Vec<TargetCheck>,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+}
+
+impl ShardedReport {
+    /// Whether every row verified.
+    pub fn all_verified(&self) -> bool {
+        self.rows.iter().all(|r| r.verified)
+    }
+}
+
+/// The method text.
+pub const SHARDED_METHOD: &str = "u32->u32 unique keys (keygen, a new seed per run), values \
+value_for(key); every table made for n / load_factor keys before the clock (cleared between \
+runs); per run, in this order: the bare WarpDrive table (default config) then each sharded \
+table (ShardedMap over WarpDrive shards of the same config, N GPUs x M shards); device-sided: \
+keys and values uploaded before the clock, insert_device then find_device of all n keys, wall \
+clock (Instant) around each call, which waits for every shard; host-sided: HashTable::insert \
+from host memory (statuses come back), Instant; h2d: a pinned buffer of the n pairs' bytes \
+copied to the device (CUDA events). Median of the runs; every run verified (len after insert, \
+every key found with its value).";
+
+struct Timed {
+    ms: Vec<f64>,
+    failures: Vec<String>,
+}
+
+impl Timed {
+    fn new() -> Self {
+        Timed {
+            ms: Vec::new(),
+            failures: Vec::new(),
+        }
+    }
+    #[allow(clippy::too_many_arguments)]
+    fn row(
+        self,
+        scheme: &'static str,
+        gpus: usize,
+        shards: usize,
+        sided: &'static str,
+        exchange: Option<&'static str>,
+        op: &'static str,
+        n: usize,
+    ) -> ShardedRow {
+        let median_ms = median(&self.ms);
+        ShardedRow {
+            scheme,
+            gpus,
+            shards,
+            sided,
+            exchange,
+            op,
+            n,
+            gops: if median_ms > 0.0 {
+                n as f64 / (median_ms * 1e6)
+            } else {
+                0.0
+            },
+            median_ms,
+            min_ms: self.ms.iter().copied().fold(f64::INFINITY, f64::min),
+            runs: self.ms.len(),
+            of_bare: None,
+            gbs: None,
+            verified: !self.ms.is_empty() && self.failures.is_empty(),
+            failures: self.failures,
+        }
+    }
+}
+
+/// Times `f` (which waits for its work) by the wall clock.
+fn wall<T>(t: &mut Timed, f: impl FnOnce() -> Result<T>) -> Result<Option<T>> {
+    let t0 = Instant::now();
+    let r = f();
+    t.ms.push(t0.elapsed().as_secs_f64() * 1e3);
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e @ Error::TableFull { .. }) => {
+            t.failures.push(e.to_string());
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Device-sided insert then find on `table`, keys and values on `gpu`; checks each run.
+#[allow(clippy::too_many_arguments)]
+fn device_run(
+    gpu: &Arc<Gpu>,
+    table: &mut dyn DeviceHashTable<u32, u32>,
+    keys: &[u32],
+    dk: &warpmap::DeviceBuffer<u32>,
+    dv: &warpmap::DeviceBuffer<u32>,
+    run: usize,
+    ins: &mut Timed,
+    find: &mut Timed,
+) -> Result<()> {
+    let n = keys.len();
+    table.clear()?;
+    table.synchronize()?;
+    gpu.synchronize()?;
+    wall(ins, || table.insert_device(dk, dv))?;
+    let len = table.len()?;
+    if len != n {
+        ins.failures
+            .push(format!("run {run}: len {len} after inserting {n} keys"));
+    }
+    let mut out = gpu.alloc_filled::<u32>(n, 0xaa)?;
+    let mut found = gpu.alloc_filled::<u8>(n, 0)?;
+    gpu.synchronize()?;
+    wall(find, || table.find_device(dk, &mut out, &mut found))?;
+    let (o, f) = (gpu.download(&out)?, gpu.download(&found)?);
+    let bad = bad_hits(keys, &o, &f);
+    if bad > 0 {
+        find.failures
+            .push(format!("run {run}: {bad} of {n} keys not found or wrong"));
+    }
+    Ok(())
+}
+
+/// Runs the benchmark on GPUs 0..cfg.gpus. `progress` hears each finished row.
+pub fn run_sharded(
+    cfg: &ShardedBenchConfig,
+    progress: &mut dyn FnMut(&ShardedRow),
+) -> Result<ShardedReport> {
+    let started = Instant::now();
+    let date = utc_now();
+    if cfg.gpus == 0 || cfg.shards_per_gpu.is_empty() || cfg.runs == 0 {
+        return Err(Error::invalid(
+            "at least one GPU, one shard count and one run",
+        ));
+    }
+    if !(cfg.load_factor > 0.0 && cfg.load_factor <= 0.95) {
+        return Err(Error::invalid("load factor in (0, 0.95]"));
+    }
+    let available = Gpu::count()?;
+    if cfg.gpus > available {
+        return Err(Error::invalid(format!(
+            "--gpus {}: this machine has {available}",
+            cfg.gpus
+        )));
+    }
+    let gpus: Vec<Arc<Gpu>> = (0..cfg.gpus)
+        .map(|i| {
+            if i == 0 {
+                Gpu::default_gpu()
+            } else {
+                Gpu::new(i)
+            }
+        })
+        .collect::<Result<_>>()?;
+    let gpu = &gpus[0];
+    let device = format!(
+        "{} x {} sm_{} ({} SMs)",
+        cfg.gpus,
+        gpu.name(),
+        gpu.sm(),
+        gpu.sm_count()
+    );
+    let n = 1usize << cfg.keys_log2;
+    let capacity = (n as f64 / cfg.load_factor).ceil() as usize;
+    let wd = || WarpDriveConfig::new(capacity);
+    let mut bare = WarpDrive::<u32, u32>::new(gpu.clone(), wd())?;
+    let mut maps: Vec<ShardedMap<u32, u32>> = cfg
+        .shards_per_gpu
+        .iter()
+        .map(|&m| {
+            ShardedMap::new(
+                ShardedConfig::new(capacity, TableConfig::WarpDrive(WarpDriveConfig::new(0)))
+                    .shards_per_rank(m)
+                    .transport(cfg.transport),
+                &gpus,
+            )
+        })
+        .collect::<Result<_>>()?;
+    // Warm-up: kernels compiled and loaded, memory pools primed.
+    let warm: Vec<u32> = keygen::unique::<u32>(1 << 12, cfg.seed ^ 0xfeed)?;
+    let warm_v = keygen::values_for::<u32, u32>(&warm);
+    bare.insert(&warm, &warm_v)?;
+    bare.clear()?;
+    for m in maps.iter_mut() {
+        m.insert(&warm, &warm_v)?;
+        let _ = m.find(&warm)?;
+        m.clear()?;
+    }
+    let k = cfg.shards_per_gpu.len();
+    let mut bare_ins = Timed::new();
+    let mut bare_find = Timed::new();
+    let mut bare_host = Timed::new();
+    let mut ins: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
+    let mut find: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
+    let mut host: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
+    let mut h2d = Timed::new();
+    let timer = gpu.timer()?;
+    let mut staging = if cfg.host_sided {
+        Some((gpu.alloc_pinned::<u64>(n)?, gpu.alloc::<u64>(n)?))
+    } else {
+        None
+    };
+    for run in 0..cfg.runs {
+        let keys = keygen::unique::<u32>(n, cfg.seed ^ ((run as u64 + 1) << 40))?;
+        let values = keygen::values_for::<u32, u32>(&keys);
+        let (dk, dv) = (gpu.upload(&keys)?, gpu.upload(&values)?);
+        device_run(
+            gpu,
+            &mut bare,
+            &keys,
+            &dk,
+            &dv,
+            run,
+            &mut bare_ins,
+            &mut bare_find,
+        )?;
+        for (i, m) in maps.iter_mut().enumerate() {
+            device_run(gpu, m, &keys, &dk, &dv, run, &mut ins[i], &mut find[i])?;
+        }
+        if cfg.host_sided {
+            bare.clear()?;
+            wall(&mut bare_host, || bare.insert(&keys, &values))?;
+            for (i, m) in maps.iter_mut().enumerate() {
+                m.clear()?;
+                wall(&mut host[i], || m.insert(&keys, &values))?;
+                let len = m.len()?;
+                if len != n {
+                    host[i].failures.push(format!("run {run}: len {len}"));
+                }
+            }
+        }
+        if let Some((pinned, dst)) = staging.as_mut() {
+            // The copy bandwidth: the pairs' bytes from pinned memory.
+            gpu.synchronize()?;
+            timer.start()?;
+            gpu.copy_from_pinned(pinned, 0, dst, 0, n)?;
+            h2d.ms.push(timer.stop_ms()?);
+            let _ = pinned.as_mut_slice()?;
+        }
+    }
+    let mut rows = Vec::new();
+    let mut push = |row: ShardedRow, rows: &mut Vec<ShardedRow>| {
+        progress(&row);
+        rows.push(row);
+    };
+    let bi = bare_ins.row("warpdrive", 1, 0, "device", None, "insert", n);
+    let bf = bare_find.row("warpdrive", 1, 0, "device", None, "find", n);
+    let (bi_rate, bf_rate) = (bi.gops, bf.gops);
+    push(bi, &mut rows);
+    push(bf, &mut rows);
+    let mut bh_rate = None;
+    if cfg.host_sided {
+        let bh = bare_host.row("warpdrive", 1, 0, "host", None, "insert", n);
+        bh_rate = Some(bh.gops);
+        push(bh, &mut rows);
+    }
+    let exchange = maps[0].exchange_name();
+    for (i, &m) in cfg.shards_per_gpu.iter().enumerate() {
+        let shards = m * cfg.gpus;
+        let mut r = std::mem::replace(&mut ins[i], Timed::new()).row(
+            "sharded",
+            cfg.gpus,
+            shards,
+            "device",
+            Some(exchange),
+            "insert",
+            n,
+        );
+        r.of_bare = Some(r.gops / bi_rate);
+        push(r, &mut rows);
+        let mut r = std::mem::replace(&mut find[i], Timed::new()).row(
+            "sharded",
+            cfg.gpus,
+            shards,
+            "device",
+            Some(exchange),
+            "find",
+            n,
+        );
+        r.of_bare = Some(r.gops / bf_rate);
+        push(r, &mut rows);
+        if cfg.host_sided {
+            let mut r = std::mem::replace(&mut host[i], Timed::new()).row(
+                "sharded",
+                cfg.gpus,
+                shards,
+                "host",
+                Some(exchange),
+                "insert",
+                n,
+            );
+            r.of_bare = bh_rate.map(|b| r.gops / b);
+            push(r, &mut rows);
+        }
+    }
+    let mut bw = None;
+    if cfg.host_sided {
+        let mut r = h2d.row("h2d", 1, 0, "host", None, "copy", n);
+        let gbs = (n * 8) as f64 / (r.median_ms * 1e6);
+        r.gbs = Some(gbs);
+        bw = Some(gbs);
+        push(r, &mut rows);
+    }
+    let targets = targets(&rows, cfg, bw);
+    Ok(ShardedReport {
+        device,
+        commit: cfg.commit.clone(),
+        date,
+        method: SHARDED_METHOD.to_string(),
+        n,
+        load_factor: cfg.load_factor,
+        rows,
+        targets,
+        wall_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The issue's targets, where the run measured them.
+fn targets(rows: &[ShardedRow], cfg: &ShardedBenchConfig, bw: Option<f64>) -> Vec<TargetCheck> {
+    let mut v = Vec::new();
+    let find = |shards: usize, sided: &str, op: &str| {
+        rows.iter()
+            .find(|r| r.scheme == "sharded" && r.shards == shards && r.sided == sided && r.op == op)
+    };
+    if cfg.gpus == 1 {
+        for (shards, bar) in [(1usize, 0.97), (8, 0.85)] {
+            for op in ["insert", "find"] {
+                if let Some(r) = find(shards, "device", op) {
+                    let f = r.of_bare.unwrap_or(0.0);
+                    v.push(TargetCheck {
+                        target: format!("{shards} shard(s), device-sided {op}: of the bare table"),
+                        figure: f,
+                        bar,
+                        met: f >= bar,
+                    });
+                }
+            }
+        }
+    }
+    if let Some(bw) = bw {
+        // Pairs per second the bus carries: bytes per second over 8 bytes per pair.
+        let bus = bw / 8.0;
+        for r in rows
+            .iter()
+            .filter(|r| r.scheme == "sharded" && r.sided == "host")
+        {
+            let f = r.gops / bus;
+            v.push(TargetCheck {
+                target: format!(
+                    "{} shard(s), host-sided insert: of the H2D bandwidth / pair size ({:.2} G pairs/s)",
+                    r.shards, bus
+                ),
+                figure: f,
+                bar: 0.8,
+                met: f >= 0.8,
+            });
+        }
+    }
+    v
+}

@@ -1,0 +1,505 @@
+//! The sharded table's own behaviour (the contract tests run every body on it too, through the
+//! registry's `sharded` and `sharded_cpu` entries):
+//! - the capacity rule and its inverse, on the host;
+//! - every shard holds exactly the keys its partition function gives it (host and GPU);
+//! - the split on the GPU equals its host twin exactly (it is stable), for 1 to 256 shards,
+//!   keys of 4, 8 and 16 bytes, with values and operations; and its inverse brings results
+//!   back into input order, leaving what it should alone;
+//! - device-resident batches (the `DeviceHashTable` calls) in place (one rank), through the
+//!   copy exchange (two ranks on one GPU) and through NCCL with one rank (feature `nccl`),
+//!   against a `HashMap` oracle, statuses included;
+//! - a shard filled to the brim reports its keys, per key and as `TableFull`, while the other
+//!   shards keep taking keys.
+
+mod common;
+
+use common::*;
+use std::collections::HashMap;
+use warpmap::hash::HashFunction;
+use warpmap::sharded::split::{split, unsplit, Keep, MAX_SHARDS};
+use warpmap::sharded::{shard_capacity, sharded_capacity, ShardedConfig, ShardedMap, Transport};
+use warpmap::status::{self, InsertStatus};
+use warpmap::table::engine::multisplit::{multisplit_host, PartFunction};
+use warpmap::table::registry::TableConfig;
+use warpmap::{DeviceHashTable, Error, Gpu, HashTable, Key, MixedOp, WarpDriveConfig};
+
+#[test]
+fn the_capacity_rule_and_its_inverse_agree() {
+    for shards in [1usize, 2, 3, 8, 64, 256] {
+        for total in [0usize, 1, 10, 1000, 4095, 1 << 20, (1 << 27) + 5] {
+            let each = shard_capacity(total, shards);
+            let back = sharded_capacity(each, shards);
+            assert!(back >= total, "{shards} shards, {total}: back {back}");
+            assert!(shard_capacity(back, shards) <= each, "{shards}, {total}");
+            assert!(
+                shard_capacity(back + 1, shards) > each,
+                "{shards}, {total}: not the largest"
+            );
+        }
+    }
+    // The margin is small for big tables: under 0.2 % at 2^27 keys over 8 shards.
+    let each = shard_capacity(1 << 27, 8) as f64;
+    assert!(each / ((1u64 << 24) as f64) < 1.002);
+}
+
+/// Every shard holds the keys the partition function assigns to it, and no others.
+fn check_shard_contents<K: Key>(name: &str, map: &ShardedMap<K, u32>, keys: &[K]) {
+    let mut want = vec![0usize; map.shards()];
+    for k in keys {
+        want[map.partition().part_of(k) as usize] += 1;
+    }
+    assert_eq!(map.shard_lens().unwrap(), want, "{name}: keys per shard");
+}
+
+fn gpu_configs() -> Vec<(&'static str, ShardedConfig)> {
+    let wd = || TableConfig::WarpDrive(WarpDriveConfig::new(0));
+    #[allow(unused_mut)]
+    let mut v = vec![
+        ("warpdrive/1x1", ShardedConfig::new(0, wd())),
+        (
+            "warpdrive/1x5",
+            ShardedConfig::new(0, wd()).shards_per_rank(5),
+        ),
+        (
+            "warpdrive/3x2",
+            ShardedConfig::new(0, wd())
+                .ranks_per_gpu(3)
+                .shards_per_rank(2),
+        ),
+    ];
+    #[cfg(feature = "nccl")]
+    v.push((
+        "warpdrive/1x3/nccl",
+        ShardedConfig::new(0, wd())
+            .shards_per_rank(3)
+            .transport(Transport::Nccl),
+    ));
+    v
+}
+
+#[test]
+fn shards_hold_their_partition() {
+    let mut rng = SplitMix64::new(11);
+    let keys = unique_keys::<u64>(&mut rng, 20_000, true);
+    let values: Vec<u32> = keys.iter().map(|&k| value_for(k, 0)).collect();
+    let cpu = ShardedConfig::new(30_000, TableConfig::Cpu { shards: None }).shards_per_rank(7);
+    let mut maps = vec![(
+        "cpu/7".to_string(),
+        ShardedMap::<u64, u32>::new(cpu, &[]).unwrap(),
+    )];
+    if let Some(gpu) = gpu() {
+        for (name, c) in gpu_configs() {
+            let c = ShardedConfig {
+                capacity: 30_000,
+                ..c
+            };
+            maps.push((
+                name.to_string(),
+                ShardedMap::new(c, std::slice::from_ref(&gpu)).unwrap(),
+            ));
+        }
+    }
+    for (name, mut map) in maps {
+        map.insert(&keys, &values).unwrap();
+        check_shard_contents(&name, &map, &keys);
+        assert_eq!(map.len().unwrap(), keys.len(), "{name}");
+    }
+}
+
+/// The GPU split equals the stable host twin, and the inverse puts results back.
+#[test]
+fn split_equals_the_host_twin_and_unsplit_inverts_it() {
+    let Some(gpu) = gpu() else { return };
+    fn one<K: Key>(gpu: &Gpu, keys: &[K], parts: u32, hash: HashFunction) {
+        let what = format!(
+            "{} keys of {} bytes in {parts} parts ({hash:?})",
+            keys.len(),
+            K::BYTES
+        );
+        let f = PartFunction::new(parts, 0x1234_5678).hash(hash);
+        let values: Vec<u32> = (0..keys.len() as u32).collect();
+        let ops: Vec<u8> = (0..keys.len()).map(|i| (i % 3) as u8).collect();
+        let (dk, dv, dops) = (
+            gpu.upload(keys).unwrap(),
+            gpu.upload(&values).unwrap(),
+            gpu.upload(&ops).unwrap(),
+        );
+        let sb = split(gpu, &f, &dk, Some(&dv), Some(&dops)).unwrap();
+        let (want_keys, want_values, want_offsets) =
+            multisplit_host(keys, Some(&values), &f).unwrap();
+        assert_eq!(sb.plan.offsets, want_offsets, "{what}: offsets");
+        assert_eq!(gpu.download(&sb.keys).unwrap(), want_keys, "{what}: keys");
+        let got_values = gpu.download(sb.values.as_ref().unwrap()).unwrap();
+        assert_eq!(got_values, want_values.unwrap(), "{what}: values");
+        let got_ops = gpu.download(sb.ops.as_ref().unwrap()).unwrap();
+        for (j, &i) in got_values.iter().enumerate() {
+            assert_eq!(got_ops[j], ops[i as usize], "{what}: operation {i}");
+        }
+        // The inverse: statuses / values / found flags computed in split order come back to
+        // the input order. Values made from the split's own payload: value i lands at i.
+        let n = keys.len();
+        let status_split: Vec<u32> = got_values.iter().map(|&i| i ^ 0xabcd).collect();
+        let found_split: Vec<u8> = got_values.iter().map(|&i| (i % 2) as u8).collect();
+        let (ds, df) = (
+            gpu.upload(&status_split).unwrap(),
+            gpu.upload(&found_split).unwrap(),
+        );
+        let dvs = sb.values.as_ref().unwrap();
+        let mut out_s = gpu.alloc_filled::<u32>(n, 0xee).unwrap();
+        let mut out_v = gpu.alloc_filled::<u32>(n, 0xee).unwrap();
+        let mut out_f = gpu.alloc_filled::<u8>(n, 0xee).unwrap();
+        unsplit(
+            gpu,
+            &f,
+            &sb.plan,
+            &dk,
+            Keep::Nothing,
+            Some((&ds, &mut out_s)),
+            Some((dvs, &mut out_v)),
+            Some((&df, &mut out_f)),
+        )
+        .unwrap();
+        let (s, v, fl) = (
+            gpu.download(&out_s).unwrap(),
+            gpu.download(&out_v).unwrap(),
+            gpu.download(&out_f).unwrap(),
+        );
+        for i in 0..n {
+            assert_eq!(v[i], i as u32, "{what}: value back at {i}");
+            assert_eq!(s[i], i as u32 ^ 0xabcd, "{what}: status back at {i}");
+            assert_eq!(fl[i], (i % 2) as u8, "{what}: found back at {i}");
+        }
+        // Keep: values only where found; by operation (0 insert: status; 1 find: values where
+        // found, found; 2 erase: found).
+        let mut out_v = gpu.alloc_filled::<u32>(n, 0xee).unwrap();
+        unsplit::<K, u32>(
+            gpu,
+            &f,
+            &sb.plan,
+            &dk,
+            Keep::ValuesWhereMissing,
+            None,
+            Some((dvs, &mut out_v)),
+            Some((&df, &mut gpu.alloc::<u8>(n).unwrap())),
+        )
+        .unwrap();
+        let v = gpu.download(&out_v).unwrap();
+        for (i, &x) in v.iter().enumerate() {
+            let want = if i % 2 == 1 { i as u32 } else { 0xeeee_eeee };
+            assert_eq!(x, want, "{what}: values where found, at {i}");
+        }
+        let mut out_s = gpu.alloc_filled::<u32>(n, 0xee).unwrap();
+        let mut out_v = gpu.alloc_filled::<u32>(n, 0xee).unwrap();
+        let mut out_f = gpu.alloc_filled::<u8>(n, 0xee).unwrap();
+        let split_ops = sb.ops.as_ref().unwrap();
+        unsplit(
+            gpu,
+            &f,
+            &sb.plan,
+            &dk,
+            Keep::ByOperation(split_ops),
+            Some((&ds, &mut out_s)),
+            Some((dvs, &mut out_v)),
+            Some((&df, &mut out_f)),
+        )
+        .unwrap();
+        let (s, v, fl) = (
+            gpu.download(&out_s).unwrap(),
+            gpu.download(&out_v).unwrap(),
+            gpu.download(&out_f).unwrap(),
+        );
+        for i in 0..n {
+            let (op, found) = (ops[i], i % 2 == 1);
+            let st = if op == 0 {
+                i as u32 ^ 0xabcd
+            } else {
+                0xeeee_eeee
+            };
+            let va = if op == 1 && found {
+                i as u32
+            } else {
+                0xeeee_eeee
+            };
+            let fo = if op != 0 { (i % 2) as u8 } else { 0xee };
+            assert_eq!(
+                (s[i], v[i], fl[i]),
+                (st, va, fo),
+                "{what}: by operation at {i} (op {op})"
+            );
+        }
+    }
+    let mut rng = SplitMix64::new(5);
+    for n in [0usize, 1, 31, 4095, 4097, 70_001] {
+        for parts in [1u32, 2, 3, 8, 100, MAX_SHARDS as u32] {
+            let k4: Vec<u32> = (0..n).map(|_| rng.key()).collect();
+            one(&gpu, &k4, parts, HashFunction::Murmur3);
+            let k8: Vec<u64> = (0..n).map(|_| rng.key()).collect();
+            one(&gpu, &k8, parts, HashFunction::Mueller);
+        }
+        let k16: Vec<[u8; 16]> = (0..n).map(|_| rng.key()).collect();
+        one(&gpu, &k16, 5, HashFunction::Murmur3);
+    }
+}
+
+/// Device-resident batches on rank 0: inserts with statuses (new, updated), finds (values of
+/// misses left alone), contains, erases and a retrieve, against an oracle.
+#[test]
+fn device_batches_against_an_oracle() {
+    let Some(gpu) = gpu() else { return };
+    for (name, c) in gpu_configs() {
+        let c = ShardedConfig {
+            capacity: 50_000,
+            ..c
+        };
+        let mut map = ShardedMap::<u64, u64>::new(c, std::slice::from_ref(&gpu)).unwrap();
+        let mut rng = SplitMix64::new(77);
+        let keys = unique_keys::<u64>(&mut rng, 30_000, true);
+        let (first, second) = keys.split_at(20_000);
+        let values: Vec<u64> = first.iter().map(|&k| value_for(k, 0)).collect();
+        let (dk, dv) = (gpu.upload(first).unwrap(), gpu.upload(&values).unwrap());
+        let mut ds = gpu.alloc_filled::<u32>(first.len(), 0xff).unwrap();
+        map.insert_device_async(&dk, &dv, Some(&mut ds)).unwrap();
+        map.synchronize().unwrap();
+        let st = gpu.download(&ds).unwrap();
+        assert!(
+            st.iter().all(|&s| s == status::OK),
+            "{name}: first statuses"
+        );
+        // Again, half of them with new values, and the rest of the keys: updated and new.
+        let mut again: Vec<u64> = first[..10_000].to_vec();
+        again.extend_from_slice(second);
+        let again_values: Vec<u64> = again.iter().map(|&k| value_for(k, 1)).collect();
+        let (dk2, dv2) = (
+            gpu.upload(&again).unwrap(),
+            gpu.upload(&again_values).unwrap(),
+        );
+        let mut ds2 = gpu.alloc_filled::<u32>(again.len(), 0xff).unwrap();
+        map.insert_device_async(&dk2, &dv2, Some(&mut ds2)).unwrap();
+        map.synchronize().unwrap();
+        let st2 = gpu.download(&ds2).unwrap();
+        for (i, &s) in st2.iter().enumerate() {
+            let s = InsertStatus(s);
+            assert!(s.is_ok(), "{name}: status {i}: {s:?}");
+            assert_eq!(s.was_update(), i < 10_000, "{name}: update flag of {i}");
+        }
+        let mut oracle: HashMap<u64, u64> = first.iter().copied().zip(values).collect();
+        oracle.extend(again.iter().copied().zip(again_values));
+        check_shard_contents_u64(name, &map, &keys);
+
+        // Finds: hits and misses; misses keep the caller's value.
+        let mut queries: Vec<u64> = keys.iter().copied().step_by(3).collect();
+        queries.extend(unique_keys::<u64>(&mut SplitMix64::new(999), 5000, false));
+        let dq = gpu.upload(&queries).unwrap();
+        let poison = 0x5a5a_5a5a_5a5a_5a5au64;
+        let mut dvals = gpu.upload(&vec![poison; queries.len()]).unwrap();
+        let mut dfound = gpu.alloc_filled::<u8>(queries.len(), 7).unwrap();
+        map.find_device(&dq, &mut dvals, &mut dfound).unwrap();
+        let (vals, found) = (
+            gpu.download(&dvals).unwrap(),
+            gpu.download(&dfound).unwrap(),
+        );
+        let mut dcont = gpu.alloc_filled::<u8>(queries.len(), 7).unwrap();
+        map.contains_device_async(&dq, &mut dcont).unwrap();
+        map.synchronize().unwrap();
+        let cont = gpu.download(&dcont).unwrap();
+        for (i, q) in queries.iter().enumerate() {
+            match oracle.get(q) {
+                Some(v) => {
+                    assert_eq!((found[i], vals[i]), (1, *v), "{name}: find {q}");
+                    assert_eq!(cont[i], 1, "{name}: contains {q}");
+                }
+                None => {
+                    assert_eq!((found[i], vals[i]), (0, poison), "{name}: miss {q}");
+                    assert_eq!(cont[i], 0, "{name}: contains {q}");
+                }
+            }
+        }
+        // Erase a third (and some absent keys), then retrieve everything on the device.
+        let mut gone: Vec<u64> = keys.iter().copied().skip(1).step_by(3).collect();
+        gone.extend(unique_keys::<u64>(&mut SplitMix64::new(1234), 100, false));
+        map.erase_device_async(&gpu.upload(&gone).unwrap()).unwrap();
+        map.synchronize().unwrap();
+        for k in &gone {
+            oracle.remove(k);
+        }
+        assert_eq!(map.len().unwrap(), oracle.len(), "{name}: len after erase");
+        let (rk, rv) = map.retrieve_device().unwrap();
+        let got: HashMap<u64, u64> = gpu
+            .download(&rk)
+            .unwrap()
+            .into_iter()
+            .zip(gpu.download(&rv).unwrap())
+            .collect();
+        assert_eq!(got, oracle, "{name}: retrieved pairs");
+        // Mismatched lengths are refused before anything runs.
+        let err = map.insert_device_async(&dk, &dv2, None).unwrap_err();
+        assert!(matches!(err, Error::InvalidInput(_)), "{name}: {err}");
+    }
+}
+
+fn check_shard_contents_u64(name: &str, map: &ShardedMap<u64, u64>, keys: &[u64]) {
+    let mut want = vec![0usize; map.shards()];
+    for k in keys {
+        want[map.partition().part_of(k) as usize] += 1;
+    }
+    assert_eq!(map.shard_lens().unwrap(), want, "{name}: keys per shard");
+}
+
+/// A device mixed batch through the exchange (slab shards run erases in mixed batches):
+/// untouched outputs keep what the caller had.
+#[test]
+fn device_mixed_batch_through_the_exchange() {
+    let Some(gpu) = gpu() else { return };
+    let c = ShardedConfig::new(20_000, TableConfig::Slab(warpmap::SlabConfig::new(0)))
+        .ranks_per_gpu(2)
+        .shards_per_rank(2);
+    let mut map = ShardedMap::<u32, u32>::new(c, std::slice::from_ref(&gpu)).unwrap();
+    let mut rng = SplitMix64::new(3);
+    let keys = unique_keys::<u32>(&mut rng, 9000, true);
+    let (old, new) = keys.split_at(6000);
+    let old_values: Vec<u32> = old.iter().map(|&k| value_for(k, 0)).collect();
+    map.insert(old, &old_values).unwrap();
+    // Finds of old[..3000], erases of old[3000..], inserts of `new`.
+    let mut ops = vec![MixedOp::Find as u8; 3000];
+    ops.extend(vec![MixedOp::Erase as u8; 3000]);
+    ops.extend(vec![MixedOp::Insert as u8; 3000]);
+    let mut bkeys = old.to_vec();
+    bkeys.extend_from_slice(new);
+    let bvals: Vec<u32> = bkeys.iter().map(|&k| value_for(k, 1)).collect();
+    let n = bkeys.len();
+    let (dops, dk, dv) = (
+        gpu.upload(&ops).unwrap(),
+        gpu.upload(&bkeys).unwrap(),
+        gpu.upload(&bvals).unwrap(),
+    );
+    let mut ds = gpu.upload(&vec![0xdead_beefu32; n]).unwrap();
+    let mut dout = gpu.upload(&vec![0x5a5a_5a5au32; n]).unwrap();
+    let mut dfound = gpu.upload(&vec![9u8; n]).unwrap();
+    map.mixed_device_async(&dops, &dk, &dv, &mut ds, &mut dout, &mut dfound)
+        .unwrap();
+    map.synchronize().unwrap();
+    let (st, out, found) = (
+        gpu.download(&ds).unwrap(),
+        gpu.download(&dout).unwrap(),
+        gpu.download(&dfound).unwrap(),
+    );
+    for i in 0..n {
+        match i / 3000 {
+            0 => {
+                assert_eq!((found[i], out[i]), (1, old_values[i]), "find {i}");
+                assert_eq!(st[i], 0xdead_beef, "find {i}: status untouched");
+            }
+            1 => {
+                assert_eq!(found[i], 1, "erase {i}");
+                assert_eq!(
+                    (st[i], out[i]),
+                    (0xdead_beef, 0x5a5a_5a5a),
+                    "erase {i}: untouched"
+                );
+            }
+            _ => {
+                assert_eq!(st[i], status::OK, "insert {i}");
+                assert_eq!(
+                    (found[i], out[i]),
+                    (9, 0x5a5a_5a5a),
+                    "insert {i}: untouched"
+                );
+            }
+        }
+    }
+    assert_eq!(map.len().unwrap(), 6000, "3000 kept + 3000 new");
+}
+
+/// Keys that all belong to shard 0, more than it holds: they are reported per key and as
+/// `TableFull`; the placed ones are there; the other shards still take keys.
+#[test]
+fn a_shard_filled_to_the_brim_reports_its_keys() {
+    let mut maps: Vec<(String, ShardedMap<u64, u32>)> = vec![(
+        "cpu/4".into(),
+        ShardedMap::new(
+            ShardedConfig::new(4000, TableConfig::Cpu { shards: None }).shards_per_rank(4),
+            &[],
+        )
+        .unwrap(),
+    )];
+    if let Some(gpu) = gpu() {
+        for (name, c) in gpu_configs()
+            .into_iter()
+            .filter(|(n, _)| *n != "warpdrive/1x1")
+        {
+            let c = ShardedConfig {
+                capacity: 4000,
+                ..c
+            };
+            maps.push((
+                name.into(),
+                ShardedMap::new(c, std::slice::from_ref(&gpu)).unwrap(),
+            ));
+        }
+    }
+    for (name, mut map) in maps {
+        let f = *map.partition();
+        let mut rng = SplitMix64::new(8);
+        let mut mine = Vec::new();
+        let mut others = Vec::new();
+        while mine.len() < 6000 || others.len() < 500 {
+            let k: u64 = rng.key();
+            if k >= u64::MAX - 1 {
+                continue;
+            }
+            if f.part_of(&k) == 0 {
+                mine.push(k);
+            } else if others.len() < 500 {
+                others.push(k);
+            }
+        }
+        let values: Vec<u32> = mine.iter().map(|&k| value_for(k, 0)).collect();
+        let mut st = vec![InsertStatus::default(); mine.len()];
+        let failed = map.insert_with_status(&mine, &values, &mut st).unwrap();
+        let lens = map.shard_lens().unwrap();
+        assert!(failed > 0, "{name}: shard 0 ({lens:?}) took 6000 keys");
+        assert_eq!(
+            lens[0],
+            mine.len() - failed,
+            "{name}: placed = shard 0's keys"
+        );
+        assert!(lens[1..].iter().all(|&l| l == 0), "{name}: {lens:?}");
+        let placed: Vec<u64> = mine
+            .iter()
+            .zip(&st)
+            .filter(|(_, s)| s.is_ok())
+            .map(|(k, _)| *k)
+            .collect();
+        let failures = st.iter().filter(|s| s.is_failure()).count();
+        assert_eq!(failures, failed, "{name}: failure statuses");
+        let found = map.find(&placed).unwrap();
+        assert!(
+            found.iter().all(|v| v.is_some()),
+            "{name}: a placed key is missing"
+        );
+        let err = map.insert(&mine, &values).unwrap_err();
+        assert!(matches!(err, Error::TableFull { .. }), "{name}: {err}");
+        let ov: Vec<u32> = others.iter().map(|&k| value_for(k, 0)).collect();
+        map.insert(&others, &ov)
+            .unwrap_or_else(|e| panic!("{name}: other shards refused keys: {e}"));
+    }
+}
+
+#[test]
+fn bad_configurations_are_refused() {
+    let cpu = || TableConfig::Cpu { shards: None };
+    for c in [
+        ShardedConfig::new(10, cpu()).shards_per_rank(0),
+        ShardedConfig::new(10, cpu()).shards_per_rank(MAX_SHARDS + 1),
+        ShardedConfig::new(10, TableConfig::Sharded(ShardedConfig::new(10, cpu()))),
+    ] {
+        let e = ShardedMap::<u32, u32>::new(c.clone(), &[]).err();
+        assert!(matches!(e, Some(Error::InvalidInput(_))), "{c:?}: {e:?}");
+    }
+    let e = ShardedMap::<u32, u32>::new(
+        ShardedConfig::new(10, TableConfig::WarpDrive(WarpDriveConfig::new(10))),
+        &[],
+    )
+    .err();
+    assert!(matches!(e, Some(Error::NoDevice { .. })), "{e:?}");
+}
