@@ -216,7 +216,8 @@ extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_scatter(const wm
 // `split` array at key i's position in the split (the keys, seed, parts and prefixes of the
 // shard_scatter that made it), except where the operation left that output alone:
 // - with `ops` (the mixed batch's operations in split order): statuses only for inserts (op
-//   0), values only for finds (op 1), found flags only for finds and erases;
+//   0), values only for finds (op 1; the host also sets `values_where_found`), found flags only
+//   for finds and erases;
 // - with `values_where_found`, values only where the found flag (array 2, split order) is set.
 // Those outputs keep what the caller had in them, as the tables' own kernels do.
 extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_unsplit(const wm_key* __restrict__ keys, u64 n, u64 seed, u32 parts, u64 tiles,

@@ -37,16 +37,17 @@
 //!
 //! # Across processes and nodes
 //!
-//! NCCL carries the same exchange between processes: make one communicator rank per GPU from
-//! an NCCL unique id shared by the processes (`nccl::UniqueId`, `Communicator::from_unique_id`)
-//! and give it to [`ShardedMap::with_communicator`] in each process; each process then calls
-//! every operation collectively with its own batch. The one-process constructor
-//! ([`ShardedMap::new`] over several GPUs) is the easy path and what the tests run.
+//! The exchange's NCCL side already moves every piece with grouped send/receive between
+//! ranks, which is what spans processes and nodes. What this version keeps in one process is
+//! the plan: the part sizes of every rank are read on the host of the one process that holds
+//! all ranks ([`ShardedMap::new`] over several GPUs, the easy path and what the tests run). A
+//! communicator of ranks in several processes (one NCCL unique id shared by them,
+//! `ncclCommInitRank`) and an exchange of the part sizes through it are not built yet.
 
 pub mod exchange;
 pub mod split;
 
-use crate::device::{BufferView, BufferViewMut, DeviceBuffer, Gpu, Move};
+use crate::device::{BufferView, BufferViewMut, DeviceBuffer, Gpu, Move, PinnedBuffer};
 use crate::hash::HashFunction;
 use crate::key::{Key, Value};
 use crate::status::InsertStatus;
@@ -92,6 +93,10 @@ pub struct ShardedConfig {
     pub partition_seed: u64,
     /// The partition hash.
     pub hash: HashFunction,
+    /// Host-slice batches of GPU shards longer than this run as a pipeline of chunks of this
+    /// many keys per rank: the upload of one chunk (through pinned memory) overlaps the split,
+    /// exchange and table work of the one before (WarpDrive Fig. 11).
+    pub pipeline_batch: usize,
 }
 
 impl ShardedConfig {
@@ -105,7 +110,13 @@ impl ShardedConfig {
             transport: Transport::Copy,
             partition_seed: DEFAULT_PARTITION_SEED,
             hash: HashFunction::default(),
+            pipeline_batch: 1 << 22,
         }
+    }
+    /// The host pipeline's chunk (keys per rank; at least 1).
+    pub fn pipeline_batch(mut self, keys: usize) -> Self {
+        self.pipeline_batch = keys.max(1);
+        self
     }
     /// Shards per rank.
     pub fn shards_per_rank(mut self, n: usize) -> Self {
@@ -173,7 +184,7 @@ enum Body<K: Key, V: Value> {
     /// CPU tables: split on the host.
     Host(Vec<Box<dyn HashTable<K, V>>>),
     /// GPU tables.
-    Device(Shards<K, V>),
+    Device(Box<Shards<K, V>>),
 }
 
 /// The GPU side: the tables (shard `s` belongs to rank `s / per_rank`, each table on a stream
@@ -181,12 +192,59 @@ enum Body<K: Key, V: Value> {
 struct Shards<K: Key, V: Value> {
     tables: Vec<Box<dyn DeviceHashTable<K, V>>>,
     ctx: Ctx,
+    /// Pinned staging of the host pipeline, per rank two slots (allocated on first use).
+    staging: std::sync::Mutex<Vec<[Slot<K, V>; 2]>>,
 }
 
-/// The ranks (their handles split, exchange and put results in order), each shard's handle and
-/// the exchange.
+/// One slot of a rank's host pipeline: pinned host buffers for a chunk's inputs and results,
+/// and the chunk's device buffers, kept until the slot is used again (their frees would
+/// otherwise hold the upload stream back until the chunk's operations are done).
+struct Slot<K, V> {
+    keys: Option<PinnedBuffer<K>>,
+    values: Option<PinnedBuffer<V>>,
+    ops: Option<PinnedBuffer<u8>>,
+    status: Option<PinnedBuffer<u32>>,
+    out: Option<PinnedBuffer<V>>,
+    found: Option<PinnedBuffer<u8>>,
+    /// The chunk's device buffers: inputs, and outputs (in batch order).
+    device: Option<(Input2<K, V>, Results<V>)>,
+    /// The batch range whose results wait in the pinned buffers.
+    pending: Option<std::ops::Range<usize>>,
+}
+
+/// A chunk's inputs on the device (owned).
+type Input2<K, V> = (
+    DeviceBuffer<K>,
+    Option<DeviceBuffer<V>>,
+    Option<DeviceBuffer<u8>>,
+);
+
+impl<K, V> Default for Slot<K, V> {
+    fn default() -> Self {
+        Slot {
+            keys: None,
+            values: None,
+            ops: None,
+            status: None,
+            out: None,
+            found: None,
+            device: None,
+            pending: None,
+        }
+    }
+}
+
+/// The ranks, each shard's handle and the exchange. A rank works on three streams, so that
+/// consecutive batches overlap: its own handle splits and sends (the host waits only for it,
+/// to read the part sizes); `gathers[r]` owns the split's buffers and the results and puts
+/// them in order (it is the stream that waits for the shards); `copies[r]` uploads host
+/// batches.
 struct Ctx {
     ranks: Vec<Arc<Gpu>>,
+    gathers: Vec<Arc<Gpu>>,
+    copies: Vec<Arc<Gpu>>,
+    /// Copies on the gather streams (the way back of the copy exchange).
+    back_copies: CopyExchange,
     /// Each shard table's handle (its stream).
     gpus: Vec<Arc<Gpu>>,
     per_rank: usize,
@@ -298,7 +356,7 @@ impl Ctx {
     /// but for the split's part sizes.
     fn cascade<K: Key, V: Value, T>(
         &self,
-        tables: T,
+        tables: &mut T,
         part: &PartFunction,
         inputs: &[Option<Input<'_, K, V>>],
         outputs: &mut [Option<Output<'_, V>>],
@@ -307,12 +365,14 @@ impl Ctx {
     ) -> Result<()> {
         let Ctx {
             ranks,
+            gathers,
             gpus,
             per_rank,
             exchange,
+            back_copies,
+            ..
         } = self;
         let per_rank = *per_rank;
-        let mut tables = tables;
         let shards = gpus.len();
         if shards == 1 && ranks.len() == 1 {
             // One table: the operation goes straight to it.
@@ -337,7 +397,7 @@ impl Ctx {
                     found: None,
                 },
             };
-            return op(&mut tables, 0, io);
+            return op(tables, 0, io);
         }
         let want = outputs
             .iter()
@@ -349,7 +409,10 @@ impl Ctx {
         let mut sources: Vec<(usize, SplitBatch<K, V>)> = Vec::new();
         for (r, input) in inputs.iter().enumerate() {
             if let Some(b) = input.as_ref().filter(|b| !b.keys.is_empty()) {
-                sources.push((r, split(&ranks[r], part, b.keys, b.values, b.ops)?));
+                sources.push((
+                    r,
+                    split(&ranks[r], &gathers[r], part, b.keys, b.values, b.ops)?,
+                ));
             }
         }
         if sources.is_empty() {
@@ -360,7 +423,7 @@ impl Ctx {
         let mut back: Vec<Results<V>> = Vec::new();
         for (r, sb) in &sources {
             let n = sb.keys.len();
-            let g = &ranks[*r];
+            let g = &gathers[*r];
             back.push((
                 want.0.then(|| g.alloc::<u32>(n)).transpose()?,
                 want.1.then(|| g.alloc::<V>(n)).transpose()?,
@@ -398,7 +461,7 @@ impl Ctx {
                     out: out.as_mut().map(|v| &mut *v[p]),
                     found: found.as_mut().map(|v| &mut *v[p]),
                 };
-                op(&mut tables, p, io)?;
+                op(tables, p, io)?;
             }
             // Dropping the views orders the source's stream after the shards' work.
         } else {
@@ -473,7 +536,7 @@ impl Ctx {
                     out: out.as_mut().map(|v| &mut v[p]),
                     found: found.as_mut().map(|v| &mut v[p]),
                 };
-                op(&mut tables, p, io)?;
+                op(tables, p, io)?;
             }
             // The answers travel back: shard p's piece for source i to where source i's part p
             // is in its split.
@@ -494,7 +557,13 @@ impl Ctx {
                                 (b.$field.as_mut().expect("allocated for every source"), r)
                             })
                             .collect();
-                        exchange.transfer(&send, &mut recv, &moves)?;
+                        match exchange {
+                            exchange::Transport::Copy(_) => {
+                                back_copies.transfer(&send, &mut recv, &moves)?
+                            }
+                            #[allow(unreachable_patterns)]
+                            _ => exchange.transfer(&send, &mut recv, &moves)?,
+                        }
                     }
                 };
             }
@@ -516,7 +585,7 @@ impl Ctx {
                 _ => Keep::Nothing,
             };
             unsplit(
-                &ranks[*r],
+                &gathers[*r],
                 part,
                 &sb.plan,
                 input.keys,
@@ -642,18 +711,30 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
                 ))
             }
         };
+        let gathers = ranks
+            .iter()
+            .map(|r| r.with_new_stream())
+            .collect::<Result<Vec<_>>>()?;
+        let copies = ranks
+            .iter()
+            .map(|r| r.with_new_stream())
+            .collect::<Result<Vec<_>>>()?;
         Ok(ShardedMap {
             config,
             part,
-            body: Body::Device(Shards {
+            body: Body::Device(Box::new(Shards {
                 tables,
+                staging: std::sync::Mutex::new(Vec::new()),
                 ctx: Ctx {
+                    back_copies: CopyExchange::new(gathers.clone()),
                     ranks,
+                    gathers,
+                    copies,
                     gpus: shard_gpus,
                     per_rank: 0,
                     exchange,
                 },
-            }),
+            })),
         }
         .with_per_rank())
     }
@@ -777,90 +858,197 @@ struct HostBatch<'a, K, V> {
     kept: Kept,
 }
 
+/// Copies `src` into the front of `dst` on every host thread.
+fn par_copy<T: Copy + Send + Sync>(dst: &mut [T], src: &[T]) {
+    const PIECE: usize = 1 << 16;
+    dst[..src.len()]
+        .par_chunks_mut(PIECE)
+        .zip(src.par_chunks(PIECE))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// A pinned buffer of at least `len` elements in `slot` (grown to the next power of two).
+fn pinned<'a, T: bytemuck::Pod>(
+    gpu: &Gpu,
+    slot: &'a mut Option<PinnedBuffer<T>>,
+    len: usize,
+) -> Result<&'a mut PinnedBuffer<T>> {
+    if slot.as_ref().is_none_or(|p| p.len() < len) {
+        *slot = None; // free the old one first
+        *slot = Some(gpu.alloc_pinned::<T>(len.next_power_of_two())?);
+    }
+    Ok(slot.as_mut().expect("just made"))
+}
+
+/// Stages `src` through pinned memory into a new device buffer of `copy`'s stream.
+fn stage<T: bytemuck::Pod + Send + Sync>(
+    copy: &Gpu,
+    slot: &mut Option<PinnedBuffer<T>>,
+    src: &[T],
+) -> Result<DeviceBuffer<T>> {
+    let p = pinned(copy, slot, src.len())?;
+    par_copy(p.as_mut_slice()?, src);
+    let mut d = copy.alloc::<T>(src.len())?;
+    copy.copy_from_pinned(p, 0, &mut d, 0, src.len())?;
+    Ok(d)
+}
+
 impl Ctx {
-    /// A host-slice operation on GPU shards: the batch is cut into one piece per rank,
-    /// uploaded, run through [`Ctx::cascade`] and its results downloaded.
+    /// A host-slice operation on GPU shards, as a pipeline: each rank takes an even piece of
+    /// the batch, in chunks of `chunk` keys; a chunk goes through pinned memory to the device
+    /// on the rank's upload stream, through [`Ctx::cascade`], and its results back into pinned
+    /// memory on the gather stream. Two slots per rank alternate, so the upload of one chunk
+    /// overlaps the work on the one before; a slot's results are copied out when it comes
+    /// round again, and at the end.
     fn host_run<K: Key, V: Value, T>(
         &self,
-        tables: T,
+        staging: &std::sync::Mutex<Vec<[Slot<K, V>; 2]>>,
+        tables: &mut T,
         part: &PartFunction,
+        chunk: usize,
         b: HostBatch<'_, K, V>,
         op: &mut ShardOp<'_, T, K, V>,
     ) -> Result<HostResults<V>> {
         let n = b.keys.len();
         let g = self.ranks.len();
+        let chunk = chunk.max(1);
         let pieces: Vec<std::ops::Range<usize>> =
             (0..g).map(|r| n * r / g..n * (r + 1) / g).collect();
-        type Up<K, V> = (
-            DeviceBuffer<K>,
-            Option<DeviceBuffer<V>>,
-            Option<DeviceBuffer<u8>>,
-        );
-        let mut up: Vec<Up<K, V>> = Vec::with_capacity(g);
-        let mut down: Vec<Results<V>> = Vec::with_capacity(g);
-        for (gpu, range) in self.ranks.iter().zip(&pieces) {
-            let r = range.clone();
-            up.push((
-                gpu.upload(&b.keys[r.clone()])?,
-                b.values.map(|v| gpu.upload(&v[r.clone()])).transpose()?,
-                b.ops.map(|o| gpu.upload(&o[r.clone()])).transpose()?,
-            ));
-            let status = match (b.want.0, b.status) {
-                (false, _) => None,
-                (true, Some(s)) => Some(gpu.upload(&s[r.clone()])?),
-                (true, None) => Some(gpu.alloc_filled::<u32>(r.len(), 0)?),
-            };
-            let out = match (b.want.1, b.out) {
-                (false, _) => None,
-                (true, Some(o)) => Some(gpu.upload(&o[r.clone()])?),
-                (true, None) => Some(gpu.alloc_filled::<V>(r.len(), 0)?),
-            };
-            let found = b
-                .want
-                .2
-                .then(|| gpu.alloc_filled::<u8>(r.len(), 0))
-                .transpose()?;
-            down.push((status, out, found));
-        }
-        {
-            let inputs: Vec<Option<Input<'_, K, V>>> = up
-                .iter()
-                .map(|(k, v, o)| {
-                    Some(Input {
-                        keys: k,
-                        values: v.as_ref(),
-                        ops: o.as_ref(),
-                    })
-                })
-                .collect();
-            let mut outputs: Vec<Option<Output<'_, V>>> = down
-                .iter_mut()
-                .map(|(s, o, f)| {
-                    (s.is_some() || o.is_some() || f.is_some()).then_some(Output {
-                        status: s.as_mut(),
-                        out: o.as_mut(),
-                        found: f.as_mut(),
-                    })
-                })
-                .collect();
-            self.cascade(tables, part, &inputs, &mut outputs, b.kept, op)?;
-        }
+        let rounds = pieces
+            .iter()
+            .map(|p| p.len().div_ceil(chunk))
+            .max()
+            .unwrap_or(0);
         let mut results: HostResults<V> = (
-            b.want.0.then(|| Vec::with_capacity(n)),
-            b.want.1.then(|| Vec::with_capacity(n)),
-            b.want.2.then(|| Vec::with_capacity(n)),
+            b.want.0.then(|| vec![0u32; n]),
+            b.want.1.then(|| vec![V::zeroed(); n]),
+            b.want.2.then(|| vec![0u8; n]),
         );
-        for (gpu, (s, o, f)) in self.ranks.iter().zip(&down) {
-            if let (Some(all), Some(d)) = (results.0.as_mut(), s) {
-                all.extend(gpu.download(d)?);
+        let mut staging = staging
+            .lock()
+            .map_err(|_| Error::invalid("the sharded table's staging was poisoned by a panic"))?;
+        staging.resize_with(g, Default::default);
+        // Copies a slot's waiting results out (waits for their download).
+        fn drain<K: Key, V: Value>(
+            slot: &mut Slot<K, V>,
+            results: &mut HostResults<V>,
+        ) -> Result<()> {
+            if let Some(range) = slot.pending.take() {
+                let len = range.len();
+                if let (Some(all), Some(p)) = (results.0.as_mut(), slot.status.as_ref()) {
+                    par_copy(&mut all[range.clone()], &p.as_slice()?[..len]);
+                }
+                if let (Some(all), Some(p)) = (results.1.as_mut(), slot.out.as_ref()) {
+                    par_copy(&mut all[range.clone()], &p.as_slice()?[..len]);
+                }
+                if let (Some(all), Some(p)) = (results.2.as_mut(), slot.found.as_ref()) {
+                    par_copy(&mut all[range.clone()], &p.as_slice()?[..len]);
+                }
             }
-            if let (Some(all), Some(d)) = (results.1.as_mut(), o) {
-                all.extend(gpu.download(d)?);
+            Ok(())
+        }
+        for c in 0..rounds {
+            let s = c % 2;
+            let mut ranges: Vec<Option<std::ops::Range<usize>>> = Vec::with_capacity(g);
+            for r in 0..g {
+                let slot = &mut staging[r][s];
+                drain(slot, &mut results)?;
+                slot.device = None; // chunk c - 2's buffers: its work is long enqueued
+                let start = pieces[r].start + c * chunk;
+                if start >= pieces[r].end {
+                    ranges.push(None);
+                    continue;
+                }
+                let range = start..(start + chunk).min(pieces[r].end);
+                let (copy, gather) = (&self.copies[r], &self.gathers[r]);
+                let input = (
+                    stage(copy, &mut slot.keys, &b.keys[range.clone()])?,
+                    b.values
+                        .map(|v| stage(copy, &mut slot.values, &v[range.clone()]))
+                        .transpose()?,
+                    b.ops
+                        .map(|o| stage(copy, &mut slot.ops, &o[range.clone()]))
+                        .transpose()?,
+                );
+                let len = range.len();
+                let status = match (b.want.0, b.status) {
+                    (false, _) => None,
+                    (true, Some(st)) => Some(stage(copy, &mut slot.status, &st[range.clone()])?),
+                    (true, None) => Some(gather.alloc_filled::<u32>(len, 0)?),
+                };
+                let out = match (b.want.1, b.out) {
+                    (false, _) => None,
+                    (true, Some(o)) => Some(stage(copy, &mut slot.out, &o[range.clone()])?),
+                    (true, None) => Some(gather.alloc_filled::<V>(len, 0)?),
+                };
+                let found = b
+                    .want
+                    .2
+                    .then(|| gather.alloc_filled::<u8>(len, 0))
+                    .transpose()?;
+                slot.device = Some((input, (status, out, found)));
+                ranges.push(Some(range));
             }
-            if let (Some(all), Some(d)) = (results.2.as_mut(), f) {
-                all.extend(gpu.download(d)?);
+            {
+                let mut slots: Vec<&mut Slot<K, V>> =
+                    staging.iter_mut().map(|pair| &mut pair[s]).collect();
+                let mut inputs: Vec<Option<Input<'_, K, V>>> = Vec::with_capacity(g);
+                let mut outputs: Vec<Option<Output<'_, V>>> = Vec::with_capacity(g);
+                for slot in slots.iter_mut() {
+                    match slot.device.as_mut() {
+                        Some(((k, v, o), (st, out, f))) => {
+                            inputs.push(Some(Input {
+                                keys: k,
+                                values: v.as_ref(),
+                                ops: o.as_ref(),
+                            }));
+                            outputs.push((st.is_some() || out.is_some() || f.is_some()).then_some(
+                                Output {
+                                    status: st.as_mut(),
+                                    out: out.as_mut(),
+                                    found: f.as_mut(),
+                                },
+                            ));
+                        }
+                        None => {
+                            inputs.push(None);
+                            outputs.push(None);
+                        }
+                    }
+                }
+                self.cascade(tables, part, &inputs, &mut outputs, b.kept, op)?;
             }
-            gpu.synchronize()?;
+            // The results go back to pinned memory on the gather stream.
+            for (r, range) in ranges.into_iter().enumerate() {
+                let Some(range) = range else { continue };
+                let len = range.len();
+                let gather = &self.gathers[r];
+                let slot = &mut staging[r][s];
+                let Some((_, (st, out, f))) = slot.device.as_ref() else {
+                    continue;
+                };
+                if let Some(d) = st {
+                    gather.copy_to_pinned(d, 0, pinned(gather, &mut slot.status, len)?, 0, len)?;
+                }
+                if let Some(d) = out {
+                    gather.copy_to_pinned(d, 0, pinned(gather, &mut slot.out, len)?, 0, len)?;
+                }
+                if let Some(d) = f {
+                    gather.copy_to_pinned(d, 0, pinned(gather, &mut slot.found, len)?, 0, len)?;
+                }
+                slot.pending = Some(range);
+            }
+        }
+        for pair in staging.iter_mut() {
+            for slot in pair.iter_mut() {
+                drain(slot, &mut results)?;
+                slot.device = None;
+            }
+        }
+        for r in 0..g {
+            self.ranks[r].synchronize()?;
+            self.gathers[r].synchronize()?;
+            self.copies[r].synchronize()?;
         }
         Ok(results)
     }
@@ -892,7 +1080,13 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
         let Body::Device(d) = &self.body else {
             return Ok(());
         };
-        for r in &d.ctx.ranks {
+        for r in d
+            .ctx
+            .ranks
+            .iter()
+            .chain(&d.ctx.gathers)
+            .chain(&d.ctx.copies)
+        {
             r.synchronize()?;
         }
         let mut failed = 0;
@@ -960,7 +1154,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
     ) -> Result<usize> {
         crate::error::check_same_len("insert (values)", keys.len(), values.len())?;
         crate::error::check_same_len("insert (status)", keys.len(), status.len())?;
-        let part = self.part;
+        let (part, chunk) = (self.part, self.config.pipeline_batch);
         match &mut self.body {
             Body::Host(tables) => {
                 let parts = host_parts(&part, keys);
@@ -994,8 +1188,10 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     unreachable!()
                 };
                 let (st, _, _) = d.ctx.host_run(
+                    &d.staging,
                     &mut d.tables,
                     &part,
+                    chunk,
                     HostBatch {
                         keys,
                         values: Some(values),
@@ -1047,7 +1243,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
             return Ok(0);
         }
         self.check_mixed_erase(ops)?;
-        let part = self.part;
+        let (part, chunk) = (self.part, self.config.pipeline_batch);
         match &mut self.body {
             Body::Host(tables) => {
                 let parts = host_parts(&part, keys);
@@ -1087,8 +1283,10 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     unreachable!()
                 };
                 let (st, o, f) = d.ctx.host_run(
+                    &d.staging,
                     &mut d.tables,
                     &part,
+                    chunk,
                     HostBatch {
                         keys,
                         values: Some(values),
@@ -1153,8 +1351,10 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     return Ok(0);
                 }
                 let (_, v, f) = d.ctx.host_run(
-                    &d.tables,
+                    &d.staging,
+                    &mut &d.tables,
                     &self.part,
+                    self.config.pipeline_batch,
                     HostBatch {
                         keys,
                         values: None,
@@ -1197,8 +1397,10 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     return Ok(Vec::new());
                 }
                 let (_, _, f) = d.ctx.host_run(
-                    &d.tables,
+                    &d.staging,
+                    &mut &d.tables,
                     &self.part,
+                    self.config.pipeline_batch,
                     HostBatch::<K, V> {
                         keys,
                         values: None,
@@ -1219,7 +1421,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
     }
 
     fn erase(&mut self, keys: &[K]) -> Result<usize> {
-        let part = self.part;
+        let (part, chunk) = (self.part, self.config.pipeline_batch);
         match &mut self.body {
             Body::Host(tables) => {
                 let parts = host_parts(&part, keys);
@@ -1239,8 +1441,10 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     unreachable!()
                 };
                 d.ctx.host_run(
+                    &d.staging,
                     &mut d.tables,
                     &part,
+                    chunk,
                     HostBatch::<K, V> {
                         keys,
                         values: None,
@@ -1432,7 +1636,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
             },
         );
         d.ctx.cascade(
-            &d.tables,
+            &mut &d.tables,
             &self.part,
             &inputs,
             &mut outputs,
@@ -1468,7 +1672,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
             },
         );
         d.ctx.cascade(
-            &d.tables,
+            &mut &d.tables,
             &self.part,
             &inputs,
             &mut outputs,

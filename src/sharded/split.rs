@@ -135,14 +135,16 @@ fn rank_shared_bytes(parts: u32) -> u32 {
 }
 
 /// Splits `keys` (and `values`, `ops`, moved with them) into `f.parts` parts by `f.part_of`,
-/// stably, on `gpu`'s stream; waits for the part sizes (the host needs them to size what
-/// follows).
+/// stably, on `gpu`'s stream, into buffers that belong to `alloc`'s stream (the stream that
+/// will finish with them: freeing them there does not hold `gpu`'s stream back); waits for the
+/// part sizes on `gpu`'s stream (the host needs them to size what follows).
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for 0 or more than [`MAX_SHARDS`] parts, a batch of `u32::MAX`
 /// keys or more, or payloads of another length than the keys; the device's errors.
 pub fn split<K: Key, V: bytemuck::Pod>(
     gpu: &Gpu,
+    alloc: &Gpu,
     f: &PartFunction,
     keys: &DeviceBuffer<K>,
     values: Option<&DeviceBuffer<V>>,
@@ -160,8 +162,8 @@ pub fn split<K: Key, V: bytemuck::Pod>(
     let module = module::<K>(gpu, f)?;
     let (n64, seed, parts) = (n as u64, f.seed, f.parts);
     let tiles = (n64.div_ceil(TILE)).max(1);
-    let mut tile_prefix = gpu.alloc::<u32>(tiles as usize * parts as usize)?;
-    let mut totals = gpu.alloc::<u64>(parts as usize)?;
+    let mut tile_prefix = alloc.alloc::<u32>(tiles as usize * parts as usize)?;
+    let mut totals = alloc.alloc::<u64>(parts as usize)?;
 
     let count = module.kernel("shard_count")?;
     let mut l = count.launch();
@@ -183,9 +185,9 @@ pub fn split<K: Key, V: bytemuck::Pod>(
     // in place and writes totals[p]; `parts` blocks of exactly WM_SH_SCAN_BLOCK threads.
     unsafe { l.run(parts, SCAN_BLOCK, 0) }?;
 
-    let mut keys_out = gpu.alloc::<K>(n)?;
-    let mut values_out = values.map(|_| gpu.alloc::<V>(n)).transpose()?;
-    let mut ops_out = ops.map(|_| gpu.alloc::<u8>(n)).transpose()?;
+    let mut keys_out = alloc.alloc::<K>(n)?;
+    let mut values_out = values.map(|_| alloc.alloc::<V>(n)).transpose()?;
+    let mut ops_out = ops.map(|_| alloc.alloc::<u8>(n)).transpose()?;
     let (null, ops_bytes) = (0u64, 1u32);
     let scatter = module.kernel("shard_scatter")?;
     let mut l = scatter.launch();
@@ -252,7 +254,8 @@ pub enum Keep<'a> {
     /// Values only where the found flag is set (finds).
     ValuesWhereMissing,
     /// By the mixed batch's operations (in split order): statuses for inserts, values for
-    /// finds that found their key, found flags for finds and erases.
+    /// finds that found their key (the found flags must be given), found flags for finds and
+    /// erases.
     ByOperation(&'a DeviceBuffer<u8>),
 }
 
@@ -311,7 +314,11 @@ pub fn unsplit<K: Key, V: bytemuck::Pod>(
         .arg(&tiles)
         .buf(&plan.tile_prefix)
         .buf(&plan.totals);
-    let where_found = u32::from(matches!(keep, Keep::ValuesWhereMissing));
+    // Values only where found: for finds, and for the finds of a mixed batch.
+    let where_found = u32::from(matches!(
+        keep,
+        Keep::ValuesWhereMissing | Keep::ByOperation(_)
+    ));
     match keep {
         Keep::ByOperation(ops) => l.buf(ops),
         _ => l.arg(&null),

@@ -435,8 +435,9 @@ fn two_level_cpu_test_configs() -> Vec<(&'static str, TableConfig)> {
 
 /// Sharded tables on one GPU, labelled `<inner scheme>/<ranks>x<shards per rank>[/<exchange>]`:
 /// one WarpDrive shard (straight to the table); four in place on one rank; two ranks of two
-/// shards on one GPU (the copy exchange, both ways); Stadium, the slab hash (mixed batches with
-/// erases) and DyCuckoo (growth) through the exchange; and, with the `nccl` feature, NCCL with
+/// shards on one GPU (the copy exchange, both ways, host batches in a pipeline of 1000-key
+/// chunks); Stadium, the slab hash (mixed batches with erases, 700-key chunks) and DyCuckoo
+/// (growth) through the exchange; and, with the `nccl` feature, NCCL with
 /// one rank sending two shards' parts to itself.
 fn sharded_test_configs() -> Vec<(&'static str, TableConfig)> {
     let wd = || TableConfig::WarpDrive(WarpDriveConfig::new(0));
@@ -449,7 +450,7 @@ fn sharded_test_configs() -> Vec<(&'static str, TableConfig)> {
     let mut v = vec![
         ("warpdrive/1x1", c(wd(), 1, 1)),
         ("warpdrive/1x4", c(wd(), 1, 4)),
-        ("warpdrive/2x2", c(wd(), 2, 2)),
+        ("warpdrive/2x2", c(wd(), 2, 2).pipeline_batch(1000)),
         (
             "stadium/2x1",
             c(
@@ -458,7 +459,10 @@ fn sharded_test_configs() -> Vec<(&'static str, TableConfig)> {
                 1,
             ),
         ),
-        ("slab/2x2", c(TableConfig::Slab(SlabConfig::new(0)), 2, 2)),
+        (
+            "slab/2x2",
+            c(TableConfig::Slab(SlabConfig::new(0)), 2, 2).pipeline_batch(700),
+        ),
         (
             "dycuckoo/1x3",
             c(TableConfig::DyCuckoo(DyCuckooConfig::new(0)), 1, 3),

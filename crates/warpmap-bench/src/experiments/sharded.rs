@@ -64,7 +64,9 @@ impl Default for ShardedBenchConfig {
 /// One measurement.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct ShardedRow {
-    /// "warpdrive" (the bare table), "sharded", or "h2d" (the copy bandwidth).
+    /// "warpdrive" (the bare table), "sharded", "split" (the split alone: `split_kv` keys and
+    /// values, `split_k` keys, wall clock with the wait for the part sizes; `unsplit_vf` a
+    /// find's values and found flags back, CUDA events), or "h2d" (the copy bandwidth).
     pub scheme: &'static str,
     /// GPUs.
     pub gpus: usize,
@@ -325,6 +327,15 @@ pub fn run_sharded(
     let mut find: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
     let mut host: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
     let mut h2d = Timed::new();
+    // The split's own cost, at the most shards measured (keys and values; keys alone; the
+    // inverse of a find: values and found flags back).
+    let most = cfg.shards_per_gpu.iter().max().copied().unwrap_or(1) * cfg.gpus;
+    let f = *maps
+        .iter()
+        .find(|m| m.shards() == most)
+        .map(|m| m.partition())
+        .unwrap_or(maps[0].partition());
+    let (mut split_kv, mut split_k, mut unsplit_vf) = (Timed::new(), Timed::new(), Timed::new());
     let timer = gpu.timer()?;
     let mut staging = if cfg.host_sided {
         Some((gpu.alloc_pinned::<u64>(n)?, gpu.alloc::<u64>(n)?))
@@ -347,6 +358,36 @@ pub fn run_sharded(
         )?;
         for (i, m) in maps.iter_mut().enumerate() {
             device_run(gpu, m, &keys, &dk, &dv, run, &mut ins[i], &mut find[i])?;
+        }
+        {
+            use warpmap::sharded::split::{split, unsplit, Keep};
+            gpu.synchronize()?;
+            let t0 = Instant::now();
+            let sb = split(gpu, gpu, &f, &dk, Some(&dv), None)?;
+            gpu.synchronize()?;
+            split_kv.ms.push(t0.elapsed().as_secs_f64() * 1e3);
+            drop(sb);
+            gpu.synchronize()?;
+            let t0 = Instant::now();
+            let sb = split::<u32, u32>(gpu, gpu, &f, &dk, None, None)?;
+            gpu.synchronize()?;
+            split_k.ms.push(t0.elapsed().as_secs_f64() * 1e3);
+            let fv = gpu.alloc_filled::<u8>(n, 1)?;
+            let mut out = gpu.alloc::<u32>(n)?;
+            let mut found = gpu.alloc::<u8>(n)?;
+            gpu.synchronize()?;
+            timer.start()?;
+            unsplit(
+                gpu,
+                &f,
+                &sb.plan,
+                &dk,
+                Keep::ValuesWhereMissing,
+                None,
+                Some((&dv, &mut out)),
+                Some((&fv, &mut found)),
+            )?;
+            unsplit_vf.ms.push(timer.stop_ms()?);
         }
         if cfg.host_sided {
             bare.clear()?;
@@ -423,6 +464,16 @@ pub fn run_sharded(
             r.of_bare = bh_rate.map(|b| r.gops / b);
             push(r, &mut rows);
         }
+    }
+    for (t, op) in [
+        (split_kv, "split_kv"),
+        (split_k, "split_k"),
+        (unsplit_vf, "unsplit_vf"),
+    ] {
+        push(
+            t.row("split", cfg.gpus, most, "device", None, op, n),
+            &mut rows,
+        );
     }
     let mut bw = None;
     if cfg.host_sided {
