@@ -708,8 +708,10 @@ impl Gpu {
         }
         self.before_write(dst)?;
         let size = std::mem::size_of::<T>();
-        // SAFETY: the slice is used only by this stream's copy below; `_record` records the
-        // pinned buffer's event on this stream after it, which its host accessors wait for.
+        // SAFETY: the slice is used only by this stream's copy below, ordered after the buffer's
+        // last copy (`pinned_before`) and recorded as its last (`pinned_after`), which the host
+        // accessors and the drop wait for (cudarc's `_record` is inert with tracking off).
+        let pending = pinned_before(&src.pending, &self.stream)?;
         let (host, _record) = unsafe { src.bytes.stream_synced_slice(&self.stream) };
         let from = &host[src_at * size..(src_at + len) * size];
         let (to, _w) = dst.bytes.device_ptr_mut(&self.stream);
@@ -723,7 +725,8 @@ impl Gpu {
                 self.stream.cu_stream(),
             )
         }
-        .map_err(|e| driver_err("copy from pinned memory", e))
+        .map_err(|e| driver_err("copy from pinned memory", e))?;
+        pinned_after(pending, &self.stream)
     }
 
     /// Copies `len` elements of `src` from element `src_at` into pinned host memory from
@@ -755,6 +758,7 @@ impl Gpu {
         let (from, _r) = src.bytes.device_ptr(&self.stream);
         // SAFETY: as in `copy_from_pinned`: the slice is written only by this stream's copy,
         // and the pinned buffer's accessors and drop wait for the recorded event.
+        let pending = pinned_before(&dst.pending, &self.stream)?;
         let (host, _record) = unsafe { dst.bytes.stream_synced_mut_slice(&self.stream) };
         let to = &mut host[dst_at * size..(dst_at + len) * size];
         // SAFETY: [from + src_at, + len) lies in `src`, ordered for this stream; `to` is
@@ -766,7 +770,8 @@ impl Gpu {
                 self.stream.cu_stream(),
             )
         }
-        .map_err(|e| driver_err("copy to pinned memory", e))
+        .map_err(|e| driver_err("copy to pinned memory", e))?;
+        pinned_after(pending, &self.stream)
     }
 
     /// A read-only view of elements `range` of `buf` (a buffer of this GPU), belonging to this
@@ -895,6 +900,7 @@ impl Gpu {
         Ok(PinnedBuffer {
             bytes: slice,
             len,
+            pending: Mutex::new(None),
             _t: PhantomData,
         })
     }
@@ -1400,7 +1406,62 @@ fn check_view_range(range: &std::ops::Range<usize>, len: usize) -> Result<()> {
 pub struct PinnedBuffer<T> {
     bytes: PinnedHostSlice<u8>,
     len: usize,
+    /// The last asynchronous copy into or out of it ([`Gpu::copy_from_pinned`],
+    /// [`Gpu::copy_to_pinned`]): the host accessors, the next copy and the drop wait for it.
+    /// (cudarc's own event of the slice is recorded only with its event tracking, which the
+    /// device layer turns off.)
+    pending: Mutex<Option<CudaEvent>>,
     _t: PhantomData<T>,
+}
+
+type Pending<'a> = std::sync::MutexGuard<'a, Option<CudaEvent>>;
+
+/// Locks a pinned buffer's copy record and makes `stream` wait for its last copy.
+fn pinned_before<'a>(
+    pending: &'a Mutex<Option<CudaEvent>>,
+    stream: &CudaStream,
+) -> Result<Pending<'a>> {
+    let p = pending
+        .lock()
+        .map_err(|_| Error::invalid("a pinned buffer's copy record was poisoned by a panic"))?;
+    if let Some(e) = p.as_ref() {
+        stream
+            .wait(e)
+            .map_err(|e| driver_err("waiting for an event", e))?;
+    }
+    Ok(p)
+}
+
+/// Records the copy just enqueued on `stream` as the buffer's last.
+fn pinned_after(mut p: Pending<'_>, stream: &CudaStream) -> Result<()> {
+    *p = Some(
+        stream
+            .record_event(None)
+            .map_err(|e| driver_err("recording an event", e))?,
+    );
+    Ok(())
+}
+
+impl<T> PinnedBuffer<T> {
+    /// Waits on the host for the last copy.
+    fn settle(&self) -> Result<()> {
+        let mut p = self
+            .pending
+            .lock()
+            .map_err(|_| Error::invalid("a pinned buffer's copy record was poisoned by a panic"))?;
+        if let Some(e) = p.take() {
+            e.synchronize()
+                .map_err(|e| driver_err("waiting for a copy of pinned memory", e))?;
+        }
+        Ok(())
+    }
+}
+
+impl<T> Drop for PinnedBuffer<T> {
+    fn drop(&mut self) {
+        // The memory is freed after this: no copy may still use it (errors: see DeviceBuffer).
+        let _ = self.settle();
+    }
 }
 
 impl<T: bytemuck::Pod> PinnedBuffer<T> {
@@ -1414,6 +1475,7 @@ impl<T: bytemuck::Pod> PinnedBuffer<T> {
     }
     /// The contents (waits for pending copies into it).
     pub fn as_slice(&self) -> Result<&[T]> {
+        self.settle()?;
         let b = self
             .bytes
             .as_slice()
@@ -1424,6 +1486,7 @@ impl<T: bytemuck::Pod> PinnedBuffer<T> {
     }
     /// The contents, writable (waits for pending copies).
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
+        self.settle()?;
         let n = self.len * std::mem::size_of::<T>();
         let b = self
             .bytes
