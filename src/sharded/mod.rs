@@ -477,47 +477,42 @@ impl Ctx {
                     .map(|(g, &t)| g.alloc::<T>(t as usize))
                     .collect()
             }
-            let mut keys: Vec<DeviceBuffer<K>> = receive(gpus, &totals)?;
+            // Part p of every source to shard p, into a new buffer per shard.
+            fn deliver<T: bytemuck::Pod>(
+                exchange: &exchange::Transport,
+                gpus: &[Arc<Gpu>],
+                totals: &[u64],
+                moves: &[Move],
+                per_rank: usize,
+                send: &[(&DeviceBuffer<T>, usize)],
+            ) -> Result<Vec<DeviceBuffer<T>>> {
+                let mut bufs: Vec<DeviceBuffer<T>> = receive(gpus, totals)?;
+                let mut recv: Vec<(&mut DeviceBuffer<T>, usize)> = bufs
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(p, b)| (b, p / per_rank))
+                    .collect();
+                exchange.transfer(send, &mut recv, moves)?;
+                Ok(bufs)
+            }
+            let send_keys: Vec<_> = sources.iter().map(|(r, sb)| (&sb.keys, *r)).collect();
+            let keys = deliver(exchange, gpus, &totals, &moves, per_rank, &send_keys)?;
+            let values = match sources
+                .iter()
+                .map(|(r, sb)| sb.values.as_ref().map(|v| (v, *r)))
+                .collect::<Option<Vec<_>>>()
             {
-                let send: Vec<(&DeviceBuffer<K>, usize)> =
-                    sources.iter().map(|(r, sb)| (&sb.keys, *r)).collect();
-                let mut recv: Vec<(&mut DeviceBuffer<K>, usize)> = keys
-                    .iter_mut()
-                    .enumerate()
-                    .map(|(p, b)| (b, rank_of(p)))
-                    .collect();
-                exchange.transfer(&send, &mut recv, &moves)?;
-            }
-            let mut values: Option<Vec<DeviceBuffer<V>>> = None;
-            if sources[0].1.values.is_some() {
-                let mut v: Vec<DeviceBuffer<V>> = receive(gpus, &totals)?;
-                let send: Vec<(&DeviceBuffer<V>, usize)> = sources
-                    .iter()
-                    .map(|(r, sb)| (sb.values.as_ref().expect("every source has values"), *r))
-                    .collect();
-                let mut recv: Vec<(&mut DeviceBuffer<V>, usize)> = v
-                    .iter_mut()
-                    .enumerate()
-                    .map(|(p, b)| (b, rank_of(p)))
-                    .collect();
-                exchange.transfer(&send, &mut recv, &moves)?;
-                values = Some(v);
-            }
-            let mut ops: Option<Vec<DeviceBuffer<u8>>> = None;
-            if sources[0].1.ops.is_some() {
-                let mut v: Vec<DeviceBuffer<u8>> = receive(gpus, &totals)?;
-                let send: Vec<(&DeviceBuffer<u8>, usize)> = sources
-                    .iter()
-                    .map(|(r, sb)| (sb.ops.as_ref().expect("every source has operations"), *r))
-                    .collect();
-                let mut recv: Vec<(&mut DeviceBuffer<u8>, usize)> = v
-                    .iter_mut()
-                    .enumerate()
-                    .map(|(p, b)| (b, rank_of(p)))
-                    .collect();
-                exchange.transfer(&send, &mut recv, &moves)?;
-                ops = Some(v);
-            }
+                Some(send) => Some(deliver(exchange, gpus, &totals, &moves, per_rank, &send)?),
+                None => None,
+            };
+            let ops = match sources
+                .iter()
+                .map(|(r, sb)| sb.ops.as_ref().map(|o| (o, *r)))
+                .collect::<Option<Vec<_>>>()
+            {
+                Some(send) => Some(deliver(exchange, gpus, &totals, &moves, per_rank, &send)?),
+                None => None,
+            };
             let mut status: Option<Vec<DeviceBuffer<u32>>> =
                 want.0.then(|| receive(gpus, &totals)).transpose()?;
             let mut out: Option<Vec<DeviceBuffer<V>>> =
