@@ -38,42 +38,11 @@ extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_count(
 // One block of WM_MS_SCAN_BLOCK threads, a chunk of that many counts per round.
 extern "C" __global__ void __launch_bounds__(WM_MS_SCAN_BLOCK) multisplit_scan(
     const u64* __restrict__ counts, u32 parts, u64* __restrict__ offsets, u64* __restrict__ cursor) {
-  __shared__ u64 warp_sums[WM_MS_SCAN_BLOCK / 32];
-  __shared__ u64 carry;
-  const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-  if (threadIdx.x == 0) carry = 0;
-  __syncthreads();
-  for (u32 base = 0; base < parts; base += WM_MS_SCAN_BLOCK) {
-    const u32 i = base + threadIdx.x;
-    const u64 v = i < parts ? counts[i] : 0ull;
-    u64 x = v;  // inclusive scan within the warp
-#pragma unroll
-    for (u32 d = 1; d < 32; d <<= 1) {
-      const u64 y = __shfl_up_sync(0xffffffffu, x, d);
-      if (lane >= d) x += y;
-    }
-    if (lane == 31u) warp_sums[warp] = x;
-    __syncthreads();
-    if (warp == 0) {  // inclusive scan of the warp totals
-      u64 s = warp_sums[lane];
-#pragma unroll
-      for (u32 d = 1; d < 32; d <<= 1) {
-        const u64 y = __shfl_up_sync(0xffffffffu, s, d);
-        if (lane >= d) s += y;
-      }
-      warp_sums[lane] = s;
-    }
-    __syncthreads();
-    const u64 excl = carry + (warp > 0 ? warp_sums[warp - 1] : 0ull) + x - v;
-    if (i < parts) {
-      offsets[i] = excl;
-      cursor[i] = excl;
-    }
-    __syncthreads();  // every thread has read `carry`
-    if (threadIdx.x == WM_MS_SCAN_BLOCK - 1) carry = excl + v;
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) offsets[parts] = carry;
+  const u64 total = wm_block_exclusive_scan<u64, WM_MS_SCAN_BLOCK>(counts, parts, [&](u64 i, u64 excl) {
+    offsets[i] = excl;
+    cursor[i] = excl;
+  });
+  if (threadIdx.x == 0) offsets[parts] = total;
 }
 
 // Moves key i (and value i) to keys_out[cursor[part]++]. `values`/`values_out` are null for a

@@ -162,40 +162,10 @@ extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_count(const wm_k
 // One block per part: row p of tile_counts becomes its exclusive prefix (in place), and
 // totals[p] the row's sum. Exactly WM_SH_SCAN_BLOCK threads.
 extern "C" __global__ void __launch_bounds__(WM_SH_SCAN_BLOCK) shard_scan(u32* __restrict__ tile_counts, u64 tiles, u64* __restrict__ totals) {
-  __shared__ u32 warp_sums[WM_SH_SCAN_BLOCK / 32];
-  __shared__ u32 carry;
   u32* row = tile_counts + (u64)blockIdx.x * tiles;
-  const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-  if (threadIdx.x == 0) carry = 0;
-  __syncthreads();
-  for (u64 chunk = 0; chunk < tiles; chunk += WM_SH_SCAN_BLOCK) {
-    const u64 t = chunk + threadIdx.x;
-    const u32 v = t < tiles ? row[t] : 0u;
-    u32 x = v;  // inclusive scan within the warp
-#pragma unroll
-    for (u32 d = 1; d < 32; d <<= 1) {
-      const u32 y = __shfl_up_sync(0xffffffffu, x, d);
-      if (lane >= d) x += y;
-    }
-    if (lane == 31u) warp_sums[warp] = x;
-    __syncthreads();
-    if (warp == 0) {
-      u32 s = warp_sums[lane];
-#pragma unroll
-      for (u32 d = 1; d < 32; d <<= 1) {
-        const u32 y = __shfl_up_sync(0xffffffffu, s, d);
-        if (lane >= d) s += y;
-      }
-      warp_sums[lane] = s;
-    }
-    __syncthreads();
-    const u32 excl = carry + (warp > 0 ? warp_sums[warp - 1] : 0u) + x - v;
-    if (t < tiles) row[t] = excl;
-    __syncthreads();  // every thread has read `carry`
-    if (threadIdx.x == WM_SH_SCAN_BLOCK - 1) carry = excl + v;
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) totals[blockIdx.x] = carry;
+  const u32 total =
+      wm_block_exclusive_scan<u32, WM_SH_SCAN_BLOCK>(row, tiles, [&](u64 t, u32 excl) { row[t] = excl; });
+  if (threadIdx.x == 0) totals[blockIdx.x] = total;
 }
 
 // Moves key i (and element i of each payload that is not null) to its position in the split.

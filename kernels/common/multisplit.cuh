@@ -34,6 +34,46 @@ __device__ __forceinline__ u64 wm_multisplit_claim(u64* cursor, u32 part) {
   return base + (u64)__popc(peers & ((1u << lane) - 1u));
 }
 
+// One block of BLOCK threads (all of them call it): store(i, in[0] + ... + in[i - 1]) for every
+// i < n, a chunk of BLOCK values per round; returns the total to every thread. `store` may write
+// over `in` (each thread reads its value before it stores).
+template <typename T, u32 BLOCK, typename F>
+__device__ __forceinline__ T wm_block_exclusive_scan(const T* in, u64 n, F store) {
+  __shared__ T warp_sums[BLOCK / 32];
+  __shared__ T carry;
+  const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  if (threadIdx.x == 0) carry = 0;
+  __syncthreads();
+  for (u64 base = 0; base < n; base += BLOCK) {
+    const u64 i = base + threadIdx.x;
+    const T v = i < n ? in[i] : (T)0;
+    T x = v;  // inclusive scan within the warp
+#pragma unroll
+    for (u32 d = 1; d < 32; d <<= 1) {
+      const T y = __shfl_up_sync(0xffffffffu, x, d);
+      if (lane >= d) x += y;
+    }
+    if (lane == 31u) warp_sums[warp] = x;
+    __syncthreads();
+    if (warp == 0) {  // inclusive scan of the warp totals
+      T s = lane < BLOCK / 32 ? warp_sums[lane] : (T)0;
+#pragma unroll
+      for (u32 d = 1; d < 32; d <<= 1) {
+        const T y = __shfl_up_sync(0xffffffffu, s, d);
+        if (lane >= d) s += y;
+      }
+      if (lane < BLOCK / 32) warp_sums[lane] = s;
+    }
+    __syncthreads();
+    const T excl = carry + (warp > 0 ? warp_sums[warp - 1] : (T)0) + x - v;
+    if (i < n) store(i, excl);
+    __syncthreads();  // every thread has read `carry`
+    if (threadIdx.x == BLOCK - 1) carry = excl + v;
+    __syncthreads();
+  }
+  return carry;
+}
+
 // The part of a key: the first 32-bit hash of the key under `seed` (wm_hash_pair's x for keys
 // of 4 and 8 bytes, the low half of wm_hash_words for wider ones), mapped onto [0, parts) by
 // its high bits ((h * parts) >> 32). Use a seed that no table the parts go into uses: with the
