@@ -17,7 +17,9 @@ use common::*;
 use std::collections::HashMap;
 use warpmap::hash::HashFunction;
 use warpmap::sharded::split::{split, unsplit, Keep, MAX_SHARDS};
-use warpmap::sharded::{shard_capacity, sharded_capacity, ShardedConfig, ShardedMap, Transport};
+#[cfg(feature = "nccl")]
+use warpmap::sharded::Transport;
+use warpmap::sharded::{shard_capacity, sharded_capacity, ShardedConfig, ShardedMap};
 use warpmap::status::InsertStatus;
 use warpmap::table::engine::multisplit::{multisplit_host, PartFunction};
 use warpmap::table::registry::TableConfig;
@@ -338,7 +340,8 @@ fn device_batches_against_an_oracle() {
             .collect();
         assert_eq!(got, oracle, "{name}: retrieved pairs");
         // Mismatched lengths are refused before anything runs.
-        let err = map.insert_device_async(&dk, &dv2, None).unwrap_err();
+        let short = gpu.upload(&again[..5]).unwrap();
+        let err = map.insert_device_async(&dk, &short, None).unwrap_err();
         assert!(matches!(err, Error::InvalidInput(_)), "{name}: {err}");
     }
 }
