@@ -774,6 +774,72 @@ impl Gpu {
         pinned_after(pending, &self.stream)
     }
 
+    /// Whether all of `data` lies in one allocation of page-locked host memory that the driver
+    /// knows: memory from `cuMemHostAlloc` (a [`PinnedBuffer`]'s, or a `cudaHostAlloc` of
+    /// another library in this process) or registered with `cuMemHostRegister`. The copy engines
+    /// read and write such memory directly, at the bus's speed, while the host goes on; other
+    /// host memory goes through a staging buffer (see [`Gpu::copy_to_device_async`]).
+    pub fn is_page_locked<T>(&self, data: &[T]) -> bool {
+        if data.is_empty() || self.dev.ctx.bind_to_thread().is_err() {
+            return false;
+        }
+        let start = data.as_ptr() as drv_sys::CUdeviceptr;
+        let attribute = |what: drv_sys::CUpointer_attribute, out: *mut std::ffi::c_void| {
+            // SAFETY: `out` points at a local of the attribute's type (CUmemorytype: a 32-bit
+            // enum; range start: a CUdeviceptr; range size: a size_t); the context is current
+            // (bound above). A pointer the driver does not know is answered with an error.
+            let r = unsafe { drv_sys::cuPointerGetAttribute(out, what, start) };
+            r == drv_sys::cudaError_enum::CUDA_SUCCESS
+        };
+        let mut kind: u32 = 0;
+        let mut base: drv_sys::CUdeviceptr = 0;
+        let mut size: usize = 0;
+        use drv_sys::CUpointer_attribute as A;
+        attribute(A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (&mut kind as *mut u32).cast())
+            && kind == drv_sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
+            && attribute(A::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, (&mut base as *mut u64).cast())
+            && attribute(A::CU_POINTER_ATTRIBUTE_RANGE_SIZE, (&mut size as *mut usize).cast())
+            && start + std::mem::size_of_val(data) as u64 <= base + size as u64
+    }
+
+    /// Enqueues a copy of the host slice `src` into `dst` from element `at` on this handle's
+    /// stream and returns without waiting for it. From page-locked memory
+    /// ([`Gpu::is_page_locked`]) the copy engine reads `src` while the host goes on; from other
+    /// memory the driver stages it before returning.
+    ///
+    /// # Safety
+    /// `src` must stay allocated and unchanged until the copy is done: synchronize this stream
+    /// (or a stream that waited for it) before the borrow of `src` ends, on every path out.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if `src` does not fit in `dst` from `at`.
+    pub unsafe fn copy_to_device_async<T: bytemuck::Pod>(
+        &self,
+        src: &[T],
+        dst: &mut DeviceBuffer<T>,
+        at: usize,
+    ) -> Result<()> {
+        if at.checked_add(src.len()).is_none_or(|end| end > dst.len) {
+            return Err(Error::invalid(format!(
+                "copy of {} elements to element {at} of a device buffer of {}",
+                src.len(),
+                dst.len
+            )));
+        }
+        if src.is_empty() {
+            return Ok(());
+        }
+        self.before_write(dst)?;
+        let size = std::mem::size_of::<T>();
+        let (to, _w) = dst.bytes.device_ptr_mut(&self.stream);
+        // SAFETY: [to + at, + src.len()) lies in `dst`, ordered for this stream; `src` stays
+        // allocated and unchanged until the copy is done (this function's contract).
+        unsafe {
+            drv_result::memcpy_htod_async(to + (at * size) as u64, src, self.stream.cu_stream())
+        }
+        .map_err(|e| driver_err("copy to device", e))
+    }
+
     /// A read-only view of elements `range` of `buf` (a buffer of this GPU), belonging to this
     /// handle's stream: pass it wherever a `&DeviceBuffer` is read (`&*view`), with no copy.
     /// This stream first waits for `buf`'s last write; `buf`'s next write and its free wait for

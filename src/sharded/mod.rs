@@ -192,8 +192,8 @@ enum Body<K: Key, V: Value> {
 struct Shards<K: Key, V: Value> {
     tables: Vec<Box<dyn DeviceHashTable<K, V>>>,
     ctx: Ctx,
-    /// Pinned staging of the host pipeline, per rank two slots (allocated on first use).
-    staging: std::sync::Mutex<Vec<[Slot<K, V>; 2]>>,
+    /// Pinned staging of the host pipeline, per rank [`SLOTS`] slots (allocated on first use).
+    staging: std::sync::Mutex<Vec<[Slot<K, V>; SLOTS]>>,
 }
 
 /// One slot of a rank's host pipeline: pinned host buffers for a chunk's inputs and results,
@@ -836,30 +836,65 @@ fn as_table_mut<K: Key, V: Value>(t: &mut dyn DeviceHashTable<K, V>) -> &mut dyn
     t
 }
 
-/// Results of a host-slice operation on GPU shards, in the batch's order.
-type HostResults<V> = (Option<Vec<u32>>, Option<Vec<V>>, Option<Vec<u8>>);
-
-/// What a host-slice operation sends and wants back.
+/// What a host-slice operation sends.
 struct HostBatch<'a, K, V> {
     keys: &'a [K],
     values: Option<&'a [V]>,
     ops: Option<&'a [u8]>,
-    /// Statuses to start from (uploaded, so entries the operation does not write come back).
-    status: Option<&'a [u32]>,
-    /// Values to start from (likewise).
-    out: Option<&'a [V]>,
-    /// Which results to bring back: status, values, found.
-    want: (bool, bool, bool),
     kept: Kept,
 }
 
+/// Where a host-slice operation's results go, in the batch's order (each only where asked for).
+struct HostOut<'a, V> {
+    /// Statuses. `status_in`: they start from the caller's (uploaded: a mixed batch's entries
+    /// of other operations come back unchanged); otherwise from 0.
+    status: Option<&'a mut [u32]>,
+    status_in: bool,
+    /// Values. `out_in`: they start from the caller's (uploaded); otherwise a value comes back
+    /// only where its key was found (a find: misses keep the caller's, with no upload).
+    out: Option<&'a mut [V]>,
+    out_in: bool,
+    /// Found flags; with `found_of` (a mixed batch's operations) only for its finds and erases.
+    found: Option<&'a mut [bool]>,
+    found_of: Option<&'a [u8]>,
+}
+
+impl<V> HostOut<'_, V> {
+    /// Which results come back: status, values, found (values of a find need the found flags).
+    fn want(&self) -> (bool, bool, bool) {
+        let out = self.out.is_some();
+        (
+            self.status.is_some(),
+            out,
+            self.found.is_some() || (out && !self.out_in),
+        )
+    }
+}
+
+/// The length of the pieces the host copies in parallel.
+const PIECE: usize = 1 << 16;
+
 /// Copies `src` into the front of `dst` on every host thread.
 fn par_copy<T: Copy + Send + Sync>(dst: &mut [T], src: &[T]) {
-    const PIECE: usize = 1 << 16;
     dst[..src.len()]
         .par_chunks_mut(PIECE)
         .zip(src.par_chunks(PIECE))
         .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// `dst[i] = f(i, src[i])` where `f` answers `Some`, on every host thread.
+fn par_write<D: Send, S: Sync>(dst: &mut [D], src: &[S], f: impl Fn(usize, &S) -> Option<D> + Sync) {
+    dst[..src.len()]
+        .par_chunks_mut(PIECE)
+        .zip(src.par_chunks(PIECE))
+        .enumerate()
+        .for_each(|(c, (d, s))| {
+            for (j, (d, s)) in d.iter_mut().zip(s).enumerate() {
+                if let Some(v) = f(c * PIECE + j, s) {
+                    *d = v;
+                }
+            }
+        });
 }
 
 /// A pinned buffer of at least `len` elements in `slot` (grown to the next power of two).
@@ -875,38 +910,70 @@ fn pinned<'a, T: bytemuck::Pod>(
     Ok(slot.as_mut().expect("just made"))
 }
 
-/// Stages `src` through pinned memory into a new device buffer of `copy`'s stream.
-fn stage<T: bytemuck::Pod + Send + Sync>(
+/// A new device buffer of `copy`'s stream with `src` in it, on its way: straight from `src`
+/// where it is page-locked (`direct`), else staged through pinned memory on every host thread.
+///
+/// # Safety
+/// With `direct`, `src` must outlive the copy: the caller synchronizes `copy` before its
+/// borrow of `src` ends ([`Ctx::host_run`]'s [`Settle`]).
+unsafe fn stage<T: bytemuck::Pod + Send + Sync>(
     copy: &Gpu,
     slot: &mut Option<PinnedBuffer<T>>,
     src: &[T],
+    direct: bool,
 ) -> Result<DeviceBuffer<T>> {
-    let p = pinned(copy, slot, src.len())?;
-    par_copy(p.as_mut_slice()?, src);
     let mut d = copy.alloc::<T>(src.len())?;
-    copy.copy_from_pinned(p, 0, &mut d, 0, src.len())?;
+    if direct {
+        // SAFETY: the caller keeps `src` until `copy` is synchronized (this function's contract).
+        unsafe { copy.copy_to_device_async(src, &mut d, 0)? };
+    } else {
+        let p = pinned(copy, slot, src.len())?;
+        par_copy(p.as_mut_slice()?, src);
+        copy.copy_from_pinned(p, 0, &mut d, 0, src.len())?;
+    }
     Ok(d)
 }
 
+/// Synchronizes every stream of a context when dropped, also on the way out of an error: no
+/// copy may read a caller's slice after its borrow ends.
+struct Settle<'a>(&'a Ctx);
+
+impl Drop for Settle<'_> {
+    fn drop(&mut self) {
+        let c = self.0;
+        for g in c.ranks.iter().chain(&c.gathers).chain(&c.copies) {
+            let _ = g.synchronize(); // an error here is the operation's, already returned
+        }
+    }
+}
+
+/// Slots of pinned staging per rank in the host pipeline: chunk `c` uses slot `c % SLOTS`, so
+/// while the device works on chunk `c`, the host stages chunk `c + 1` and copies out the
+/// results of chunk `c + 1 - SLOTS`, long done.
+const SLOTS: usize = 3;
+
 impl Ctx {
     /// A host-slice operation on GPU shards, as a pipeline: each rank takes an even piece of
-    /// the batch, in chunks of `chunk` keys; a chunk goes through pinned memory to the device
-    /// on the rank's upload stream, through [`Ctx::cascade`], and its results back into pinned
-    /// memory on the gather stream. Two slots per rank alternate, so the upload of one chunk
-    /// overlaps the work on the one before; a slot's results are copied out when it comes
-    /// round again, and at the end.
+    /// the batch, in chunks of `chunk` keys. A chunk goes to the device on the rank's upload
+    /// stream (straight from the caller's slices where they are page-locked, else through
+    /// pinned staging filled on every host thread), through [`Ctx::cascade`], and its results
+    /// back into pinned memory on the gather stream, from which the host copies them out when
+    /// the slot comes round again, and at the end. The next chunk is staged and on its way
+    /// before the host waits for this chunk's split (see [`SLOTS`]).
     fn host_run<K: Key, V: Value, T>(
         &self,
-        staging: &std::sync::Mutex<Vec<[Slot<K, V>; 2]>>,
+        staging: &std::sync::Mutex<Vec<[Slot<K, V>; SLOTS]>>,
         tables: &mut T,
         part: &PartFunction,
         chunk: usize,
         b: HostBatch<'_, K, V>,
+        out: &mut HostOut<'_, V>,
         op: &mut ShardOp<'_, T, K, V>,
-    ) -> Result<HostResults<V>> {
+    ) -> Result<()> {
         let n = b.keys.len();
         let g = self.ranks.len();
         let chunk = chunk.max(1);
+        let want = out.want();
         let pieces: Vec<std::ops::Range<usize>> =
             (0..g).map(|r| n * r / g..n * (r + 1) / g).collect();
         let rounds = pieces
@@ -914,93 +981,138 @@ impl Ctx {
             .map(|p| p.len().div_ceil(chunk))
             .max()
             .unwrap_or(0);
-        let mut results: HostResults<V> = (
-            b.want.0.then(|| vec![0u32; n]),
-            b.want.1.then(|| vec![V::zeroed(); n]),
-            b.want.2.then(|| vec![0u8; n]),
-        );
         let mut staging = staging
             .lock()
             .map_err(|_| Error::invalid("the sharded table's staging was poisoned by a panic"))?;
         staging.resize_with(g, Default::default);
+        // From here on, every copy is done before this call returns.
+        let _settle = Settle(self);
+        let locked = |s: &[u8]| self.copies[0].is_page_locked(s);
+        let direct = (
+            locked(bytemuck::cast_slice(b.keys)),
+            b.values.is_some_and(|v| locked(bytemuck::cast_slice(v))),
+            b.ops.is_some_and(locked),
+        );
+
         // Copies a slot's waiting results out (waits for their download).
-        fn drain<K: Key, V: Value>(
-            slot: &mut Slot<K, V>,
-            results: &mut HostResults<V>,
-        ) -> Result<()> {
-            if let Some(range) = slot.pending.take() {
-                let len = range.len();
-                if let (Some(all), Some(p)) = (results.0.as_mut(), slot.status.as_ref()) {
-                    par_copy(&mut all[range.clone()], &p.as_slice()?[..len]);
+        fn drain<K: Key, V: Value>(slot: &mut Slot<K, V>, out: &mut HostOut<'_, V>) -> Result<()> {
+            let Some(range) = slot.pending.take() else {
+                return Ok(());
+            };
+            let len = range.len();
+            if let (Some(all), Some(p)) = (out.status.as_deref_mut(), slot.status.as_ref()) {
+                par_copy(&mut all[range.clone()], &p.as_slice()?[..len]);
+            }
+            let found = match slot.found.as_ref() {
+                Some(p) if out.want().2 => Some(&p.as_slice()?[..len]),
+                _ => None,
+            };
+            if let (Some(all), Some(p)) = (out.out.as_deref_mut(), slot.out.as_ref()) {
+                let values = &p.as_slice()?[..len];
+                match (out.out_in, found) {
+                    (false, Some(f)) => par_write(&mut all[range.clone()], values, |i, &v| {
+                        (f[i] != 0).then_some(v)
+                    }),
+                    _ => par_copy(&mut all[range.clone()], values),
                 }
-                if let (Some(all), Some(p)) = (results.1.as_mut(), slot.out.as_ref()) {
-                    par_copy(&mut all[range.clone()], &p.as_slice()?[..len]);
-                }
-                if let (Some(all), Some(p)) = (results.2.as_mut(), slot.found.as_ref()) {
-                    par_copy(&mut all[range.clone()], &p.as_slice()?[..len]);
+            }
+            if let (Some(all), Some(f)) = (out.found.as_deref_mut(), found) {
+                match out.found_of.map(|o| &o[range.clone()]) {
+                    Some(ops) => par_write(&mut all[range.clone()], f, |i, &f| {
+                        (ops[i] != MixedOp::Insert as u8).then_some(f != 0)
+                    }),
+                    None => par_write(&mut all[range.clone()], f, |_, &f| Some(f != 0)),
                 }
             }
             Ok(())
         }
-        for c in 0..rounds {
-            let s = c % 2;
-            let mut ranges: Vec<Option<std::ops::Range<usize>>> = Vec::with_capacity(g);
+
+        // Stages chunk `c` of every rank into its slot and starts its upload: the rank's
+        // range of the batch, or `None` past the end of its piece.
+        let upload = |staging: &mut Vec<[Slot<K, V>; SLOTS]>,
+                          out: &mut HostOut<'_, V>,
+                          c: usize|
+         -> Result<Vec<Option<std::ops::Range<usize>>>> {
+            let mut ranges = Vec::with_capacity(g);
             for r in 0..g {
-                let slot = &mut staging[r][s];
-                drain(slot, &mut results)?;
-                slot.device = None; // chunk c - 2's buffers: its work is long enqueued
+                let slot = &mut staging[r][c % SLOTS];
+                drain(slot, out)?;
+                slot.device = None; // chunk c - SLOTS's buffers: its work is long enqueued
                 let start = pieces[r].start + c * chunk;
                 if start >= pieces[r].end {
                     ranges.push(None);
                     continue;
                 }
                 let range = start..(start + chunk).min(pieces[r].end);
-                let (copy, gather) = (&self.copies[r], &self.gathers[r]);
-                let input = (
-                    stage(copy, &mut slot.keys, &b.keys[range.clone()])?,
-                    b.values
-                        .map(|v| stage(copy, &mut slot.values, &v[range.clone()]))
-                        .transpose()?,
-                    b.ops
-                        .map(|o| stage(copy, &mut slot.ops, &o[range.clone()]))
-                        .transpose()?,
-                );
                 let len = range.len();
-                let status = match (b.want.0, b.status) {
-                    (false, _) => None,
-                    (true, Some(st)) => Some(stage(copy, &mut slot.status, &st[range.clone()])?),
-                    (true, None) => Some(gather.alloc_filled::<u32>(len, 0)?),
+                let (copy, gather) = (&self.copies[r], &self.gathers[r]);
+                // SAFETY (each `stage`): `_settle` synchronizes the upload streams before
+                // this call, and with it the borrow of the batch, ends.
+                let input = unsafe {
+                    (
+                        stage(copy, &mut slot.keys, &b.keys[range.clone()], direct.0)?,
+                        b.values
+                            .map(|v| stage(copy, &mut slot.values, &v[range.clone()], direct.1))
+                            .transpose()?,
+                        b.ops
+                            .map(|o| stage(copy, &mut slot.ops, &o[range.clone()], direct.2))
+                            .transpose()?,
+                    )
                 };
-                let out = match (b.want.1, b.out) {
-                    (false, _) => None,
-                    (true, Some(o)) => Some(stage(copy, &mut slot.out, &o[range.clone()])?),
-                    (true, None) => Some(gather.alloc_filled::<V>(len, 0)?),
+                // Results start from the caller's (staged: they are read back into the same
+                // slices) or from zero.
+                let status = match (&out.status, out.status_in) {
+                    (None, _) => None,
+                    // SAFETY: not direct, nothing to keep alive.
+                    (Some(st), true) => {
+                        Some(unsafe { stage(copy, &mut slot.status, &st[range.clone()], false)? })
+                    }
+                    (Some(_), false) => Some(gather.alloc_filled::<u32>(len, 0)?),
                 };
-                let found = b
-                    .want
+                let values = match (&out.out, out.out_in) {
+                    (None, _) => None,
+                    // SAFETY: as above.
+                    (Some(o), true) => {
+                        Some(unsafe { stage(copy, &mut slot.out, &o[range.clone()], false)? })
+                    }
+                    (Some(_), false) => Some(gather.alloc_filled::<V>(len, 0)?),
+                };
+                let found = want
                     .2
                     .then(|| gather.alloc_filled::<u8>(len, 0))
                     .transpose()?;
-                slot.device = Some((input, (status, out, found)));
+                slot.device = Some((input, (status, values, found)));
                 ranges.push(Some(range));
             }
+            Ok(ranges)
+        };
+
+        let mut next = if rounds > 0 {
+            upload(&mut staging, out, 0)?
+        } else {
+            Vec::new()
+        };
+        for c in 0..rounds {
+            let ranges = std::mem::take(&mut next);
+            if c + 1 < rounds {
+                next = upload(&mut staging, out, c + 1)?;
+            }
+            let s = c % SLOTS;
             {
-                let mut slots: Vec<&mut Slot<K, V>> =
-                    staging.iter_mut().map(|pair| &mut pair[s]).collect();
                 let mut inputs: Vec<Option<Input<'_, K, V>>> = Vec::with_capacity(g);
                 let mut outputs: Vec<Option<Output<'_, V>>> = Vec::with_capacity(g);
-                for slot in slots.iter_mut() {
-                    match slot.device.as_mut() {
-                        Some(((k, v, o), (st, out, f))) => {
+                for pair in staging.iter_mut() {
+                    match pair[s].device.as_mut() {
+                        Some(((k, v, o), (st, res, f))) => {
                             inputs.push(Some(Input {
                                 keys: k,
                                 values: v.as_ref(),
                                 ops: o.as_ref(),
                             }));
-                            outputs.push((st.is_some() || out.is_some() || f.is_some()).then_some(
+                            outputs.push((st.is_some() || res.is_some() || f.is_some()).then_some(
                                 Output {
                                     status: st.as_mut(),
-                                    out: out.as_mut(),
+                                    out: res.as_mut(),
                                     found: f.as_mut(),
                                 },
                             ));
@@ -1019,13 +1131,13 @@ impl Ctx {
                 let len = range.len();
                 let gather = &self.gathers[r];
                 let slot = &mut staging[r][s];
-                let Some((_, (st, out, f))) = slot.device.as_ref() else {
+                let Some((_, (st, res, f))) = slot.device.as_ref() else {
                     continue;
                 };
                 if let Some(d) = st {
                     gather.copy_to_pinned(d, 0, pinned(gather, &mut slot.status, len)?, 0, len)?;
                 }
-                if let Some(d) = out {
+                if let Some(d) = res {
                     gather.copy_to_pinned(d, 0, pinned(gather, &mut slot.out, len)?, 0, len)?;
                 }
                 if let Some(d) = f {
@@ -1034,9 +1146,9 @@ impl Ctx {
                 slot.pending = Some(range);
             }
         }
-        for pair in staging.iter_mut() {
-            for slot in pair.iter_mut() {
-                drain(slot, &mut results)?;
+        for slots in staging.iter_mut() {
+            for slot in slots.iter_mut() {
+                drain(slot, out)?;
                 slot.device = None;
             }
         }
@@ -1045,7 +1157,7 @@ impl Ctx {
             self.gathers[r].synchronize()?;
             self.copies[r].synchronize()?;
         }
-        Ok(results)
+        Ok(())
     }
 }
 
@@ -1182,7 +1294,8 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 let Body::Device(d) = &mut self.body else {
                     unreachable!()
                 };
-                let (st, _, _) = d.ctx.host_run(
+                let st = bytemuck::cast_slice_mut::<InsertStatus, u32>(status);
+                d.ctx.host_run(
                     &d.staging,
                     &mut d.tables,
                     &part,
@@ -1191,10 +1304,15 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         keys,
                         values: Some(values),
                         ops: None,
-                        status: None,
-                        out: None,
-                        want: (true, false, false),
                         kept: Kept::Nothing,
+                    },
+                    &mut HostOut {
+                        status: Some(st),
+                        status_in: false,
+                        out: None,
+                        out_in: false,
+                        found: None,
+                        found_of: None,
                     },
                     &mut |t, p, io| {
                         t[p].insert_device_async_with_mode(
@@ -1206,13 +1324,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     },
                 )?;
                 self.settle()?;
-                let st = st.expect("statuses come back");
-                let mut failed = 0;
-                for (s, &w) in status.iter_mut().zip(&st) {
-                    *s = InsertStatus(w);
-                    failed += usize::from(s.is_failure());
-                }
-                Ok(failed)
+                Ok(status.par_iter().filter(|s| s.is_failure()).count())
             }
         }
     }
@@ -1277,7 +1389,8 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 let Body::Device(d) = &mut self.body else {
                     unreachable!()
                 };
-                let (st, o, f) = d.ctx.host_run(
+                let op_bytes = bytemuck::cast_slice::<MixedOp, u8>(ops);
+                d.ctx.host_run(
                     &d.staging,
                     &mut d.tables,
                     &part,
@@ -1285,11 +1398,16 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     HostBatch {
                         keys,
                         values: Some(values),
-                        ops: Some(bytemuck::cast_slice::<MixedOp, u8>(ops)),
-                        status: Some(bytemuck::cast_slice::<InsertStatus, u32>(status)),
-                        out: Some(out),
-                        want: (true, true, true),
+                        ops: Some(op_bytes),
                         kept: Kept::ByOperation,
+                    },
+                    &mut HostOut {
+                        status: Some(bytemuck::cast_slice_mut::<InsertStatus, u32>(status)),
+                        status_in: true,
+                        out: Some(out),
+                        out_in: true,
+                        found: Some(found),
+                        found_of: Some(op_bytes),
                     },
                     &mut |t, p, io| {
                         t[p].mixed_device_async(
@@ -1303,19 +1421,11 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     },
                 )?;
                 self.settle()?;
-                let (st, o, f) = (st.expect("status"), o.expect("out"), f.expect("found"));
-                out.copy_from_slice(&o);
-                let mut failed = 0;
-                for (i, op) in ops.iter().enumerate() {
-                    match op {
-                        MixedOp::Insert => {
-                            status[i] = InsertStatus(st[i]);
-                            failed += usize::from(status[i].is_failure());
-                        }
-                        MixedOp::Find | MixedOp::Erase => found[i] = f[i] != 0,
-                    }
-                }
-                Ok(failed)
+                Ok(status
+                    .par_iter()
+                    .zip(ops)
+                    .filter(|(s, &o)| o == MixedOp::Insert && s.is_failure())
+                    .count())
             }
         }
     }
@@ -1345,7 +1455,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 if keys.is_empty() {
                     return Ok(0);
                 }
-                let (_, v, f) = d.ctx.host_run(
+                d.ctx.host_run(
                     &d.staging,
                     &mut &d.tables,
                     &self.part,
@@ -1354,10 +1464,15 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         keys,
                         values: None,
                         ops: None,
-                        status: None,
-                        out: None,
-                        want: (false, true, true),
                         kept: Kept::ValuesOfMisses,
+                    },
+                    &mut HostOut {
+                        status: None,
+                        status_in: false,
+                        out: Some(values),
+                        out_in: false,
+                        found: Some(&mut *found),
+                        found_of: None,
                     },
                     &mut |t, p, io| {
                         t[p].find_device_async(
@@ -1368,15 +1483,9 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     },
                 )?;
                 self.settle()?;
-                for (i, (&fi, vi)) in f.expect("found").iter().zip(v.expect("values")).enumerate() {
-                    found[i] = fi != 0;
-                    if found[i] {
-                        values[i] = vi;
-                    }
-                }
             }
         }
-        Ok(found.iter().filter(|&&f| f).count())
+        Ok(found.par_iter().filter(|&&f| f).count())
     }
 
     fn contains(&self, keys: &[K]) -> Result<Vec<bool>> {
@@ -1391,7 +1500,8 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 if keys.is_empty() {
                     return Ok(Vec::new());
                 }
-                let (_, _, f) = d.ctx.host_run(
+                let mut found = vec![false; keys.len()];
+                d.ctx.host_run(
                     &d.staging,
                     &mut &d.tables,
                     &self.part,
@@ -1400,17 +1510,22 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         keys,
                         values: None,
                         ops: None,
-                        status: None,
-                        out: None,
-                        want: (false, false, true),
                         kept: Kept::Nothing,
+                    },
+                    &mut HostOut {
+                        status: None,
+                        status_in: false,
+                        out: None,
+                        out_in: false,
+                        found: Some(&mut found),
+                        found_of: None,
                     },
                     &mut |t, p, io| {
                         t[p].contains_device_async(io.keys, io.found.expect("found flags"))
                     },
                 )?;
                 self.settle()?;
-                Ok(f.expect("found").into_iter().map(|b| b != 0).collect())
+                Ok(found)
             }
         }
     }
@@ -1444,10 +1559,15 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         keys,
                         values: None,
                         ops: None,
-                        status: None,
-                        out: None,
-                        want: (false, false, false),
                         kept: Kept::Nothing,
+                    },
+                    &mut HostOut {
+                        status: None,
+                        status_in: false,
+                        out: None,
+                        out_in: false,
+                        found: None,
+                        found_of: None,
                     },
                     &mut |t, p, io| t[p].erase_device_async(io.keys),
                 )?;

@@ -160,7 +160,26 @@ pub fn stadium<K: Key, V: Value>(gpu: &Arc<Gpu>, config: StadiumConfig) -> Stadi
 /// scheme).
 pub fn scheme_selected(name: &str) -> bool {
     match std::env::var("WARPMAP_TEST_SCHEMES") {
-        Ok(list) if !list.trim().is_empty() => list.split(',').any(|s| s.trim() == name),
+        Ok(list) if !list.trim().is_empty() => list
+            .split(',')
+            .any(|s| s.trim() == name || s.trim().split('/').next() == Some(name)),
+        _ => true,
+    }
+}
+
+/// Whether the test configuration `name` ("scheme/label") takes part: its scheme is selected
+/// and, where `WARPMAP_TEST_SCHEMES` names configurations of it (`sharded/slab/2x2`), it is
+/// one of them.
+pub fn config_selected(scheme: &str, name: &str) -> bool {
+    match std::env::var("WARPMAP_TEST_SCHEMES") {
+        Ok(list) if !list.trim().is_empty() => {
+            let named: Vec<&str> = list
+                .split(',')
+                .map(str::trim)
+                .filter(|s| s.split('/').next() == Some(scheme) && *s != scheme)
+                .collect();
+            scheme_selected(scheme) && (named.is_empty() || named.contains(&name))
+        }
         _ => true,
     }
 }
@@ -188,6 +207,9 @@ pub fn backends<K: Key, V: Value>(capacity: usize) -> Vec<(String, DynTable<K, V
                 "" => scheme.name.to_string(),
                 l => format!("{}/{l}", scheme.name),
             };
+            if !config_selected(scheme.name, &name) {
+                continue;
+            }
             let what = format!("{name} <{}, {}>", K::NAME, V::NAME);
             let t = config
                 .build::<K, V>(gpu.as_ref(), capacity)

@@ -50,7 +50,10 @@ fn row_line(r: &ShardedRow) -> String {
         r.scheme,
         r.gpus,
         r.shards,
-        r.sided,
+        match r.memory {
+            Some("pinned") => "host/pinned".to_string(),
+            _ => r.sided.to_string(),
+        },
         r.op,
         r.gops,
         r.median_ms,

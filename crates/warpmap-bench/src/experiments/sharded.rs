@@ -77,6 +77,10 @@ pub struct ShardedRow {
     /// "copy" or "nccl" (sharded rows).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exchange: Option<&'static str>,
+    /// Host-sided rows: where the pairs are, "pageable" (a `Vec`) or "pinned" (page-locked
+    /// memory, which the copy engines read directly).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<&'static str>,
     /// "insert", "find" or "copy".
     pub op: &'static str,
     /// Keys (pairs).
@@ -152,7 +156,9 @@ runs); per run, in this order: the bare WarpDrive table (default config) then ea
 table (ShardedMap over WarpDrive shards of the same config, N GPUs x M shards); device-sided: \
 keys and values uploaded before the clock, insert_device then find_device of all n keys, wall \
 clock (Instant) around each call, which waits for every shard; host-sided: HashTable::insert \
-from host memory (statuses come back), Instant; h2d: a pinned buffer of the n pairs' bytes \
+from host memory (statuses come back), Instant, the pairs in pageable memory (Vec) and then in \
+page-locked memory (copied there before the clock; after each such insert a host-sided find \
+of every key checks the values); h2d: a pinned buffer of the n pairs' bytes \
 copied to the device (CUDA events). Median of the runs; every run verified (len after insert, \
 every key found with its value).";
 
@@ -186,6 +192,7 @@ impl Timed {
             shards,
             sided,
             exchange,
+            memory: (sided == "host" && scheme != "h2d").then_some("pageable"),
             op,
             n,
             gops: if median_ms > 0.0 {
@@ -326,6 +333,8 @@ pub fn run_sharded(
     let mut ins: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
     let mut find: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
     let mut host: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
+    let mut host_pinned: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
+    let mut bare_pinned = Timed::new();
     let mut h2d = Timed::new();
     // The split's own cost, at the most shards measured (keys and values; keys alone; the
     // inverse of a find: values and found flags back).
@@ -339,6 +348,12 @@ pub fn run_sharded(
     let timer = gpu.timer()?;
     let mut staging = if cfg.host_sided {
         Some((gpu.alloc_pinned::<u64>(n)?, gpu.alloc::<u64>(n)?))
+    } else {
+        None
+    };
+    // The pairs in page-locked memory, for the host-sided rows from pinned memory.
+    let mut pinned_pairs = if cfg.host_sided {
+        Some((gpu.alloc_pinned::<u32>(n)?, gpu.alloc_pinned::<u32>(n)?))
     } else {
         None
     };
@@ -401,6 +416,30 @@ pub fn run_sharded(
                 }
             }
         }
+        if let Some((pk, pv)) = pinned_pairs.as_mut() {
+            pk.as_mut_slice()?.copy_from_slice(&keys);
+            pv.as_mut_slice()?.copy_from_slice(&values);
+            let (pk, pv) = (pk.as_slice()?, pv.as_slice()?);
+            bare.clear()?;
+            wall(&mut bare_pinned, || bare.insert(pk, pv))?;
+            for (i, m) in maps.iter_mut().enumerate() {
+                m.clear()?;
+                wall(&mut host_pinned[i], || m.insert(pk, pv))?;
+                let len = m.len()?;
+                if len != n {
+                    host_pinned[i].failures.push(format!("run {run}: len {len}"));
+                }
+                // Every key with its value, through the pipeline too.
+                let mut got = vec![0u32; n];
+                let mut found = vec![false; n];
+                let hits = m.find_into(&keys, &mut got, &mut found)?;
+                if hits != n || got != values {
+                    host_pinned[i]
+                        .failures
+                        .push(format!("run {run}: {hits} of {n} found, values equal: {}", got == values));
+                }
+            }
+        }
         if let Some((pinned, dst)) = staging.as_mut() {
             // The copy bandwidth: the pairs' bytes from pinned memory.
             gpu.synchronize()?;
@@ -420,11 +459,15 @@ pub fn run_sharded(
     let (bi_rate, bf_rate) = (bi.gops, bf.gops);
     push(bi, &mut rows);
     push(bf, &mut rows);
-    let mut bh_rate = None;
+    let (mut bh_rate, mut bp_rate) = (None, None);
     if cfg.host_sided {
         let bh = bare_host.row("warpdrive", 1, 0, "host", None, "insert", n);
         bh_rate = Some(bh.gops);
         push(bh, &mut rows);
+        let mut bp = bare_pinned.row("warpdrive", 1, 0, "host", None, "insert", n);
+        bp.memory = Some("pinned");
+        bp_rate = Some(bp.gops);
+        push(bp, &mut rows);
     }
     let exchange = maps[0].exchange_name();
     for (i, &m) in cfg.shards_per_gpu.iter().enumerate() {
@@ -462,6 +505,18 @@ pub fn run_sharded(
                 n,
             );
             r.of_bare = bh_rate.map(|b| r.gops / b);
+            push(r, &mut rows);
+            let mut r = std::mem::replace(&mut host_pinned[i], Timed::new()).row(
+                "sharded",
+                cfg.gpus,
+                shards,
+                "host",
+                Some(exchange),
+                "insert",
+                n,
+            );
+            r.memory = Some("pinned");
+            r.of_bare = bp_rate.map(|b| r.gops / b);
             push(r, &mut rows);
         }
     }
@@ -529,8 +584,11 @@ fn targets(rows: &[ShardedRow], cfg: &ShardedBenchConfig, bw: Option<f64>) -> Ve
             let f = r.gops / bus;
             v.push(TargetCheck {
                 target: format!(
-                    "{} shard(s), host-sided insert: of the H2D bandwidth / pair size ({:.2} G pairs/s)",
-                    r.shards, bus
+                    "{} shard(s), host-sided insert ({} pairs): of the H2D bandwidth / pair size \
+                     ({:.2} G pairs/s)",
+                    r.shards,
+                    r.memory.unwrap_or("pageable"),
+                    bus
                 ),
                 figure: f,
                 bar: 0.8,
