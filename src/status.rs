@@ -38,6 +38,16 @@ pub const NAMES: &[(u32, &str)] = &[
 pub struct InsertStatus(pub u32);
 
 impl InsertStatus {
+    /// `n` statuses of 0 in zeroed memory: the pages come from the allocator untouched, and the
+    /// first writer (a pipeline's copy on every host thread) touches them, not one thread
+    /// filling half a gigabyte in advance (`vec![InsertStatus::default(); n]` writes every
+    /// element).
+    pub(crate) fn zeroed_vec(n: usize) -> Vec<InsertStatus> {
+        bytemuck::zeroed_vec(n)
+    }
+}
+
+impl InsertStatus {
     /// The key is in the table (new or updated).
     pub fn is_ok(self) -> bool {
         self.0 & FAILURE_MASK == 0

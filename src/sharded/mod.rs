@@ -947,6 +947,46 @@ impl Drop for Settle<'_> {
     }
 }
 
+/// Phase times of host pipelines, printed to standard error after each host-slice operation
+/// when `WARPMAP_TRACE_PIPELINE` is set (a tool for tuning the pipeline; off by default).
+struct PhaseClock {
+    on: bool,
+    last: std::time::Instant,
+    spent: Vec<(&'static str, f64)>,
+}
+
+impl PhaseClock {
+    fn new() -> Self {
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        PhaseClock {
+            on: *ON.get_or_init(|| std::env::var_os("WARPMAP_TRACE_PIPELINE").is_some()),
+            last: std::time::Instant::now(),
+            spent: Vec::new(),
+        }
+    }
+    /// Adds the time since the last mark to `phase`.
+    fn mark(&mut self, phase: &'static str) {
+        if !self.on {
+            return;
+        }
+        let now = std::time::Instant::now();
+        let ms = (now - self.last).as_secs_f64() * 1e3;
+        self.last = now;
+        match self.spent.iter_mut().find(|(p, _)| *p == phase) {
+            Some((_, t)) => *t += ms,
+            None => self.spent.push((phase, ms)),
+        }
+    }
+    fn report(&self, what: &str, n: usize) {
+        if self.on {
+            let total: f64 = self.spent.iter().map(|(_, t)| t).sum();
+            let phases: Vec<String> =
+                self.spent.iter().map(|(p, t)| format!("{p} {t:.2}")).collect();
+            eprintln!("warpmap pipeline: {what} of {n} keys: {total:.2} ms: {}", phases.join(", "));
+        }
+    }
+}
+
 /// Slots of pinned staging per rank in the host pipeline: chunk `c` uses slot `c % SLOTS`, so
 /// while the device works on chunk `c`, the host stages chunk `c + 1` and copies out the
 /// results of chunk `c + 1 - SLOTS`, long done.
@@ -970,6 +1010,7 @@ impl Ctx {
         out: &mut HostOut<'_, V>,
         op: &mut ShardOp<'_, T, K, V>,
     ) -> Result<()> {
+        let mut clock = PhaseClock::new();
         let n = b.keys.len();
         let g = self.ranks.len();
         let chunk = chunk.max(1);
@@ -993,6 +1034,7 @@ impl Ctx {
             b.values.is_some_and(|v| locked(bytemuck::cast_slice(v))),
             b.ops.is_some_and(locked),
         );
+        clock.mark("setup");
 
         // Copies a slot's waiting results out (waits for their download).
         fn drain<K: Key, V: Value>(slot: &mut Slot<K, V>, out: &mut HostOut<'_, V>) -> Result<()> {
@@ -1031,12 +1073,15 @@ impl Ctx {
         // range of the batch, or `None` past the end of its piece.
         let upload = |staging: &mut Vec<[Slot<K, V>; SLOTS]>,
                           out: &mut HostOut<'_, V>,
+                          clock: &mut PhaseClock,
                           c: usize|
          -> Result<Vec<Option<std::ops::Range<usize>>>> {
             let mut ranges = Vec::with_capacity(g);
             for r in 0..g {
                 let slot = &mut staging[r][c % SLOTS];
+                clock.mark("other");
                 drain(slot, out)?;
+                clock.mark("drain");
                 slot.device = None; // chunk c - SLOTS's buffers: its work is long enqueued
                 let start = pieces[r].start + c * chunk;
                 if start >= pieces[r].end {
@@ -1083,19 +1128,20 @@ impl Ctx {
                     .transpose()?;
                 slot.device = Some((input, (status, values, found)));
                 ranges.push(Some(range));
+                clock.mark("stage");
             }
             Ok(ranges)
         };
 
         let mut next = if rounds > 0 {
-            upload(&mut staging, out, 0)?
+            upload(&mut staging, out, &mut clock, 0)?
         } else {
             Vec::new()
         };
         for c in 0..rounds {
             let ranges = std::mem::take(&mut next);
             if c + 1 < rounds {
-                next = upload(&mut staging, out, c + 1)?;
+                next = upload(&mut staging, out, &mut clock, c + 1)?;
             }
             let s = c % SLOTS;
             {
@@ -1125,6 +1171,7 @@ impl Ctx {
                 }
                 self.cascade(tables, part, &inputs, &mut outputs, b.kept, op)?;
             }
+            clock.mark("cascade");
             // The results go back to pinned memory on the gather stream.
             for (r, range) in ranges.into_iter().enumerate() {
                 let Some(range) = range else { continue };
@@ -1145,6 +1192,7 @@ impl Ctx {
                 }
                 slot.pending = Some(range);
             }
+            clock.mark("download");
         }
         for slots in staging.iter_mut() {
             for slot in slots.iter_mut() {
@@ -1152,11 +1200,14 @@ impl Ctx {
                 slot.device = None;
             }
         }
+        clock.mark("drain");
         for r in 0..g {
             self.ranks[r].synchronize()?;
             self.gathers[r].synchronize()?;
             self.copies[r].synchronize()?;
         }
+        clock.mark("sync");
+        clock.report(if direct.0 { "host_run (page-locked keys)" } else { "host_run" }, n);
         Ok(())
     }
 }
@@ -1210,6 +1261,69 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
         Ok(())
     }
 
+    /// An insert that wants no statuses (`insert`, `insert_if_absent`): on GPU shards no status
+    /// is written or brought back; the shards count the keys they could not place, and the
+    /// count comes back as [`Error::TableFull`] (of this batch: earlier asynchronous failures
+    /// are collected first, as in every host-slice insert).
+    fn insert_counted(&mut self, keys: &[K], values: &[V], mode: InsertMode) -> Result<()> {
+        crate::error::check_same_len("insert (values)", keys.len(), values.len())?;
+        if matches!(self.body, Body::Host(_)) {
+            let mut status = InsertStatus::zeroed_vec(keys.len());
+            let failed = self.insert_with_mode(keys, values, &mut status, mode)?;
+            if failed > 0 {
+                return Err(Error::table_full(failed, keys.len(), self.capacity()));
+            }
+            return Ok(());
+        }
+        self.synchronize_all()?;
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let (part, chunk) = (self.part, self.config.pipeline_batch);
+        let Body::Device(d) = &mut self.body else {
+            unreachable!()
+        };
+        let mut clock = PhaseClock::new();
+        d.ctx.host_run(
+            &d.staging,
+            &mut d.tables,
+            &part,
+            chunk,
+            HostBatch {
+                keys,
+                values: Some(values),
+                ops: None,
+                kept: Kept::Nothing,
+            },
+            &mut HostOut {
+                status: None,
+                status_in: false,
+                out: None,
+                out_in: false,
+                found: None,
+                found_of: None,
+            },
+            &mut |t, p, io| {
+                t[p].insert_device_async_with_mode(
+                    io.keys,
+                    io.values.expect("values travel"),
+                    None,
+                    mode,
+                )
+            },
+        )?;
+        clock.mark("host_run");
+        let r = match self.synchronize_all() {
+            Err(Error::TableFull { failed, .. }) => {
+                Err(Error::table_full(failed, keys.len(), self.capacity()))
+            }
+            other => other,
+        };
+        clock.mark("synchronize_all");
+        clock.report("insert (no statuses)", keys.len());
+        r
+    }
+
     /// Waits for every shard after a batch whose failures its statuses report.
     fn settle(&self) -> Result<()> {
         match self.synchronize_all() {
@@ -1252,6 +1366,14 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
         }
     }
 
+    fn insert(&mut self, keys: &[K], values: &[V]) -> Result<()> {
+        self.insert_counted(keys, values, InsertMode::Assign)
+    }
+
+    fn insert_if_absent(&mut self, keys: &[K], values: &[V]) -> Result<()> {
+        self.insert_counted(keys, values, InsertMode::IfAbsent)
+    }
+
     fn insert_with_mode(
         &mut self,
         keys: &[K],
@@ -1287,7 +1409,9 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 Ok(failed)
             }
             Body::Device(_) => {
+                let mut clock = PhaseClock::new();
                 self.synchronize_all()?;
+                clock.mark("synchronize_all");
                 if keys.is_empty() {
                     return Ok(0);
                 }
@@ -1323,8 +1447,13 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         )
                     },
                 )?;
+                clock.mark("host_run");
                 self.settle()?;
-                Ok(status.par_iter().filter(|s| s.is_failure()).count())
+                clock.mark("settle");
+                let failed = status.par_iter().filter(|s| s.is_failure()).count();
+                clock.mark("count");
+                clock.report("insert", keys.len());
+                Ok(failed)
             }
         }
     }

@@ -699,7 +699,7 @@ fn insert_all<K: Key, V: Value, T: HashTable<K, V> + ?Sized>(
     values: &[V],
     mode: InsertMode,
 ) -> Result<()> {
-    let mut status = vec![InsertStatus::default(); keys.len()];
+    let mut status = InsertStatus::zeroed_vec(keys.len());
     let failed = table.insert_with_mode(keys, values, &mut status, mode)?;
     if failed > 0 {
         return Err(Error::table_full(failed, keys.len(), table.capacity()));
@@ -1134,7 +1134,7 @@ pub trait MultiMap<K: Key, V: Value>: Send + Sync {
     /// # Ok::<(), warpmap::Error>(())
     /// ```
     fn insert(&mut self, keys: &[K], values: &[V]) -> Result<()> {
-        let mut status = vec![InsertStatus::default(); keys.len()];
+        let mut status = InsertStatus::zeroed_vec(keys.len());
         let failed = self.insert_with_status(keys, values, &mut status)?;
         if failed > 0 {
             return Err(Error::table_full(failed, keys.len(), self.capacity()));
