@@ -784,21 +784,27 @@ impl Gpu {
             return false;
         }
         let start = data.as_ptr() as drv_sys::CUdeviceptr;
-        let attribute = |what: drv_sys::CUpointer_attribute, out: *mut std::ffi::c_void| {
-            // SAFETY: `out` points at a local of the attribute's type (CUmemorytype: a 32-bit
-            // enum; range start: a CUdeviceptr; range size: a size_t); the context is current
-            // (bound above). A pointer the driver does not know is answered with an error.
-            let r = unsafe { drv_sys::cuPointerGetAttribute(out, what, start) };
-            r == drv_sys::cudaError_enum::CUDA_SUCCESS
-        };
         let mut kind: u32 = 0;
         let mut base: drv_sys::CUdeviceptr = 0;
         let mut size: usize = 0;
         use drv_sys::CUpointer_attribute as A;
-        attribute(A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (&mut kind as *mut u32).cast())
+        let mut what = [
+            A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            A::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+            A::CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+        ];
+        let mut out: [*mut std::ffi::c_void; 3] = [
+            (&mut kind as *mut u32).cast(),
+            (&mut base as *mut u64).cast(),
+            (&mut size as *mut usize).cast(),
+        ];
+        // SAFETY: three attributes and three pointers to locals of their types (CUmemorytype:
+        // a 32-bit enum; range start: a CUdeviceptr; range size: a size_t); the context is
+        // current (bound above). Unlike cuPointerGetAttribute, the plural form answers memory
+        // the driver does not know (pageable) with zeros, not an error that sanitizers report.
+        let r = unsafe { drv_sys::cuPointerGetAttributes(3, what.as_mut_ptr(), out.as_mut_ptr(), start) };
+        r == drv_sys::cudaError_enum::CUDA_SUCCESS
             && kind == drv_sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
-            && attribute(A::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, (&mut base as *mut u64).cast())
-            && attribute(A::CU_POINTER_ATTRIBUTE_RANGE_SIZE, (&mut size as *mut usize).cast())
             && start + std::mem::size_of_val(data) as u64 <= base + size as u64
     }
 
