@@ -860,6 +860,18 @@ struct HostOut<'a, V> {
 }
 
 impl<V> HostOut<'_, V> {
+    /// No results (an insert counted by the shards, an erase).
+    fn nothing() -> Self {
+        HostOut {
+            status: None,
+            status_in: false,
+            out: None,
+            out_in: false,
+            found: None,
+            found_of: None,
+        }
+    }
+
     /// Which results come back: status, values, found (values of a find need the found flags).
     fn want(&self) -> (bool, bool, bool) {
         let out = self.out.is_some();
@@ -1000,6 +1012,7 @@ impl Ctx {
     /// back into pinned memory on the gather stream, from which the host copies them out when
     /// the slot comes round again, and at the end. The next chunk is staged and on its way
     /// before the host waits for this chunk's split (see [`SLOTS`]).
+    #[allow(clippy::too_many_arguments)] // the pipeline's parts, each its own concern
     fn host_run<K: Key, V: Value, T>(
         &self,
         staging: &std::sync::Mutex<Vec<[Slot<K, V>; SLOTS]>>,
@@ -1295,14 +1308,7 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
                 ops: None,
                 kept: Kept::Nothing,
             },
-            &mut HostOut {
-                status: None,
-                status_in: false,
-                out: None,
-                out_in: false,
-                found: None,
-                found_of: None,
-            },
+            &mut HostOut::nothing(),
             &mut |t, p, io| {
                 t[p].insert_device_async_with_mode(
                     io.keys,
@@ -1690,14 +1696,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         ops: None,
                         kept: Kept::Nothing,
                     },
-                    &mut HostOut {
-                        status: None,
-                        status_in: false,
-                        out: None,
-                        out_in: false,
-                        found: None,
-                        found_of: None,
-                    },
+                    &mut HostOut::nothing(),
                     &mut |t, p, io| t[p].erase_device_async(io.keys),
                 )?;
                 self.settle()?;
