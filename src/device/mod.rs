@@ -545,30 +545,17 @@ impl Gpu {
         self.copy_to_device_at(src, dst, 0)
     }
 
-    /// Copies a host slice into `dst` from element `at` on (lengths checked).
+    /// Copies a host slice into `dst` from element `at` on (lengths checked) and waits for it.
     pub fn copy_to_device_at<T: bytemuck::Pod>(
         &self,
         src: &[T],
         dst: &mut DeviceBuffer<T>,
         at: usize,
     ) -> Result<()> {
-        if at.checked_add(src.len()).is_none_or(|end| end > dst.len) {
-            return Err(Error::invalid(format!(
-                "copy of {} elements to element {at} of a device buffer of {}",
-                src.len(),
-                dst.len
-            )));
-        }
-        if src.is_empty() {
-            return Ok(());
-        }
-        self.before_write(dst)?;
-        let size = std::mem::size_of::<T>();
-        let bytes: &[u8] = bytemuck::cast_slice(src);
-        let mut view = dst.bytes.slice_mut(at * size..at * size + bytes.len());
-        self.stream
-            .memcpy_htod(bytes, &mut view)
-            .map_err(|e| driver_err("copy to device", e))
+        // SAFETY: the stream is synchronized before the borrow of `src` ends (below); a copy
+        // that could not be enqueued reads nothing.
+        unsafe { self.copy_to_device_async(src, dst, at)? };
+        self.synchronize()
     }
 
     /// Copies the front of a device buffer into a host slice and waits for it.
@@ -802,7 +789,9 @@ impl Gpu {
         // a 32-bit enum; range start: a CUdeviceptr; range size: a size_t); the context is
         // current (bound above). Unlike cuPointerGetAttribute, the plural form answers memory
         // the driver does not know (pageable) with zeros, not an error that sanitizers report.
-        let r = unsafe { drv_sys::cuPointerGetAttributes(3, what.as_mut_ptr(), out.as_mut_ptr(), start) };
+        let r = unsafe {
+            drv_sys::cuPointerGetAttributes(3, what.as_mut_ptr(), out.as_mut_ptr(), start)
+        };
         r == drv_sys::cudaError_enum::CUDA_SUCCESS
             && kind == drv_sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
             && start + std::mem::size_of_val(data) as u64 <= base + size as u64

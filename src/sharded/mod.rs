@@ -895,7 +895,11 @@ fn par_copy<T: Copy + Send + Sync>(dst: &mut [T], src: &[T]) {
 }
 
 /// `dst[i] = f(i, src[i])` where `f` answers `Some`, on every host thread.
-fn par_write<D: Send, S: Sync>(dst: &mut [D], src: &[S], f: impl Fn(usize, &S) -> Option<D> + Sync) {
+fn par_write<D: Send, S: Sync>(
+    dst: &mut [D],
+    src: &[S],
+    f: impl Fn(usize, &S) -> Option<D> + Sync,
+) {
     dst[..src.len()]
         .par_chunks_mut(PIECE)
         .zip(src.par_chunks(PIECE))
@@ -922,27 +926,37 @@ fn pinned<'a, T: bytemuck::Pod>(
     Ok(slot.as_mut().expect("just made"))
 }
 
-/// A new device buffer of `copy`'s stream with `src` in it, on its way: straight from `src`
-/// where it is page-locked (`direct`), else staged through pinned memory on every host thread.
+/// A new device buffer of `copy`'s stream with `src` in it, on its way through pinned memory
+/// that every host thread fills.
+fn stage<T: bytemuck::Pod + Send + Sync>(
+    copy: &Gpu,
+    slot: &mut Option<PinnedBuffer<T>>,
+    src: &[T],
+) -> Result<DeviceBuffer<T>> {
+    let p = pinned(copy, slot, src.len())?;
+    par_copy(p.as_mut_slice()?, src);
+    let mut d = copy.alloc::<T>(src.len())?;
+    copy.copy_from_pinned(p, 0, &mut d, 0, src.len())?;
+    Ok(d)
+}
+
+/// As [`stage`], but straight from `src` where it is page-locked (`direct`).
 ///
 /// # Safety
 /// With `direct`, `src` must outlive the copy: the caller synchronizes `copy` before its
 /// borrow of `src` ends ([`Ctx::host_run`]'s [`Settle`]).
-unsafe fn stage<T: bytemuck::Pod + Send + Sync>(
+unsafe fn send<T: bytemuck::Pod + Send + Sync>(
     copy: &Gpu,
     slot: &mut Option<PinnedBuffer<T>>,
     src: &[T],
     direct: bool,
 ) -> Result<DeviceBuffer<T>> {
-    let mut d = copy.alloc::<T>(src.len())?;
-    if direct {
-        // SAFETY: the caller keeps `src` until `copy` is synchronized (this function's contract).
-        unsafe { copy.copy_to_device_async(src, &mut d, 0)? };
-    } else {
-        let p = pinned(copy, slot, src.len())?;
-        par_copy(p.as_mut_slice()?, src);
-        copy.copy_from_pinned(p, 0, &mut d, 0, src.len())?;
+    if !direct {
+        return stage(copy, slot, src);
     }
+    let mut d = copy.alloc::<T>(src.len())?;
+    // SAFETY: the caller keeps `src` until `copy` is synchronized (this function's contract).
+    unsafe { copy.copy_to_device_async(src, &mut d, 0)? };
     Ok(d)
 }
 
@@ -992,9 +1006,15 @@ impl PhaseClock {
     fn report(&self, what: &str, n: usize) {
         if self.on {
             let total: f64 = self.spent.iter().map(|(_, t)| t).sum();
-            let phases: Vec<String> =
-                self.spent.iter().map(|(p, t)| format!("{p} {t:.2}")).collect();
-            eprintln!("warpmap pipeline: {what} of {n} keys: {total:.2} ms: {}", phases.join(", "));
+            let phases: Vec<String> = self
+                .spent
+                .iter()
+                .map(|(p, t)| format!("{p} {t:.2}"))
+                .collect();
+            eprintln!(
+                "warpmap pipeline: {what} of {n} keys: {total:.2} ms: {}",
+                phases.join(", ")
+            );
         }
     }
 }
@@ -1085,9 +1105,9 @@ impl Ctx {
         // Stages chunk `c` of every rank into its slot and starts its upload: the rank's
         // range of the batch, or `None` past the end of its piece.
         let upload = |staging: &mut Vec<[Slot<K, V>; SLOTS]>,
-                          out: &mut HostOut<'_, V>,
-                          clock: &mut PhaseClock,
-                          c: usize|
+                      out: &mut HostOut<'_, V>,
+                      clock: &mut PhaseClock,
+                      c: usize|
          -> Result<Vec<Option<std::ops::Range<usize>>>> {
             let mut ranges = Vec::with_capacity(g);
             for r in 0..g {
@@ -1104,16 +1124,16 @@ impl Ctx {
                 let range = start..(start + chunk).min(pieces[r].end);
                 let len = range.len();
                 let (copy, gather) = (&self.copies[r], &self.gathers[r]);
-                // SAFETY (each `stage`): `_settle` synchronizes the upload streams before
-                // this call, and with it the borrow of the batch, ends.
+                // SAFETY (each `send`): `_settle` synchronizes the upload streams before this
+                // call, and with it the borrow of the batch, ends.
                 let input = unsafe {
                     (
-                        stage(copy, &mut slot.keys, &b.keys[range.clone()], direct.0)?,
+                        send(copy, &mut slot.keys, &b.keys[range.clone()], direct.0)?,
                         b.values
-                            .map(|v| stage(copy, &mut slot.values, &v[range.clone()], direct.1))
+                            .map(|v| send(copy, &mut slot.values, &v[range.clone()], direct.1))
                             .transpose()?,
                         b.ops
-                            .map(|o| stage(copy, &mut slot.ops, &o[range.clone()], direct.2))
+                            .map(|o| send(copy, &mut slot.ops, &o[range.clone()], direct.2))
                             .transpose()?,
                     )
                 };
@@ -1121,18 +1141,12 @@ impl Ctx {
                 // slices) or from zero.
                 let status = match (&out.status, out.status_in) {
                     (None, _) => None,
-                    // SAFETY: not direct, nothing to keep alive.
-                    (Some(st), true) => {
-                        Some(unsafe { stage(copy, &mut slot.status, &st[range.clone()], false)? })
-                    }
+                    (Some(st), true) => Some(stage(copy, &mut slot.status, &st[range.clone()])?),
                     (Some(_), false) => Some(gather.alloc_filled::<u32>(len, 0)?),
                 };
                 let values = match (&out.out, out.out_in) {
                     (None, _) => None,
-                    // SAFETY: as above.
-                    (Some(o), true) => {
-                        Some(unsafe { stage(copy, &mut slot.out, &o[range.clone()], false)? })
-                    }
+                    (Some(o), true) => Some(stage(copy, &mut slot.out, &o[range.clone()])?),
                     (Some(_), false) => Some(gather.alloc_filled::<V>(len, 0)?),
                 };
                 let found = want
@@ -1220,7 +1234,14 @@ impl Ctx {
             self.copies[r].synchronize()?;
         }
         clock.mark("sync");
-        clock.report(if direct.0 { "host_run (page-locked keys)" } else { "host_run" }, n);
+        clock.report(
+            if direct.0 {
+                "host_run (page-locked keys)"
+            } else {
+                "host_run"
+            },
+            n,
+        );
         Ok(())
     }
 }
@@ -1292,11 +1313,31 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
         if keys.is_empty() {
             return Ok(());
         }
-        let (part, chunk) = (self.part, self.config.pipeline_batch);
-        let Body::Device(d) = &mut self.body else {
-            unreachable!()
-        };
         let mut clock = PhaseClock::new();
+        self.pipeline_insert(keys, values, None, mode)?;
+        clock.mark("host_run");
+        let r = match self.synchronize_all() {
+            Err(Error::TableFull { failed, .. }) => {
+                Err(Error::table_full(failed, keys.len(), self.capacity()))
+            }
+            other => other,
+        };
+        clock.mark("synchronize_all");
+        clock.report("insert (no statuses)", keys.len());
+        r
+    }
+
+    /// A host-slice insert through the GPU shards' pipeline, statuses into `status` where
+    /// given (nothing else: the callers collect failures).
+    fn pipeline_insert(
+        &mut self,
+        keys: &[K],
+        values: &[V],
+        status: Option<&mut [u32]>,
+        mode: InsertMode,
+    ) -> Result<()> {
+        let (part, chunk) = (self.part, self.config.pipeline_batch);
+        let d = self.device_mut()?;
         d.ctx.host_run(
             &d.staging,
             &mut d.tables,
@@ -1308,26 +1349,19 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
                 ops: None,
                 kept: Kept::Nothing,
             },
-            &mut HostOut::nothing(),
+            &mut HostOut {
+                status,
+                ..HostOut::nothing()
+            },
             &mut |t, p, io| {
                 t[p].insert_device_async_with_mode(
                     io.keys,
                     io.values.expect("values travel"),
-                    None,
+                    io.status,
                     mode,
                 )
             },
-        )?;
-        clock.mark("host_run");
-        let r = match self.synchronize_all() {
-            Err(Error::TableFull { failed, .. }) => {
-                Err(Error::table_full(failed, keys.len(), self.capacity()))
-            }
-            other => other,
-        };
-        clock.mark("synchronize_all");
-        clock.report("insert (no statuses)", keys.len());
-        r
+        )
     }
 
     /// Waits for every shard after a batch whose failures its statuses report.
@@ -1389,7 +1423,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
     ) -> Result<usize> {
         crate::error::check_same_len("insert (values)", keys.len(), values.len())?;
         crate::error::check_same_len("insert (status)", keys.len(), status.len())?;
-        let (part, chunk) = (self.part, self.config.pipeline_batch);
+        let part = self.part;
         match &mut self.body {
             Body::Host(tables) => {
                 let parts = host_parts(&part, keys);
@@ -1421,38 +1455,8 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 if keys.is_empty() {
                     return Ok(0);
                 }
-                let Body::Device(d) = &mut self.body else {
-                    unreachable!()
-                };
                 let st = bytemuck::cast_slice_mut::<InsertStatus, u32>(status);
-                d.ctx.host_run(
-                    &d.staging,
-                    &mut d.tables,
-                    &part,
-                    chunk,
-                    HostBatch {
-                        keys,
-                        values: Some(values),
-                        ops: None,
-                        kept: Kept::Nothing,
-                    },
-                    &mut HostOut {
-                        status: Some(st),
-                        status_in: false,
-                        out: None,
-                        out_in: false,
-                        found: None,
-                        found_of: None,
-                    },
-                    &mut |t, p, io| {
-                        t[p].insert_device_async_with_mode(
-                            io.keys,
-                            io.values.expect("values travel"),
-                            io.status,
-                            mode,
-                        )
-                    },
-                )?;
+                self.pipeline_insert(keys, values, Some(st), mode)?;
                 clock.mark("host_run");
                 self.settle()?;
                 clock.mark("settle");

@@ -427,16 +427,19 @@ pub fn run_sharded(
                 wall(&mut host_pinned[i], || m.insert(pk, pv))?;
                 let len = m.len()?;
                 if len != n {
-                    host_pinned[i].failures.push(format!("run {run}: len {len}"));
+                    host_pinned[i]
+                        .failures
+                        .push(format!("run {run}: len {len}"));
                 }
                 // Every key with its value, through the pipeline too.
                 let mut got = vec![0u32; n];
                 let mut found = vec![false; n];
                 let hits = m.find_into(&keys, &mut got, &mut found)?;
                 if hits != n || got != values {
-                    host_pinned[i]
-                        .failures
-                        .push(format!("run {run}: {hits} of {n} found, values equal: {}", got == values));
+                    host_pinned[i].failures.push(format!(
+                        "run {run}: {hits} of {n} found, values equal: {}",
+                        got == values
+                    ));
                 }
             }
         }
