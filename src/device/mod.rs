@@ -50,7 +50,7 @@ use std::time::Instant;
 use stream::{StreamSet, Uses};
 
 pub use nvrtc::{compile_cubin, nvrtc, Nvrtc, NVRTC_REMEDY};
-pub use stream::Event;
+pub use stream::{Event, Stamp};
 
 fn driver_err(context: &str, e: DriverError) -> Error {
     if e.0 == drv_sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {

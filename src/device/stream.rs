@@ -176,6 +176,22 @@ impl std::fmt::Debug for Event {
     }
 }
 
+/// A point in a stream's work with the time the GPU reached it ([`Gpu::stamp`]).
+pub struct Stamp {
+    inner: CudaEvent,
+}
+
+impl Stamp {
+    /// Milliseconds from `start` to this stamp (negative if this came first); waits for both.
+    /// Stamps of one GPU only.
+    pub fn ms_since(&self, start: &Stamp) -> Result<f32> {
+        start
+            .inner
+            .elapsed_ms(&self.inner)
+            .map_err(|e| driver_err("timing two events", e))
+    }
+}
+
 impl Event {
     /// Records, into this event, all work enqueued so far on `gpu`'s stream (replacing what it
     /// held). `gpu` must be a handle of the GPU the event was made on.
@@ -240,6 +256,20 @@ impl Gpu {
             .new_event(Some(drv_sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
             .map_err(|e| driver_err("creating an event", e))?;
         Ok(Event { inner })
+    }
+
+    /// A timing event recorded now on this handle's stream: when the GPU got there (for
+    /// timelines of overlapped work; [`Stamp::ms_since`]).
+    pub fn stamp(&self) -> Result<Stamp> {
+        let inner = self
+            .dev
+            .ctx
+            .new_event(Some(drv_sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| driver_err("creating an event", e))?;
+        inner
+            .record(&self.stream)
+            .map_err(|e| driver_err("recording an event", e))?;
+        Ok(Stamp { inner })
     }
 
     /// A new event holding all work enqueued so far on this handle's stream.

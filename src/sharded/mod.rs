@@ -47,7 +47,7 @@
 pub mod exchange;
 pub mod split;
 
-use crate::device::{BufferView, BufferViewMut, DeviceBuffer, Gpu, Move, PinnedBuffer};
+use crate::device::{BufferView, BufferViewMut, DeviceBuffer, Gpu, Move, PinnedBuffer, Stamp};
 use crate::hash::HashFunction;
 use crate::key::{Key, Value};
 use crate::status::InsertStatus;
@@ -110,7 +110,7 @@ impl ShardedConfig {
             transport: Transport::Copy,
             partition_seed: DEFAULT_PARTITION_SEED,
             hash: HashFunction::default(),
-            pipeline_batch: 1 << 22,
+            pipeline_batch: 1 << 24,
         }
     }
     /// The host pipeline's chunk (keys per rank; at least 1).
@@ -234,21 +234,54 @@ impl<K, V> Default for Slot<K, V> {
     }
 }
 
-/// The ranks, each shard's handle and the exchange. A rank works on three streams, so that
-/// consecutive batches overlap: its own handle splits and sends (the host waits only for it,
-/// to read the part sizes); `gathers[r]` owns the split's buffers and the results and puts
-/// them in order (it is the stream that waits for the shards); `copies[r]` uploads host
-/// batches.
+/// The ranks, each shard's handle and the exchange. A rank's own handle splits and sends (the
+/// host waits only for it, to read the part sizes); the rest of a batch's work on a rank runs
+/// on the streams of one of [`SLOTS`] lanes ([`Lane`]), so that consecutive batches (the
+/// chunks of a host pipeline, the sub-batches of a device call) overlap.
 struct Ctx {
     ranks: Vec<Arc<Gpu>>,
-    gathers: Vec<Arc<Gpu>>,
-    copies: Vec<Arc<Gpu>>,
-    /// Copies on the gather streams (the way back of the copy exchange).
-    back_copies: CopyExchange,
+    /// [`SLOTS`] lanes: batch `c` of a pipeline works on lane `c % SLOTS`.
+    lanes: Vec<Lane>,
     /// Each shard table's handle (its stream).
     gpus: Vec<Arc<Gpu>>,
     per_rank: usize,
     exchange: exchange::Transport,
+}
+
+/// One lane of every rank: `gathers[r]` owns a batch's split buffers and results and puts them
+/// in order (it is the stream that waits for the shards); `copies[r]` uploads host batches.
+///
+/// Why lanes and not one such stream per rank: the device layer orders a stream after
+/// another one at the other's *current* end (an event recorded when the wait is enqueued). On
+/// one upload stream, the shards' read of chunk `c` would wait for the upload of chunk `c + 1`
+/// (enqueued before it, to overlap), and that upload for the free of chunk `c - 2`'s buffers,
+/// which waits for the shards' work of chunk `c - 1`: every chunk after the one before, no
+/// overlap at all (a 1-shard host insert of 2^27 pinned pairs on an H100 took 39 ms, the
+/// upload's and the insert's times added up; on lanes 23 ms). On lanes, chunk `c`'s streams
+/// carry only chunk `c`'s work and that of chunks `c ± SLOTS`.
+struct Lane {
+    gathers: Vec<Arc<Gpu>>,
+    copies: Vec<Arc<Gpu>>,
+    /// Copies on the gather streams (the way back of the copy exchange).
+    back_copies: CopyExchange,
+}
+
+impl Lane {
+    fn new(ranks: &[Arc<Gpu>]) -> Result<Lane> {
+        let gathers = ranks
+            .iter()
+            .map(|r| r.with_new_stream())
+            .collect::<Result<Vec<_>>>()?;
+        let copies = ranks
+            .iter()
+            .map(|r| r.with_new_stream())
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Lane {
+            back_copies: CopyExchange::new(gathers.clone()),
+            gathers,
+            copies,
+        })
+    }
 }
 
 /// One shard's part of an operation, on the device: what the shard's table reads and writes.
@@ -352,8 +385,9 @@ fn views_mut<'a, T: bytemuck::Pod>(
 impl Ctx {
     /// Runs one operation over the shards: `inputs[r]` is rank `r`'s batch (`None`: nothing),
     /// `outputs[r]` where its results go (in the batch's order), `kept` what the results leave
-    /// of the caller's buffers, and `op(tables, shard, io)` the shard's own call. Asynchronous
-    /// but for the split's part sizes.
+    /// of the caller's buffers, and `op(tables, shard, io)` the shard's own call, on the
+    /// streams of `lane` (see [`Lane`]). Asynchronous but for the split's part sizes.
+    #[allow(clippy::too_many_arguments)] // an operation's parts, each its own concern
     fn cascade<K: Key, V: Value, T>(
         &self,
         tables: &mut T,
@@ -362,16 +396,20 @@ impl Ctx {
         outputs: &mut [Option<Output<'_, V>>],
         kept: Kept,
         op: &mut ShardOp<'_, T, K, V>,
+        lane: &Lane,
     ) -> Result<()> {
         let Ctx {
             ranks,
-            gathers,
             gpus,
             per_rank,
             exchange,
-            back_copies,
             ..
         } = self;
+        let Lane {
+            gathers,
+            back_copies,
+            ..
+        } = lane;
         let per_rank = *per_rank;
         let shards = gpus.len();
         if shards == 1 && ranks.len() == 1 {
@@ -594,6 +632,41 @@ impl Ctx {
     }
 }
 
+impl Ctx {
+    /// A device-sided operation: `input` is on rank 0 and its results go to `output` (in its
+    /// order), through [`Ctx::cascade`] on the first lane.
+    ///
+    /// (Sub-batches on the lanes in turn, so that the split of one would overlap the shards'
+    /// work on the one before, were measured slower at every size: an 8-shard find of 2^27
+    /// keys took 16.8 ms in sub-batches of 2^22, 11.1 ms of 2^24 and 9.9 ms of 2^25, against
+    /// 9.4 ms whole. See bench/NOTES.md.)
+    fn device_run<K: Key, V: Value, T>(
+        &self,
+        tables: &mut T,
+        part: &PartFunction,
+        input: Input<'_, K, V>,
+        output: Option<Output<'_, V>>,
+        kept: Kept,
+        op: &mut ShardOp<'_, T, K, V>,
+    ) -> Result<()> {
+        let ranks = self.ranks.len();
+        let inputs = on_rank0(ranks, input);
+        let mut outputs = match output {
+            Some(o) => on_rank0(ranks, o),
+            None => (0..ranks).map(|_| None).collect(),
+        };
+        self.cascade(
+            tables,
+            part,
+            &inputs,
+            &mut outputs,
+            kept,
+            op,
+            &self.lanes[0],
+        )
+    }
+}
+
 /// A table of the inner scheme with room for `capacity` keys, on the host (`gpu` `None`) or on
 /// a GPU handle.
 fn build_host<K: Key, V: Value>(
@@ -706,13 +779,8 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
                 ))
             }
         };
-        let gathers = ranks
-            .iter()
-            .map(|r| r.with_new_stream())
-            .collect::<Result<Vec<_>>>()?;
-        let copies = ranks
-            .iter()
-            .map(|r| r.with_new_stream())
+        let lanes = (0..SLOTS)
+            .map(|_| Lane::new(&ranks))
             .collect::<Result<Vec<_>>>()?;
         Ok(ShardedMap {
             config,
@@ -721,10 +789,8 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
                 tables,
                 staging: std::sync::Mutex::new(Vec::new()),
                 ctx: Ctx {
-                    back_copies: CopyExchange::new(gathers.clone()),
                     ranks,
-                    gathers,
-                    copies,
+                    lanes,
                     gpus: shard_gpus,
                     per_rank: 0,
                     exchange,
@@ -966,10 +1032,25 @@ struct Settle<'a>(&'a Ctx);
 
 impl Drop for Settle<'_> {
     fn drop(&mut self) {
-        let c = self.0;
-        for g in c.ranks.iter().chain(&c.gathers).chain(&c.copies) {
+        for g in self.0.streams() {
             let _ = g.synchronize(); // an error here is the operation's, already returned
         }
+    }
+}
+
+impl Ctx {
+    /// Every stream of the ranks and lanes (not the shards').
+    fn streams(&self) -> impl Iterator<Item = &Arc<Gpu>> {
+        let lanes = self
+            .lanes
+            .iter()
+            .flat_map(|l| l.gathers.iter().chain(&l.copies));
+        self.ranks.iter().chain(lanes)
+    }
+
+    /// Waits for every stream of the ranks and lanes.
+    fn synchronize(&self) -> Result<()> {
+        self.streams().try_for_each(|g| g.synchronize())
     }
 }
 
@@ -1019,6 +1100,65 @@ impl PhaseClock {
     }
 }
 
+/// The GPU side of a pipeline trace: per chunk, when rank 0's upload, its split (and
+/// exchange), and the slowest shard's work of the chunk ended, in ms from the start (CUDA
+/// events; recorded only while tracing).
+struct Timeline {
+    start: Option<Stamp>,
+    /// Per chunk: upload end, split end, per-shard ends.
+    chunks: Vec<(Option<Stamp>, Option<Stamp>, Vec<Stamp>)>,
+}
+
+impl Timeline {
+    fn new(on: bool, gpu: &Gpu) -> Result<Timeline> {
+        Ok(Timeline {
+            start: on.then(|| gpu.stamp()).transpose()?,
+            chunks: Vec::new(),
+        })
+    }
+    fn chunk(&mut self, c: usize) -> Option<&mut (Option<Stamp>, Option<Stamp>, Vec<Stamp>)> {
+        self.start.as_ref()?;
+        if self.chunks.len() <= c {
+            self.chunks.resize_with(c + 1, || (None, None, Vec::new()));
+        }
+        Some(&mut self.chunks[c])
+    }
+    fn uploaded(&mut self, c: usize, gpu: &Gpu) -> Result<()> {
+        if let Some(t) = self.chunk(c) {
+            t.0 = Some(gpu.stamp()?);
+        }
+        Ok(())
+    }
+    fn enqueued(&mut self, c: usize, rank: &Gpu, shards: &[Arc<Gpu>]) -> Result<()> {
+        if let Some(t) = self.chunk(c) {
+            t.1 = Some(rank.stamp()?);
+            t.2 = shards.iter().map(|g| g.stamp()).collect::<Result<_>>()?;
+        }
+        Ok(())
+    }
+    /// Prints the timeline (after the streams are synchronized).
+    fn report(&self) {
+        let Some(start) = &self.start else { return };
+        let ms = |s: &Option<Stamp>| {
+            s.as_ref()
+                .and_then(|s| s.ms_since(start).ok())
+                .map_or("-".to_string(), |t| format!("{t:.2}"))
+        };
+        for (c, (up, split, shards)) in self.chunks.iter().enumerate() {
+            let last = shards
+                .iter()
+                .filter_map(|s| s.ms_since(start).ok())
+                .fold(None, |m: Option<f32>, t| Some(m.map_or(t, |m| m.max(t))));
+            eprintln!(
+                "warpmap pipeline: chunk {c}: upload done {} ms, split done {} ms, shards done {}",
+                ms(up),
+                ms(split),
+                last.map_or("-".to_string(), |t| format!("{t:.2} ms"))
+            );
+        }
+    }
+}
+
 /// Slots of pinned staging per rank in the host pipeline: chunk `c` uses slot `c % SLOTS`, so
 /// while the device works on chunk `c`, the host stages chunk `c + 1` and copies out the
 /// results of chunk `c + 1 - SLOTS`, long done.
@@ -1044,6 +1184,7 @@ impl Ctx {
         op: &mut ShardOp<'_, T, K, V>,
     ) -> Result<()> {
         let mut clock = PhaseClock::new();
+        let mut timeline = Timeline::new(clock.on, &self.ranks[0])?;
         let n = b.keys.len();
         let g = self.ranks.len();
         let chunk = chunk.max(1);
@@ -1061,7 +1202,7 @@ impl Ctx {
         staging.resize_with(g, Default::default);
         // From here on, every copy is done before this call returns.
         let _settle = Settle(self);
-        let locked = |s: &[u8]| self.copies[0].is_page_locked(s);
+        let locked = |s: &[u8]| self.ranks[0].is_page_locked(s);
         let direct = (
             locked(bytemuck::cast_slice(b.keys)),
             b.values.is_some_and(|v| locked(bytemuck::cast_slice(v))),
@@ -1107,6 +1248,7 @@ impl Ctx {
         let upload = |staging: &mut Vec<[Slot<K, V>; SLOTS]>,
                       out: &mut HostOut<'_, V>,
                       clock: &mut PhaseClock,
+                      timeline: &mut Timeline,
                       c: usize|
          -> Result<Vec<Option<std::ops::Range<usize>>>> {
             let mut ranges = Vec::with_capacity(g);
@@ -1123,7 +1265,8 @@ impl Ctx {
                 }
                 let range = start..(start + chunk).min(pieces[r].end);
                 let len = range.len();
-                let (copy, gather) = (&self.copies[r], &self.gathers[r]);
+                let lane = &self.lanes[c % SLOTS];
+                let (copy, gather) = (&lane.copies[r], &lane.gathers[r]);
                 // SAFETY (each `send`): `_settle` synchronizes the upload streams before this
                 // call, and with it the borrow of the batch, ends.
                 let input = unsafe {
@@ -1154,6 +1297,9 @@ impl Ctx {
                     .then(|| gather.alloc_filled::<u8>(len, 0))
                     .transpose()?;
                 slot.device = Some((input, (status, values, found)));
+                if r == 0 {
+                    timeline.uploaded(c, copy)?;
+                }
                 ranges.push(Some(range));
                 clock.mark("stage");
             }
@@ -1161,14 +1307,14 @@ impl Ctx {
         };
 
         let mut next = if rounds > 0 {
-            upload(&mut staging, out, &mut clock, 0)?
+            upload(&mut staging, out, &mut clock, &mut timeline, 0)?
         } else {
             Vec::new()
         };
         for c in 0..rounds {
             let ranges = std::mem::take(&mut next);
             if c + 1 < rounds {
-                next = upload(&mut staging, out, &mut clock, c + 1)?;
+                next = upload(&mut staging, out, &mut clock, &mut timeline, c + 1)?;
             }
             let s = c % SLOTS;
             {
@@ -1196,14 +1342,23 @@ impl Ctx {
                         }
                     }
                 }
-                self.cascade(tables, part, &inputs, &mut outputs, b.kept, op)?;
+                self.cascade(
+                    tables,
+                    part,
+                    &inputs,
+                    &mut outputs,
+                    b.kept,
+                    op,
+                    &self.lanes[s],
+                )?;
             }
+            timeline.enqueued(c, &self.ranks[0], &self.gpus)?;
             clock.mark("cascade");
             // The results go back to pinned memory on the gather stream.
             for (r, range) in ranges.into_iter().enumerate() {
                 let Some(range) = range else { continue };
                 let len = range.len();
-                let gather = &self.gathers[r];
+                let gather = &self.lanes[s].gathers[r];
                 let slot = &mut staging[r][s];
                 let Some((_, (st, res, f))) = slot.device.as_ref() else {
                     continue;
@@ -1228,12 +1383,9 @@ impl Ctx {
             }
         }
         clock.mark("drain");
-        for r in 0..g {
-            self.ranks[r].synchronize()?;
-            self.gathers[r].synchronize()?;
-            self.copies[r].synchronize()?;
-        }
+        self.synchronize()?;
         clock.mark("sync");
+        timeline.report();
         clock.report(
             if direct.0 {
                 "host_run (page-locked keys)"
@@ -1272,15 +1424,7 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
         let Body::Device(d) = &self.body else {
             return Ok(());
         };
-        for r in d
-            .ctx
-            .ranks
-            .iter()
-            .chain(&d.ctx.gathers)
-            .chain(&d.ctx.copies)
-        {
-            r.synchronize()?;
-        }
+        d.ctx.synchronize()?;
         let mut failed = 0;
         for (s, t) in d.tables.iter().enumerate() {
             match t.synchronize() {
@@ -1820,31 +1964,20 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
         }
         let part = self.part;
         let d = self.device_mut()?;
-        let ranks = d.ctx.ranks.len();
-        let inputs = on_rank0(
-            ranks,
+        let output = status.map(|s| Output {
+            status: Some(s),
+            out: None,
+            found: None,
+        });
+        d.ctx.device_run(
+            &mut d.tables,
+            &part,
             Input {
                 keys,
                 values: Some(values),
                 ops: None,
             },
-        );
-        let mut outputs: Vec<Option<Output<'_, V>>> = match status {
-            Some(s) => on_rank0(
-                ranks,
-                Output {
-                    status: Some(s),
-                    out: None,
-                    found: None,
-                },
-            ),
-            None => (0..ranks).map(|_| None).collect(),
-        };
-        d.ctx.cascade(
-            &mut d.tables,
-            &part,
-            &inputs,
-            &mut outputs,
+            output,
             Kept::Nothing,
             &mut |t, p, io| {
                 t[p].insert_device_async_with_mode(
@@ -1865,28 +1998,19 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
     ) -> Result<()> {
         check_lens("find", keys.len(), &[values.len(), found.len()])?;
         let d = self.device()?;
-        let ranks = d.ctx.ranks.len();
-        let inputs = on_rank0(
-            ranks,
+        d.ctx.device_run(
+            &mut &d.tables,
+            &self.part,
             Input {
                 keys,
                 values: None,
                 ops: None,
             },
-        );
-        let mut outputs = on_rank0(
-            ranks,
-            Output {
+            Some(Output {
                 status: None,
                 out: Some(values),
                 found: Some(found),
-            },
-        );
-        d.ctx.cascade(
-            &mut &d.tables,
-            &self.part,
-            &inputs,
-            &mut outputs,
+            }),
             Kept::ValuesOfMisses,
             &mut |t, p, io| {
                 t[p].find_device_async(io.keys, io.out.expect("values"), io.found.expect("found"))
@@ -1901,28 +2025,19 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
     ) -> Result<()> {
         check_lens("contains", keys.len(), &[found.len()])?;
         let d = self.device()?;
-        let ranks = d.ctx.ranks.len();
-        let inputs = on_rank0(
-            ranks,
+        d.ctx.device_run(
+            &mut &d.tables,
+            &self.part,
             Input {
                 keys,
                 values: None,
                 ops: None,
             },
-        );
-        let mut outputs = on_rank0(
-            ranks,
-            Output::<V> {
+            Some(Output::<V> {
                 status: None,
                 out: None,
                 found: Some(found),
-            },
-        );
-        d.ctx.cascade(
-            &mut &d.tables,
-            &self.part,
-            &inputs,
-            &mut outputs,
+            }),
             Kept::Nothing,
             &mut |t, p, io| t[p].contains_device_async(io.keys, io.found.expect("found")),
         )
@@ -1931,23 +2046,17 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
     fn erase_device_async(&mut self, keys: &DeviceBuffer<K>) -> Result<()> {
         let part = self.part;
         let d = self.device_mut()?;
-        let ranks = d.ctx.ranks.len();
-        let inputs = on_rank0(
-            ranks,
+        d.ctx.device_run(
+            &mut d.tables,
+            &part,
             Input {
                 keys,
                 values: None,
                 ops: None,
             },
-        );
-        let mut outputs: Vec<Option<Output<'_, V>>> = (0..ranks).map(|_| None).collect();
-        d.ctx.cascade(
-            &mut d.tables,
-            &part,
-            &inputs,
-            &mut outputs,
+            None,
             Kept::Nothing,
-            &mut |t, p, io| t[p].erase_device_async(io.keys),
+            &mut |t, p, io: Io<'_, K, V>| t[p].erase_device_async(io.keys),
         )
     }
 
@@ -1973,28 +2082,19 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
         )?;
         let part = self.part;
         let d = self.device_mut()?;
-        let ranks = d.ctx.ranks.len();
-        let inputs = on_rank0(
-            ranks,
+        d.ctx.device_run(
+            &mut d.tables,
+            &part,
             Input {
                 keys,
                 values: Some(values),
                 ops: Some(ops),
             },
-        );
-        let mut outputs = on_rank0(
-            ranks,
-            Output {
+            Some(Output {
                 status: Some(status),
                 out: Some(out),
                 found: Some(found),
-            },
-        );
-        d.ctx.cascade(
-            &mut d.tables,
-            &part,
-            &inputs,
-            &mut outputs,
+            }),
             Kept::ByOperation,
             &mut |t, p, io| {
                 t[p].mixed_device_async(

@@ -219,6 +219,10 @@ struct BenchArgs {
     /// nccl (needs the CLI built with warpmap's `nccl` feature).
     #[arg(long, value_name = "copy|nccl")]
     exchange: Option<String>,
+    /// --scheme sharded: the host pipeline's chunk, keys per rank (default 16777216).
+    #[arg(long, value_name = "KEYS")]
+    pipeline_batch: Option<usize>,
+
     /// DyCuckoo presets: the static cells' fill factors, comma-separated, each below 0.99
     /// (dycuckoo-static: 0.5-0.95; dycuckoo-compare: 0.8,0.9).
     #[arg(long, value_delimiter = ',', value_name = "F,...")]

@@ -41,6 +41,7 @@ fn config(a: &BenchArgs) -> Result<ShardedBenchConfig> {
         commit: COMMIT.to_string(),
         seed: a.seed.unwrap_or(d.seed),
         host_sided: true,
+        pipeline_batch: a.pipeline_batch,
     })
 }
 
@@ -75,8 +76,16 @@ pub(crate) fn sharded_cmd(a: &BenchArgs) -> Result<ExitCode> {
     println!("commit:  {COMMIT}");
     println!("method:  {SHARDED_METHOD}");
     println!(
-        "plan:    {} GPU(s), shards per GPU {:?}, n = 2^{}, load {}, {} runs, exchange {:?}",
-        cfg.gpus, cfg.shards_per_gpu, cfg.keys_log2, cfg.load_factor, cfg.runs, cfg.transport
+        "plan:    {} GPU(s), shards per GPU {:?}, n = 2^{}, load {}, {} runs, exchange {:?}, \
+         pipeline batch {}",
+        cfg.gpus,
+        cfg.shards_per_gpu,
+        cfg.keys_log2,
+        cfg.load_factor,
+        cfg.runs,
+        cfg.transport,
+        cfg.pipeline_batch
+            .map_or("default".to_string(), |b| b.to_string())
     );
     if a.dry_run {
         println!("dry run: nothing measured");

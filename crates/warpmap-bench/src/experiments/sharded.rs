@@ -43,6 +43,8 @@ pub struct ShardedBenchConfig {
     pub seed: u64,
     /// Measure the host-sided insert too.
     pub host_sided: bool,
+    /// The sharded tables' host pipeline chunk (keys per rank; `None`: the default).
+    pub pipeline_batch: Option<usize>,
 }
 
 impl Default for ShardedBenchConfig {
@@ -57,6 +59,7 @@ impl Default for ShardedBenchConfig {
             commit: "unknown".into(),
             seed: 0x54a2_d0c1_7e11,
             host_sided: true,
+            pipeline_batch: None,
         }
     }
 }
@@ -134,6 +137,8 @@ pub struct ShardedReport {
     pub n: usize,
     /// Load factor of every table.
     pub load_factor: f64,
+    /// The sharded tables' host pipeline chunk (keys per rank).
+    pub pipeline_batch: usize,
     /// Every measurement.
     pub rows: Vec<ShardedRow>,
     /// The targets.
@@ -308,12 +313,14 @@ pub fn run_sharded(
         .shards_per_gpu
         .iter()
         .map(|&m| {
-            ShardedMap::new(
+            let mut c =
                 ShardedConfig::new(capacity, TableConfig::WarpDrive(WarpDriveConfig::new(0)))
                     .shards_per_rank(m)
-                    .transport(cfg.transport),
-                &gpus,
-            )
+                    .transport(cfg.transport);
+            if let Some(b) = cfg.pipeline_batch {
+                c = c.pipeline_batch(b);
+            }
+            ShardedMap::new(c, &gpus)
         })
         .collect::<Result<_>>()?;
     // Warm-up: kernels compiled and loaded, memory pools primed.
@@ -549,6 +556,7 @@ pub fn run_sharded(
         method: SHARDED_METHOD.to_string(),
         n,
         load_factor: cfg.load_factor,
+        pipeline_batch: maps.first().map_or(0, |m| m.config().pipeline_batch),
         rows,
         targets,
         wall_s: started.elapsed().as_secs_f64(),
