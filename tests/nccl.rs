@@ -15,8 +15,11 @@ mod common;
 use common::*;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use warpmap::device::nccl::{nccl, Communicator, ExchangePlan};
-use warpmap::{Error, Gpu};
+use warpmap::device::nccl::{nccl, Communicator, ExchangePlan, UniqueId};
+use warpmap::device::Move;
+use warpmap::sharded::{ShardedConfig, ShardedMap};
+use warpmap::table::registry::TableConfig;
+use warpmap::{DeviceHashTable, Error, Gpu, HashTable, WarpDriveConfig};
 
 /// NCCL work of this binary, one test at a time (communicators of one process share GPUs).
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -346,4 +349,277 @@ fn bad_shapes_are_invalid_input() {
         Communicator::from_devices(&[]).unwrap_err(),
         Error::InvalidInput(_)
     ));
+}
+
+/// Unique ids travel as 256 hex digits or 128 bytes; anything else is refused (no NCCL
+/// needed).
+#[test]
+fn unique_id_text_is_checked() {
+    for bad in [
+        "",
+        "zz",
+        &"0".repeat(255),
+        &"g".repeat(256),
+        &"0".repeat(258),
+    ] {
+        assert!(
+            matches!(UniqueId::from_hex(bad), Err(Error::InvalidInput(_))),
+            "{bad:.10}"
+        );
+    }
+    assert!(matches!(
+        UniqueId::from_bytes(&[0u8; 127]),
+        Err(Error::InvalidInput(_))
+    ));
+    let id = UniqueId::from_hex(&format!(" {} \n", "a5".repeat(128))).unwrap();
+    assert_eq!(id.as_bytes(), &[0xa5u8; 128]);
+    assert_eq!(UniqueId::from_bytes(id.as_bytes()).unwrap(), id);
+    assert_eq!(id.to_hex(), "a5".repeat(128));
+}
+
+/// A communicator from a unique id, this process holding its one rank: the same collectives
+/// as `from_devices`, an all-gather, and the half-transfers of a group (a buffer of a rank
+/// not held here is refused).
+#[test]
+fn a_communicator_from_a_unique_id() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(gpus) = all_gpus() else { return };
+    if nccl_or_skip().is_none() {
+        return;
+    }
+    let id = UniqueId::new().expect("a unique id");
+    assert_eq!(UniqueId::from_hex(&id.to_hex()).unwrap(), id);
+    let g = gpus[0].clone();
+    let comm = Communicator::from_unique_id(&id, 1, &[(0, g.clone())])
+        .unwrap_or_else(|e| panic!("joining a one-rank group: {e}"));
+    assert_eq!((comm.world(), comm.held(), comm.size()), (1, &[0][..], 1));
+    assert!(comm.is_joined() && comm.holds_all());
+    check_collectives(&comm, "one rank from a unique id");
+    // All-gather of one rank: the send buffer itself.
+    let row: Vec<u64> = (0..1000).map(|i| i * 7 + 3).collect();
+    let s = g.upload(&row).unwrap();
+    let mut d = g.alloc_filled::<u64>(1000, 0xff).unwrap();
+    comm.all_gather(&[&s], &mut [&mut d]).unwrap();
+    assert_eq!(g.download(&d).unwrap(), row);
+    // Transfers: pieces to itself; a buffer of rank 1 (not in the group) is refused.
+    let mut r = g.alloc_filled::<u64>(1000, 0).unwrap();
+    let moves = [
+        Move {
+            from: 0,
+            from_at: 10,
+            to: 0,
+            to_at: 500,
+            len: 400,
+        },
+        Move {
+            from: 0,
+            from_at: 0,
+            to: 0,
+            to_at: 0,
+            len: 10,
+        },
+    ];
+    comm.transfer(&[(Some(&s), 0)], &mut [(Some(&mut r), 0)], &moves)
+        .unwrap();
+    let got = g.download(&r).unwrap();
+    assert_eq!(&got[500..900], &row[10..410]);
+    assert_eq!(&got[..10], &row[..10]);
+    assert!(got[10..500].iter().all(|&v| v == 0));
+    let err = comm
+        .transfer(&[(Some(&s), 1)], &mut [(Some(&mut r), 0)], &moves)
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidInput(_)), "{err}");
+    // Rank numbers out of range and ranks held twice are refused before NCCL is called.
+    for ranks in [
+        vec![(1usize, g.clone())],
+        vec![(0, g.clone()), (0, g.clone())],
+    ] {
+        let err = Communicator::from_unique_id(&id, 1, &ranks).unwrap_err();
+        assert!(matches!(err, Error::InvalidInput(_)), "{err}");
+    }
+    assert!(matches!(
+        Communicator::from_unique_id(&id, 1, &[]).unwrap_err(),
+        Error::InvalidInput(_)
+    ));
+}
+
+/// What a child process of `two_processes_share_a_sharded_table` is told.
+const GROUP_CHILD: &str = "WARPMAP_TEST_GROUP_RANK";
+const GROUP_DIR: &str = "WARPMAP_TEST_GROUP_DIR";
+
+/// A sharded table over two processes on one GPU: NCCL refuses two ranks of one GPU in one
+/// host, so each process claims a host of its own (`NCCL_HOSTID`) and their parts travel
+/// through NCCL's socket transport on the loopback interface: the cross-node path, on one
+/// machine. The test runs this binary twice more (`group_child`), as ranks 0 and 1, and
+/// checks that both succeed; rank 0 hands the unique id to rank 1 through a file.
+#[test]
+fn two_processes_share_a_sharded_table() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if std::env::var_os(GROUP_CHILD).is_some() || std::env::var_os("WARPMAP_SANITIZER").is_some() {
+        return;
+    }
+    let Some(_g) = gpu() else { return };
+    if nccl_or_skip().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("warpmap-group-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let mut children: Vec<std::process::Child> = (0..2)
+        .map(|r| {
+            let mut c = std::process::Command::new(&exe);
+            c.args([
+                "--exact",
+                "group_child",
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ])
+            .env(GROUP_CHILD, r.to_string())
+            .env(GROUP_DIR, &dir)
+            .env("NCCL_HOSTID", format!("warpmap-test-host-{r}"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+            if std::env::var_os("NCCL_SOCKET_IFNAME").is_none() {
+                c.env("NCCL_SOCKET_IFNAME", "lo");
+            }
+            c.spawn().expect("starting a child process")
+        })
+        .collect();
+    let deadline = Instant::now() + std::time::Duration::from_secs(240);
+    let mut status = [None; 2];
+    while status.iter().any(|s| s.is_none()) && Instant::now() < deadline {
+        for (c, s) in children.iter_mut().zip(status.iter_mut()) {
+            if s.is_none() {
+                *s = c.try_wait().unwrap();
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let timed_out = status.iter().any(|s| s.is_none());
+    let mut report = String::new();
+    for (r, mut c) in children.into_iter().enumerate() {
+        if status[r].is_none() {
+            let _ = c.kill();
+        }
+        let out = c.wait_with_output().unwrap();
+        report.push_str(&format!(
+            "--- rank {r}: {:?}\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("{report}");
+    assert!(
+        !timed_out,
+        "the two processes did not finish in 240 s\n{report}"
+    );
+    assert!(
+        status.iter().all(|s| s.is_some_and(|s| s.success())),
+        "a process failed\n{report}"
+    );
+}
+
+/// One process of `two_processes_share_a_sharded_table` (does nothing when run otherwise).
+#[test]
+fn group_child() {
+    let Some(rank) = std::env::var(GROUP_CHILD)
+        .ok()
+        .map(|r| r.parse::<usize>().unwrap())
+    else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(std::env::var_os(GROUP_DIR).unwrap());
+    let g = gpu().expect("a GPU in the child");
+    let id_file = dir.join("id");
+    let id = if rank == 0 {
+        let id = UniqueId::new().unwrap();
+        let tmp = dir.join("id.tmp");
+        std::fs::write(&tmp, id.to_hex()).unwrap();
+        std::fs::rename(&tmp, &id_file).unwrap();
+        id
+    } else {
+        let deadline = Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            if let Ok(t) = std::fs::read_to_string(&id_file) {
+                break UniqueId::from_hex(&t).unwrap();
+            }
+            assert!(Instant::now() < deadline, "no unique id from rank 0");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    let t0 = Instant::now();
+    let comm = Communicator::from_unique_id(&id, 2, &[(rank, g.clone())]).unwrap();
+    println!("rank {rank}: joined in {:?}", t0.elapsed());
+    let config = ShardedConfig::new(100_000, TableConfig::WarpDrive(WarpDriveConfig::new(0)))
+        .shards_per_rank(2)
+        .pipeline_batch(3000);
+    let mut map = ShardedMap::<u64, u64>::join(config, comm).unwrap();
+    assert_eq!(map.shards(), 4);
+    // Rank 0 inserts 20 000 keys, rank 1 7 000 (so the processes run different numbers of
+    // pipeline chunks), every key found by both, wherever its shard is.
+    let all = unique_keys::<u64>(&mut SplitMix64::new(4242), 27_000, true);
+    let (first, second) = all.split_at(20_000);
+    let mine = if rank == 0 { first } else { second };
+    let values: Vec<u64> = mine.iter().map(|&k| value_for(k, 0)).collect();
+    map.insert(mine, &values).unwrap();
+    assert_eq!(map.len().unwrap(), 27_000, "rank {rank}: len of the group");
+    let held: usize = map.shard_lens().unwrap().iter().sum();
+    println!("rank {rank}: {held} keys in the shards held here");
+    assert!(held > 0 && held < 27_000);
+    let mut queries = all.clone();
+    queries.extend(unique_keys::<u64>(&mut SplitMix64::new(99), 3000, false));
+    let got = map.find(&queries).unwrap();
+    for (i, (q, v)) in queries.iter().zip(&got).enumerate() {
+        let expect = (i < all.len()).then(|| value_for::<u64, u64>(*q, 0));
+        assert_eq!(*v, expect, "rank {rank}: find {q}");
+    }
+    // Device-sided find of the other process's keys.
+    let theirs = if rank == 0 { second } else { first };
+    let dq = g.upload(theirs).unwrap();
+    let mut dv = g.alloc_filled::<u64>(theirs.len(), 0).unwrap();
+    let mut df = g.alloc_filled::<u8>(theirs.len(), 0).unwrap();
+    map.find_device(&dq, &mut dv, &mut df).unwrap();
+    let (dv, df) = (g.download(&dv).unwrap(), g.download(&df).unwrap());
+    for (i, k) in theirs.iter().enumerate() {
+        assert_eq!(
+            (df[i], dv[i]),
+            (1, value_for::<u64, u64>(*k, 0)),
+            "rank {rank}"
+        );
+    }
+    // Rank 0 erases 1000 of rank 1's keys; rank 1 erases nothing (an empty batch still
+    // serves the other process). Both learn the group's count.
+    let gone: Vec<u64> = if rank == 0 {
+        second[..1000].to_vec()
+    } else {
+        Vec::new()
+    };
+    assert_eq!(map.erase(&gone).unwrap(), 1000, "rank {rank}: erased");
+    assert_eq!(map.len().unwrap(), 26_000);
+    // Rank 1's batch is malformed: it gets its own error, rank 0 the refusal, nobody runs it.
+    let n = if rank == 1 { 5 } else { 10 };
+    let mut out = vec![0u64; 10];
+    let mut found = vec![false; n];
+    let err = map.find_into(&all[..10], &mut out, &mut found).unwrap_err();
+    assert!(matches!(err, Error::InvalidInput(_)), "rank {rank}: {err}");
+    if rank == 0 {
+        assert!(err.to_string().contains("refused"), "{err}");
+    }
+    // Still in step afterwards: statuses of keys present (rank 1's first 1000 are erased).
+    assert_eq!(map.len().unwrap(), 26_000);
+    let mut st = vec![warpmap::InsertStatus::default(); 100];
+    let again = if rank == 1 { 1000..1100 } else { 0..100 };
+    let failed = map
+        .insert_with_status(&mine[again.clone()], &values[again], &mut st)
+        .unwrap();
+    assert_eq!(failed, 0);
+    assert!(
+        st.iter().all(|s| s.is_ok() && s.was_update()),
+        "rank {rank}"
+    );
+    println!("rank {rank}: done in {:?}", t0.elapsed());
 }

@@ -78,6 +78,12 @@ fn gpu_configs() -> Vec<(&'static str, ShardedConfig)> {
                 .shards_per_rank(3)
                 .transport(Transport::Nccl),
         ));
+        v.push((
+            "warpdrive/1x3/nccl-group",
+            ShardedConfig::new(0, wd())
+                .shards_per_rank(3)
+                .transport(Transport::NcclGroup),
+        ));
     }
     v
 }

@@ -45,6 +45,17 @@ struct Api {
     /// NCCL ≥ 2.13.
     get_last_error: Option<unsafe extern "C" fn(ncclComm_t) -> *const c_char>,
     comm_init_all: unsafe extern "C" fn(*mut ncclComm_t, c_int, *const c_int) -> NcclResult,
+    get_unique_id: unsafe extern "C" fn(*mut UniqueId) -> NcclResult,
+    /// `ncclCommInitRank(comm, nranks, id, rank)`: the id travels by value (a 128-byte struct).
+    comm_init_rank: unsafe extern "C" fn(*mut ncclComm_t, c_int, UniqueId, c_int) -> NcclResult,
+    all_gather: unsafe extern "C" fn(
+        *const c_void,
+        *mut c_void,
+        usize,
+        ncclDataType_t,
+        ncclComm_t,
+        cudaStream_t,
+    ) -> NcclResult,
     comm_destroy: unsafe extern "C" fn(ncclComm_t) -> NcclResult,
     #[allow(clippy::type_complexity)]
     all_reduce: unsafe extern "C" fn(
@@ -164,6 +175,9 @@ fn resolve(lib: &libloading::os::unix::Library) -> std::result::Result<Api, Stri
             .ok()
             .map(|s: libloading::os::unix::Symbol<_>| *s),
         comm_init_all: sym!("ncclCommInitAll"),
+        get_unique_id: sym!("ncclGetUniqueId"),
+        comm_init_rank: sym!("ncclCommInitRank"),
+        all_gather: sym!("ncclAllGather"),
         comm_destroy: sym!("ncclCommDestroy"),
         all_reduce: sym!("ncclAllReduce"),
         send: sym!("ncclSend"),
@@ -402,14 +416,96 @@ pub struct Exchanged<T> {
     pub offsets: Vec<Vec<u64>>,
 }
 
-/// A group of NCCL ranks in this process, one per GPU handle (`ncclCommInitAll`). NCCL allows
-/// one rank per GPU: two handles of one GPU are refused by NCCL ("duplicate GPU").
+/// The bytes of `NCCL_UNIQUE_ID_BYTES`.
+pub const UNIQUE_ID_BYTES: usize = 128;
+
+/// An NCCL unique id (`ncclUniqueId`): what the ranks of one communicator that span processes
+/// or nodes share. One process makes it ([`UniqueId::new`]) and hands it to the others by any
+/// means (a file, an environment variable, a key-value store, MPI's broadcast: as text with
+/// [`UniqueId::to_hex`] and [`UniqueId::from_hex`], or as bytes); then every process joins
+/// with the ranks it holds ([`Communicator::from_unique_id`]).
 ///
-/// Operations are enqueued on each rank's handle stream and return before they finish.
+/// The id carries the address of the first process's bootstrap socket: every process must be
+/// able to reach it (`NCCL_SOCKET_IFNAME` picks the interface).
+#[repr(C)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct UniqueId {
+    internal: [u8; UNIQUE_ID_BYTES],
+}
+
+impl std::fmt::Debug for UniqueId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "UniqueId({}…)", &self.to_hex()[..16])
+    }
+}
+
+impl UniqueId {
+    /// A new id (`ncclGetUniqueId`; it opens the bootstrap's listening socket in this
+    /// process, which must stay alive until every rank has joined).
+    pub fn new() -> Result<UniqueId> {
+        let lib = nccl()?;
+        let mut id = UniqueId {
+            internal: [0; UNIQUE_ID_BYTES],
+        };
+        // SAFETY: ncclGetUniqueId writes one ncclUniqueId (128 bytes, our repr(C) twin) through
+        // the pointer, which is valid for that.
+        let r = unsafe { (lib.api.get_unique_id)(&mut id) };
+        lib.check("ncclGetUniqueId", r, None)?;
+        Ok(id)
+    }
+    /// The id's bytes.
+    pub fn as_bytes(&self) -> &[u8; UNIQUE_ID_BYTES] {
+        &self.internal
+    }
+    /// The id of `bytes` ([`UNIQUE_ID_BYTES`] of them, else [`Error::InvalidInput`]).
+    pub fn from_bytes(bytes: &[u8]) -> Result<UniqueId> {
+        let internal = bytes.try_into().map_err(|_| {
+            Error::invalid(format!(
+                "an NCCL unique id is {UNIQUE_ID_BYTES} bytes, not {}",
+                bytes.len()
+            ))
+        })?;
+        Ok(UniqueId { internal })
+    }
+    /// The id as 256 lower-case hexadecimal digits.
+    pub fn to_hex(&self) -> String {
+        self.internal.iter().map(|b| format!("{b:02x}")).collect()
+    }
+    /// The id of 256 hexadecimal digits (surrounding white space ignored), else
+    /// [`Error::InvalidInput`].
+    pub fn from_hex(text: &str) -> Result<UniqueId> {
+        let t = text.trim();
+        let bad = || Error::invalid(format!("not an NCCL unique id in hex: {t:.40}"));
+        if t.len() != 2 * UNIQUE_ID_BYTES || !t.is_ascii() {
+            return Err(bad());
+        }
+        let bytes = (0..UNIQUE_ID_BYTES)
+            .map(|i| u8::from_str_radix(&t[2 * i..2 * i + 2], 16).map_err(|_| bad()))
+            .collect::<Result<Vec<u8>>>()?;
+        UniqueId::from_bytes(&bytes)
+    }
+}
+
+/// A group of NCCL ranks, of which this process holds some or all, one per GPU handle. Made
+/// over the GPUs of this process ([`Communicator::from_devices`], `ncclCommInitAll`: it holds
+/// every rank), or by every process of a group with the ranks it holds, from one
+/// [`UniqueId`] ([`Communicator::from_unique_id`], `ncclCommInitRank`: across processes and
+/// nodes). NCCL allows one rank per GPU: two ranks on one GPU are refused by NCCL ("duplicate
+/// GPU"), unless their processes claim different hosts (`NCCL_HOSTID`).
+///
+/// Buffers are given per rank **held** here, in the order of [`Communicator::held`]; with
+/// [`from_devices`](Communicator::from_devices) that is rank order. Operations are enqueued on
+/// each held rank's handle stream and return before they finish.
 pub struct Communicator {
     lib: &'static Nccl,
     comms: Vec<ncclComm_t>,
     gpus: Vec<Arc<Gpu>>,
+    /// The rank number of `comms[i]` in the group.
+    held: Vec<usize>,
+    /// Ranks in the group.
+    world: usize,
+    /// Made from a unique id (its ranks may span processes).
+    joined: bool,
 }
 
 // SAFETY: an NCCL communicator may be used from any thread, one call at a time. Moving the
@@ -463,16 +559,138 @@ impl Communicator {
             lib,
             comms,
             gpus: gpus.to_vec(),
+            held: (0..gpus.len()).collect(),
+            world: gpus.len(),
+            joined: false,
         })
     }
 
-    /// The number of ranks.
+    /// This process's ranks of a group of `world` ranks that share `id` (`ncclCommInitRank`,
+    /// in one NCCL group when there are several): `ranks` pairs each rank number held here with
+    /// its GPU handle. Every process of the group calls this with its own ranks (each rank
+    /// number once in the group); it returns when every rank has joined, so the processes must
+    /// call it at about the same time (NCCL's bootstrap waits for the missing ones, and fails
+    /// after its timeout).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for no ranks, a rank number at or above `world` or held twice;
+    /// [`Error::NcclMissing`] without NCCL; [`Error::Nccl`] when NCCL refuses (two ranks on one
+    /// GPU, a bootstrap that cannot reach the id's process, ...).
+    ///
+    /// # Examples
+    ///
+    /// Two processes, one GPU each (the id goes from the first to the second as text):
+    /// ```no_run
+    /// use warpmap::device::nccl::{Communicator, UniqueId};
+    /// use warpmap::Gpu;
+    /// # fn send_to_other_process(_: &str) {}
+    /// # fn receive_from_first_process() -> String { String::new() }
+    /// # fn main() -> warpmap::Result<()> {
+    /// let rank: usize = std::env::var("RANK").unwrap().parse().unwrap();
+    /// let id = if rank == 0 {
+    ///     let id = UniqueId::new()?;
+    ///     send_to_other_process(&id.to_hex());
+    ///     id
+    /// } else {
+    ///     UniqueId::from_hex(&receive_from_first_process())?
+    /// };
+    /// let comm = Communicator::from_unique_id(&id, 2, &[(rank, Gpu::default_gpu()?)])?;
+    /// assert_eq!((comm.world(), comm.held()), (2, &[rank][..]));
+    /// # Ok(()) }
+    /// ```
+    pub fn from_unique_id(
+        id: &UniqueId,
+        world: usize,
+        ranks: &[(usize, Arc<Gpu>)],
+    ) -> Result<Communicator> {
+        if ranks.is_empty() {
+            return Err(Error::invalid(
+                "a communicator needs at least one rank here",
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for &(r, _) in ranks {
+            if r >= world {
+                return Err(Error::invalid(format!(
+                    "rank {r} of a communicator of {world} ranks"
+                )));
+            }
+            if !seen.insert(r) {
+                return Err(Error::invalid(format!("rank {r} is held twice")));
+            }
+        }
+        let lib = nccl()?;
+        let n = c_int::try_from(world).map_err(|_| Error::invalid("too many ranks"))?;
+        let mut comms: Vec<ncclComm_t> = vec![std::ptr::null_mut(); ranks.len()];
+        let what = format!(
+            "ncclCommInitRank (ranks {:?} of {world})",
+            ranks.iter().map(|(r, _)| *r).collect::<Vec<_>>()
+        );
+        // SAFETY: no arguments; balanced by the group end below.
+        lib.check(&what, unsafe { (lib.api.group_start)() }, None)?;
+        let mut r = Ok(());
+        for ((rank, gpu), comm) in ranks.iter().zip(comms.iter_mut()) {
+            // NCCL takes the device of the calling thread's current context.
+            if let Err(e) = gpu.dev.ctx.bind_to_thread() {
+                r = Err(driver_err("binding the context", e));
+                break;
+            }
+            // SAFETY: `comm` is a valid place for one handle; `id` is a 128-byte ncclUniqueId
+            // passed by value; `rank < world` (checked above). Inside a group the call only
+            // registers the rank; NCCL initialises every registered rank at the group's end.
+            let code = unsafe { (lib.api.comm_init_rank)(comm, n, *id, *rank as c_int) };
+            if let Err(e) = lib.check(&what, code, None) {
+                r = Err(e);
+                break;
+            }
+        }
+        // SAFETY: ends the group started above.
+        let end = lib.check(&what, unsafe { (lib.api.group_end)() }, None);
+        if r.is_err() || end.is_err() {
+            for c in comms.into_iter().filter(|c| !c.is_null()) {
+                // SAFETY: a handle NCCL wrote (its initialisation failed or was abandoned
+                // with the group); destroyed once, nothing enqueued on it.
+                let _ = unsafe { (lib.api.comm_destroy)(c) };
+            }
+            return Err(r.and(end).expect_err("one of them failed"));
+        }
+        Ok(Communicator {
+            lib,
+            comms,
+            gpus: ranks.iter().map(|(_, g)| g.clone()).collect(),
+            held: ranks.iter().map(|(r, _)| *r).collect(),
+            world,
+            joined: true,
+        })
+    }
+
+    /// The number of ranks held here (buffers are given for these).
     pub fn size(&self) -> usize {
         self.gpus.len()
     }
-    /// The handle of rank `r`.
-    pub fn gpu(&self, r: usize) -> &Arc<Gpu> {
-        &self.gpus[r]
+    /// The number of ranks in the group (all processes).
+    pub fn world(&self) -> usize {
+        self.world
+    }
+    /// The rank numbers held here, in the order buffers are given.
+    pub fn held(&self) -> &[usize] {
+        &self.held
+    }
+    /// Whether this process holds every rank of the group.
+    pub fn holds_all(&self) -> bool {
+        self.held.len() == self.world
+    }
+    /// Whether the communicator was made from a unique id (its ranks may span processes).
+    pub fn is_joined(&self) -> bool {
+        self.joined
+    }
+    /// The handle of the `i`-th rank held here.
+    pub fn gpu(&self, i: usize) -> &Arc<Gpu> {
+        &self.gpus[i]
+    }
+    /// Where rank `rank` is among those held here, if it is.
+    fn local(&self, rank: usize) -> Option<usize> {
+        self.held.iter().position(|&r| r == rank)
     }
     /// The loaded NCCL.
     pub fn nccl(&self) -> &'static Nccl {
@@ -482,6 +700,16 @@ impl Communicator {
     /// Waits on the host for every rank's stream.
     pub fn synchronize(&self) -> Result<()> {
         self.gpus.iter().try_for_each(|g| g.synchronize())
+    }
+
+    fn check_whole(&self, what: &str) -> Result<()> {
+        if self.holds_all() {
+            return Ok(());
+        }
+        Err(Error::invalid(format!(
+            "{what} needs every rank in this process (this one holds {:?} of {}); use transfer",
+            self.held, self.world
+        )))
     }
 
     fn check_ranks(&self, what: &str, n: usize) -> Result<()> {
@@ -590,6 +818,7 @@ impl Communicator {
         plan: &ExchangePlan,
     ) -> Result<()> {
         let n = self.size();
+        self.check_whole("all_to_all_v")?;
         self.check_ranks("all_to_all send", send.len())?;
         self.check_ranks("all_to_all recv", recv.len())?;
         self.check_ranks("all_to_all plan", plan.ranks())?;
@@ -661,93 +890,169 @@ impl Communicator {
         })
     }
 
-    /// Enqueues the pieces `moves` (grouped send/recv, as bytes): send buffer `i` is
-    /// `send[i].0` on rank `send[i].1`, receive buffer `j` is `recv[j].0` on rank `recv[j].1`,
-    /// and each [`Move`] goes from rank to rank (to itself too: a one-rank communicator sends
-    /// to itself). Several pieces between one pair of ranks are matched in order. Pieces of 0
-    /// elements are skipped. Asynchronous (on each rank's stream).
+    /// Enqueues this process's halves of the pieces `moves` (grouped send/recv, as bytes).
+    /// Send buffer `i` is `send[i].0` of rank `send[i].1`, receive buffer `j` is `recv[j].0` of
+    /// rank `recv[j].1` (rank numbers of the group); a buffer of a rank held by another process
+    /// is `None` there, and that process moves its half of each piece (the same `moves` in
+    /// every process). Each [`Move`] goes from rank to rank (to itself too: a one-rank
+    /// communicator sends to itself); several pieces between one pair of ranks are matched in
+    /// order. Pieces of 0 elements are skipped. Asynchronous (on each held rank's stream).
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for a rank out of range, a buffer index out of range, or a
-    /// piece that leaves its buffer; NCCL's errors as [`Error::Nccl`].
+    /// [`Error::InvalidInput`] for a rank out of range, a buffer of a rank not held here, a
+    /// buffer index out of range, or a piece that leaves its buffer; NCCL's errors as
+    /// [`Error::Nccl`].
     pub fn transfer<T: bytemuck::Pod>(
         &self,
-        send: &[(&DeviceBuffer<T>, usize)],
-        recv: &mut [(&mut DeviceBuffer<T>, usize)],
+        send: &[(Option<&DeviceBuffer<T>>, usize)],
+        recv: &mut [(Option<&mut DeviceBuffer<T>>, usize)],
         moves: &[Move],
     ) -> Result<()> {
-        let n = self.size();
-        let ranks = send
-            .iter()
-            .map(|(_, r)| *r)
-            .chain(recv.iter().map(|(_, r)| *r));
-        if let Some(r) = ranks.into_iter().find(|&r| r >= n) {
-            return Err(Error::invalid(format!(
-                "transfer: rank {r} of a communicator of {n}"
-            )));
+        let held = |r: usize, here: bool| -> Result<Option<usize>> {
+            if r >= self.world {
+                return Err(Error::invalid(format!(
+                    "transfer: rank {r} of a communicator of {}",
+                    self.world
+                )));
+            }
+            match (self.local(r), here) {
+                (_, false) => Ok(None),
+                (Some(i), true) => Ok(Some(i)),
+                (None, true) => Err(Error::invalid(format!(
+                    "transfer: a buffer of rank {r}, which this process does not hold ({:?})",
+                    self.held
+                ))),
+            }
+        };
+        // Per buffer: the held rank's index and the buffer's device address.
+        let size = std::mem::size_of::<T>() as u64;
+        let mut from: Vec<Option<(usize, u64, usize)>> = Vec::with_capacity(send.len());
+        for (b, r) in send {
+            from.push(match held(*r, b.is_some())? {
+                Some(i) => {
+                    let b = b.expect("held only with a buffer");
+                    let gpu = &self.gpus[i];
+                    gpu.before_read(b)?;
+                    Some((i, b.bytes.device_ptr(&gpu.stream).0, b.len()))
+                }
+                None => None,
+            });
+        }
+        let mut to: Vec<Option<(usize, u64, usize)>> = Vec::with_capacity(recv.len());
+        for (b, r) in recv.iter_mut() {
+            let here = b.is_some();
+            to.push(match held(*r, here)? {
+                Some(i) => {
+                    let b = b.as_deref_mut().expect("held only with a buffer");
+                    let gpu = &self.gpus[i];
+                    gpu.before_write(b)?;
+                    let len = b.len();
+                    Some((i, b.bytes.device_ptr_mut(&gpu.stream).0, len))
+                }
+                None => None,
+            });
         }
         for m in moves {
-            let (Some((s, _)), Some((d, _))) = (send.get(m.from), recv.get(m.to)) else {
+            let (Some(_), Some(_)) = (send.get(m.from), recv.get(m.to)) else {
                 return Err(Error::invalid(format!(
                     "transfer: {m:?} names a missing buffer"
                 )));
             };
             let fits = |at: u64, len: usize| at.checked_add(m.len).is_some_and(|e| e <= len as u64);
-            if !fits(m.from_at, s.len()) || !fits(m.to_at, d.len()) {
+            if from[m.from].is_some_and(|(_, _, len)| !fits(m.from_at, len))
+                || to[m.to].is_some_and(|(_, _, len)| !fits(m.to_at, len))
+            {
                 return Err(Error::invalid(format!(
-                    "transfer: {m:?} leaves its buffers ({} and {} elements)",
-                    s.len(),
-                    d.len()
+                    "transfer: {m:?} leaves its buffers"
                 )));
             }
-        }
-        let size = std::mem::size_of::<T>() as u64;
-        let mut from_base = Vec::with_capacity(send.len());
-        for (b, r) in send {
-            let gpu = &self.gpus[*r];
-            gpu.before_read(b)?;
-            from_base.push(b.bytes.device_ptr(&gpu.stream).0);
-        }
-        let mut to_base = Vec::with_capacity(recv.len());
-        for (b, r) in recv.iter_mut() {
-            let gpu = &self.gpus[*r];
-            gpu.before_write(b)?;
-            to_base.push(b.bytes.device_ptr_mut(&gpu.stream).0);
         }
         let lib = self.lib;
         self.grouped("transfer (ncclSend/ncclRecv)", || {
             for m in moves.iter().filter(|m| m.len > 0) {
                 let (a, b) = (send[m.from].1, recv[m.to].1);
                 let bytes = (m.len * size) as usize;
-                let from = from_base[m.from] + m.from_at * size;
-                let to = to_base[m.to] + m.to_at * size;
-                // SAFETY: [from, from + bytes) lies in send buffer m.from on rank a and
-                // [to, to + bytes) in receive buffer m.to on rank b (checked above); both are
-                // ordered for their rank's stream and their frees wait for it; the send and
-                // the receive are the matching halves of one transfer in one group.
+                if let Some((i, base, _)) = from[m.from] {
+                    // SAFETY: [base + from_at, + bytes) lies in send buffer m.from of held rank
+                    // a (checked above), ordered for its stream, whose free waits for it; the
+                    // matching receive is enqueued by the process that holds rank b, with the
+                    // same piece (the same `moves` everywhere).
+                    let code = unsafe {
+                        (lib.api.send)(
+                            (base + m.from_at * size) as *const c_void,
+                            bytes,
+                            ncclDataType_t::ncclUint8,
+                            b as c_int,
+                            self.comms[i],
+                            self.stream(i),
+                        )
+                    };
+                    lib.check("ncclSend", code, Some(self.comms[i]))?;
+                }
+                if let Some((i, base, _)) = to[m.to] {
+                    // SAFETY: as above, for receive buffer m.to of held rank b.
+                    let code = unsafe {
+                        (lib.api.recv)(
+                            (base + m.to_at * size) as *mut c_void,
+                            bytes,
+                            ncclDataType_t::ncclUint8,
+                            a as c_int,
+                            self.comms[i],
+                            self.stream(i),
+                        )
+                    };
+                    lib.check("ncclRecv", code, Some(self.comms[i]))?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// All-gather: `recv[i]` (of held rank `i`) receives the `send` buffers of every rank of
+    /// the group, rank after rank (`world × len` elements); every `send[i]` has the same length
+    /// `len` in every process. Asynchronous (on each held rank's stream).
+    pub fn all_gather<T: bytemuck::Pod>(
+        &self,
+        send: &[&DeviceBuffer<T>],
+        recv: &mut [&mut DeviceBuffer<T>],
+    ) -> Result<()> {
+        self.check_ranks("all_gather send", send.len())?;
+        self.check_ranks("all_gather recv", recv.len())?;
+        let count = send[0].len();
+        for i in 0..self.size() {
+            if send[i].len() != count || recv[i].len() < count * self.world {
+                return Err(Error::invalid(format!(
+                    "all_gather: held rank {i} sends {} and receives into {} elements; every \
+                     rank must send {count} and receive into {} at least",
+                    send[i].len(),
+                    recv[i].len(),
+                    count * self.world
+                )));
+            }
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        let bytes = count * std::mem::size_of::<T>();
+        let bases = self.ordered_bases(send, recv)?;
+        let lib = self.lib;
+        self.grouped("ncclAllGather", || {
+            for (i, &(s, d)) in bases.iter().enumerate() {
+                // SAFETY: `s` addresses `count` elements (`bytes` bytes) and `d` at least
+                // `world × count` on held rank i's GPU (checked above), both ordered for its
+                // stream (before_read/write; their frees wait for it); communicator and stream
+                // are held rank i's, alive while `self` is.
                 let code = unsafe {
-                    (lib.api.send)(
-                        from as *const c_void,
+                    (lib.api.all_gather)(
+                        s as *const c_void,
+                        d as *mut c_void,
                         bytes,
                         ncclDataType_t::ncclUint8,
-                        b as c_int,
-                        self.comms[a],
-                        self.stream(a),
+                        self.comms[i],
+                        self.stream(i),
                     )
                 };
-                lib.check("ncclSend", code, Some(self.comms[a]))?;
-                // SAFETY: as above.
-                let code = unsafe {
-                    (lib.api.recv)(
-                        to as *mut c_void,
-                        bytes,
-                        ncclDataType_t::ncclUint8,
-                        a as c_int,
-                        self.comms[b],
-                        self.stream(b),
-                    )
-                };
-                lib.check("ncclRecv", code, Some(self.comms[b]))?;
+                lib.check("ncclAllGather", code, Some(self.comms[i]))?;
             }
             Ok(())
         })
@@ -766,6 +1071,7 @@ impl Communicator {
         send_offsets: &[Vec<u64>],
     ) -> Result<Exchanged<T>> {
         let n = self.size();
+        self.check_whole("exchange")?;
         self.check_ranks("exchange send", send.len())?;
         self.check_ranks("exchange offsets", send_offsets.len())?;
         // Counts: rank r's row, on its GPU.

@@ -8,10 +8,11 @@ use crate::device::{DeviceBuffer, Gpu, Move};
 use crate::{Error, Result};
 use std::sync::Arc;
 
-/// Moves pieces of device buffers between ranks (GPU handles). Send buffer `i` is `send[i].0`
-/// on rank `send[i].1`, receive buffer `j` is `recv[j].0` on rank `recv[j].1`; every [`Move`]
-/// copies its piece. Asynchronous: the pieces are ordered after earlier uses of the buffers
-/// and before later ones (the device layer's ordering), nothing waits on the host.
+/// Moves pieces of device buffers between ranks. Send buffer `i` is `send[i].0` on rank
+/// `send[i].1`, receive buffer `j` is `recv[j].0` on rank `recv[j].1`; every [`Move`] copies its
+/// piece. A buffer of a rank that another process holds is `None` here (NCCL only: that process
+/// moves its half of the piece). Asynchronous: the pieces are ordered after earlier uses of the
+/// buffers and before later ones (the device layer's ordering), nothing waits on the host.
 pub trait Exchange {
     /// The implementation's name, as reports print it ("copy", "nccl").
     fn name(&self) -> &'static str;
@@ -23,8 +24,8 @@ pub trait Exchange {
     /// its buffer; the transport's own errors ([`Error::Driver`], [`Error::Nccl`]).
     fn transfer<T: bytemuck::Pod>(
         &self,
-        send: &[(&DeviceBuffer<T>, usize)],
-        recv: &mut [(&mut DeviceBuffer<T>, usize)],
+        send: &[(Option<&DeviceBuffer<T>>, usize)],
+        recv: &mut [(Option<&mut DeviceBuffer<T>>, usize)],
         moves: &[Move],
     ) -> Result<()>;
 }
@@ -55,20 +56,21 @@ impl Exchange for CopyExchange {
 
     fn transfer<T: bytemuck::Pod>(
         &self,
-        send: &[(&DeviceBuffer<T>, usize)],
-        recv: &mut [(&mut DeviceBuffer<T>, usize)],
+        send: &[(Option<&DeviceBuffer<T>>, usize)],
+        recv: &mut [(Option<&mut DeviceBuffer<T>>, usize)],
         moves: &[Move],
     ) -> Result<()> {
+        let missing = |m: &Move| {
+            Error::invalid(format!(
+                "exchange by copies: {m:?} names a buffer that is not in this process"
+            ))
+        };
         for m in moves {
-            let Some(&(src, _)) = send.get(m.from) else {
-                return Err(Error::invalid(format!(
-                    "exchange: {m:?} names a missing buffer"
-                )));
+            let Some(&(Some(src), _)) = send.get(m.from) else {
+                return Err(missing(m));
             };
-            let Some((dst, to_rank)) = recv.get_mut(m.to) else {
-                return Err(Error::invalid(format!(
-                    "exchange: {m:?} names a missing buffer"
-                )));
+            let Some((Some(dst), to_rank)) = recv.get_mut(m.to) else {
+                return Err(missing(m));
             };
             rank(&self.ranks, *to_rank)?.copy_range(
                 src,
@@ -83,7 +85,8 @@ impl Exchange for CopyExchange {
 }
 
 /// NCCL grouped send/receive, one communicator rank per GPU (a rank sends to itself too, so a
-/// one-GPU communicator runs every call).
+/// one-GPU communicator runs every call). The ranks are the communicator's rank numbers; with
+/// a communicator from a unique id, this process moves its halves of the pieces.
 #[cfg(feature = "nccl")]
 pub struct NcclExchange {
     /// Locked per call: a communicator takes one call at a time, and `find` runs through `&`.
@@ -98,6 +101,17 @@ impl NcclExchange {
             comm: std::sync::Mutex::new(comm),
         }
     }
+
+    /// Runs `f` on the communicator (one call at a time).
+    pub(crate) fn with<R>(
+        &self,
+        f: impl FnOnce(&crate::device::nccl::Communicator) -> Result<R>,
+    ) -> Result<R> {
+        f(&*self
+            .comm
+            .lock()
+            .map_err(|_| Error::invalid("the NCCL communicator was poisoned by a panic"))?)
+    }
 }
 
 #[cfg(feature = "nccl")]
@@ -108,14 +122,11 @@ impl Exchange for NcclExchange {
 
     fn transfer<T: bytemuck::Pod>(
         &self,
-        send: &[(&DeviceBuffer<T>, usize)],
-        recv: &mut [(&mut DeviceBuffer<T>, usize)],
+        send: &[(Option<&DeviceBuffer<T>>, usize)],
+        recv: &mut [(Option<&mut DeviceBuffer<T>>, usize)],
         moves: &[Move],
     ) -> Result<()> {
-        self.comm
-            .lock()
-            .map_err(|_| Error::invalid("the NCCL communicator was poisoned by a panic"))?
-            .transfer(send, recv, moves)
+        self.with(|c| c.transfer(send, recv, moves))
     }
 }
 
@@ -137,8 +148,8 @@ impl Exchange for Transport {
 
     fn transfer<T: bytemuck::Pod>(
         &self,
-        send: &[(&DeviceBuffer<T>, usize)],
-        recv: &mut [(&mut DeviceBuffer<T>, usize)],
+        send: &[(Option<&DeviceBuffer<T>>, usize)],
+        recv: &mut [(Option<&mut DeviceBuffer<T>>, usize)],
         moves: &[Move],
     ) -> Result<()> {
         match self {

@@ -37,12 +37,22 @@
 //!
 //! # Across processes and nodes
 //!
-//! The exchange's NCCL side already moves every piece with grouped send/receive between
-//! ranks, which is what spans processes and nodes. What this version keeps in one process is
-//! the plan: the part sizes of every rank are read on the host of the one process that holds
-//! all ranks ([`ShardedMap::new`] over several GPUs, the easy path and what the tests run). A
-//! communicator of ranks in several processes (one NCCL unique id shared by them,
-//! `ncclCommInitRank`) and an exchange of the part sizes through it are not built yet.
+//! [`ShardedMap::new`] over several GPUs of one process is the easy path. A table over several
+//! processes or nodes is made by each process with the ranks it holds:
+//! 1. one process makes an NCCL unique id ([`UniqueId::new`](crate::device::nccl::UniqueId))
+//!    and hands it to the others out of band (as text: `to_hex` / `from_hex`);
+//! 2. every process joins the group with its ranks
+//!    ([`Communicator::from_unique_id`](crate::device::nccl::Communicator::from_unique_id),
+//!    `ncclCommInitRank`), one GPU per rank;
+//! 3. every process makes its part of the table with the same configuration
+//!    ([`ShardedMap::join`]) and then calls the same operations in the same order, each with
+//!    its own keys.
+//!
+//! The cascade is the same code: each process splits its keys, the part sizes of every rank
+//! come to every process through an NCCL all-gather, and each process enqueues its halves of
+//! the grouped send/receive. [`Transport::NcclGroup`] runs that protocol in one process (the
+//! tests run it over the contract suite, and over two processes on one GPU that claim
+//! different hosts, through NCCL's socket transport).
 
 pub mod exchange;
 pub mod split;
@@ -57,7 +67,7 @@ use crate::table::{check_mixed_lens, Backend, DeviceHashTable, HashTable, Insert
 use crate::{Error, Result};
 use exchange::{CopyExchange, Exchange};
 use rayon::prelude::*;
-use split::{split, unsplit, Keep, SplitBatch, SplitPlan};
+use split::{split, unsplit, Keep, SplitBatch};
 use std::sync::Arc;
 
 /// The partition seed: unlike every table's default seed, so that one shard's keys spread over
@@ -73,6 +83,11 @@ pub enum Transport {
     /// NCCL grouped send/receive (cargo feature `nccl`), every part through NCCL (also between
     /// shards of one GPU, which NCCL sends to itself).
     Nccl,
+    /// NCCL through a communicator made from a new unique id in this process, and the
+    /// protocol of a table over several processes ([`ShardedMap::join`]: part sizes and
+    /// agreements through NCCL all-gathers) with this process as the whole group: what every
+    /// process of a multi-process table runs, in one process (cargo feature `nccl`).
+    NcclGroup,
 }
 
 /// A sharded table's configuration.
@@ -239,13 +254,73 @@ impl<K, V> Default for Slot<K, V> {
 /// on the streams of one of [`SLOTS`] lanes ([`Lane`]), so that consecutive batches (the
 /// chunks of a host pipeline, the sub-batches of a device call) overlap.
 struct Ctx {
+    /// The handles of the ranks held here.
     ranks: Vec<Arc<Gpu>>,
+    /// Their rank numbers in the group (`0..ranks.len()` unless joined).
+    held: Vec<usize>,
+    /// Ranks in the group (all processes).
+    world: usize,
+    /// Ranks in other processes may exist: every process takes part in every operation, and
+    /// part sizes travel through NCCL ([`ShardedMap::join`]).
+    joined: bool,
     /// [`SLOTS`] lanes: batch `c` of a pipeline works on lane `c % SLOTS`.
     lanes: Vec<Lane>,
-    /// Each shard table's handle (its stream).
+    /// Each shard table's handle (its stream), for the shards held here: local shard `l`
+    /// belongs to held rank `l / per_rank`.
     gpus: Vec<Arc<Gpu>>,
     per_rank: usize,
     exchange: exchange::Transport,
+}
+
+impl Ctx {
+    /// The group's number of local shard `l`.
+    fn global_shard(&self, l: usize) -> usize {
+        self.held[l / self.per_rank] * self.per_rank + l % self.per_rank
+    }
+
+    /// This process's `row` beside every other's: one row per rank of the group, `row` on
+    /// the first rank held here and zeros on its other ranks (so sums count each process once).
+    fn gather_process(&self, row: &[u64]) -> Result<Vec<Vec<u64>>> {
+        let mut rows = vec![vec![0u64; row.len()]; self.ranks.len()];
+        rows[0] = row.to_vec();
+        self.gather_world(rows)
+    }
+
+    /// Every rank's row of numbers, rank by rank, from `rows` (one per rank held here, all of
+    /// one length in every process): the rows themselves in one process, an NCCL all-gather
+    /// in a group of processes (which waits for every process to get here).
+    fn gather_world(&self, rows: Vec<Vec<u64>>) -> Result<Vec<Vec<u64>>> {
+        if !self.joined {
+            return Ok(rows);
+        }
+        #[cfg(feature = "nccl")]
+        if let exchange::Transport::Nccl(x) = &self.exchange {
+            let m = rows.first().map_or(0, |r| r.len());
+            if m == 0 {
+                return Ok(vec![Vec::new(); self.world]);
+            }
+            let send = rows
+                .iter()
+                .zip(&self.ranks)
+                .map(|(row, g)| g.upload(row))
+                .collect::<Result<Vec<_>>>()?;
+            let mut recv = self
+                .ranks
+                .iter()
+                .map(|g| g.alloc::<u64>(m * self.world))
+                .collect::<Result<Vec<_>>>()?;
+            {
+                let s: Vec<&DeviceBuffer<u64>> = send.iter().collect();
+                let mut d: Vec<&mut DeviceBuffer<u64>> = recv.iter_mut().collect();
+                x.with(|c| c.all_gather(&s, &mut d))?;
+            }
+            let all = self.ranks[0].download(&recv[0])?;
+            return Ok(all.chunks(m).map(|c| c.to_vec()).collect());
+        }
+        Err(Error::invalid(
+            "a sharded table over processes exchanges through NCCL",
+        ))
+    }
 }
 
 /// One lane of every rank: `gathers[r]` owns a batch's split buffers and results and puts them
@@ -318,6 +393,18 @@ type Results<V> = (
     Option<DeviceBuffer<u8>>,
 );
 
+/// What an operation moves: payloads with the keys (values, mixed-batch operations), and
+/// results back (statuses, values, found flags). The same in every process of a group, also
+/// in one that has no keys in a batch (it still serves the others' keys).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Shape {
+    values: bool,
+    ops: bool,
+    status: bool,
+    out: bool,
+    found: bool,
+}
+
 /// What an operation's results keep of the caller's buffers.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kept {
@@ -326,22 +413,29 @@ enum Kept {
     ByOperation,
 }
 
-/// The pieces of the forward exchange from the sources' splits to the shards (part `p` of
-/// source `i` to shard `p`, after the parts of sources before `i`), and each shard's total.
-/// The way back is the same pieces with `from` and `to` swapped.
-fn exchange_plan(plans: &[&SplitPlan], shards: usize) -> (Vec<Move>, Vec<u64>) {
+/// The pieces of the forward exchange: `counts[g][p]` keys go from rank `g` to shard `p`, from
+/// where part `p` is in rank `g`'s split (after its parts for lower shards) to where shard `p`
+/// receives them (after the parts of lower ranks). Returns the pieces (from rank `g`, to shard
+/// `p`; empty ones left out) and each shard's total. The way back is the same pieces with
+/// `from` and `to` swapped.
+fn exchange_plan(counts: &[Vec<u64>]) -> (Vec<Move>, Vec<u64>) {
+    let shards = counts.first().map_or(0, |c| c.len());
     let mut received = vec![0u64; shards];
-    let mut moves = Vec::with_capacity(plans.len() * shards);
-    for (i, plan) in plans.iter().enumerate() {
+    let mut moves = Vec::with_capacity(counts.len() * shards);
+    for (g, row) in counts.iter().enumerate() {
+        let mut at = 0u64;
         for (p, got) in received.iter_mut().enumerate() {
-            let len = plan.part_len(p);
-            moves.push(Move {
-                from: i,
-                from_at: plan.offsets[p],
-                to: p,
-                to_at: *got,
-                len,
-            });
+            let len = row[p];
+            if len > 0 {
+                moves.push(Move {
+                    from: g,
+                    from_at: at,
+                    to: p,
+                    to_at: *got,
+                    len,
+                });
+            }
+            at += len;
             *got += len;
         }
     }
@@ -395,6 +489,7 @@ impl Ctx {
         inputs: &[Option<Input<'_, K, V>>],
         outputs: &mut [Option<Output<'_, V>>],
         kept: Kept,
+        shape: Shape,
         op: &mut ShardOp<'_, T, K, V>,
         lane: &Lane,
     ) -> Result<()> {
@@ -412,7 +507,7 @@ impl Ctx {
         } = lane;
         let per_rank = *per_rank;
         let shards = gpus.len();
-        if shards == 1 && ranks.len() == 1 {
+        if self.world * per_rank == 1 {
             // One table: the operation goes straight to it.
             let (Some(i), o) = (inputs[0].as_ref(), outputs[0].as_mut()) else {
                 return Ok(());
@@ -437,12 +532,7 @@ impl Ctx {
             };
             return op(tables, 0, io);
         }
-        let want = outputs
-            .iter()
-            .flatten()
-            .next()
-            .map(|o| (o.status.is_some(), o.out.is_some(), o.found.is_some()))
-            .unwrap_or((false, false, false));
+        let want = (shape.status, shape.out, shape.found);
         // Split every rank's batch.
         let mut sources: Vec<(usize, SplitBatch<K, V>)> = Vec::new();
         for (r, input) in inputs.iter().enumerate() {
@@ -453,8 +543,8 @@ impl Ctx {
                 ));
             }
         }
-        if sources.is_empty() {
-            return Ok(());
+        if sources.is_empty() && !self.joined {
+            return Ok(()); // (in a group of processes, this one still serves the others)
         }
         let in_place = ranks.len() == 1 && matches!(exchange, exchange::Transport::Copy(_));
         // Per source: its results in split order (what the shards' answers come back into).
@@ -503,9 +593,18 @@ impl Ctx {
             }
             // Dropping the views orders the source's stream after the shards' work.
         } else {
-            let plans: Vec<&SplitPlan> = sources.iter().map(|(_, sb)| &sb.plan).collect();
-            let (moves, totals) = exchange_plan(&plans, shards);
-            let rank_of = |p: usize| p / per_rank;
+            // Every rank's part sizes: counts[g][p] keys go from rank g to shard p (all ranks
+            // of the group, all shards; from other processes through NCCL).
+            let all_shards = self.world * per_rank;
+            let mut rows = vec![vec![0u64; all_shards]; ranks.len()];
+            for (r, sb) in &sources {
+                rows[*r] = (0..all_shards).map(|p| sb.plan.part_len(p)).collect();
+            }
+            let counts = self.gather_world(rows)?;
+            let (moves, totals) = exchange_plan(&counts);
+            // The shards held here: local shard l is shard global[l] of the group.
+            let global: Vec<usize> = (0..shards).map(|l| self.global_shard(l)).collect();
+            let local_totals: Vec<u64> = global.iter().map(|&p| totals[p]).collect();
             fn receive<T: bytemuck::Pod>(
                 gpus: &[Arc<Gpu>],
                 totals: &[u64],
@@ -515,81 +614,90 @@ impl Ctx {
                     .map(|(g, &t)| g.alloc::<T>(t as usize))
                     .collect()
             }
-            // Part p of every source to shard p, into a new buffer per shard.
-            fn deliver<T: bytemuck::Pod>(
-                exchange: &exchange::Transport,
-                gpus: &[Arc<Gpu>],
-                totals: &[u64],
-                moves: &[Move],
+            // Per shard of the group: its buffer where it is held here, and its rank.
+            fn by_shard<'b, T>(
+                bufs: &'b mut [DeviceBuffer<T>],
+                global: &[usize],
+                all_shards: usize,
                 per_rank: usize,
-                send: &[(&DeviceBuffer<T>, usize)],
-            ) -> Result<Vec<DeviceBuffer<T>>> {
-                let mut bufs: Vec<DeviceBuffer<T>> = receive(gpus, totals)?;
-                let mut recv: Vec<(&mut DeviceBuffer<T>, usize)> = bufs
-                    .iter_mut()
-                    .enumerate()
-                    .map(|(p, b)| (b, p / per_rank))
-                    .collect();
-                exchange.transfer(send, &mut recv, moves)?;
-                Ok(bufs)
+            ) -> Vec<(Option<&'b mut DeviceBuffer<T>>, usize)> {
+                let mut v: Vec<(Option<&mut DeviceBuffer<T>>, usize)> =
+                    (0..all_shards).map(|p| (None, p / per_rank)).collect();
+                for (b, &p) in bufs.iter_mut().zip(global) {
+                    v[p].0 = Some(b);
+                }
+                v
             }
-            let send_keys: Vec<_> = sources.iter().map(|(r, sb)| (&sb.keys, *r)).collect();
-            let keys = deliver(exchange, gpus, &totals, &moves, per_rank, &send_keys)?;
-            let values = match sources
-                .iter()
-                .map(|(r, sb)| sb.values.as_ref().map(|v| (v, *r)))
-                .collect::<Option<Vec<_>>>()
-            {
-                Some(send) => Some(deliver(exchange, gpus, &totals, &moves, per_rank, &send)?),
-                None => None,
+            // Per rank of the group: its source, where it is one here.
+            let source_of: Vec<Option<usize>> = (0..self.world)
+                .map(|g| sources.iter().position(|(r, _)| self.held[*r] == g))
+                .collect();
+            // Part p of every source to shard p, into a new buffer per shard held here.
+            macro_rules! deliver {
+                ($sb:ident => $field:expr) => {{
+                    let mut bufs = receive(gpus, &local_totals)?;
+                    let send: Vec<_> = source_of
+                        .iter()
+                        .enumerate()
+                        .map(|(g, s)| {
+                            let buf = s.and_then(|i| {
+                                let $sb = &sources[i].1;
+                                $field
+                            });
+                            (buf, g)
+                        })
+                        .collect();
+                    let mut recv = by_shard(&mut bufs, &global, all_shards, per_rank);
+                    exchange.transfer(&send, &mut recv, &moves)?;
+                    bufs
+                }};
+            }
+            let keys = deliver!(sb => Some(&sb.keys));
+            let values = match shape.values {
+                true => Some(deliver!(sb => sb.values.as_ref())),
+                false => None,
             };
-            let ops = match sources
-                .iter()
-                .map(|(r, sb)| sb.ops.as_ref().map(|o| (o, *r)))
-                .collect::<Option<Vec<_>>>()
-            {
-                Some(send) => Some(deliver(exchange, gpus, &totals, &moves, per_rank, &send)?),
-                None => None,
+            let ops = match shape.ops {
+                true => Some(deliver!(sb => sb.ops.as_ref())),
+                false => None,
             };
             let mut status: Option<Vec<DeviceBuffer<u32>>> =
-                want.0.then(|| receive(gpus, &totals)).transpose()?;
+                want.0.then(|| receive(gpus, &local_totals)).transpose()?;
             let mut out: Option<Vec<DeviceBuffer<V>>> =
-                want.1.then(|| receive(gpus, &totals)).transpose()?;
+                want.1.then(|| receive(gpus, &local_totals)).transpose()?;
             let mut found: Option<Vec<DeviceBuffer<u8>>> =
-                want.2.then(|| receive(gpus, &totals)).transpose()?;
-            for p in 0..shards {
-                if totals[p] == 0 {
+                want.2.then(|| receive(gpus, &local_totals)).transpose()?;
+            for l in 0..shards {
+                if local_totals[l] == 0 {
                     continue;
                 }
                 let io = Io {
-                    keys: &keys[p],
-                    values: values.as_ref().map(|v| &v[p]),
-                    ops: ops.as_ref().map(|o| &o[p]),
-                    status: status.as_mut().map(|v| &mut v[p]),
-                    out: out.as_mut().map(|v| &mut v[p]),
-                    found: found.as_mut().map(|v| &mut v[p]),
+                    keys: &keys[l],
+                    values: values.as_ref().map(|v| &v[l]),
+                    ops: ops.as_ref().map(|o| &o[l]),
+                    status: status.as_mut().map(|v| &mut v[l]),
+                    out: out.as_mut().map(|v| &mut v[l]),
+                    found: found.as_mut().map(|v| &mut v[l]),
                 };
-                op(tables, p, io)?;
+                op(tables, l, io)?;
             }
-            // The answers travel back: shard p's piece for source i to where source i's part p
-            // is in its split.
+            // The answers travel back: shard p's piece for rank g to where g's part p is in
+            // its split.
             let moves = reversed(&moves);
-            let source_rank: Vec<usize> = sources.iter().map(|(r, _)| *r).collect();
             macro_rules! back {
                 ($shard:expr, $field:tt) => {
-                    if let Some(from) = $shard.as_ref() {
-                        let send: Vec<_> = from
-                            .iter()
-                            .enumerate()
-                            .map(|(p, b)| (b, rank_of(p)))
+                    if let Some(from) = $shard.as_mut() {
+                        let send: Vec<_> = by_shard(from, &global, all_shards, per_rank)
+                            .into_iter()
+                            .map(|(b, r)| (b.map(|b| &*b), r))
                             .collect();
-                        let mut recv: Vec<_> = back
-                            .iter_mut()
-                            .zip(&source_rank)
-                            .map(|(b, &r)| {
-                                (b.$field.as_mut().expect("allocated for every source"), r)
-                            })
-                            .collect();
+                        let mut slots: Vec<_> =
+                            back.iter_mut().map(|b| b.$field.as_mut()).collect();
+                        let mut recv: Vec<_> = (0..self.world).map(|g| (None, g)).collect();
+                        for (i, b) in slots.iter_mut().enumerate() {
+                            let g = self.held[sources[i].0];
+                            recv[g].0 = b.take();
+                        }
                         match exchange {
                             exchange::Transport::Copy(_) => {
                                 back_copies.transfer(&send, &mut recv, &moves)?
@@ -650,6 +758,13 @@ impl Ctx {
         op: &mut ShardOp<'_, T, K, V>,
     ) -> Result<()> {
         let ranks = self.ranks.len();
+        let shape = Shape {
+            values: input.values.is_some(),
+            ops: input.ops.is_some(),
+            status: output.as_ref().is_some_and(|o| o.status.is_some()),
+            out: output.as_ref().is_some_and(|o| o.out.is_some()),
+            found: output.as_ref().is_some_and(|o| o.found.is_some()),
+        };
         let inputs = on_rank0(ranks, input);
         let mut outputs = match output {
             Some(o) => on_rank0(ranks, o),
@@ -661,10 +776,36 @@ impl Ctx {
             &inputs,
             &mut outputs,
             kept,
+            shape,
             op,
             &self.lanes[0],
         )
     }
+}
+
+/// The refusals of a configuration that every constructor shares.
+fn check_config(config: &ShardedConfig) -> Result<()> {
+    if config.shards_per_rank == 0 || config.ranks_per_gpu == 0 {
+        return Err(Error::invalid(
+            "a sharded table needs at least one shard per rank and one rank per GPU",
+        ));
+    }
+    if matches!(*config.inner, TableConfig::Sharded(_)) {
+        return Err(Error::invalid("a sharded table of sharded tables"));
+    }
+    Ok(())
+}
+
+/// The partition of `config` into `shards` shards ([`Error::InvalidInput`] above
+/// [`split::MAX_SHARDS`]).
+fn partition_of(config: &ShardedConfig, shards: usize) -> Result<PartFunction> {
+    if shards > split::MAX_SHARDS {
+        return Err(Error::invalid(format!(
+            "{shards} shards: at most {}",
+            split::MAX_SHARDS
+        )));
+    }
+    Ok(PartFunction::new(shards as u32, config.partition_seed).hash(config.hash))
 }
 
 /// A table of the inner scheme with room for `capacity` keys, on the host (`gpu` `None`) or on
@@ -706,26 +847,10 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
     /// # Ok::<(), warpmap::Error>(())
     /// ```
     pub fn new(config: ShardedConfig, gpus: &[Arc<Gpu>]) -> Result<Self> {
-        if config.shards_per_rank == 0 || config.ranks_per_gpu == 0 {
-            return Err(Error::invalid(
-                "a sharded table needs at least one shard per rank and one rank per GPU",
-            ));
-        }
-        if matches!(*config.inner, TableConfig::Sharded(_)) {
-            return Err(Error::invalid("a sharded table of sharded tables"));
-        }
-        let part_of = |shards: usize| -> Result<PartFunction> {
-            if shards > split::MAX_SHARDS {
-                return Err(Error::invalid(format!(
-                    "{shards} shards: at most {}",
-                    split::MAX_SHARDS
-                )));
-            }
-            Ok(PartFunction::new(shards as u32, config.partition_seed).hash(config.hash))
-        };
+        check_config(&config)?;
         if config.inner.backend() == Backend::Cpu {
             let shards = config.shards_per_rank;
-            let part = part_of(shards)?;
+            let part = partition_of(&config, shards)?;
             let each = shard_capacity(config.capacity, shards);
             let tables = (0..shards)
                 .map(|_| build_host::<K, V>(&config.inner, each))
@@ -748,16 +873,127 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
                 ranks.push(g.with_new_stream()?);
             }
         }
-        let shards = ranks.len() * config.shards_per_rank;
-        let part = part_of(shards)?;
-        let each = shard_capacity(config.capacity, shards);
-        let mut tables = Vec::with_capacity(shards);
-        let mut shard_gpus = Vec::with_capacity(shards);
+        let world = ranks.len();
+        partition_of(&config, world * config.shards_per_rank)?;
+        let exchange = match config.transport {
+            Transport::Copy => exchange::Transport::Copy(CopyExchange::new(ranks.clone())),
+            #[cfg(feature = "nccl")]
+            Transport::Nccl => exchange::Transport::Nccl(exchange::NcclExchange::new(
+                crate::device::nccl::Communicator::from_devices(&ranks)?,
+            )),
+            #[cfg(feature = "nccl")]
+            Transport::NcclGroup => {
+                use crate::device::nccl::{Communicator, UniqueId};
+                let id = UniqueId::new()?;
+                let held: Vec<(usize, Arc<Gpu>)> = ranks.iter().cloned().enumerate().collect();
+                return Self::join(config, Communicator::from_unique_id(&id, world, &held)?).map(
+                    |mut m| {
+                        m.config.transport = Transport::NcclGroup;
+                        m
+                    },
+                );
+            }
+            #[cfg(not(feature = "nccl"))]
+            Transport::Nccl | Transport::NcclGroup => {
+                return Err(Error::Unsupported(
+                    "the NCCL exchange needs warpmap's cargo feature `nccl`".into(),
+                ))
+            }
+        };
+        Self::on_ranks(config, ranks, (0..world).collect(), world, false, exchange)
+    }
+
+    /// This process's part of a sharded table whose ranks span processes or nodes: the ranks
+    /// of `comm` held here (a communicator every process of the group made from one NCCL
+    /// unique id, [`Communicator::from_unique_id`](crate::device::nccl::Communicator::from_unique_id)),
+    /// each holding `config.shards_per_rank` shards of `config.inner` (the exchange is NCCL's;
+    /// `config.transport` and `ranks_per_gpu` are not used). Every process passes the same
+    /// `config`.
+    ///
+    /// Every operation is **collective**: each process of the group calls the same operations
+    /// in the same order, each with its own keys (any number, none included), and gets the
+    /// results of its own keys. Between processes travel the parts (NCCL send/receive), the
+    /// part sizes and round counts (an NCCL all-gather), and a word per operation saying
+    /// whether every process accepted its input: a process whose input is refused (lengths
+    /// that differ, ...) gets its error, the others an [`Error::InvalidInput`] naming the rank
+    /// that refused, and none runs the operation. A GPU or NCCL failure in one process during
+    /// an operation is not recovered: the others wait for it until NCCL's timeout.
+    ///
+    /// In a group, [`len`](HashTable::len) counts the keys of every process's shards,
+    /// [`capacity`](HashTable::capacity) is the group's, `insert`'s [`Error::TableFull`] counts
+    /// the keys no shard of the group could place (statuses per key:
+    /// [`insert_with_status`](HashTable::insert_with_status)), `erase` returns the number the
+    /// group erased, and [`shard_lens`](Self::shard_lens), `retrieve_all` and
+    /// [`DeviceHashTable::retrieve_device`] give the shards held here.
+    ///
+    /// # Errors
+    /// As [`ShardedMap::new`]; [`Error::InvalidInput`] for a CPU scheme.
+    ///
+    /// # Examples
+    ///
+    /// One process of two, each with one GPU (the id went from rank 0 to rank 1 out of band,
+    /// as [`UniqueId::to_hex`](crate::device::nccl::UniqueId::to_hex) text):
+    /// ```no_run
+    /// use warpmap::device::nccl::{Communicator, UniqueId};
+    /// use warpmap::sharded::{ShardedConfig, ShardedMap};
+    /// use warpmap::table::registry::TableConfig;
+    /// use warpmap::{Gpu, HashTable, WarpDriveConfig};
+    /// # fn main() -> warpmap::Result<()> {
+    /// # let (rank, id_hex) = (0usize, String::new());
+    /// let id = UniqueId::from_hex(&id_hex)?;
+    /// let comm = Communicator::from_unique_id(&id, 2, &[(rank, Gpu::default_gpu()?)])?;
+    /// let config = ShardedConfig::new(1 << 20, TableConfig::WarpDrive(WarpDriveConfig::new(0)))
+    ///     .shards_per_rank(2);
+    /// let mut map = ShardedMap::<u64, u64>::join(config, comm)?;
+    /// let mine: Vec<u64> = (0..1000).map(|i| 2 * i + rank as u64).collect();
+    /// map.insert(&mine, &mine)?; // both processes call insert, each with its keys
+    /// let theirs: Vec<u64> = (0..1000).map(|i| 2 * i + 1 - rank as u64).collect();
+    /// assert!(map.find(&theirs)?.iter().all(|v| v.is_some())); // found in the other's shards
+    /// assert_eq!(map.len()?, 2000);
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "nccl")]
+    pub fn join(config: ShardedConfig, comm: crate::device::nccl::Communicator) -> Result<Self> {
+        check_config(&config)?;
+        if config.inner.backend() == Backend::Cpu {
+            return Err(Error::invalid(
+                "a sharded table over processes holds GPU tables (its exchange is NCCL's)",
+            ));
+        }
+        let world = comm.world();
+        partition_of(&config, world * config.shards_per_rank)?;
+        let ranks: Vec<Arc<Gpu>> = (0..comm.size()).map(|i| comm.gpu(i).clone()).collect();
+        let held = comm.held().to_vec();
+        let config = ShardedConfig {
+            transport: Transport::Nccl,
+            ranks_per_gpu: 1,
+            ..config
+        };
+        let exchange = exchange::Transport::Nccl(exchange::NcclExchange::new(comm));
+        Self::on_ranks(config, ranks, held, world, true, exchange)
+    }
+
+    /// The GPU side: `config.shards_per_rank` tables per rank held here (`ranks`, rank numbers
+    /// `held` of a group of `world`), lanes, and the exchange.
+    fn on_ranks(
+        config: ShardedConfig,
+        ranks: Vec<Arc<Gpu>>,
+        held: Vec<usize>,
+        world: usize,
+        joined: bool,
+        exchange: exchange::Transport,
+    ) -> Result<Self> {
+        let per_rank = config.shards_per_rank;
+        let all = world * per_rank;
+        let part = partition_of(&config, all)?;
+        let each = shard_capacity(config.capacity, all);
+        let mut tables = Vec::with_capacity(ranks.len() * per_rank);
+        let mut shard_gpus = Vec::with_capacity(ranks.len() * per_rank);
         for r in &ranks {
-            for _ in 0..config.shards_per_rank {
+            for _ in 0..per_rank {
                 // One shard alone on a rank works on the rank's own stream (nothing to
                 // overlap); several get a stream each.
-                let g = if shards == 1 {
+                let g = if all == 1 {
                     r.clone()
                 } else {
                     r.with_new_stream()?
@@ -766,19 +1002,6 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
                 shard_gpus.push(g);
             }
         }
-        let exchange = match config.transport {
-            Transport::Copy => exchange::Transport::Copy(CopyExchange::new(ranks.clone())),
-            #[cfg(feature = "nccl")]
-            Transport::Nccl => exchange::Transport::Nccl(exchange::NcclExchange::new(
-                crate::device::nccl::Communicator::from_devices(&ranks)?,
-            )),
-            #[cfg(not(feature = "nccl"))]
-            Transport::Nccl => {
-                return Err(Error::Unsupported(
-                    "the NCCL exchange needs warpmap's cargo feature `nccl`".into(),
-                ))
-            }
-        };
         let lanes = (0..SLOTS)
             .map(|_| Lane::new(&ranks))
             .collect::<Result<Vec<_>>>()?;
@@ -789,22 +1012,17 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
                 tables,
                 staging: std::sync::Mutex::new(Vec::new()),
                 ctx: Ctx {
+                    held,
+                    world,
+                    joined,
                     ranks,
                     lanes,
                     gpus: shard_gpus,
-                    per_rank: 0,
+                    per_rank,
                     exchange,
                 },
             })),
-        }
-        .with_per_rank())
-    }
-
-    fn with_per_rank(mut self) -> Self {
-        if let Body::Device(d) = &mut self.body {
-            d.ctx.per_rank = self.config.shards_per_rank;
-        }
-        self
+        })
     }
 
     /// The configuration (its capacity: what was asked for last, by `new` or `rehash`).
@@ -1189,6 +1407,13 @@ impl Ctx {
         let g = self.ranks.len();
         let chunk = chunk.max(1);
         let want = out.want();
+        let shape = Shape {
+            values: b.values.is_some(),
+            ops: b.ops.is_some(),
+            status: want.0,
+            out: want.1,
+            found: want.2,
+        };
         let pieces: Vec<std::ops::Range<usize>> =
             (0..g).map(|r| n * r / g..n * (r + 1) / g).collect();
         let rounds = pieces
@@ -1196,6 +1421,16 @@ impl Ctx {
             .map(|p| p.len().div_ceil(chunk))
             .max()
             .unwrap_or(0);
+        // In a group of processes every process runs as many rounds as the busiest one.
+        let rounds = match self.joined {
+            true => self
+                .gather_world(vec![vec![rounds as u64]; g])?
+                .iter()
+                .map(|r| r[0] as usize)
+                .max()
+                .unwrap_or(0),
+            false => rounds,
+        };
         let mut staging = staging
             .lock()
             .map_err(|_| Error::invalid("the sharded table's staging was poisoned by a panic"))?;
@@ -1348,6 +1583,7 @@ impl Ctx {
                     &inputs,
                     &mut outputs,
                     b.kept,
+                    shape,
                     op,
                     &self.lanes[s],
                 )?;
@@ -1418,20 +1654,63 @@ fn scatter<T: Copy>(dst: &mut [T], idx: &[usize], src: &[T]) {
 }
 
 impl<K: Key, V: Value> ShardedMap<K, V> {
+    /// Whether this table's ranks span processes ([`ShardedMap::join`]).
+    fn joined(&self) -> bool {
+        matches!(&self.body, Body::Device(d) if d.ctx.joined)
+    }
+
+    /// The checks of an operation, agreed by every process of a group: each one's own error,
+    /// or, where another process refused, [`refused_by`] (a collective call in a group; `mine`
+    /// as it is otherwise). So that no process starts an exchange that another one will not
+    /// join.
+    fn agree(&self, mine: Result<()>) -> Result<()> {
+        let Body::Device(d) = &self.body else {
+            return mine;
+        };
+        if !d.ctx.joined {
+            return mine;
+        }
+        let all = d.ctx.gather_process(&[u64::from(mine.is_err())])?;
+        mine?;
+        match all.iter().position(|r| r[0] != 0) {
+            Some(g) => Err(refused_by(g)),
+            None => Ok(()),
+        }
+    }
+
     /// Waits for every shard and collects the failures of earlier asynchronous inserts
     /// ([`DeviceHashTable::synchronize`] of every shard, added up).
+    ///
+    /// In a group of processes the failures of every process's shards are added up, and every
+    /// process gets the same answer (a collective call).
     fn synchronize_all(&self) -> Result<()> {
         let Body::Device(d) = &self.body else {
             return Ok(());
         };
-        d.ctx.synchronize()?;
         let mut failed = 0;
+        let mut first_error = d.ctx.synchronize().err();
         for (s, t) in d.tables.iter().enumerate() {
             match t.synchronize() {
                 Ok(()) => {}
                 Err(Error::TableFull { failed: f, .. }) => failed += f,
-                Err(e) => return Err(self.shard_error(s, e)),
+                Err(e) => {
+                    first_error.get_or_insert(self.shard_error(d.ctx.global_shard(s), e));
+                }
             }
+        }
+        if d.ctx.joined {
+            let all = d
+                .ctx
+                .gather_process(&[failed as u64, u64::from(first_error.is_some())])?;
+            if let Some(e) = first_error {
+                return Err(e);
+            }
+            if let Some(g) = all.iter().position(|r| r[1] != 0) {
+                return Err(refused_by(g));
+            }
+            failed = all.iter().map(|r| r[0] as usize).sum();
+        } else if let Some(e) = first_error {
+            return Err(e);
         }
         if failed > 0 {
             return Err(Error::table_full_async(failed, self.capacity()));
@@ -1444,7 +1723,11 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
     /// count comes back as [`Error::TableFull`] (of this batch: earlier asynchronous failures
     /// are collected first, as in every host-slice insert).
     fn insert_counted(&mut self, keys: &[K], values: &[V], mode: InsertMode) -> Result<()> {
-        crate::error::check_same_len("insert (values)", keys.len(), values.len())?;
+        self.agree(crate::error::check_same_len(
+            "insert (values)",
+            keys.len(),
+            values.len(),
+        ))?;
         if matches!(self.body, Body::Host(_)) {
             let mut status = InsertStatus::zeroed_vec(keys.len());
             let failed = self.insert_with_mode(keys, values, &mut status, mode)?;
@@ -1454,7 +1737,7 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
             return Ok(());
         }
         self.synchronize_all()?;
-        if keys.is_empty() {
+        if keys.is_empty() && !self.joined() {
             return Ok(());
         }
         let mut clock = PhaseClock::new();
@@ -1565,8 +1848,11 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
         status: &mut [InsertStatus],
         mode: InsertMode,
     ) -> Result<usize> {
-        crate::error::check_same_len("insert (values)", keys.len(), values.len())?;
-        crate::error::check_same_len("insert (status)", keys.len(), status.len())?;
+        self.agree(
+            crate::error::check_same_len("insert (values)", keys.len(), values.len()).and(
+                crate::error::check_same_len("insert (status)", keys.len(), status.len()),
+            ),
+        )?;
         let part = self.part;
         match &mut self.body {
             Body::Host(tables) => {
@@ -1596,7 +1882,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 let mut clock = PhaseClock::new();
                 self.synchronize_all()?;
                 clock.mark("synchronize_all");
-                if keys.is_empty() {
+                if keys.is_empty() && !self.joined() {
                     return Ok(0);
                 }
                 let st = bytemuck::cast_slice_mut::<InsertStatus, u32>(status);
@@ -1621,18 +1907,20 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
         out: &mut [V],
         found: &mut [bool],
     ) -> Result<usize> {
-        check_mixed_lens(
-            keys.len(),
-            ops.len(),
-            values.len(),
-            status.len(),
-            out.len(),
-            found.len(),
+        self.agree(
+            check_mixed_lens(
+                keys.len(),
+                ops.len(),
+                values.len(),
+                status.len(),
+                out.len(),
+                found.len(),
+            )
+            .and_then(|()| self.check_mixed_erase(ops)),
         )?;
-        if keys.is_empty() {
+        if keys.is_empty() && !self.joined() {
             return Ok(0);
         }
-        self.check_mixed_erase(ops)?;
         let (part, chunk) = (self.part, self.config.pipeline_batch);
         match &mut self.body {
             Body::Host(tables) => {
@@ -1714,8 +2002,11 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
     }
 
     fn find_into(&self, keys: &[K], values: &mut [V], found: &mut [bool]) -> Result<usize> {
-        crate::error::check_same_len("find (values)", keys.len(), values.len())?;
-        crate::error::check_same_len("find (found)", keys.len(), found.len())?;
+        self.agree(
+            crate::error::check_same_len("find (values)", keys.len(), values.len()).and(
+                crate::error::check_same_len("find (found)", keys.len(), found.len()),
+            ),
+        )?;
         match &self.body {
             Body::Host(tables) => {
                 let parts = host_parts(&self.part, keys);
@@ -1735,7 +2026,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 }
             }
             Body::Device(d) => {
-                if keys.is_empty() {
+                if keys.is_empty() && !d.ctx.joined {
                     return Ok(0);
                 }
                 d.ctx.host_run(
@@ -1780,7 +2071,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 Ok(found)
             }
             Body::Device(d) => {
-                if keys.is_empty() {
+                if keys.is_empty() && !d.ctx.joined {
                     return Ok(Vec::new());
                 }
                 let mut found = vec![false; keys.len()];
@@ -1826,7 +2117,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 Ok(erased.into_iter().sum())
             }
             Body::Device(_) => {
-                if keys.is_empty() {
+                if keys.is_empty() && !self.joined() {
                     return Ok(0);
                 }
                 let before = self.len()?;
@@ -1854,12 +2145,21 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
     }
 
     fn len(&self) -> Result<usize> {
-        Ok(self.shard_lens()?.into_iter().sum())
+        let here: usize = self.shard_lens()?.into_iter().sum();
+        match &self.body {
+            Body::Device(d) if d.ctx.joined => Ok(d
+                .ctx
+                .gather_process(&[here as u64])?
+                .iter()
+                .map(|r| r[0] as usize)
+                .sum()),
+            _ => Ok(here),
+        }
     }
 
     fn capacity(&self) -> usize {
         let caps = self.each(|t| t.capacity());
-        sharded_capacity(caps.iter().copied().min().unwrap_or(0), caps.len())
+        sharded_capacity(caps.iter().copied().min().unwrap_or(0), self.shards())
     }
 
     fn max_load_factor(&self) -> f64 {
@@ -1905,6 +2205,15 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
     fn memory_bytes(&self) -> usize {
         self.each(|t| t.memory_bytes()).into_iter().sum()
     }
+}
+
+/// The error of a process whose operation went on although another one (holding rank `g`)
+/// refused it: nothing was done.
+fn refused_by(g: usize) -> Error {
+    Error::invalid(format!(
+        "the process holding rank {g} of the sharded table's group refused this operation (its \
+         error says why); no process ran it"
+    ))
 }
 
 /// The checks of a device call: every buffer one entry per key.
@@ -1958,10 +2267,10 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
         mode: InsertMode,
     ) -> Result<()> {
         let n = keys.len();
-        check_lens("insert", n, &[values.len()])?;
-        if let Some(s) = &status {
-            check_lens("insert (status)", n, &[s.len()])?;
-        }
+        self.agree(check_lens("insert", n, &[values.len()]).and(match &status {
+            Some(s) => check_lens("insert (status)", n, &[s.len()]),
+            None => Ok(()),
+        }))?;
         let part = self.part;
         let d = self.device_mut()?;
         let output = status.map(|s| Output {
@@ -1996,7 +2305,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
         values: &mut DeviceBuffer<V>,
         found: &mut DeviceBuffer<u8>,
     ) -> Result<()> {
-        check_lens("find", keys.len(), &[values.len(), found.len()])?;
+        self.agree(check_lens("find", keys.len(), &[values.len(), found.len()]))?;
         let d = self.device()?;
         d.ctx.device_run(
             &mut &d.tables,
@@ -2023,7 +2332,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
         keys: &DeviceBuffer<K>,
         found: &mut DeviceBuffer<u8>,
     ) -> Result<()> {
-        check_lens("contains", keys.len(), &[found.len()])?;
+        self.agree(check_lens("contains", keys.len(), &[found.len()]))?;
         let d = self.device()?;
         d.ctx.device_run(
             &mut &d.tables,
@@ -2069,7 +2378,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
         out: &mut DeviceBuffer<V>,
         found: &mut DeviceBuffer<u8>,
     ) -> Result<()> {
-        check_lens(
+        self.agree(check_lens(
             "mixed batch",
             keys.len(),
             &[
@@ -2079,7 +2388,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
                 out.len(),
                 found.len(),
             ],
-        )?;
+        ))?;
         let part = self.part;
         let d = self.device_mut()?;
         d.ctx.device_run(

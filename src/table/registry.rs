@@ -438,7 +438,8 @@ fn two_level_cpu_test_configs() -> Vec<(&'static str, TableConfig)> {
 /// shards on one GPU (the copy exchange, both ways, host batches in a pipeline of 1000-key
 /// chunks); Stadium, the slab hash (mixed batches with erases, 700-key chunks) and DyCuckoo
 /// (growth) through the exchange; and, with the `nccl` feature, NCCL with
-/// one rank sending two shards' parts to itself.
+/// one rank sending two shards' parts to itself, and a one-process group (`NcclGroup`: the
+/// protocol of a table over processes, 1000-key chunks).
 fn sharded_test_configs() -> Vec<(&'static str, TableConfig)> {
     let wd = || TableConfig::WarpDrive(WarpDriveConfig::new(0));
     let c = |inner: TableConfig, ranks: usize, shards: usize| {
@@ -472,6 +473,13 @@ fn sharded_test_configs() -> Vec<(&'static str, TableConfig)> {
     v.push((
         "warpdrive/1x2/nccl",
         c(wd(), 1, 2).transport(Transport::Nccl),
+    ));
+    #[cfg(feature = "nccl")]
+    v.push((
+        "warpdrive/1x3/nccl-group",
+        c(wd(), 1, 3)
+            .transport(Transport::NcclGroup)
+            .pipeline_batch(1000),
     ));
     let _ = Transport::Nccl;
     v.into_iter()

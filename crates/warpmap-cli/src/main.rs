@@ -215,9 +215,11 @@ struct BenchArgs {
     /// 1,2,4,8).
     #[arg(long, value_delimiter = ',', value_name = "M,...")]
     shards_per_gpu: Option<Vec<usize>>,
-    /// --scheme sharded: how ranks exchange parts: copy (device-to-device copies; default) or
-    /// nccl (needs the CLI built with warpmap's `nccl` feature).
-    #[arg(long, value_name = "copy|nccl")]
+    /// --scheme sharded: how ranks exchange parts: copy (device-to-device copies; default),
+    /// nccl, or nccl-group (a communicator from an NCCL unique id and the protocol of a table
+    /// over processes, in one process); the NCCL ones need the CLI built with warpmap's `nccl`
+    /// feature.
+    #[arg(long, value_name = "copy|nccl|nccl-group")]
     exchange: Option<String>,
     /// --scheme sharded: the host pipeline's chunk, keys per rank (default 16777216).
     #[arg(long, value_name = "KEYS")]

@@ -27,7 +27,12 @@ fn config(a: &BenchArgs) -> Result<ShardedBenchConfig> {
     let transport = match a.exchange.as_deref() {
         None | Some("copy") => Transport::Copy,
         Some("nccl") => Transport::Nccl,
-        Some(x) => return Err(Error::invalid(format!("--exchange {x}: copy or nccl"))),
+        Some("nccl-group") => Transport::NcclGroup,
+        Some(x) => {
+            return Err(Error::invalid(format!(
+                "--exchange {x}: copy, nccl or nccl-group"
+            )))
+        }
     };
     Ok(ShardedBenchConfig {
         gpus: a.gpus.unwrap_or(d.gpus),
