@@ -6,13 +6,14 @@
 //   shard_count    per tile of WM_SH_TILE keys, its count in each part (tile_counts[part][tile]);
 //   shard_scan     per part, the exclusive prefix over tiles in place, and the part's total;
 //   shard_scatter  every key (and payload element) to part base + tile prefix + its rank among
-//                  the tile's keys of its part (ranks from warp matches and per-warp counts);
-//   shard_unsplit  the inverse for results: re-reads the keys, recomputes each one's position
-//                  in the split, and gathers up to three result arrays (status, values, found)
-//                  from the split order back into the input order. No index array is written
-//                  or read: the keys are read again instead, which costs the same traffic and
-//                  saves the split from writing one.
-// The tile ranking is one function (wm_sh_tile_ranks), so the scatter and the unsplit agree.
+//                  the tile's keys of its part (ranks from warp matches and per-warp counts),
+//                  and, where results will come back, each key's position in the split into
+//                  an index array in input order (coalesced);
+//   shard_unsplit  the inverse for results: a plain gather of up to three result arrays
+//                  (status, values, found) from the split order back into the input order by
+//                  the index array. (It used to re-read the keys and rank them again, the same
+//                  traffic but the ranking's compute: 1.51 ms for a find's values and found
+//                  flags of 2^27 keys on an H100; bench/NOTES.md, Issue 14.)
 //
 // Defines: WM_KEY_BYTES, WM_HASH (WM_HASH_MURMUR / WM_HASH_MUELLER), WM_SH_BLOCK (threads per
 // block, a multiple of 32), WM_SH_ITEMS (keys per thread per tile). Payload and result element
@@ -168,42 +169,44 @@ extern "C" __global__ void __launch_bounds__(WM_SH_SCAN_BLOCK) shard_scan(u32* _
   if (threadIdx.x == 0) totals[blockIdx.x] = total;
 }
 
-// Moves key i (and element i of each payload that is not null) to its position in the split.
+// Moves key i (and element i of each payload that is not null) to its position in the split,
+// and writes that position to positions[i] (if not null; n < 2^32, the host checks).
 extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_scatter(const wm_key* __restrict__ keys, u64 n, u64 seed, u32 parts, u64 tiles,
                   const u32* __restrict__ tile_prefix, const u64* __restrict__ totals,
                   wm_key* __restrict__ keys_out, const u8* __restrict__ payload0,
                   u8* __restrict__ payload0_out, u32 payload0_bytes, const u8* __restrict__ payload1,
-                  u8* __restrict__ payload1_out, u32 payload1_bytes) {
+                  u8* __restrict__ payload1_out, u32 payload1_bytes, u32* __restrict__ positions) {
   wm_sh_tile_ranks(keys, n, seed, parts, blockIdx.x, tiles, tile_prefix, totals,
                    [&](u64 i, const wm_key& k, u64 pos) {
                      keys_out[pos] = k;
+                     if (positions != nullptr) positions[i] = (u32)pos;
                      if (payload0 != nullptr) wm_sh_copy(payload0_out, pos, payload0, i, payload0_bytes);
                      if (payload1 != nullptr) wm_sh_copy(payload1_out, pos, payload1, i, payload1_bytes);
                    });
 }
 
 // The inverse for results: element i of each non-null `out` array receives the element of its
-// `split` array at key i's position in the split (the keys, seed, parts and prefixes of the
-// shard_scatter that made it), except where the operation left that output alone:
+// `split` array at positions[i] (where shard_scatter put key i), except where the operation
+// left that output alone:
 // - with `ops` (the mixed batch's operations in split order): statuses only for inserts (op
 //   0), values only for finds (op 1; the host also sets `values_where_found`), found flags only
 //   for finds and erases;
 // - with `values_where_found`, values only where the found flag (array 2, split order) is set.
 // Those outputs keep what the caller had in them, as the tables' own kernels do.
-extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_unsplit(const wm_key* __restrict__ keys, u64 n, u64 seed, u32 parts, u64 tiles,
-                  const u32* __restrict__ tile_prefix, const u64* __restrict__ totals,
+extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_unsplit(const u32* __restrict__ positions, u64 n,
                   const u8* __restrict__ ops, u32 values_where_found,
                   const u8* __restrict__ split0, u8* __restrict__ out0, u32 bytes0,
                   const u8* __restrict__ split1, u8* __restrict__ out1, u32 bytes1,
                   const u8* __restrict__ split2, u8* __restrict__ out2, u32 bytes2) {
-  wm_sh_tile_ranks(keys, n, seed, parts, blockIdx.x, tiles, tile_prefix, totals,
-                   [&](u64 i, const wm_key&, u64 pos) {
-                     const u32 op = ops != nullptr ? ops[pos] : 0xffu;
-                     const bool any = op == 0xffu;
-                     const bool found = split2 == nullptr || split2[pos] != 0;
-                     if (split0 != nullptr && (any || op == 0u)) wm_sh_copy(out0, i, split0, pos, bytes0);
-                     if (split1 != nullptr && (any || op == 1u) && (!values_where_found || found))
-                       wm_sh_copy(out1, i, split1, pos, bytes1);
-                     if (split2 != nullptr && (any || op != 0u)) wm_sh_copy(out2, i, split2, pos, bytes2);
-                   });
+  for (u64 i = (u64)blockIdx.x * WM_SH_BLOCK + threadIdx.x; i < n; i += (u64)gridDim.x * WM_SH_BLOCK) {
+    const u64 pos = positions[i];
+    if (pos >= n) continue;  // always below n for a split of these n keys; a bound regardless
+    const u32 op = ops != nullptr ? ops[pos] : 0xffu;
+    const bool any = op == 0xffu;
+    const bool found = split2 == nullptr || split2[pos] != 0;
+    if (split0 != nullptr && (any || op == 0u)) wm_sh_copy(out0, i, split0, pos, bytes0);
+    if (split1 != nullptr && (any || op == 1u) && (!values_where_found || found))
+      wm_sh_copy(out1, i, split1, pos, bytes1);
+    if (split2 != nullptr && (any || op != 0u)) wm_sh_copy(out2, i, split2, pos, bytes2);
+  }
 }

@@ -135,7 +135,22 @@ fn split_equals_the_host_twin_and_unsplit_inverts_it() {
             gpu.upload(&values).unwrap(),
             gpu.upload(&ops).unwrap(),
         );
-        let sb = split(gpu, gpu, &f, &dk, Some(&dv), Some(&dops)).unwrap();
+        // Without positions, the inverse is refused.
+        let bare = split(gpu, gpu, &f, &dk, Some(&dv), None, false).unwrap();
+        let mut o = gpu.alloc::<u32>(keys.len()).unwrap();
+        let err = unsplit(
+            gpu,
+            &f,
+            &bare.plan,
+            &dk,
+            Keep::Nothing,
+            None,
+            Some((&dv, &mut o)),
+            None,
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::InvalidInput(_)), "{what}: {err}");
+        let sb = split(gpu, gpu, &f, &dk, Some(&dv), Some(&dops), true).unwrap();
         let (want_keys, want_values, want_offsets) =
             multisplit_host(keys, Some(&values), &f).unwrap();
         assert_eq!(sb.plan.offsets, want_offsets, "{what}: offsets");

@@ -533,13 +533,23 @@ impl Ctx {
             return op(tables, 0, io);
         }
         let want = (shape.status, shape.out, shape.found);
+        // Results come back to the sources' order through the split's positions.
+        let results = want.0 || want.1 || want.2;
         // Split every rank's batch.
         let mut sources: Vec<(usize, SplitBatch<K, V>)> = Vec::new();
         for (r, input) in inputs.iter().enumerate() {
             if let Some(b) = input.as_ref().filter(|b| !b.keys.is_empty()) {
                 sources.push((
                     r,
-                    split(&ranks[r], &gathers[r], part, b.keys, b.values, b.ops)?,
+                    split(
+                        &ranks[r],
+                        &gathers[r],
+                        part,
+                        b.keys,
+                        b.values,
+                        b.ops,
+                        results,
+                    )?,
                 ));
             }
         }

@@ -8,9 +8,8 @@
 //! offset within its part, and the scatter moves every key to part base + tile offset + its
 //! rank among the tile's keys of its part. It is **stable** (keys keep their input order within
 //! a part, so it equals the host twin [`multisplit_host`] exactly) and uses no atomics in
-//! global memory. The inverse, [`unsplit`], re-reads the keys to find where each one went and
-//! gathers the results back into input order: no index array is written by the split or read
-//! by the inverse.
+//! global memory. Where results will come back, the scatter also writes where each key went
+//! (an index array in input order), and the inverse, [`unsplit`], is a plain gather by it.
 
 use crate::device::{DeviceBuffer, Gpu, Module};
 use crate::hash::HashFunction;
@@ -62,11 +61,8 @@ pub struct SplitPlan {
     pub offsets: Vec<u64>,
     parts: u32,
     n: u64,
-    tiles: u64,
-    /// Per part, per tile: the tile's exclusive prefix within the part.
-    tile_prefix: DeviceBuffer<u32>,
-    /// Per part: its size.
-    totals: DeviceBuffer<u64>,
+    /// Per key, in input order: its position in the split (asked for with `positions`).
+    positions: Option<DeviceBuffer<u32>>,
 }
 
 impl SplitPlan {
@@ -128,6 +124,13 @@ fn check(f: &PartFunction, n: usize) -> Result<()> {
     Ok(())
 }
 
+/// Blocks for a grid-stride pass over `n` elements: enough to fill the GPU, no more than the
+/// elements need.
+fn gather_grid(gpu: &Gpu, n: u64) -> u32 {
+    let fill = gpu.sm_count() as u64 * 8;
+    n.div_ceil(BLOCK as u64).clamp(1, fill) as u32
+}
+
 /// The ranking's dynamic shared memory: the part bases (u64), two per-warp count buffers and
 /// the running counts (u32).
 fn rank_shared_bytes(parts: u32) -> u32 {
@@ -137,7 +140,8 @@ fn rank_shared_bytes(parts: u32) -> u32 {
 /// Splits `keys` (and `values`, `ops`, moved with them) into `f.parts` parts by `f.part_of`,
 /// stably, on `gpu`'s stream, into buffers that belong to `alloc`'s stream (the stream that
 /// will finish with them: freeing them there does not hold `gpu`'s stream back); waits for the
-/// part sizes on `gpu`'s stream (the host needs them to size what follows).
+/// part sizes on `gpu`'s stream (the host needs them to size what follows). With `positions`,
+/// also where each key went, for [`unsplit`] (4 bytes per key).
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for 0 or more than [`MAX_SHARDS`] parts, a batch of `u32::MAX`
@@ -149,6 +153,7 @@ pub fn split<K: Key, V: bytemuck::Pod>(
     keys: &DeviceBuffer<K>,
     values: Option<&DeviceBuffer<V>>,
     ops: Option<&DeviceBuffer<u8>>,
+    positions: bool,
 ) -> Result<SplitBatch<K, V>> {
     let n = keys.len();
     check(f, n)?;
@@ -188,6 +193,7 @@ pub fn split<K: Key, V: bytemuck::Pod>(
     let mut keys_out = alloc.alloc::<K>(n)?;
     let mut values_out = values.map(|_| alloc.alloc::<V>(n)).transpose()?;
     let mut ops_out = ops.map(|_| alloc.alloc::<u8>(n)).transpose()?;
+    let mut positions = positions.then(|| alloc.alloc::<u32>(n)).transpose()?;
     let (null, ops_bytes) = (0u64, 1u32);
     let scatter = module.kernel("shard_scatter")?;
     let mut l = scatter.launch();
@@ -209,12 +215,17 @@ pub fn split<K: Key, V: bytemuck::Pod>(
         _ => l.arg(&null).arg(&null),
     };
     l.arg(&ops_bytes);
+    match positions.as_mut() {
+        Some(p) => l.buf_mut(p),
+        None => l.arg(&null),
+    };
     // SAFETY: shard_scatter's (keys, n, seed, parts, tiles, tile_prefix, totals, keys_out,
-    // payload0, payload0_out, payload0_bytes, payload1, payload1_out, payload1_bytes); missing
-    // payloads are null pairs, which the kernel skips. Every key below n goes to a distinct
-    // position below n (the prefixes and totals of the same keys and part function), so each
-    // output (n elements of its size) is written in bounds; the dynamic shared memory is
-    // rank_shared_bytes(parts), what the ranking carves.
+    // payload0, payload0_out, payload0_bytes, payload1, payload1_out, payload1_bytes,
+    // positions); missing payloads are null pairs and a missing positions array null, which
+    // the kernel skips. Every key below n goes to a distinct position below n (the prefixes
+    // and totals of the same keys and part function), so each output (n elements of its size)
+    // is written in bounds, and positions[i] for i < n (n elements; n < 2^32, checked); the
+    // dynamic shared memory is rank_shared_bytes(parts), what the ranking carves.
     unsafe { l.run(tiles as u32, BLOCK, rank_shared_bytes(parts)) }?;
 
     let sizes = gpu.download(&totals)?;
@@ -232,9 +243,7 @@ pub fn split<K: Key, V: bytemuck::Pod>(
             offsets,
             parts,
             n: n64,
-            tiles,
-            tile_prefix,
-            totals,
+            positions,
         },
         keys: keys_out,
         values: values_out,
@@ -261,11 +270,12 @@ pub enum Keep<'a> {
 
 /// The inverse of [`split`] for results: element `i` of each `out` receives the element of its
 /// `split` buffer where key `i` went (except what `keep` says). `keys` are the keys [`split`]
-/// was given, `plan` its plan and `f` its part function. Asynchronous, on `gpu`'s stream.
+/// was given (with `positions`), `plan` its plan and `f` its part function. Asynchronous, on
+/// `gpu`'s stream.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] if `keys` is not the split's batch size or a buffer is shorter than
-/// it; the device's errors.
+/// [`Error::InvalidInput`] if `keys` is not the split's batch size, the split kept no
+/// positions, or a buffer is shorter than the batch; the device's errors.
 #[allow(clippy::too_many_arguments)]
 pub fn unsplit<K: Key, V: bytemuck::Pod>(
     gpu: &Gpu,
@@ -284,6 +294,11 @@ pub fn unsplit<K: Key, V: bytemuck::Pod>(
             f.parts, plan.n, plan.parts
         )));
     }
+    let Some(positions) = plan.positions.as_ref() else {
+        return Err(Error::invalid(
+            "unsplit of a split made without positions (split(.., positions: true))",
+        ));
+    };
     let short = |a: usize, b: usize| a < n || b < n;
     if matches!(keep, Keep::ByOperation(o) if o.len() < n)
         || status
@@ -304,16 +319,10 @@ pub fn unsplit<K: Key, V: bytemuck::Pod>(
     let value_bytes = element_bytes::<V>("values")?;
     let (status_bytes, found_bytes) = (4u32, 1u32);
     let module = module::<K>(gpu, f)?;
-    let (n64, seed, parts, tiles, null) = (n as u64, f.seed, f.parts, plan.tiles, 0u64);
+    let (n64, null) = (n as u64, 0u64);
     let k = module.kernel("shard_unsplit")?;
     let mut l = k.launch();
-    l.buf(keys)
-        .arg(&n64)
-        .arg(&seed)
-        .arg(&parts)
-        .arg(&tiles)
-        .buf(&plan.tile_prefix)
-        .buf(&plan.totals);
+    l.buf(positions).arg(&n64);
     // Values only where found: for finds, and for the finds of a mixed batch.
     let where_found = u32::from(matches!(
         keep,
@@ -339,11 +348,10 @@ pub fn unsplit<K: Key, V: bytemuck::Pod>(
         None => l.arg(&null).arg(&null),
     };
     l.arg(&found_bytes);
-    // SAFETY: shard_unsplit's (keys, n, seed, parts, tiles, tile_prefix, totals, ops,
-    // values_where_found, then three (split, out, bytes) triples, null pairs skipped; `ops`,
-    // when given, is the split's operations, n bytes). The keys, seed and parts are the
-    // split's (checked: same n and parts; the caller passes the same keys), so every position
-    // it computes is below n, and each buffer holds at least n elements of its size; the
-    // dynamic shared memory is what the ranking carves.
-    unsafe { l.run(tiles as u32, BLOCK, rank_shared_bytes(parts)) }
+    // SAFETY: shard_unsplit's (positions, n, ops, values_where_found, then three (split, out,
+    // bytes) triples, null pairs skipped; `ops`, when given, is the split's operations, n
+    // bytes). `positions` is the split's, n entries (checked: same n), each below n (the
+    // kernel also skips any that is not); each buffer holds at least n elements of its size.
+    // A grid-stride loop: any grid covers n.
+    unsafe { l.run(gather_grid(gpu, n64), BLOCK, 0) }
 }

@@ -68,7 +68,7 @@ impl Default for ShardedBenchConfig {
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct ShardedRow {
     /// "warpdrive" (the bare table), "sharded", "split" (the split alone: `split_kv` keys and
-    /// values, `split_k` keys, wall clock with the wait for the part sizes; `unsplit_vf` a
+    /// values (an insert's), `split_k` keys and where each went (a find's), wall clock with the wait for the part sizes; `unsplit_vf` a
     /// find's values and found flags back, CUDA events), or "h2d" (the copy bandwidth).
     pub scheme: &'static str,
     /// GPUs.
@@ -385,13 +385,13 @@ pub fn run_sharded(
             use warpmap::sharded::split::{split, unsplit, Keep};
             gpu.synchronize()?;
             let t0 = Instant::now();
-            let sb = split(gpu, gpu, &f, &dk, Some(&dv), None)?;
+            let sb = split(gpu, gpu, &f, &dk, Some(&dv), None, false)?;
             gpu.synchronize()?;
             split_kv.ms.push(t0.elapsed().as_secs_f64() * 1e3);
             drop(sb);
             gpu.synchronize()?;
             let t0 = Instant::now();
-            let sb = split::<u32, u32>(gpu, gpu, &f, &dk, None, None)?;
+            let sb = split::<u32, u32>(gpu, gpu, &f, &dk, None, None, true)?;
             gpu.synchronize()?;
             split_k.ms.push(t0.elapsed().as_secs_f64() * 1e3);
             let fv = gpu.alloc_filled::<u8>(n, 1)?;
