@@ -843,51 +843,26 @@ impl Communicator {
                 )));
             }
         }
-        let size = std::mem::size_of::<T>() as u64;
-        let lib = self.lib;
-        let bases = self.ordered_bases(send, recv)?;
-        self.grouped("all-to-all (ncclSend/ncclRecv)", || {
-            for r in 0..n {
-                for p in 0..n {
-                    let count = plan.count(r, p);
-                    if count == 0 {
-                        continue;
-                    }
-                    let bytes = (count * size) as usize;
-                    let from = bases[r].0 + plan.send_offsets[r][p] * size;
-                    let to = bases[p].1 + plan.recv_offsets[p][r] * size;
-                    // SAFETY: [from, from + bytes) lies in rank r's send buffer and
-                    // [to, to + bytes) in rank p's receive buffer (offsets checked against the
-                    // lengths above); both are ordered for their rank's stream and their frees
-                    // wait for it; the two calls are the matching halves of one transfer in
-                    // one group; communicators and streams are alive while `self` is.
-                    let code = unsafe {
-                        (lib.api.send)(
-                            from as *const c_void,
-                            bytes,
-                            ncclDataType_t::ncclUint8,
-                            p as c_int,
-                            self.comms[r],
-                            self.stream(r),
-                        )
-                    };
-                    lib.check("ncclSend", code, Some(self.comms[r]))?;
-                    // SAFETY: as above.
-                    let code = unsafe {
-                        (lib.api.recv)(
-                            to as *mut c_void,
-                            bytes,
-                            ncclDataType_t::ncclUint8,
-                            r as c_int,
-                            self.comms[p],
-                            self.stream(p),
-                        )
-                    };
-                    lib.check("ncclRecv", code, Some(self.comms[p]))?;
-                }
+        // The plan's parts as pieces of one transfer.
+        let mut moves = Vec::with_capacity(n * n);
+        for r in 0..n {
+            for p in 0..n {
+                moves.push(Move {
+                    from: r,
+                    from_at: plan.send_offsets[r][p],
+                    to: p,
+                    to_at: plan.recv_offsets[p][r],
+                    len: plan.count(r, p),
+                });
             }
-            Ok(())
-        })
+        }
+        let send: Vec<_> = send.iter().enumerate().map(|(r, b)| (Some(*b), r)).collect();
+        let mut recv: Vec<_> = recv
+            .iter_mut()
+            .enumerate()
+            .map(|(p, b)| (Some(&mut **b), p))
+            .collect();
+        self.transfer(&send, &mut recv, &moves)
     }
 
     /// Enqueues this process's halves of the pieces `moves` (grouped send/recv, as bytes).
