@@ -856,7 +856,11 @@ impl Communicator {
                 });
             }
         }
-        let send: Vec<_> = send.iter().enumerate().map(|(r, b)| (Some(*b), r)).collect();
+        let send: Vec<_> = send
+            .iter()
+            .enumerate()
+            .map(|(r, b)| (Some(*b), r))
+            .collect();
         let mut recv: Vec<_> = recv
             .iter_mut()
             .enumerate()
