@@ -436,7 +436,8 @@ fn two_level_cpu_test_configs() -> Vec<(&'static str, TableConfig)> {
 /// Sharded tables on one GPU, labelled `<inner scheme>/<ranks>x<shards per rank>[/<exchange>]`:
 /// one WarpDrive shard (straight to the table); four in place on one rank; two ranks of two
 /// shards on one GPU (the copy exchange, both ways, host batches in a pipeline of 1000-key
-/// chunks); Stadium, the slab hash (mixed batches with erases, 700-key chunks, super blocks of one memory block so that the capacity the tests fill is ~64 000 pairs) and DyCuckoo
+/// chunks); Stadium, the slab hash (mixed batches with erases, 700-key chunks, super blocks of
+/// one memory block so that the capacity the tests fill is ~64 000 pairs) and DyCuckoo
 /// (growth) through the exchange; and, with the `nccl` feature, NCCL with
 /// one rank sending two shards' parts to itself, and a one-process group (`NcclGroup`: the
 /// protocol of a table over processes, 1000-key chunks).
