@@ -920,9 +920,12 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
     /// `config.transport` and `ranks_per_gpu` are not used). Every process passes the same
     /// `config`.
     ///
-    /// Every operation is **collective**: each process of the group calls the same operations
-    /// in the same order, each with its own keys (any number, none included), and gets the
-    /// results of its own keys. Between processes travel the parts (NCCL send/receive), the
+    /// Operations are **collective**: each process of the group calls the same operations in
+    /// the same order, each with its own keys (any number, none included), and gets the
+    /// results of its own keys. Collective are every insert, find, contains, erase and mixed
+    /// batch (host slices or device buffers), `len`, `rehash`, `reserve` and
+    /// [`DeviceHashTable::synchronize`]; `clear`, `retrieve_all`, `shard_lens`, `capacity` and
+    /// `memory_bytes` stay in this process. Between processes travel the parts (NCCL send/receive), the
     /// part sizes and round counts (an NCCL all-gather), and a word per operation saying
     /// whether every process accepted its input: a process whose input is refused (lengths
     /// that differ, ...) gets its error, the others an [`Error::InvalidInput`] naming the rank
