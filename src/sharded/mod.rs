@@ -110,8 +110,9 @@ pub struct ShardedConfig {
     pub hash: HashFunction,
     /// Host-slice batches of GPU shards longer than this run as a pipeline of chunks of this
     /// many keys per rank: the upload of one chunk (through pinned memory) overlaps the split,
-    /// exchange and table work of the one before (WarpDrive Fig. 11).
-    pub pipeline_batch: usize,
+    /// exchange and table work of the one before (WarpDrive Fig. 11). `None`: automatic
+    /// ([`ShardedConfig::chunk`]).
+    pub pipeline_batch: Option<usize>,
 }
 
 impl ShardedConfig {
@@ -125,13 +126,22 @@ impl ShardedConfig {
             transport: Transport::Copy,
             partition_seed: DEFAULT_PARTITION_SEED,
             hash: HashFunction::default(),
-            pipeline_batch: 1 << 24,
+            pipeline_batch: None,
         }
     }
     /// The host pipeline's chunk (keys per rank; at least 1).
     pub fn pipeline_batch(mut self, keys: usize) -> Self {
-        self.pipeline_batch = keys.max(1);
+        self.pipeline_batch = Some(keys.max(1));
         self
+    }
+    /// The host pipeline's chunk in keys per rank: `pipeline_batch`, or by default 2^24 per
+    /// four shards of a rank (2^24 for up to 4, 2^25 for 5 to 8, ...): each shard's insert
+    /// needs enough keys per chunk to keep the GPU's memory busy. On the H100, 2^27 pinned pairs
+    /// into 8 shards of one rank went at 0.61 of the bus in chunks of 2^24 and at 0.70 in
+    /// chunks of 2^25; into 1 shard at 0.81 and 0.79 (bench/NOTES.md, Issue 14).
+    pub fn chunk(&self) -> usize {
+        self.pipeline_batch
+            .unwrap_or_else(|| (1usize << 24) * self.shards_per_rank.div_ceil(4).max(1))
     }
     /// Shards per rank.
     pub fn shards_per_rank(mut self, n: usize) -> Self {
@@ -1776,7 +1786,7 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
         status: Option<&mut [u32]>,
         mode: InsertMode,
     ) -> Result<()> {
-        let (part, chunk) = (self.part, self.config.pipeline_batch);
+        let (part, chunk) = (self.part, self.config.chunk());
         let d = self.device_mut()?;
         d.ctx.host_run(
             &d.staging,
@@ -1934,7 +1944,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
         if keys.is_empty() && !self.joined() {
             return Ok(0);
         }
-        let (part, chunk) = (self.part, self.config.pipeline_batch);
+        let (part, chunk) = (self.part, self.config.chunk());
         match &mut self.body {
             Body::Host(tables) => {
                 let parts = host_parts(&part, keys);
@@ -2046,7 +2056,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     &d.staging,
                     &mut &d.tables,
                     &self.part,
-                    self.config.pipeline_batch,
+                    self.config.chunk(),
                     HostBatch {
                         keys,
                         values: None,
@@ -2092,7 +2102,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     &d.staging,
                     &mut &d.tables,
                     &self.part,
-                    self.config.pipeline_batch,
+                    self.config.chunk(),
                     HostBatch::<K, V> {
                         keys,
                         values: None,
@@ -2118,7 +2128,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
     }
 
     fn erase(&mut self, keys: &[K]) -> Result<usize> {
-        let (part, chunk) = (self.part, self.config.pipeline_batch);
+        let (part, chunk) = (self.part, self.config.chunk());
         match &mut self.body {
             Body::Host(tables) => {
                 let parts = host_parts(&part, keys);

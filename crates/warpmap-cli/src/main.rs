@@ -221,7 +221,8 @@ struct BenchArgs {
     /// feature.
     #[arg(long, value_name = "copy|nccl|nccl-group")]
     exchange: Option<String>,
-    /// --scheme sharded: the host pipeline's chunk, keys per rank (default 16777216).
+    /// --scheme sharded: the host pipeline's chunk, keys per rank (default: 2^24 per four shards
+    /// of a rank).
     #[arg(long, value_name = "KEYS")]
     pipeline_batch: Option<usize>,
 

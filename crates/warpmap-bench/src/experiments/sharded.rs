@@ -137,7 +137,7 @@ pub struct ShardedReport {
     pub n: usize,
     /// Load factor of every table.
     pub load_factor: f64,
-    /// The sharded tables' host pipeline chunk (keys per rank).
+    /// The first sharded table's host pipeline chunk (keys per rank).
     pub pipeline_batch: usize,
     /// Every measurement.
     pub rows: Vec<ShardedRow>,
@@ -556,7 +556,7 @@ pub fn run_sharded(
         method: SHARDED_METHOD.to_string(),
         n,
         load_factor: cfg.load_factor,
-        pipeline_batch: maps.first().map_or(0, |m| m.config().pipeline_batch),
+        pipeline_batch: maps.first().map_or(0, |m| m.config().chunk()),
         rows,
         targets,
         wall_s: started.elapsed().as_secs_f64(),
