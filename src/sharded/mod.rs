@@ -711,12 +711,9 @@ impl Ctx {
                             .into_iter()
                             .map(|(b, r)| (b.map(|b| &*b), r))
                             .collect();
-                        let mut slots: Vec<_> =
-                            back.iter_mut().map(|b| b.$field.as_mut()).collect();
                         let mut recv: Vec<_> = (0..self.world).map(|g| (None, g)).collect();
-                        for (i, b) in slots.iter_mut().enumerate() {
-                            let g = self.held[sources[i].0];
-                            recv[g].0 = b.take();
+                        for ((r, _), b) in sources.iter().zip(back.iter_mut()) {
+                            recv[self.held[*r]].0 = b.$field.as_mut();
                         }
                         match exchange {
                             exchange::Transport::Copy(_) => {

@@ -15,6 +15,7 @@ use crate::device::{DeviceBuffer, Gpu, Module};
 use crate::hash::HashFunction;
 use crate::kernels::{KernelSource, SHARDED};
 use crate::key::Key;
+use crate::table::engine::bulk_grid;
 #[cfg(doc)]
 use crate::table::engine::multisplit::multisplit_host;
 use crate::table::engine::multisplit::PartFunction;
@@ -122,13 +123,6 @@ fn check(f: &PartFunction, n: usize) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Blocks for a grid-stride pass over `n` elements: enough to fill the GPU, no more than the
-/// elements need.
-fn gather_grid(gpu: &Gpu, n: u64) -> u32 {
-    let fill = gpu.sm_count() as u64 * 8;
-    n.div_ceil(BLOCK as u64).clamp(1, fill) as u32
 }
 
 /// The ranking's dynamic shared memory: the part bases (u64), two per-warp count buffers and
@@ -353,5 +347,5 @@ pub fn unsplit<K: Key, V: bytemuck::Pod>(
     // bytes). `positions` is the split's, n entries (checked: same n), each below n (the
     // kernel also skips any that is not); each buffer holds at least n elements of its size.
     // A grid-stride loop: any grid covers n.
-    unsafe { l.run(gather_grid(gpu, n64), BLOCK, 0) }
+    unsafe { l.run(bulk_grid(gpu, n64), BLOCK, 0) }
 }
