@@ -3,12 +3,16 @@
 //   multisplit_count   per-part counts (warp-aggregated atomics),
 //   multisplit_scan    exclusive scan of the counts into offsets[parts + 1] and the cursors,
 //   multisplit_scatter every key (value) to cursor[part]++ (warp-aggregated claims),
-// on one stream. Within a part the order is not the input's (warps claim in any order): the
-// split is not stable.
+// on one stream (the claiming split: one atomic with a return per distinct part in a warp, which
+// runs at the rate of random atomics once a warp's keys rarely share a part), or, for many
+// parts, the counting split below (no global atomics: per-block histograms, scans, and tiles
+// moved through shared memory). Within a part the order is not the input's: the split is not
+// stable.
 //
 // Defines: WM_KEY_BYTES (4, 8 or a larger multiple of 4), WM_VALUE_BYTES (likewise; unset for
 // keys only), WM_HASH (WM_HASH_MURMUR or WM_HASH_MUELLER), WM_MS_BLOCK (threads per block of
-// count and scatter).
+// count and scatter), WM_MS_ITEMS (items per thread of a counting tile), WM_MS_STAGED (1: tiles
+// go through shared memory; 0, for pairs too wide for it: each item is written from registers).
 
 #ifndef WM_HASH
 #define WM_HASH WM_HASH_MURMUR
@@ -59,4 +63,281 @@ extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_scatter(
     if (values != nullptr) values_out[slot] = values[i];
 #endif
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The counting split, for many parts (host: `Method::Counting` in src/table/engine/multisplit.rs).
+//
+// A part p (bits = ceil(log2 parts) bits) is a coarse group p >> fine_bits and a fine bin
+// p & (2^fine_bits - 1); groups and fine bins are each at most WM_MS_MAX_BINS.
+//   1. multisplit_coarse_count:   block c counts the groups of its chunk of the batch into
+//                                  counts[group][c] (shared-memory histogram);
+//   2. multisplit_scan_rows:       one block per group scans its row over the chunks (the place
+//                                  of chunk c within the group) and writes the group's total;
+//      multisplit_scan:            the totals into group offsets;
+//   3. multisplit_coarse_scatter:  block c moves its chunk, a tile at a time, to its groups;
+//   4. multisplit_fine (when fine_bits > 0): block g counts the fine bins of group g, writes
+//                                  the offsets of the group's parts, and moves the group's keys
+//                                  to their parts.
+// With fine_bits = 0 the groups are the parts and step 3 writes the result.
+//
+// A tile (WM_MS_TILE items) is ranked by shared-memory atomics per bin, staged in shared memory
+// in bin order, and written out by consecutive threads, so each bin's run of the tile goes out
+// as one coalesced write rather than one scattered sector per key (WM_MS_STAGED; otherwise each
+// item goes out from its thread).
+#ifndef WM_MS_ITEMS
+#define WM_MS_ITEMS 1
+#endif
+#ifndef WM_MS_STAGED
+#define WM_MS_STAGED 0
+#endif
+#define WM_MS_MAX_BINS 1024
+#define WM_MS_TILE (WM_MS_BLOCK * WM_MS_ITEMS)
+#define WM_MS_NO_BIN 0xffffffffu
+
+struct wm_ms_tile_smem {
+  u32 count[WM_MS_MAX_BINS];   // items of the tile in each bin (then zeroed for the next tile)
+  u32 start[WM_MS_MAX_BINS];   // exclusive scan of count: where a bin's items begin in the tile
+  u64 cursor[WM_MS_MAX_BINS];  // where the bin's next item goes in the output
+  u32 warp_sums[WM_MS_BLOCK / 32];
+#if WM_MS_STAGED
+  unsigned short bin[WM_MS_TILE];
+  wm_key key[WM_MS_TILE];
+#if defined(WM_VALUE_BYTES)
+  wm_ms_value value[WM_MS_TILE];
+#endif
+#endif
+};
+
+// start[i] = count[0] + ... + count[i - 1] for i < bins (shared arrays; all threads call it, and
+// the caller synchronises before reading `start`).
+__device__ __forceinline__ void wm_ms_scan_bins(wm_ms_tile_smem& s, u32 bins) {
+  constexpr u32 PER = (WM_MS_MAX_BINS + WM_MS_BLOCK - 1) / WM_MS_BLOCK;
+  const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  const u32 first = threadIdx.x * PER;
+  u32 local[PER];
+  u32 sum = 0;
+#pragma unroll
+  for (u32 q = 0; q < PER; ++q) {
+    local[q] = first + q < bins ? s.count[first + q] : 0u;
+    sum += local[q];
+  }
+  u32 x = sum;  // inclusive scan of the threads' sums within the warp
+#pragma unroll
+  for (u32 d = 1; d < 32; d <<= 1) {
+    const u32 y = __shfl_up_sync(0xffffffffu, x, d);
+    if (lane >= d) x += y;
+  }
+  if (lane == 31u) s.warp_sums[warp] = x;
+  __syncthreads();
+  if (warp == 0) {
+    u32 w = lane < WM_MS_BLOCK / 32 ? s.warp_sums[lane] : 0u;
+#pragma unroll
+    for (u32 d = 1; d < 32; d <<= 1) {
+      const u32 y = __shfl_up_sync(0xffffffffu, w, d);
+      if (lane >= d) w += y;
+    }
+    if (lane < WM_MS_BLOCK / 32) s.warp_sums[lane] = w;
+  }
+  __syncthreads();
+  u32 run = (warp > 0 ? s.warp_sums[warp - 1] : 0u) + x - sum;
+#pragma unroll
+  for (u32 q = 0; q < PER; ++q) {
+    if (first + q < bins) s.start[first + q] = run;
+    run += local[q];
+  }
+}
+
+// Moves items [begin, end) to their bins' places: the item goes to cursor[bin] + its rank among
+// the bin's items of [begin, end), and each cursor advances by its bin's count. On entry
+// s.cursor[0..bins) is set and s.count[0..bins) is zero, and all threads call it.
+template <typename BinOf>
+__device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __restrict__ keys,
+                                           const wm_ms_value* __restrict__ values, u64 begin,
+                                           u64 end, u32 bins, BinOf bin_of,
+                                           wm_key* __restrict__ keys_out,
+                                           wm_ms_value* __restrict__ values_out) {
+  const bool has_values = values != nullptr;
+  for (u64 base = begin; base < end; base += WM_MS_TILE) {
+    const u32 tile_n = (u32)min((u64)WM_MS_TILE, end - base);
+    wm_key k[WM_MS_ITEMS];
+#if defined(WM_VALUE_BYTES)
+    wm_ms_value v[WM_MS_ITEMS];
+#endif
+    u32 b[WM_MS_ITEMS], r[WM_MS_ITEMS];
+    // Loads first (all of a thread's items in flight at once), then the ranks.
+#pragma unroll
+    for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
+      const u32 t = j * WM_MS_BLOCK + threadIdx.x;
+      if (t < tile_n) {
+        k[j] = keys[base + t];
+#if defined(WM_VALUE_BYTES)
+        if (has_values) v[j] = values[base + t];
+#endif
+      }
+    }
+#pragma unroll
+    for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
+      const u32 t = j * WM_MS_BLOCK + threadIdx.x;
+      b[j] = WM_MS_NO_BIN;
+      if (t < tile_n) {
+        b[j] = bin_of(k[j]);
+        r[j] = atomicAdd(&s.count[b[j]], 1u);
+      }
+    }
+    __syncthreads();
+#if WM_MS_STAGED
+    wm_ms_scan_bins(s, bins);
+    __syncthreads();
+#pragma unroll
+    for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
+      if (b[j] != WM_MS_NO_BIN) {
+        const u32 at = s.start[b[j]] + r[j];
+        s.bin[at] = (unsigned short)b[j];
+        s.key[at] = k[j];
+#if defined(WM_VALUE_BYTES)
+        if (has_values) s.value[at] = v[j];
+#endif
+      }
+    }
+    __syncthreads();
+    // Consecutive threads write consecutive items of a bin's run.
+#pragma unroll
+    for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
+      const u32 t = j * WM_MS_BLOCK + threadIdx.x;
+      if (t < tile_n) {
+        const u32 bin = s.bin[t];
+        const u64 out = s.cursor[bin] + (t - s.start[bin]);
+        keys_out[out] = s.key[t];
+#if defined(WM_VALUE_BYTES)
+        if (has_values) values_out[out] = s.value[t];
+#endif
+      }
+    }
+#else
+#pragma unroll
+    for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
+      if (b[j] != WM_MS_NO_BIN) {
+        const u64 out = s.cursor[b[j]] + r[j];
+        keys_out[out] = k[j];
+#if defined(WM_VALUE_BYTES)
+        if (has_values) values_out[out] = v[j];
+#endif
+      }
+    }
+#endif
+    __syncthreads();
+    for (u32 bin = threadIdx.x; bin < bins; bin += WM_MS_BLOCK) {
+      s.cursor[bin] += s.count[bin];
+      s.count[bin] = 0;
+    }
+    __syncthreads();
+  }
+}
+
+// The coarse group of a key.
+__device__ __forceinline__ u32 wm_ms_group(const wm_key& k, u64 seed, u32 parts, u32 fine_bits) {
+  return wm_part_of<WM_HASH>(k, seed, parts) >> fine_bits;
+}
+
+// Block c counts the groups of items [c * chunk, (c + 1) * chunk) into counts[g * chunks + c]
+// (chunks = gridDim.x).
+extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_coarse_count(
+    const wm_key* __restrict__ keys, u64 n, u64 seed, u32 parts, u32 fine_bits, u32 groups,
+    u64 chunk, u64* __restrict__ counts) {
+  __shared__ u32 hist[WM_MS_MAX_BINS];
+  for (u32 g = threadIdx.x; g < groups; g += WM_MS_BLOCK) hist[g] = 0;
+  __syncthreads();
+  const u64 begin = (u64)blockIdx.x * chunk;
+  const u64 end = min(n, begin + chunk);
+  for (u64 base = begin; base < end; base += WM_MS_TILE) {
+    wm_key k[WM_MS_ITEMS];
+#pragma unroll
+    for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
+      const u64 i = base + j * WM_MS_BLOCK + threadIdx.x;
+      if (i < end) k[j] = keys[i];
+    }
+#pragma unroll
+    for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
+      const u64 i = base + j * WM_MS_BLOCK + threadIdx.x;
+      if (i < end) atomicAdd(&hist[wm_ms_group(k[j], seed, parts, fine_bits)], 1u);
+    }
+  }
+  __syncthreads();
+  for (u32 g = threadIdx.x; g < groups; g += WM_MS_BLOCK) {
+    counts[(u64)g * gridDim.x + blockIdx.x] = hist[g];
+  }
+}
+
+// Block g: counts[g * chunks .. + chunks) scanned in place (exclusive), totals[g] = their sum.
+extern "C" __global__ void __launch_bounds__(WM_MS_SCAN_BLOCK) multisplit_scan_rows(
+    u64* __restrict__ counts, u32 chunks, u64* __restrict__ totals) {
+  u64* row = counts + (u64)blockIdx.x * chunks;
+  const u64 total = wm_block_exclusive_scan<u64, WM_MS_SCAN_BLOCK>(
+      row, chunks, [&](u64 i, u64 excl) { row[i] = excl; });
+  if (threadIdx.x == 0) totals[blockIdx.x] = total;
+}
+
+// Block c moves its chunk to its groups: group g's items of chunk c start at
+// group_offsets[g] + counts[g * chunks + c] (the scanned rows).
+extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_coarse_scatter(
+    const wm_key* __restrict__ keys, const wm_ms_value* __restrict__ values, u64 n, u64 seed,
+    u32 parts, u32 fine_bits, u32 groups, u64 chunk, const u64* __restrict__ counts,
+    const u64* __restrict__ group_offsets, wm_key* __restrict__ keys_out,
+    wm_ms_value* __restrict__ values_out) {
+  __shared__ wm_ms_tile_smem s;
+  for (u32 g = threadIdx.x; g < groups; g += WM_MS_BLOCK) {
+    s.cursor[g] = group_offsets[g] + counts[(u64)g * gridDim.x + blockIdx.x];
+    s.count[g] = 0;
+  }
+  __syncthreads();
+  const u64 begin = (u64)blockIdx.x * chunk;
+  const u64 end = min(n, begin + chunk);
+  wm_ms_move(
+      s, keys, values, begin, end, groups,
+      [&](const wm_key& k) { return wm_ms_group(k, seed, parts, fine_bits); }, keys_out,
+      values_out);
+}
+
+// Block g (one per group, gridDim.x = groups): counts the fine bins of the group's items
+// (group_offsets[g] .. group_offsets[g + 1] of the coarse split), writes offsets[p] for the
+// group's parts p (and offsets[parts] = n in the last block), and moves the items to their parts.
+extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_fine(
+    const wm_key* __restrict__ keys, const wm_ms_value* __restrict__ values, u64 seed, u32 parts,
+    u32 fine_bits, const u64* __restrict__ group_offsets, wm_key* __restrict__ keys_out,
+    wm_ms_value* __restrict__ values_out, u64* __restrict__ offsets) {
+  __shared__ wm_ms_tile_smem s;
+  const u32 g = blockIdx.x;
+  const u32 bins = 1u << fine_bits, mask = bins - 1u;
+  const u64 begin = group_offsets[g], end = group_offsets[g + 1];
+  for (u32 b = threadIdx.x; b < bins; b += WM_MS_BLOCK) s.count[b] = 0;
+  __syncthreads();
+  for (u64 base = begin; base < end; base += WM_MS_TILE) {
+    wm_key k[WM_MS_ITEMS];
+#pragma unroll
+    for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
+      const u64 i = base + j * WM_MS_BLOCK + threadIdx.x;
+      if (i < end) k[j] = keys[i];
+    }
+#pragma unroll
+    for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
+      const u64 i = base + j * WM_MS_BLOCK + threadIdx.x;
+      if (i < end) atomicAdd(&s.count[wm_part_of<WM_HASH>(k[j], seed, parts) & mask], 1u);
+    }
+  }
+  __syncthreads();
+  wm_ms_scan_bins(s, bins);
+  __syncthreads();
+  for (u32 b = threadIdx.x; b < bins; b += WM_MS_BLOCK) {
+    s.cursor[b] = begin + s.start[b];
+    const u64 p = ((u64)g << fine_bits) + b;
+    if (p < parts) offsets[p] = s.cursor[b];
+    s.count[b] = 0;
+  }
+  if (g + 1 == gridDim.x && threadIdx.x == 0) offsets[parts] = end;
+  __syncthreads();
+  wm_ms_move(
+      s, keys, values, begin, end, bins,
+      [&](const wm_key& k) { return wm_part_of<WM_HASH>(k, seed, parts) & mask; }, keys_out,
+      values_out);
 }

@@ -1,7 +1,8 @@
 //! The multisplit pass on the GPU (src/table/engine/multisplit.rs, kernels/multisplit.cu)
 //! against its CPU twin (`multisplit_host`, the same part function in Rust): for parts
-//! m ∈ {1, 2, 7, 64, 1000, 5000, 100 000}, keys of 4, 8 and 16 bytes, with and without values, several batch
-//! sizes (empty, less than a warp, ragged tails, a million), both hashes. Checked each time: the
+//! m ∈ {1, 2, 7, 64, 1000, 1025, 5000, 100 000, 2^20}, keys of 4, 8 and 16 bytes, with and
+//! without values, several batch sizes (empty, less than a warp, ragged tails, a million), both
+//! hashes, and both methods (claiming and counting, one and two passes). Checked each time: the
 //! offsets (per-part counts) equal the twin's, every key lies in its own part, the output is a
 //! permutation of the input, and every value travels with its key. The split is not stable, so
 //! order within a part is not compared. GPU only (skipped without one, unless
@@ -13,13 +14,18 @@ use common::*;
 use std::time::Instant;
 use warpmap::hash::HashFunction;
 use warpmap::table::engine::multisplit::{
-    multisplit_by, multisplit_host, multisplit_keys, PartFunction, Split, DEFAULT_PART_SEED,
+    multisplit_by, multisplit_host, multisplit_keys, multisplit_using, Method, PartFunction, Split,
+    DEFAULT_PART_SEED,
 };
 use warpmap::{Gpu, Key};
 
 /// 5000 and 100 000: as many parts as the two-level table has buckets (a warp's keys rarely
-/// share one).
-const PARTS: [u32; 7] = [1, 2, 7, 64, 1000, 5000, 100_000];
+/// share one). Up to 1024 the counting split takes one pass, from 1025 two; 2^20 is the most
+/// two passes serve.
+const PARTS: [u32; 9] = [1, 2, 7, 64, 1000, 1025, 5000, 100_000, 1 << 20];
+
+/// Both methods.
+const METHODS: [Method; 2] = [Method::Claiming, Method::Counting];
 
 /// Batch sizes: empty, under a warp, ragged tails, and a million (16 Ki under compute-sanitizer,
 /// which slows every access).
@@ -101,13 +107,16 @@ fn run_all<K: Key>(label: &str) {
         let dk = gpu.upload(&keys).unwrap();
         let dv = gpu.upload(&positions).unwrap();
         for &m in &PARTS {
-            for hash in HashFunction::ALL {
+            for (hash, method) in HashFunction::ALL
+                .into_iter()
+                .flat_map(|h| METHODS.map(|m| (h, m)))
+            {
                 let f = PartFunction::new(m, DEFAULT_PART_SEED ^ n as u64).hash(hash);
-                let what = format!("{label}, n {n}, parts {m}, {hash:?}");
-                let split = multisplit_by(&gpu, &dk, Some(&dv), &f).unwrap();
+                let what = format!("{label}, n {n}, parts {m}, {hash:?}, {method:?}");
+                let split = multisplit_using(&gpu, &dk, Some(&dv), &f, method).unwrap();
                 check(&gpu, &split, &keys, &f, &format!("{what}, with values"));
                 if hash == HashFunction::Murmur3 {
-                    let s = multisplit_keys(&gpu, &dk, m, f.seed).unwrap();
+                    let s = multisplit_using::<K, K>(&gpu, &dk, None, &f, method).unwrap();
                     let s = Split::<K, u32> {
                         keys: s.keys,
                         values: None,
@@ -120,7 +129,7 @@ fn run_all<K: Key>(label: &str) {
         }
     }
     println!(
-        "{label}: {} batch sizes x {} part counts x 2 hashes checked against the CPU twin",
+        "{label}: {} batch sizes x {} part counts x 2 hashes x 2 methods checked against the CPU twin",
         sizes().len(),
         PARTS.len()
     );
@@ -156,21 +165,31 @@ fn wide_values_and_another_stream() {
         .collect();
     let dk = other.upload(&keys).unwrap();
     let dv = other.upload(&values).unwrap();
-    let f = PartFunction::new(7, 1234);
-    let split = multisplit_by(&gpu, &dk, Some(&dv), &f).unwrap();
+    // 7 parts: claiming; 5000: counting in two passes, its tiles not staged (too wide).
+    let splits: Vec<_> = [7, 5000]
+        .into_iter()
+        .map(|m| {
+            let f = PartFunction::new(m, 1234);
+            (f, multisplit_by(&gpu, &dk, Some(&dv), &f).unwrap())
+        })
+        .collect();
     drop((dk, dv)); // freed on `other` after the split's kernels (the device layer orders it)
-    let (_, _, want) = multisplit_host::<u64, [u8; 128]>(&keys, None, &f).unwrap();
-    assert_eq!(split.offsets, want);
-    let got_k = gpu.download(&split.keys).unwrap();
-    let got_v = gpu.download(split.values.as_ref().unwrap()).unwrap();
-    for (k, v) in got_k.iter().zip(&got_v) {
-        assert_eq!(*v, <[u8; 128] as warpmap::Value>::from_bits(*k));
+    for (f, split) in splits {
+        let (_, _, want) = multisplit_host::<u64, [u8; 128]>(&keys, None, &f).unwrap();
+        assert_eq!(split.offsets, want, "{} parts", f.parts);
+        let got_k = gpu.download(&split.keys).unwrap();
+        let got_v = gpu.download(split.values.as_ref().unwrap()).unwrap();
+        for (j, (k, v)) in got_k.iter().zip(&got_v).enumerate() {
+            assert_eq!(*v, <[u8; 128] as warpmap::Value>::from_bits(*k));
+            let p = f.part_of(k) as u64;
+            assert!(want[p as usize] <= j as u64 && (j as u64) < want[p as usize + 1]);
+        }
+        let mut a = got_k.clone();
+        let mut b = keys.clone();
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "{} parts: not a permutation", f.parts);
     }
-    let mut a = got_k.clone();
-    let mut b = keys.clone();
-    a.sort_unstable();
-    b.sort_unstable();
-    assert_eq!(a, b);
 }
 
 /// Invalid part counts are refused before anything runs.
@@ -199,21 +218,23 @@ fn multisplit_rate_measured() {
     let keys: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
     let dk = gpu.upload(&keys).unwrap();
     let dv = gpu.upload(&keys).unwrap();
-    for m in [2u32, 8, 64, 1000] {
-        let f = PartFunction::new(m, DEFAULT_PART_SEED);
-        let _warm = multisplit_by(&gpu, &dk, Some(&dv), &f).unwrap();
-        let mut best = f64::MAX;
-        for _ in 0..3 {
-            let t = Instant::now();
-            let s = multisplit_by(&gpu, &dk, Some(&dv), &f).unwrap();
-            best = best.min(t.elapsed().as_secs_f64());
-            assert_eq!(s.offsets[m as usize], n as u64);
+    for m in [2u32, 8, 64, 256, 1000, 5000, 100_000] {
+        for method in METHODS {
+            let f = PartFunction::new(m, DEFAULT_PART_SEED);
+            let _warm = multisplit_using(&gpu, &dk, Some(&dv), &f, method).unwrap();
+            let mut best = f64::MAX;
+            for _ in 0..3 {
+                let t = Instant::now();
+                let s = multisplit_using(&gpu, &dk, Some(&dv), &f, method).unwrap();
+                best = best.min(t.elapsed().as_secs_f64());
+                assert_eq!(s.offsets[m as usize], n as u64);
+            }
+            println!(
+                "multisplit of {n} u64 keys + u64 values into {m} parts, {method:?}: {:.2} ms \
+                 (host-timed, allocation and offset read-back included), {:.2} G keys/s",
+                best * 1e3,
+                n as f64 / best / 1e9
+            );
         }
-        println!(
-            "multisplit of {n} u64 keys + u64 values into {m} parts: {:.2} ms (host-timed, \
-             allocation and offset read-back included), {:.2} G keys/s",
-            best * 1e3,
-            n as f64 / best / 1e9
-        );
     }
 }

@@ -2,12 +2,21 @@
 //! parts by a function of each key's hash, on the GPU — the first step of the two-level cuckoo
 //! table (keys to buckets) and of the sharded table (keys to GPUs).
 //!
-//! Three kernels on the handle's stream (kernels/multisplit.cu): per-part counts with
-//! warp-aggregated atomics (lanes of a warp grouped by part with `__match_any_sync`, one atomic
-//! per distinct part per warp), an exclusive scan into `parts + 1` offsets, and a scatter that
-//! claims slots the same way. The result is **not stable**: within a part, keys are in no
-//! particular order (warps claim slots in whatever order they run); the parts themselves are
-//! contiguous and in part order, and key `i`'s value travels with it.
+//! Two methods ([`Method`]), both on the handle's stream (kernels/multisplit.cu):
+//! - **claiming** (few parts): per-part counts with warp-aggregated atomics (lanes of a warp
+//!   grouped by part with `__match_any_sync`, one atomic per distinct part per warp), an
+//!   exclusive scan into `parts + 1` offsets, and a scatter that claims slots the same way. Once
+//!   a warp's keys rarely share a part, every key costs an atomic with a return, at the rate of
+//!   random atomics.
+//! - **counting** (many parts, up to 2^20): a counting sort by part in at most two passes with
+//!   no global atomics. The first pass moves each block's chunk of the batch to coarse groups
+//!   (the high bits of the part) at offsets from per-chunk histograms and their scans; the
+//!   second gives each group a block, which counts the group's parts and moves its keys to
+//!   them. Tiles go through shared memory in part order, so a part's run of a tile is written
+//!   by consecutive threads.
+//!
+//! The result is **not stable**: within a part, keys are in no particular order; the parts
+//! themselves are contiguous and in part order, and key `i`'s value travels with it.
 //!
 //! The part of a key ([`PartFunction::part_of`], the CPU twin of the device's `wm_part_of`) is
 //! `(h * parts) >> 32` for the first 32-bit hash `h` of the key under the split's seed:
@@ -45,6 +54,65 @@ const BLOCK: u32 = 256;
 const SCAN_BLOCK: u32 = 1024;
 /// Grid-stride loops over at most this many full-occupancy waves of blocks.
 const WAVES: u64 = 8;
+/// Shared memory a counting tile's staged items may take (the bins' arrays take 16 KiB more;
+/// the total stays under the 48 KiB of static shared memory).
+const STAGE_BYTES: usize = 28 * 1024;
+/// Items per thread of a counting tile, at most.
+const MAX_ITEMS: usize = 16;
+/// Bins of one counting pass, at most (`WM_MS_MAX_BINS`): 2^10, so two passes serve 2^20 parts.
+const MAX_BIN_BITS: u32 = 10;
+/// From this many parts on, [`Method::choose`] takes the counting split (claims stop being
+/// shared by a warp's lanes well below it).
+pub const COUNTING_MIN_PARTS: u32 = 256;
+
+/// How a multisplit moves its keys (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Warp-aggregated atomic claims per part: for few parts.
+    Claiming,
+    /// A counting sort by part in one or two passes, without global atomics: for many parts.
+    Counting,
+}
+
+impl Method {
+    /// Whether the counting split serves `parts` parts: at most 2^20 (two passes of 2^10 bins).
+    pub fn counting_serves(parts: u32) -> bool {
+        part_bits(parts) <= 2 * MAX_BIN_BITS
+    }
+
+    /// The method for a split of `n` items into `parts` parts: counting from
+    /// [`COUNTING_MIN_PARTS`] parts on where it serves, claiming otherwise.
+    /// `WARPMAP_MULTISPLIT=claiming` or `=counting` overrides the choice (for measurements;
+    /// counting only where it serves).
+    pub fn choose(n: usize, parts: u32) -> Method {
+        let serves = n > 0 && Method::counting_serves(parts);
+        match std::env::var("WARPMAP_MULTISPLIT")
+            .as_deref()
+            .map(str::trim)
+        {
+            Ok("claiming") => Method::Claiming,
+            Ok("counting") if serves => Method::Counting,
+            _ if serves && parts >= COUNTING_MIN_PARTS => Method::Counting,
+            _ => Method::Claiming,
+        }
+    }
+}
+
+/// A counting tile's shape for pairs of `key_bytes` + `value_bytes`: items per thread, and
+/// whether the tile is staged in shared memory (each staged item also takes a 2-byte bin).
+/// Pairs too wide for one staged item a thread are written from registers, one a thread.
+fn counting_tile(key_bytes: usize, value_bytes: Option<usize>) -> (usize, bool) {
+    let item = key_bytes + value_bytes.unwrap_or(0) + 2;
+    match (STAGE_BYTES / (BLOCK as usize * item)).min(MAX_ITEMS) {
+        0 => (1, false),
+        items => (items, true),
+    }
+}
+
+/// Bits of a part index: ceil(log2 parts).
+fn part_bits(parts: u32) -> u32 {
+    32 - parts.saturating_sub(1).leading_zeros()
+}
 
 /// Which part a key goes to: `parts` parts (1 to `u32::MAX - 1`), a seed and a hash function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -151,10 +219,13 @@ pub fn kernel_source(
     value_bytes: Option<usize>,
     hash: HashFunction,
 ) -> KernelSource {
+    let (items, staged) = counting_tile(key_bytes, value_bytes);
     let mut s = KernelSource::new("multisplit", MULTISPLIT)
         .define("WM_KEY_BYTES", key_bytes)
         .define("WM_HASH", hash.define())
-        .define("WM_MS_BLOCK", BLOCK);
+        .define("WM_MS_BLOCK", BLOCK)
+        .define("WM_MS_ITEMS", items)
+        .define("WM_MS_STAGED", staged as u32);
     if let Some(v) = value_bytes {
         s = s.define("WM_VALUE_BYTES", v);
     }
@@ -200,8 +271,9 @@ pub fn multisplit_keys<K: Key>(
 }
 
 /// Splits `keys` (and `values`, moved with their keys) into `f.parts` contiguous parts by
-/// `f.part_of`, on `gpu`'s stream, into new buffers of that stream. Not stable (see the
-/// [module docs](self)). Waits for the stream at the end, to read the offsets.
+/// `f.part_of`, on `gpu`'s stream, into new buffers of that stream, by the method
+/// [`Method::choose`] picks. Not stable (see the [module docs](self)). Waits for the stream at
+/// the end, to read the offsets.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for 0 or `u32::MAX` parts, or values of another length than the keys;
@@ -213,18 +285,48 @@ pub fn multisplit_by<K: Key, V: bytemuck::Pod>(
     values: Option<&DeviceBuffer<V>>,
     f: &PartFunction,
 ) -> Result<Split<K, V>> {
+    let method = Method::choose(keys.len(), f.parts);
+    multisplit_using(gpu, keys, values, f, method)
+}
+
+/// [`multisplit_by`] by the given method. [`Method::Counting`] where it does not serve
+/// ([`Method::counting_serves`], or an empty batch) runs [`Method::Claiming`].
+///
+/// # Errors
+/// As [`multisplit_by`].
+pub fn multisplit_using<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    keys: &DeviceBuffer<K>,
+    values: Option<&DeviceBuffer<V>>,
+    f: &PartFunction,
+    method: Method,
+) -> Result<Split<K, V>> {
     f.check()?;
     if let Some(v) = values {
         crate::error::check_same_len("multisplit", keys.len(), v.len())?;
         check_value_size::<V>()?;
     }
+    let value_bytes = values.map(|_| std::mem::size_of::<V>());
+    let module: Module = gpu.module(&kernel_source(K::BYTES, value_bytes, f.hash))?;
+    let counting =
+        method == Method::Counting && !keys.is_empty() && Method::counting_serves(f.parts);
+    if counting {
+        split_counting(gpu, &module, keys, values, f)
+    } else {
+        split_claiming(gpu, &module, keys, values, f)
+    }
+}
+
+/// The claiming split (see the [module docs](self)).
+fn split_claiming<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    module: &Module,
+    keys: &DeviceBuffer<K>,
+    values: Option<&DeviceBuffer<V>>,
+    f: &PartFunction,
+) -> Result<Split<K, V>> {
     let n = keys.len();
     let parts = f.parts as usize;
-    let module: Module = gpu.module(&kernel_source(
-        K::BYTES,
-        values.map(|_| std::mem::size_of::<V>()),
-        f.hash,
-    ))?;
     let mut counts = gpu.alloc_filled::<u64>(parts, 0)?;
     let mut device_offsets = gpu.alloc::<u64>(parts + 1)?;
     let mut cursor = gpu.alloc::<u64>(parts)?;
@@ -284,16 +386,212 @@ pub fn multisplit_by<K: Key, V: bytemuck::Pod>(
     // prefix sums of the same parts' counts, so every slot is in [0, n).
     unsafe { l.run(grid, BLOCK, 0) }?;
 
+    finish(gpu, keys_out, values_out, device_offsets)
+}
+
+/// How the counting split cuts a part index: `fine_bits` low bits (the bin within a group;
+/// 0: one pass, the groups are the parts) and `groups` coarse groups (the high bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Cut {
+    fine_bits: u32,
+    groups: u32,
+}
+
+impl Cut {
+    /// One pass up to 2^10 parts. Past that the high half of the bits (more where that gives
+    /// the second pass, a block per group, fewer than `min_groups` blocks) are the groups.
+    fn new(parts: u32, min_groups: u32) -> Cut {
+        let bits = part_bits(parts);
+        if bits <= MAX_BIN_BITS {
+            return Cut {
+                fine_bits: 0,
+                groups: parts,
+            };
+        }
+        let coarse = bits
+            .div_ceil(2)
+            .max(part_bits(min_groups).min(bits))
+            .min(MAX_BIN_BITS);
+        let fine_bits = bits - coarse;
+        Cut {
+            fine_bits,
+            groups: parts.div_ceil(1 << fine_bits),
+        }
+    }
+}
+
+/// The counting split (see the [module docs](self)): [`Method::counting_serves`] holds and the
+/// batch is not empty.
+fn split_counting<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    module: &Module,
+    keys: &DeviceBuffer<K>,
+    values: Option<&DeviceBuffer<V>>,
+    f: &PartFunction,
+) -> Result<Split<K, V>> {
+    let n = keys.len();
+    let parts = f.parts as usize;
+    let tile = BLOCK as usize * counting_tile(K::BYTES, values.map(|_| std::mem::size_of::<V>())).0;
+    let scatter = module.kernel("multisplit_coarse_scatter")?;
+    // One wave of the coarse scatter's blocks, each over a chunk of whole tiles.
+    let resident =
+        gpu.sm_count() as usize * gpu.max_active_blocks_per_sm(&scatter, BLOCK)? as usize;
+    let tiles = n.div_ceil(tile);
+    let chunk = tiles.div_ceil(resident.clamp(1, tiles)) * tile;
+    let chunks = n.div_ceil(chunk);
+    // The second pass runs a block per group: at least two per multiprocessor where the bits
+    // allow (`WARPMAP_MULTISPLIT_MIN_GROUPS` overrides that floor, for measurements).
+    let min_groups = std::env::var("WARPMAP_MULTISPLIT_MIN_GROUPS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(2 * gpu.sm_count());
+    let cut = Cut::new(f.parts, min_groups);
+    let groups = cut.groups as usize;
+    let two_passes = cut.fine_bits > 0;
+
+    let mut counts = gpu.alloc::<u64>(groups * chunks)?;
+    let mut totals = gpu.alloc::<u64>(groups)?;
+    let mut group_offsets = gpu.alloc::<u64>(groups + 1)?;
+    let mut scratch = gpu.alloc::<u64>(groups)?;
+    // The coarse pass's output: the result itself in one pass.
+    let mut coarse_keys = gpu.alloc::<K>(n)?;
+    let mut coarse_values = match values {
+        Some(_) => Some(gpu.alloc::<V>(n)?),
+        None => None,
+    };
+    let (n64, seed, parts32, fine_bits, groups32, chunk64, chunks32) = (
+        n as u64,
+        f.seed,
+        f.parts,
+        cut.fine_bits,
+        cut.groups,
+        chunk as u64,
+        chunks as u32,
+    );
+    let null: u64 = 0;
+
+    let count = module.kernel("multisplit_coarse_count")?;
+    let mut l = count.launch();
+    l.buf(keys)
+        .arg(&n64)
+        .arg(&seed)
+        .arg(&parts32)
+        .arg(&fine_bits)
+        .arg(&groups32)
+        .arg(&chunk64)
+        .buf_mut(&mut counts);
+    // SAFETY: multisplit_coarse_count's (keys, n, seed, parts, fine_bits, groups, chunk,
+    // counts) in order and type; block c reads keys[c * chunk .. min(n, (c + 1) * chunk)) and
+    // writes counts[g * chunks + c] for g < groups (groups <= 2^10, the kernel's bins): `counts`
+    // holds groups * chunks, and chunks blocks run.
+    unsafe { l.run(chunks32, BLOCK, 0) }?;
+
+    let rows = module.kernel("multisplit_scan_rows")?;
+    let mut l = rows.launch();
+    l.buf_mut(&mut counts).arg(&chunks32).buf_mut(&mut totals);
+    // SAFETY: multisplit_scan_rows's (counts, chunks, totals); block g scans
+    // counts[g * chunks .. (g + 1) * chunks) in place and writes totals[g]; `groups` blocks of
+    // WM_MS_SCAN_BLOCK threads, the sizes allocated.
+    unsafe { l.run(groups32, SCAN_BLOCK, 0) }?;
+
+    let scan = module.kernel("multisplit_scan")?;
+    let mut l = scan.launch();
+    l.buf(&totals)
+        .arg(&groups32)
+        .buf_mut(&mut group_offsets)
+        .buf_mut(&mut scratch);
+    // SAFETY: multisplit_scan's (counts, parts, offsets, cursor) over the groups: it reads
+    // totals[0..groups), writes group_offsets[0..=groups] and scratch[0..groups); one block of
+    // WM_MS_SCAN_BLOCK threads.
+    unsafe { l.run(1, SCAN_BLOCK, 0) }?;
+
+    {
+        let mut l = scatter.launch();
+        l.buf(keys);
+        match values {
+            Some(v) => l.buf(v),
+            None => l.arg(&null),
+        };
+        l.arg(&n64)
+            .arg(&seed)
+            .arg(&parts32)
+            .arg(&fine_bits)
+            .arg(&groups32)
+            .arg(&chunk64)
+            .buf(&counts)
+            .buf(&group_offsets)
+            .buf_mut(&mut coarse_keys);
+        match coarse_values.as_mut() {
+            Some(v) => l.buf_mut(v),
+            None => l.arg(&null),
+        };
+        // SAFETY: multisplit_coarse_scatter's (keys, values, n, seed, parts, fine_bits, groups,
+        // chunk, counts, group_offsets, keys_out, values_out) in order; a missing value buffer
+        // is a null pointer, which the kernel does not touch. Block c reads its chunk of
+        // keys/values (as the count did, with the same chunks blocks) and writes each item once
+        // into [0, n): group g's items of chunk c go to group_offsets[g] + (the items of g in
+        // the chunks before c) + (their rank in chunk c), which the counts and scans above
+        // computed from the same keys and part function.
+        unsafe { l.run(chunks32, BLOCK, 0) }?;
+    }
+
+    if !two_passes {
+        // The groups are the parts.
+        return finish(gpu, coarse_keys, coarse_values, group_offsets);
+    }
+    let mut keys_out = gpu.alloc::<K>(n)?;
+    let mut values_out = match values {
+        Some(_) => Some(gpu.alloc::<V>(n)?),
+        None => None,
+    };
+    let mut device_offsets = gpu.alloc::<u64>(parts + 1)?;
+    let fine = module.kernel("multisplit_fine")?;
+    let mut l = fine.launch();
+    l.buf(&coarse_keys);
+    match coarse_values.as_ref() {
+        Some(v) => l.buf(v),
+        None => l.arg(&null),
+    };
+    l.arg(&seed)
+        .arg(&parts32)
+        .arg(&fine_bits)
+        .buf(&group_offsets)
+        .buf_mut(&mut keys_out);
+    match values_out.as_mut() {
+        Some(v) => l.buf_mut(v),
+        None => l.arg(&null),
+    };
+    l.buf_mut(&mut device_offsets);
+    // SAFETY: multisplit_fine's (keys, values, seed, parts, fine_bits, group_offsets, keys_out,
+    // values_out, offsets) in order; block g (of `groups`, the kernel's gridDim) reads items
+    // group_offsets[g] .. group_offsets[g + 1] of the coarse split (within [0, n)), writes each
+    // of them once within that range of keys_out/values_out (the group's parts in order,
+    // counted from the same items), and offsets[p] for the group's parts p < parts; the last
+    // block writes offsets[parts]. 2^fine_bits <= 2^10 bins.
+    unsafe { l.run(groups32, BLOCK, 0) }?;
+    finish(gpu, keys_out, values_out, device_offsets)
+}
+
+/// The split's result, with its offsets read back (waits for the stream).
+fn finish<K: Key, V>(
+    gpu: &Gpu,
+    keys: DeviceBuffer<K>,
+    values: Option<DeviceBuffer<V>>,
+    device_offsets: DeviceBuffer<u64>,
+) -> Result<Split<K, V>> {
     let offsets = gpu.download(&device_offsets)?;
-    debug_assert_eq!(offsets[parts], n as u64, "the parts hold every key once");
+    debug_assert_eq!(
+        offsets.last().copied(),
+        Some(keys.len() as u64),
+        "the parts hold every key once"
+    );
     Ok(Split {
-        keys: keys_out,
-        values: values_out,
+        keys,
+        values,
         offsets,
         device_offsets,
     })
 }
-
 /// [`multisplit_host`]'s result: the keys, the values (if given) and the `parts + 1` offsets.
 pub type HostSplit<K, V> = (Vec<K>, Option<Vec<V>>, Vec<u64>);
 
