@@ -11,8 +11,9 @@
 //
 // Defines: WM_KEY_BYTES (4, 8 or a larger multiple of 4), WM_VALUE_BYTES (likewise; unset for
 // keys only), WM_HASH (WM_HASH_MURMUR or WM_HASH_MUELLER), WM_MS_BLOCK (threads per block of
-// count and scatter), WM_MS_ITEMS (items per thread of a counting tile), WM_MS_STAGED (1: tiles
-// go through shared memory; 0, for pairs too wide for it: each item is written from registers).
+// count and scatter), WM_MS_CBLOCK (threads per block of the counting split's moves),
+// WM_MS_ITEMS (items per thread of a counting tile), WM_MS_STAGED (1: tiles go through shared
+// memory; 0, for pairs too wide for it: each item is written from registers).
 
 #ifndef WM_HASH
 #define WM_HASH WM_HASH_MURMUR
@@ -91,15 +92,19 @@ extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_scatter(
 #ifndef WM_MS_STAGED
 #define WM_MS_STAGED 0
 #endif
+#ifndef WM_MS_CBLOCK
+#define WM_MS_CBLOCK 256
+#endif
+static_assert(WM_MS_CBLOCK % 32 == 0 && WM_MS_CBLOCK <= 1024, "whole warps, at most 1024");
 #define WM_MS_MAX_BINS 1024
-#define WM_MS_TILE (WM_MS_BLOCK * WM_MS_ITEMS)
+#define WM_MS_TILE (WM_MS_CBLOCK * WM_MS_ITEMS)
 #define WM_MS_NO_BIN 0xffffffffu
 
 struct wm_ms_tile_smem {
   u32 count[WM_MS_MAX_BINS];   // items of the tile in each bin (then zeroed for the next tile)
   u32 start[WM_MS_MAX_BINS];   // exclusive scan of count: where a bin's items begin in the tile
   u64 cursor[WM_MS_MAX_BINS];  // where the bin's next item goes in the output
-  u32 warp_sums[WM_MS_BLOCK / 32];
+  u32 warp_sums[WM_MS_CBLOCK / 32];
 #if WM_MS_STAGED
   unsigned short bin[WM_MS_TILE];
   wm_key key[WM_MS_TILE];
@@ -109,10 +114,20 @@ struct wm_ms_tile_smem {
 #endif
 };
 
+// The moving kernels' shared memory: dynamic (the host passes at least its size and opts in
+// beyond 48 KiB), so that tiles may be larger than static shared memory allows.
+extern __shared__ __align__(16) unsigned char wm_ms_dynamic_smem[];
+__device__ __forceinline__ wm_ms_tile_smem& wm_ms_smem() {
+  u32 given;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(given));
+  if (given < sizeof(wm_ms_tile_smem)) __trap();  // the host's size formula is out of date
+  return *reinterpret_cast<wm_ms_tile_smem*>(wm_ms_dynamic_smem);
+}
+
 // start[i] = count[0] + ... + count[i - 1] for i < bins (shared arrays; all threads call it, and
 // the caller synchronises before reading `start`).
 __device__ __forceinline__ void wm_ms_scan_bins(wm_ms_tile_smem& s, u32 bins) {
-  constexpr u32 PER = (WM_MS_MAX_BINS + WM_MS_BLOCK - 1) / WM_MS_BLOCK;
+  constexpr u32 PER = (WM_MS_MAX_BINS + WM_MS_CBLOCK - 1) / WM_MS_CBLOCK;
   const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
   const u32 first = threadIdx.x * PER;
   u32 local[PER];
@@ -131,13 +146,13 @@ __device__ __forceinline__ void wm_ms_scan_bins(wm_ms_tile_smem& s, u32 bins) {
   if (lane == 31u) s.warp_sums[warp] = x;
   __syncthreads();
   if (warp == 0) {
-    u32 w = lane < WM_MS_BLOCK / 32 ? s.warp_sums[lane] : 0u;
+    u32 w = lane < WM_MS_CBLOCK / 32 ? s.warp_sums[lane] : 0u;
 #pragma unroll
     for (u32 d = 1; d < 32; d <<= 1) {
       const u32 y = __shfl_up_sync(0xffffffffu, w, d);
       if (lane >= d) w += y;
     }
-    if (lane < WM_MS_BLOCK / 32) s.warp_sums[lane] = w;
+    if (lane < WM_MS_CBLOCK / 32) s.warp_sums[lane] = w;
   }
   __syncthreads();
   u32 run = (warp > 0 ? s.warp_sums[warp - 1] : 0u) + x - sum;
@@ -168,7 +183,7 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
     // Loads first (all of a thread's items in flight at once), then the ranks.
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
-      const u32 t = j * WM_MS_BLOCK + threadIdx.x;
+      const u32 t = j * WM_MS_CBLOCK + threadIdx.x;
       if (t < tile_n) {
         k[j] = keys[base + t];
 #if defined(WM_VALUE_BYTES)
@@ -178,7 +193,7 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
     }
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
-      const u32 t = j * WM_MS_BLOCK + threadIdx.x;
+      const u32 t = j * WM_MS_CBLOCK + threadIdx.x;
       b[j] = WM_MS_NO_BIN;
       if (t < tile_n) {
         b[j] = bin_of(k[j]);
@@ -204,7 +219,7 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
     // Consecutive threads write consecutive items of a bin's run.
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
-      const u32 t = j * WM_MS_BLOCK + threadIdx.x;
+      const u32 t = j * WM_MS_CBLOCK + threadIdx.x;
       if (t < tile_n) {
         const u32 bin = s.bin[t];
         const u64 out = s.cursor[bin] + (t - s.start[bin]);
@@ -227,7 +242,7 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
     }
 #endif
     __syncthreads();
-    for (u32 bin = threadIdx.x; bin < bins; bin += WM_MS_BLOCK) {
+    for (u32 bin = threadIdx.x; bin < bins; bin += WM_MS_CBLOCK) {
       s.cursor[bin] += s.count[bin];
       s.count[bin] = 0;
     }
@@ -250,7 +265,7 @@ extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_coarse_coun
   __syncthreads();
   const u64 begin = (u64)blockIdx.x * chunk;
   const u64 end = min(n, begin + chunk);
-  for (u64 base = begin; base < end; base += WM_MS_TILE) {
+  for (u64 base = begin; base < end; base += WM_MS_BLOCK * WM_MS_ITEMS) {
     wm_key k[WM_MS_ITEMS];
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
@@ -280,13 +295,13 @@ extern "C" __global__ void __launch_bounds__(WM_MS_SCAN_BLOCK) multisplit_scan_r
 
 // Block c moves its chunk to its groups: group g's items of chunk c start at
 // group_offsets[g] + counts[g * chunks + c] (the scanned rows).
-extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_coarse_scatter(
+extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_coarse_scatter(
     const wm_key* __restrict__ keys, const wm_ms_value* __restrict__ values, u64 n, u64 seed,
     u32 parts, u32 fine_bits, u32 groups, u64 chunk, const u64* __restrict__ counts,
     const u64* __restrict__ group_offsets, wm_key* __restrict__ keys_out,
     wm_ms_value* __restrict__ values_out) {
-  __shared__ wm_ms_tile_smem s;
-  for (u32 g = threadIdx.x; g < groups; g += WM_MS_BLOCK) {
+  wm_ms_tile_smem& s = wm_ms_smem();
+  for (u32 g = threadIdx.x; g < groups; g += WM_MS_CBLOCK) {
     s.cursor[g] = group_offsets[g] + counts[(u64)g * gridDim.x + blockIdx.x];
     s.count[g] = 0;
   }
@@ -302,33 +317,33 @@ extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_coarse_scat
 // Block g (one per group, gridDim.x = groups): counts the fine bins of the group's items
 // (group_offsets[g] .. group_offsets[g + 1] of the coarse split), writes offsets[p] for the
 // group's parts p (and offsets[parts] = n in the last block), and moves the items to their parts.
-extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_fine(
+extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_fine(
     const wm_key* __restrict__ keys, const wm_ms_value* __restrict__ values, u64 seed, u32 parts,
     u32 fine_bits, const u64* __restrict__ group_offsets, wm_key* __restrict__ keys_out,
     wm_ms_value* __restrict__ values_out, u64* __restrict__ offsets) {
-  __shared__ wm_ms_tile_smem s;
+  wm_ms_tile_smem& s = wm_ms_smem();
   const u32 g = blockIdx.x;
   const u32 bins = 1u << fine_bits, mask = bins - 1u;
   const u64 begin = group_offsets[g], end = group_offsets[g + 1];
-  for (u32 b = threadIdx.x; b < bins; b += WM_MS_BLOCK) s.count[b] = 0;
+  for (u32 b = threadIdx.x; b < bins; b += WM_MS_CBLOCK) s.count[b] = 0;
   __syncthreads();
   for (u64 base = begin; base < end; base += WM_MS_TILE) {
     wm_key k[WM_MS_ITEMS];
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
-      const u64 i = base + j * WM_MS_BLOCK + threadIdx.x;
+      const u64 i = base + j * WM_MS_CBLOCK + threadIdx.x;
       if (i < end) k[j] = keys[i];
     }
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
-      const u64 i = base + j * WM_MS_BLOCK + threadIdx.x;
+      const u64 i = base + j * WM_MS_CBLOCK + threadIdx.x;
       if (i < end) atomicAdd(&s.count[wm_part_of<WM_HASH>(k[j], seed, parts) & mask], 1u);
     }
   }
   __syncthreads();
   wm_ms_scan_bins(s, bins);
   __syncthreads();
-  for (u32 b = threadIdx.x; b < bins; b += WM_MS_BLOCK) {
+  for (u32 b = threadIdx.x; b < bins; b += WM_MS_CBLOCK) {
     s.cursor[b] = begin + s.start[b];
     const u64 p = ((u64)g << fine_bits) + b;
     if (p < parts) offsets[p] = s.cursor[b];

@@ -108,6 +108,8 @@ struct Device {
     arch: (u32, u32),
     sm_count: u32,
     l2_bytes: u64,
+    /// Shared memory one block may opt in to (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`).
+    shared_per_block_optin: u32,
     total_memory: u64,
     modules: Mutex<HashMap<String, Arc<CudaModule>>>,
     /// The device's default memory pool (stream-ordered allocations), where the driver has
@@ -328,6 +330,8 @@ impl Gpu {
         let minor = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)? as u32;
         let sm_count = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         let l2_bytes = attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64;
+        let shared_per_block_optin =
+            attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as u32;
         let name = ctx.name().map_err(|e| init_err("reading the name", e))?;
         let total_memory = ctx
             .total_mem()
@@ -352,6 +356,7 @@ impl Gpu {
                 arch: (major, minor),
                 sm_count,
                 l2_bytes,
+                shared_per_block_optin,
                 total_memory,
                 modules: Mutex::new(HashMap::new()),
                 pool,
@@ -413,6 +418,11 @@ impl Gpu {
     /// L2 cache size in bytes.
     pub fn l2_bytes(&self) -> u64 {
         self.dev.l2_bytes
+    }
+    /// Shared memory one block may use at most, opting in beyond the default 48 KiB
+    /// ([`Kernel::allow_shared`]): 227 KiB on an H100, 163 KiB on an A100.
+    pub fn shared_per_block_optin(&self) -> u32 {
+        self.dev.shared_per_block_optin
     }
     /// Device memory in bytes.
     pub fn total_memory(&self) -> u64 {
@@ -1062,6 +1072,16 @@ impl Gpu {
     /// multiprocessor runs at once: a grid that fits the GPU in one wave is this times
     /// [`Gpu::sm_count`].
     pub fn max_active_blocks_per_sm(&self, kernel: &Kernel, block_size: u32) -> Result<u32> {
+        self.max_active_blocks_per_sm_with(kernel, block_size, 0)
+    }
+
+    /// The same for blocks that take `shared_bytes` of dynamic shared memory each.
+    pub fn max_active_blocks_per_sm_with(
+        &self,
+        kernel: &Kernel,
+        block_size: u32,
+        shared_bytes: u32,
+    ) -> Result<u32> {
         // The driver call needs this context current on the calling thread.
         self.dev
             .ctx
@@ -1069,7 +1089,7 @@ impl Gpu {
             .map_err(|e| driver_err("binding the context", e))?;
         kernel
             .func
-            .occupancy_max_active_blocks_per_multiprocessor(block_size, 0, None)
+            .occupancy_max_active_blocks_per_multiprocessor(block_size, shared_bytes as usize, None)
             .map_err(|e| driver_err(&format!("occupancy of {}", kernel.name), e))
     }
 
@@ -1195,6 +1215,26 @@ impl Kernel {
     /// The kernel's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Lets launches of this kernel take up to `bytes` of dynamic shared memory per block
+    /// (beyond the default 48 KiB; at most [`Gpu::shared_per_block_optin`]).
+    pub fn allow_shared(&self, bytes: u32) -> Result<()> {
+        self.stream
+            .context()
+            .bind_to_thread()
+            .map_err(|e| driver_err("binding the context", e))?;
+        self.func
+            .set_attribute(
+                drv_sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as i32,
+            )
+            .map_err(|e| {
+                driver_err(
+                    &format!("allowing {bytes} bytes of shared memory to {}", self.name),
+                    e,
+                )
+            })
     }
 }
 

@@ -54,8 +54,10 @@ const BLOCK: u32 = 256;
 const SCAN_BLOCK: u32 = 1024;
 /// Grid-stride loops over at most this many full-occupancy waves of blocks.
 const WAVES: u64 = 8;
-/// Shared memory a counting tile's staged items may take (the bins' arrays take 16 KiB more;
-/// the total stays under the 48 KiB of static shared memory).
+/// Threads per block of the counting split's moving kernels (`WM_MS_CBLOCK`).
+const COUNTING_BLOCK: u32 = 256;
+/// Shared memory a counting tile's staged items may take. With the bins' arrays (16 KiB more)
+/// the total stays under the 48 KiB every GPU gives a block without opting in.
 const STAGE_BYTES: usize = 28 * 1024;
 /// Items per thread of a counting tile, at most.
 const MAX_ITEMS: usize = 16;
@@ -98,14 +100,62 @@ impl Method {
     }
 }
 
-/// A counting tile's shape for pairs of `key_bytes` + `value_bytes`: items per thread, and
-/// whether the tile is staged in shared memory (each staged item also takes a 2-byte bin).
-/// Pairs too wide for one staged item a thread are written from registers, one a thread.
-fn counting_tile(key_bytes: usize, value_bytes: Option<usize>) -> (usize, bool) {
-    let item = key_bytes + value_bytes.unwrap_or(0) + 2;
-    match (STAGE_BYTES / (BLOCK as usize * item)).min(MAX_ITEMS) {
-        0 => (1, false),
-        items => (items, true),
+/// A counting tile's shape for pairs of `key_bytes` + `value_bytes`.
+/// `WARPMAP_MULTISPLIT_BLOCK` and `WARPMAP_MULTISPLIT_STAGE_KB` override the block size and
+/// the staging budget (for measurements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct CountingTile {
+    /// Threads per block.
+    block: u32,
+    /// Items per thread.
+    items: u32,
+    /// Whether the tile is staged in shared memory (each staged item also takes a 2-byte bin);
+    /// pairs too wide for one staged item a thread are written from registers, one a thread.
+    staged: bool,
+    /// The pair's bytes.
+    pair_bytes: u32,
+}
+
+impl CountingTile {
+    fn new(key_bytes: usize, value_bytes: Option<usize>) -> CountingTile {
+        let knob = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+        };
+        let block = knob("WARPMAP_MULTISPLIT_BLOCK")
+            .filter(|b| b % 32 == 0 && (32..=1024).contains(b))
+            .unwrap_or(COUNTING_BLOCK as usize);
+        let stage = knob("WARPMAP_MULTISPLIT_STAGE_KB").map_or(STAGE_BYTES, |kb| kb * 1024);
+        let pair = key_bytes + value_bytes.unwrap_or(0);
+        let (items, staged) = match (stage / (block * (pair + 2))).min(MAX_ITEMS) {
+            0 => (1, false),
+            items => (items, true),
+        };
+        CountingTile {
+            block: block as u32,
+            items: items as u32,
+            staged,
+            pair_bytes: pair as u32,
+        }
+    }
+
+    /// Items per tile.
+    fn len(&self) -> usize {
+        (self.block * self.items) as usize
+    }
+
+    /// Dynamic shared memory of the moving kernels: at least `sizeof(wm_ms_tile_smem)` (the
+    /// bins' three arrays, the warp sums, and the staged bins, keys and values, with room for
+    /// their alignment; the kernel checks it).
+    fn shared_bytes(&self) -> u32 {
+        let bins = (1u32 << MAX_BIN_BITS) * (4 + 4 + 8);
+        let staged = if self.staged {
+            self.len() as u32 * (2 + self.pair_bytes)
+        } else {
+            0
+        };
+        bins + 4 * (self.block / 32) + staged + 64
     }
 }
 
@@ -219,13 +269,14 @@ pub fn kernel_source(
     value_bytes: Option<usize>,
     hash: HashFunction,
 ) -> KernelSource {
-    let (items, staged) = counting_tile(key_bytes, value_bytes);
+    let tile = CountingTile::new(key_bytes, value_bytes);
     let mut s = KernelSource::new("multisplit", MULTISPLIT)
         .define("WM_KEY_BYTES", key_bytes)
         .define("WM_HASH", hash.define())
         .define("WM_MS_BLOCK", BLOCK)
-        .define("WM_MS_ITEMS", items)
-        .define("WM_MS_STAGED", staged as u32);
+        .define("WM_MS_CBLOCK", tile.block)
+        .define("WM_MS_ITEMS", tile.items)
+        .define("WM_MS_STAGED", tile.staged as u32);
     if let Some(v) = value_bytes {
         s = s.define("WM_VALUE_BYTES", v);
     }
@@ -431,11 +482,22 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
 ) -> Result<Split<K, V>> {
     let n = keys.len();
     let parts = f.parts as usize;
-    let tile = BLOCK as usize * counting_tile(K::BYTES, values.map(|_| std::mem::size_of::<V>())).0;
+    let shape = CountingTile::new(K::BYTES, values.map(|_| std::mem::size_of::<V>()));
+    let (tile, cblock, shared) = (shape.len(), shape.block, shape.shared_bytes());
+    if shared > gpu.shared_per_block_optin() {
+        return Err(Error::Unsupported(format!(
+            "multisplit: a counting tile of {shared} bytes of shared memory (this GPU gives a \
+             block {})",
+            gpu.shared_per_block_optin()
+        )));
+    }
     let scatter = module.kernel("multisplit_coarse_scatter")?;
+    let fine = module.kernel("multisplit_fine")?;
+    scatter.allow_shared(shared)?;
+    fine.allow_shared(shared)?;
     // One wave of the coarse scatter's blocks, each over a chunk of whole tiles.
-    let resident =
-        gpu.sm_count() as usize * gpu.max_active_blocks_per_sm(&scatter, BLOCK)? as usize;
+    let resident = gpu.sm_count() as usize
+        * gpu.max_active_blocks_per_sm_with(&scatter, cblock, shared)? as usize;
     let tiles = n.div_ceil(tile);
     let chunk = tiles.div_ceil(resident.clamp(1, tiles)) * tile;
     let chunks = n.div_ceil(chunk);
@@ -445,7 +507,21 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(2 * gpu.sm_count());
-    let cut = Cut::new(f.parts, min_groups);
+    let mut cut = Cut::new(f.parts, min_groups);
+    // `WARPMAP_MULTISPLIT_COARSE_BITS` sets the groups' bits directly (for measurements).
+    if let Some(coarse) = std::env::var("WARPMAP_MULTISPLIT_COARSE_BITS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+    {
+        let bits = part_bits(f.parts);
+        if bits > MAX_BIN_BITS && (bits - MAX_BIN_BITS..=MAX_BIN_BITS).contains(&coarse) {
+            let fine_bits = bits - coarse;
+            cut = Cut {
+                fine_bits,
+                groups: f.parts.div_ceil(1 << fine_bits),
+            };
+        }
+    }
     let groups = cut.groups as usize;
     let two_passes = cut.fine_bits > 0;
 
@@ -531,8 +607,9 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
         // keys/values (as the count did, with the same chunks blocks) and writes each item once
         // into [0, n): group g's items of chunk c go to group_offsets[g] + (the items of g in
         // the chunks before c) + (their rank in chunk c), which the counts and scans above
-        // computed from the same keys and part function.
-        unsafe { l.run(chunks32, BLOCK, 0) }?;
+        // computed from the same keys and part function. `shared` bytes of dynamic shared
+        // memory, allowed above: at least the kernel's tile (it checks).
+        unsafe { l.run(chunks32, cblock, shared) }?;
     }
 
     if !two_passes {
@@ -545,7 +622,6 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
         None => None,
     };
     let mut device_offsets = gpu.alloc::<u64>(parts + 1)?;
-    let fine = module.kernel("multisplit_fine")?;
     let mut l = fine.launch();
     l.buf(&coarse_keys);
     match coarse_values.as_ref() {
@@ -567,8 +643,8 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     // group_offsets[g] .. group_offsets[g + 1] of the coarse split (within [0, n)), writes each
     // of them once within that range of keys_out/values_out (the group's parts in order,
     // counted from the same items), and offsets[p] for the group's parts p < parts; the last
-    // block writes offsets[parts]. 2^fine_bits <= 2^10 bins.
-    unsafe { l.run(groups32, BLOCK, 0) }?;
+    // block writes offsets[parts]. 2^fine_bits <= 2^10 bins; `shared` bytes as for the scatter.
+    unsafe { l.run(groups32, cblock, shared) }?;
     finish(gpu, keys_out, values_out, device_offsets)
 }
 
