@@ -4,10 +4,10 @@
 //   multisplit_scan    exclusive scan of the counts into offsets[parts + 1] and the cursors,
 //   multisplit_scatter every key (value) to cursor[part]++ (warp-aggregated claims),
 // on one stream (the claiming split: one atomic with a return per distinct part in a warp, which
-// runs at the rate of random atomics once a warp's keys rarely share a part), or, for many
-// parts, the counting split below (no global atomics: per-block histograms, scans, and tiles
-// moved through shared memory). Within a part the order is not the input's: the split is not
-// stable.
+// runs at the rate of random atomics once a warp's keys rarely share a part), or the counting
+// split below (the default up to 2^20 parts; no global atomics: per-block histograms, scans,
+// and tiles moved through shared memory). Within a part the order is not the input's: the
+// split is not stable.
 //
 // Defines: WM_KEY_BYTES (4, 8 or a larger multiple of 4), WM_VALUE_BYTES (likewise; unset for
 // keys only), WM_HASH (WM_HASH_MURMUR or WM_HASH_MUELLER), WM_MS_BLOCK (threads per block of

@@ -151,44 +151,54 @@ fn multisplit_16_byte_keys() {
     run_all::<[u8; 16]>("[u8; 16]");
 }
 
-/// Wide values (128 bytes) travel with their keys; keys uploaded on another stream.
+/// Wide values (128 and 256 bytes) travel with their keys; keys uploaded on another stream.
+/// With 512 threads a counting tile stages one pair of 8 + 128 bytes a thread; pairs of
+/// 8 + 256 bytes do not fit and are written from registers.
 #[test]
 fn wide_values_and_another_stream() {
+    wide_values::<[u8; 128]>();
+    wide_values::<[u8; 256]>();
+}
+
+fn wide_values<V: warpmap::Value + PartialEq + std::fmt::Debug>() {
     let Some(gpu) = gpu() else { return };
     let other = gpu.with_new_stream().unwrap();
     let mut rng = SplitMix64::new(77);
     let n = 100_003;
     let keys: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
-    let values: Vec<[u8; 128]> = keys
-        .iter()
-        .map(|&k| <[u8; 128] as warpmap::Value>::from_bits(k))
-        .collect();
+    let values: Vec<V> = keys.iter().map(|&k| V::from_bits(k)).collect();
     let dk = other.upload(&keys).unwrap();
     let dv = other.upload(&values).unwrap();
-    // 7 parts: claiming; 5000: counting in two passes, its tiles not staged (too wide).
-    let splits: Vec<_> = [7, 5000]
-        .into_iter()
-        .map(|m| {
-            let f = PartFunction::new(m, 1234);
-            (f, multisplit_by(&gpu, &dk, Some(&dv), &f).unwrap())
-        })
-        .collect();
+    // 7 parts: one counting pass; 5000: two; 7 by claims too.
+    let splits: Vec<_> = [
+        (7, Method::Counting),
+        (5000, Method::Counting),
+        (7, Method::Claiming),
+    ]
+    .into_iter()
+    .map(|(m, method)| {
+        let f = PartFunction::new(m, 1234);
+        let split = multisplit_using(&gpu, &dk, Some(&dv), &f, method).unwrap();
+        (f, method, split)
+    })
+    .collect();
     drop((dk, dv)); // freed on `other` after the split's kernels (the device layer orders it)
-    for (f, split) in splits {
-        let (_, _, want) = multisplit_host::<u64, [u8; 128]>(&keys, None, &f).unwrap();
-        assert_eq!(split.offsets, want, "{} parts", f.parts);
+    for (f, method, split) in splits {
+        let what = format!("{} parts, {method:?}, {}", f.parts, V::NAME);
+        let (_, _, want) = multisplit_host::<u64, V>(&keys, None, &f).unwrap();
+        assert_eq!(split.offsets, want, "{what}");
         let got_k = gpu.download(&split.keys).unwrap();
         let got_v = gpu.download(split.values.as_ref().unwrap()).unwrap();
         for (j, (k, v)) in got_k.iter().zip(&got_v).enumerate() {
-            assert_eq!(*v, <[u8; 128] as warpmap::Value>::from_bits(*k));
-            let p = f.part_of(k) as u64;
-            assert!(want[p as usize] <= j as u64 && (j as u64) < want[p as usize + 1]);
+            assert_eq!(*v, V::from_bits(*k), "{what}");
+            let p = f.part_of(k) as usize;
+            assert!(want[p] <= j as u64 && (j as u64) < want[p + 1], "{what}");
         }
         let mut a = got_k.clone();
         let mut b = keys.clone();
         a.sort_unstable();
         b.sort_unstable();
-        assert_eq!(a, b, "{} parts: not a permutation", f.parts);
+        assert_eq!(a, b, "{what}: not a permutation");
     }
 }
 

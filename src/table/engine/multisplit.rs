@@ -3,17 +3,22 @@
 //! table (keys to buckets) and of the sharded table (keys to GPUs).
 //!
 //! Two methods ([`Method`]), both on the handle's stream (kernels/multisplit.cu):
-//! - **claiming** (few parts): per-part counts with warp-aggregated atomics (lanes of a warp
-//!   grouped by part with `__match_any_sync`, one atomic per distinct part per warp), an
-//!   exclusive scan into `parts + 1` offsets, and a scatter that claims slots the same way. Once
-//!   a warp's keys rarely share a part, every key costs an atomic with a return, at the rate of
-//!   random atomics.
-//! - **counting** (many parts, up to 2^20): a counting sort by part in at most two passes with
-//!   no global atomics. The first pass moves each block's chunk of the batch to coarse groups
-//!   (the high bits of the part) at offsets from per-chunk histograms and their scans; the
-//!   second gives each group a block, which counts the group's parts and moves its keys to
-//!   them. Tiles go through shared memory in part order, so a part's run of a tile is written
-//!   by consecutive threads.
+//! - **counting** (the default, up to 2^20 parts): a counting sort by part in one pass (up to
+//!   2^10 parts) or two, with no global atomics. The first pass moves each block's chunk of the
+//!   batch to coarse groups (the high bits of the part; the parts themselves in one pass) at
+//!   offsets from per-chunk histograms and their scans; the second gives each group a block,
+//!   which counts the group's parts and moves its keys to them. Tiles of up to 8192 items go
+//!   through shared memory in part order, so a part's run of a tile is written by consecutive
+//!   threads.
+//! - **claiming** (past 2^20 parts, or asked for): per-part counts with warp-aggregated atomics
+//!   (lanes of a warp grouped by part with `__match_any_sync`, one atomic per distinct part per
+//!   warp), an exclusive scan into `parts + 1` offsets, and a scatter that claims slots the same
+//!   way. Once a warp's keys rarely share a part, every key costs an atomic with a return, at
+//!   the rate of random atomics.
+//!
+//! On an H100 the counting split was the faster at every part count measured (2 to 10^5 parts;
+//! bench/NOTES.md, issue 13): it took the two-level table's inserts of 2^27 keys from 6.8 to
+//! 11.2 G keys/s.
 //!
 //! The result is **not stable**: within a part, keys are in no particular order; the parts
 //! themselves are contiguous and in part order, and key `i`'s value travels with it.
@@ -55,17 +60,18 @@ const SCAN_BLOCK: u32 = 1024;
 /// Grid-stride loops over at most this many full-occupancy waves of blocks.
 const WAVES: u64 = 8;
 /// Threads per block of the counting split's moving kernels (`WM_MS_CBLOCK`).
-const COUNTING_BLOCK: u32 = 256;
-/// Shared memory a counting tile's staged items may take. With the bins' arrays (16 KiB more)
-/// the total stays under the 48 KiB every GPU gives a block without opting in.
-const STAGE_BYTES: usize = 28 * 1024;
+const COUNTING_BLOCK: u32 = 512;
+/// Shared memory a counting tile's staged items may take (less where the GPU gives a block
+/// less): 8192 items of a 4-byte key and 8-byte payload. Larger tiles write longer runs per
+/// part; measured on an H100 (bench/NOTES.md, issue 13): tiles of 2048 items 7.9 G/s of
+/// two-level inserts, 4096 9.8, 8192 11.2, 14 336 10.7.
+const STAGE_BYTES: usize = 112 * 1024;
+/// Shared memory of a block on an H100, opting in (the compile tests' specialisations).
+const H100_SHARED_OPTIN: u32 = 227 * 1024;
 /// Items per thread of a counting tile, at most.
 const MAX_ITEMS: usize = 16;
 /// Bins of one counting pass, at most (`WM_MS_MAX_BINS`): 2^10, so two passes serve 2^20 parts.
 const MAX_BIN_BITS: u32 = 10;
-/// From this many parts on, [`Method::choose`] takes the counting split (claims stop being
-/// shared by a warp's lanes well below it).
-pub const COUNTING_MIN_PARTS: u32 = 256;
 
 /// How a multisplit moves its keys (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,8 +88,8 @@ impl Method {
         part_bits(parts) <= 2 * MAX_BIN_BITS
     }
 
-    /// The method for a split of `n` items into `parts` parts: counting from
-    /// [`COUNTING_MIN_PARTS`] parts on where it serves, claiming otherwise.
+    /// The method for a split of `n` items into `parts` parts: counting where it serves (it
+    /// was the faster at every part count measured, 2 to 10^5), claiming otherwise.
     /// `WARPMAP_MULTISPLIT=claiming` or `=counting` overrides the choice (for measurements;
     /// counting only where it serves).
     pub fn choose(n: usize, parts: u32) -> Method {
@@ -94,7 +100,7 @@ impl Method {
         {
             Ok("claiming") => Method::Claiming,
             Ok("counting") if serves => Method::Counting,
-            _ if serves && parts >= COUNTING_MIN_PARTS => Method::Counting,
+            _ if serves => Method::Counting,
             _ => Method::Claiming,
         }
     }
@@ -117,7 +123,8 @@ struct CountingTile {
 }
 
 impl CountingTile {
-    fn new(key_bytes: usize, value_bytes: Option<usize>) -> CountingTile {
+    /// The tile on a GPU that gives a block `shared_optin` bytes of shared memory.
+    fn new(key_bytes: usize, value_bytes: Option<usize>, shared_optin: u32) -> CountingTile {
         let knob = |name: &str| {
             std::env::var(name)
                 .ok()
@@ -126,7 +133,10 @@ impl CountingTile {
         let block = knob("WARPMAP_MULTISPLIT_BLOCK")
             .filter(|b| b % 32 == 0 && (32..=1024).contains(b))
             .unwrap_or(COUNTING_BLOCK as usize);
-        let stage = knob("WARPMAP_MULTISPLIT_STAGE_KB").map_or(STAGE_BYTES, |kb| kb * 1024);
+        let room = (shared_optin as usize).saturating_sub(Self::BINS_BYTES as usize + 1024);
+        let stage = knob("WARPMAP_MULTISPLIT_STAGE_KB")
+            .map_or(STAGE_BYTES, |kb| kb * 1024)
+            .min(room);
         let pair = key_bytes + value_bytes.unwrap_or(0);
         let (items, staged) = match (stage / (block * (pair + 2))).min(MAX_ITEMS) {
             0 => (1, false),
@@ -140,6 +150,9 @@ impl CountingTile {
         }
     }
 
+    /// The bins' arrays: two of u32 and one of u64 per bin.
+    const BINS_BYTES: u32 = (1 << MAX_BIN_BITS) * (4 + 4 + 8);
+
     /// Items per tile.
     fn len(&self) -> usize {
         (self.block * self.items) as usize
@@ -149,7 +162,7 @@ impl CountingTile {
     /// bins' three arrays, the warp sums, and the staged bins, keys and values, with room for
     /// their alignment; the kernel checks it).
     fn shared_bytes(&self) -> u32 {
-        let bins = (1u32 << MAX_BIN_BITS) * (4 + 4 + 8);
+        let bins = Self::BINS_BYTES;
         let staged = if self.staged {
             self.len() as u32 * (2 + self.pair_bytes)
         } else {
@@ -263,13 +276,16 @@ fn check_value_size<V>() -> Result<()> {
     Ok(())
 }
 
-/// The kernel module of one specialisation: key width, value width (`None`: keys only), hash.
+/// The kernel module of one specialisation: key width, value width (`None`: keys only), hash,
+/// and the shared memory a block may have on the GPU ([`Gpu::shared_per_block_optin`]), which
+/// sizes the counting split's tiles.
 pub fn kernel_source(
     key_bytes: usize,
     value_bytes: Option<usize>,
     hash: HashFunction,
+    shared_optin: u32,
 ) -> KernelSource {
-    let tile = CountingTile::new(key_bytes, value_bytes);
+    let tile = CountingTile::new(key_bytes, value_bytes, shared_optin);
     let mut s = KernelSource::new("multisplit", MULTISPLIT)
         .define("WM_KEY_BYTES", key_bytes)
         .define("WM_HASH", hash.define())
@@ -284,18 +300,35 @@ pub fn kernel_source(
 }
 
 /// Every specialisation the tests compile (tests/kernels_compile.rs): keys of 4, 8, 16 and 64
-/// bytes with no values and with values of 4, 8 and 128 bytes, and both hashes on the keys-only
-/// splits of 4, 8 and 16 bytes.
+/// bytes with no values and with values of 4, 8 and 128 bytes, both hashes on the keys-only
+/// splits of 4, 8 and 16 bytes, and 8-byte keys with 256-byte values (tiles sized for an H100).
 pub fn all_kernel_sources() -> Vec<KernelSource> {
     let mut v = Vec::new();
     for k in [4, 8, 16, 64] {
         for val in [None, Some(4), Some(8), Some(128)] {
-            v.push(kernel_source(k, val, HashFunction::Murmur3));
+            v.push(kernel_source(
+                k,
+                val,
+                HashFunction::Murmur3,
+                H100_SHARED_OPTIN,
+            ));
         }
     }
     for k in [4, 8, 16] {
-        v.push(kernel_source(k, None, HashFunction::Mueller));
+        v.push(kernel_source(
+            k,
+            None,
+            HashFunction::Mueller,
+            H100_SHARED_OPTIN,
+        ));
     }
+    // Pairs too wide to stage (written from registers).
+    v.push(kernel_source(
+        8,
+        Some(256),
+        HashFunction::Murmur3,
+        H100_SHARED_OPTIN,
+    ));
     v
 }
 
@@ -358,7 +391,12 @@ pub fn multisplit_using<K: Key, V: bytemuck::Pod>(
         check_value_size::<V>()?;
     }
     let value_bytes = values.map(|_| std::mem::size_of::<V>());
-    let module: Module = gpu.module(&kernel_source(K::BYTES, value_bytes, f.hash))?;
+    let module: Module = gpu.module(&kernel_source(
+        K::BYTES,
+        value_bytes,
+        f.hash,
+        gpu.shared_per_block_optin(),
+    ))?;
     let counting =
         method == Method::Counting && !keys.is_empty() && Method::counting_serves(f.parts);
     if counting {
@@ -482,7 +520,11 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
 ) -> Result<Split<K, V>> {
     let n = keys.len();
     let parts = f.parts as usize;
-    let shape = CountingTile::new(K::BYTES, values.map(|_| std::mem::size_of::<V>()));
+    let shape = CountingTile::new(
+        K::BYTES,
+        values.map(|_| std::mem::size_of::<V>()),
+        gpu.shared_per_block_optin(),
+    );
     let (tile, cblock, shared) = (shape.len(), shape.block, shape.shared_bytes());
     if shared > gpu.shared_per_block_optin() {
         return Err(Error::Unsupported(format!(
