@@ -151,6 +151,23 @@ fn multisplit_16_byte_keys() {
     run_all::<[u8; 16]>("[u8; 16]");
 }
 
+/// The counting split in one pass (7 parts) and two (5000), on one small batch: quick enough
+/// for compute-sanitizer's racecheck, which the tiles' shared memory is for.
+#[test]
+fn counting_split_small() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = SplitMix64::new(0x5_0002);
+    let keys: Vec<u32> = (0..20_011).map(|_| rng.key::<u32>()).collect();
+    let positions: Vec<u32> = (0..keys.len() as u32).collect();
+    let dk = gpu.upload(&keys).unwrap();
+    let dv = gpu.upload(&positions).unwrap();
+    for m in [7, 5000] {
+        let f = PartFunction::new(m, DEFAULT_PART_SEED);
+        let split = multisplit_using(&gpu, &dk, Some(&dv), &f, Method::Counting).unwrap();
+        check(&gpu, &split, &keys, &f, &format!("small counting split, {m} parts"));
+    }
+}
+
 /// Wide values (128 and 256 bytes) travel with their keys; keys uploaded on another stream.
 /// With 512 threads a counting tile stages one pair of 8 + 128 bytes a thread; pairs of
 /// 8 + 256 bytes do not fit and are written from registers.
