@@ -164,7 +164,13 @@ fn counting_split_small() {
     for m in [7, 5000] {
         let f = PartFunction::new(m, DEFAULT_PART_SEED);
         let split = multisplit_using(&gpu, &dk, Some(&dv), &f, Method::Counting).unwrap();
-        check(&gpu, &split, &keys, &f, &format!("small counting split, {m} parts"));
+        check(
+            &gpu,
+            &split,
+            &keys,
+            &f,
+            &format!("small counting split, {m} parts"),
+        );
     }
 }
 

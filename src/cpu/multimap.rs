@@ -115,13 +115,22 @@ impl<K: Key, V: Value> MultiMap<K, V> for CpuMultiMap<K, V> {
             return Ok(0);
         }
         let part = self.shards.partition(keys);
-        let results = self.shards.run(&part, |map, i| {
-            if self.shards.reserve_one() {
-                map.entry(keys[i]).or_default().push(values[i]);
-                status::OK
-            } else {
-                status::TABLE_FULL
-            }
+        // Every pair takes a unit of capacity: a shard takes its part's at once (one atomic
+        // per shard, not per pair), and the pairs past what it was granted, in batch order,
+        // are refused: the outcome of taking them one by one at that moment.
+        let results: Vec<Vec<u32>> = self.shards.run_shards(&part, |map, n, indices| {
+            let granted = self.shards.reserve(n);
+            indices
+                .enumerate()
+                .map(|(j, i)| {
+                    if j < granted {
+                        map.entry(keys[i]).or_default().push(values[i]);
+                        status::OK
+                    } else {
+                        status::TABLE_FULL
+                    }
+                })
+                .collect()
         });
         let failed = results
             .par_iter()

@@ -111,6 +111,21 @@ impl Partition {
         out: &mut [O],
         put: impl Fn(&mut O, usize, &'r R) + Sync,
     ) {
+        // A second output of zero-sized items (no memory) for the one-output case.
+        let mut none = vec![(); out.len()];
+        self.scatter_pair(results, out, &mut none, |o, _, s, r| put(o, s, r));
+    }
+
+    /// [`Partition::scatter`] into two outputs at once (one pass over the partition):
+    /// `put(a, b, s, result)` for the key's places in `a` and `b` (both as long as the batch).
+    pub fn scatter_pair<'r, R: Sync, A: Send, B: Send>(
+        &self,
+        results: &'r [Vec<R>],
+        a: &mut [A],
+        b: &mut [B],
+        put: impl Fn(&mut A, &mut B, usize, &'r R) + Sync,
+    ) {
+        debug_assert_eq!(a.len(), b.len(), "outputs of the batch's length");
         let shards = results.len();
         // starts[c][s]: where chunk c's keys begin in results[s].
         let mut starts = Vec::with_capacity(self.lists.len());
@@ -121,14 +136,15 @@ impl Partition {
                 *o += list.len();
             }
         }
-        out.par_chunks_mut(self.chunk)
+        a.par_chunks_mut(self.chunk)
+            .zip(b.par_chunks_mut(self.chunk))
             .zip(self.lists.par_iter())
             .zip(starts.par_iter())
-            .for_each(|((out, lists), starts)| {
+            .for_each(|(((a, b), lists), starts)| {
                 for (s, ((list, res), &start)) in lists.iter().zip(results).zip(starts).enumerate()
                 {
                     for (&i, r) in list.iter().zip(&res[start..]) {
-                        put(&mut out[i as usize], s, r);
+                        put(&mut a[i as usize], &mut b[i as usize], s, r);
                     }
                 }
             });
@@ -347,18 +363,28 @@ impl<M: Default + Send> Shards<M> {
 
     /// Takes one unit of capacity for a new item; false when none is left.
     pub fn reserve_one(&self) -> bool {
+        self.reserve(1) == 1
+    }
+
+    /// Takes up to `n` units of capacity at once (for `n` new items); returns how many it took:
+    /// `n`, or what the capacity had left.
+    pub fn reserve(&self, n: usize) -> usize {
+        if n == 0 {
+            return 0;
+        }
         let mut stored = self.len.load(Ordering::Acquire);
         loop {
-            if stored >= self.capacity {
-                return false;
+            let take = n.min(self.capacity.saturating_sub(stored));
+            if take == 0 {
+                return 0;
             }
             match self.len.compare_exchange_weak(
                 stored,
-                stored + 1,
+                stored + take,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return true,
+                Ok(_) => return take,
                 Err(now) => stored = now,
             }
         }
