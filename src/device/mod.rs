@@ -1478,7 +1478,7 @@ impl<T: bytemuck::Pod> DeviceBuffer<T> {
 
 /// One piece of an exchange between buffers of several GPUs: `len` elements from element
 /// `from_at` of send buffer `from` to element `to_at` of receive buffer `to` (indices into the
-/// buffer lists of the call that carries it: [`nccl::Communicator::transfer`], or a copy per
+/// buffer lists of the call that carries it: `nccl::Communicator::transfer` (feature `nccl`), or a copy per
 /// piece with [`Gpu::copy_range`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Move {

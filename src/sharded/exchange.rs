@@ -1,7 +1,7 @@
 //! How the shards' parts travel between GPUs: one small interface ([`Exchange`]) with two
 //! implementations driven by the same code in [`super`]: device-to-device copies
 //! ([`CopyExchange`]: shards of one GPU, and peer copies between GPUs of one process) and NCCL
-//! grouped send/receive ([`NcclExchange`], cargo feature `nccl`: across GPUs, and through a
+//! grouped send/receive (`NcclExchange`, cargo feature `nccl`: across GPUs, and through a
 //! communicator made from an NCCL unique id, across processes and nodes).
 
 use crate::device::{DeviceBuffer, Gpu, Move};

@@ -39,13 +39,13 @@
 //!
 //! [`ShardedMap::new`] over several GPUs of one process is the easy path. A table over several
 //! processes or nodes is made by each process with the ranks it holds:
-//! 1. one process makes an NCCL unique id ([`UniqueId::new`](crate::device::nccl::UniqueId))
+//! 1. one process makes an NCCL unique id (`device::nccl::UniqueId::new`, feature `nccl`)
 //!    and hands it to the others out of band (as text: `to_hex` / `from_hex`);
 //! 2. every process joins the group with its ranks
-//!    ([`Communicator::from_unique_id`](crate::device::nccl::Communicator::from_unique_id),
+//!    (`device::nccl::Communicator::from_unique_id`,
 //!    `ncclCommInitRank`), one GPU per rank;
 //! 3. every process makes its part of the table with the same configuration
-//!    ([`ShardedMap::join`]) and then calls the same operations in the same order, each with
+//!    (`ShardedMap::join`) and then calls the same operations in the same order, each with
 //!    its own keys.
 //!
 //! The cascade is the same code: each process splits its keys, the part sizes of every rank
@@ -84,7 +84,7 @@ pub enum Transport {
     /// shards of one GPU, which NCCL sends to itself).
     Nccl,
     /// NCCL through a communicator made from a new unique id in this process, and the
-    /// protocol of a table over several processes ([`ShardedMap::join`]: part sizes and
+    /// protocol of a table over several processes (`ShardedMap::join`, feature `nccl`: part sizes and
     /// agreements through NCCL all-gathers) with this process as the whole group: what every
     /// process of a multi-process table runs, in one process (cargo feature `nccl`).
     NcclGroup,

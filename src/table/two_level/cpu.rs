@@ -67,7 +67,7 @@ struct Merged {
     failed_build: bool,
 }
 
-/// A two-level cuckoo table on host threads (see the [module docs](self)).
+/// A two-level cuckoo table on host threads (see the [module docs](crate::table::two_level)).
 ///
 /// ```
 /// use warpmap::table::two_level::{TwoLevelConfig, TwoLevelCpu};

@@ -42,7 +42,7 @@
 //! (all ones, all ones minus one) live on the side path, so every key value is insertable.
 //!
 //! # Semantics
-//! As every table's ([`HashTable`](crate::HashTable)), with these particulars:
+//! As every table's ([`HashTable`]), with these particulars:
 //! - Duplicates within one insert batch: the key is stored once; one occurrence is reported new,
 //!   the others [`UPDATED`](crate::status::UPDATED) (or [`PRESENT`](crate::status::PRESENT)
 //!   with [`InsertMode::IfAbsent`](crate::InsertMode::IfAbsent)); with `Assign` the value is one

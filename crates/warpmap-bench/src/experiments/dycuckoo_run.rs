@@ -1,6 +1,6 @@
 //! `warpmap bench --scheme dycuckoo`: DyCuckoo's presets ([`DyCuckooPreset`]) on the GPU.
 //! [`run_dycuckoo`] resolves the plan and runs, for every key/value type, the static cells
-//! ([`static_cell`]: Tables 4-8) and the dynamic workload ([`dynamic_cell`]: Fig. 15, with the
+//! (`static_cell`: Tables 4-8) and the dynamic workload (`dynamic_cell`: Fig. 15, with the
 //! WarpDrive rebuild-on-resize baseline), and returns the [`DyCuckooReport`] (`dycuckoo-compare`
 //! with its target cells).
 
