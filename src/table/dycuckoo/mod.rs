@@ -384,10 +384,13 @@ pub struct DyCuckooScheme<K: Key, V: Value> {
     /// Capacity bounds of the resize policy (slots).
     floor: usize,
     ceiling: usize,
-    /// Keys in the subtables at the last exact read of `counts`, and at most how many inserts
-    /// launched since may have added: together an upper bound that spares most batches a read.
+    /// Keys in the subtables at the last exact read of `counts`, at most how many inserts
+    /// launched since may have added, and at most how many erases launched since may have
+    /// taken away: bounds on the keys that spare most batches a read (an upper bound for
+    /// growing, a lower one for shrinking).
     known: u64,
     pending: u64,
+    erasing: u64,
     resizes: Resizes,
     kernels: Option<DcKernels>,
     _kv: PhantomData<(K, V)>,
@@ -415,6 +418,7 @@ impl<K: Key, V: Value> DyCuckooScheme<K, V> {
         let counts = all[..self.subtables.len()].to_vec();
         self.known = counts.iter().sum();
         self.pending = 0;
+        self.erasing = 0;
         Ok(counts)
     }
     fn allocate_side(gpu: &Gpu) -> Result<(DeviceBuffer<u32>, DeviceBuffer<V>)> {
@@ -482,6 +486,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             floor,
             known: 0,
             pending: 0,
+            erasing: 0,
             resizes: Resizes::default(),
             kernels: None,
             _kv: PhantomData,
@@ -569,6 +574,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         gpu.fill_bytes(&mut self.counts, 0)?;
         self.known = 0;
         self.pending = 0;
+        self.erasing = 0;
         Ok(())
     }
 
@@ -608,6 +614,12 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         let gpu = table.gpu.clone();
         table.scheme.read_counts(&gpu)?;
         grow(table, failed as u64, true)
+    }
+
+    /// Counts the batch's operations as possible erases (the lower bound [`shrink`] checks).
+    fn before_erase(table: &mut GpuTable<Self>, n: usize) -> Result<()> {
+        table.scheme.erasing += n as u64;
+        Ok(())
     }
 
     /// Halves subtables while the fill is below α (see [`DyCuckoo::fit_fill_bounds`]).
@@ -669,6 +681,9 @@ fn grow<K: Key, V: Value>(
 /// Halves subtables while the fill is below α, within the floor (reads the counts:
 /// synchronises). A downsize that is rolled back or cannot allocate stops it.
 fn shrink<K: Key, V: Value>(table: &mut GpuTable<DyCuckooScheme<K, V>>) -> Result<()> {
+    if !may_shrink(&table.scheme) {
+        return Ok(());
+    }
     let gpu = table.gpu.clone();
     table.scheme.read_counts(&gpu)?;
     loop {
@@ -689,6 +704,22 @@ fn shrink<K: Key, V: Value>(table: &mut GpuTable<DyCuckooScheme<K, V>>) -> Resul
             Err(e) => return Err(e),
         }
     }
+}
+
+/// Whether a shrink could halve a subtable: false when even the fewest keys the table can hold
+/// now (the last exact count less every erase launched since) keep the fill at α or above,
+/// or otherwise give no downsize. Fewer keys never give fewer downsizes, so a false spares the
+/// read of the counts (a synchronisation) after most erase batches.
+fn may_shrink<K: Key, V: Value>(s: &DyCuckooScheme<K, V>) -> bool {
+    let fewest = s.known.saturating_sub(s.erasing);
+    !policy::plan_downsizes(
+        &s.geometry(),
+        fewest,
+        s.config.alpha,
+        s.config.beta,
+        s.floor,
+    )
+    .is_empty()
 }
 
 /// Doubles subtable `i` (§5.3's conflict-free rehash into new arrays). On any error the table
@@ -926,8 +957,13 @@ impl<K: Key, V: Value> GpuTable<DyCuckooScheme<K, V>> {
     }
 
     /// Applies the resize policy now: halves subtables while the fill is below α (what a
-    /// host-slice `erase` does afterwards; device-buffer erases do not). Waits for the GPU.
+    /// host-slice `erase` does afterwards; device-buffer erases do not). Waits for the GPU only
+    /// where a downsize is possible: not while the last exact count of keys, less every erase
+    /// launched since, keeps the fill at α or above.
     pub fn fit_fill_bounds(&mut self) -> Result<()> {
+        if !may_shrink(&self.scheme) {
+            return Ok(()); // no downsize is possible: nothing to wait for
+        }
         self.synchronize()?;
         shrink(self)
     }

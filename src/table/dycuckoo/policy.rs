@@ -427,6 +427,38 @@ mod tests {
         assert!(plan_downsizes(&g, 600, 0.4, 0.9, 0).is_empty(), "fill 0.47");
     }
 
+    /// What lets the table skip the read of its counts after an erase (`may_shrink` in
+    /// mod.rs): more keys never give a downsize where fewer give none.
+    #[test]
+    fn more_keys_never_shrink_where_fewer_do_not() {
+        let geometries = [
+            Geometry::new(vec![16, 16, 8], 32),
+            Geometry::new(vec![64, 64, 64, 64], 32),
+            Geometry::new(vec![1024, 512, 512], 16),
+            Geometry::new(vec![3, 2, 2, 2], 32),
+        ];
+        for g in &geometries {
+            let cap = g.capacity() as u64;
+            for (alpha, beta) in [(0.4, 0.9), (0.3, 0.85), (0.6, 0.95)] {
+                for floor in [0, g.capacity() / 3] {
+                    let step = (cap / 97).max(1);
+                    let plans: Vec<bool> = (0..=cap)
+                        .step_by(step as usize)
+                        .map(|k| plan_downsizes(g, k, alpha, beta, floor).is_empty())
+                        .collect();
+                    // Once empty, empty for every larger count.
+                    if let Some(first) = plans.iter().position(|&e| e) {
+                        assert!(
+                            plans[first..].iter().all(|&e| e),
+                            "{:?} alpha {alpha} beta {beta} floor {floor}",
+                            g.buckets()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn theorem_1_weights() {
         let g = Geometry::new(vec![8, 4, 4], 32);

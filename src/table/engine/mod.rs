@@ -135,6 +135,11 @@ pub unsafe trait Scheme: Sized + Send + Sync + 'static {
     fn grow_table(table: &mut GpuTable<Self>, failed: usize) -> Result<bool> {
         table.scheme.grow_after_failures(&table.gpu, failed)
     }
+    /// Before a batch of `n` operations that may erase keys (an erase batch, or a mixed batch)
+    /// is launched, on the table's stream. Default: nothing.
+    fn before_erase(_table: &mut GpuTable<Self>, _n: usize) -> Result<()> {
+        Ok(())
+    }
     /// After a host-slice erase (synchronous: the table's `len` is exact). Default: nothing.
     fn after_erase(_table: &mut GpuTable<Self>) -> Result<()> {
         Ok(())

@@ -540,6 +540,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
+        S::before_erase(self, keys.len())?;
         let (bulk, view, grid) = (Bulk::erase(keys), self.view(), self.grid(keys.len()));
         self.launch(&self.kernels.erase, grid, &view, &bulk, |l| {
             l.reads(keys);
@@ -569,6 +570,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
             return Ok(());
         }
         S::before_insert(self, keys, values, Some(ops))?;
+        S::before_erase(self, keys.len())?;
         let bulk = Bulk::mixed(ops, keys, values, status, out, found);
         let (view, grid) = (self.view(), self.grid(keys.len()));
         self.launch(&self.kernels.mixed, grid, &view, &bulk, |l| {
