@@ -8,8 +8,10 @@
 #     tests      every test binary, WARPMAP_REQUIRE_GPU=1 (GPU tests fail instead of skipping)
 #     memcheck   compute-sanitizer --tool memcheck --error-exitcode 1 over the GPU test binaries
 #                (all but kernels_compile and nccl; MEMCHECK_BINS="contract warpmap-unit" to choose)
-#     racecheck  compute-sanitizer --tool racecheck (shared-memory hazards) over RACECHECK_BINS
-#                (default: stadium, whose clStash queues live in shared memory)
+#     racecheck  compute-sanitizer --tool racecheck (shared-memory hazards) over RACECHECK_BINS,
+#                each NAME or NAME:TEST_FILTER (default: stadium, whose clStash queues live in
+#                shared memory; multisplit:counting_split_small, the counting split's staged
+#                tiles; two_level:forced_rebuilds, the bucket builds). --filter overrides them.
 #     bench      warpmap bench --json $OUT/bench.json --svg $OUT/bench.svg [--quick] [BENCH ARGS]
 #   --quick    passed to `warpmap bench`
 #   --filter P a libtest name filter for tests and memcheck (e.g. --filter warpdrive)
@@ -188,13 +190,18 @@ step_racecheck() {
   local log="$OUT/racecheck.log" t0=$SECONDS bad=() name dir rc ran=0
   : > "$log"
   if [[ -z "$SANITIZER" ]]; then record racecheck FAIL 0 "compute-sanitizer not found"; return; fi
-  local want="${RACECHECK_BINS:-stadium}"
+  local want="${RACECHECK_BINS:-stadium multisplit:counting_split_small two_level:forced_rebuilds}"
+  local -A only=()  # binary name -> its test filter ("" for all of its tests)
+  local entry
+  for entry in $want; do only["${entry%%:*}"]="$([[ "$entry" == *:* ]] && echo "${entry#*:}")"; done
   while read -r name dir; do
-    [[ " $want " == *" $name "* ]] || continue
+    [[ -v "only[$name]" ]] || continue
     if (( $(remaining) < 20 )); then bad+=("$name(not run: out of time)"); continue; fi
     ran=$((ran + 1))
+    local filter=("${FILTER[@]}")
+    (( ${#filter[@]} )) || { [[ -n "${only[$name]}" ]] && filter=("${only[$name]}"); }
     WARPMAP_SANITIZER=racecheck WARPMAP_POOL=return run_bin "$log" "$name" "$dir" -- "$SANITIZER" --tool racecheck \
-      --error-exitcode 1 --print-limit 50 "$BIN/tests/$name" --test-threads="$THREADS" "${FILTER[@]}"
+      --error-exitcode 1 --print-limit 50 "$BIN/tests/$name" --test-threads="$THREADS" "${filter[@]}"
     rc=$?
     if (( rc == 124 || rc == 137 )); then bad+=("$name(timeout)")
     elif (( rc != 0 )); then bad+=("$name(exit $rc)"); fi
