@@ -93,3 +93,26 @@ fn compare_has_every_target_cell() {
         assert!(t.verified);
     }
 }
+
+#[test]
+fn sweep_runs_every_point() {
+    if gpu().is_none() {
+        return;
+    }
+    let r = tiny(DyCuckooPreset::DycuckooSweep, |c| c.batches = Some(4));
+    let points = r.plan.sweep.len();
+    assert!(points >= 12, "{points} points");
+    // insert, find, erase, all per point; no baseline.
+    assert_eq!(r.rows.len(), 4 * points);
+    assert!(r.rows.iter().all(|x| x.scheme == "dycuckoo"));
+    let labels: std::collections::BTreeSet<_> =
+        r.rows.iter().map(|x| x.sweep.clone().unwrap()).collect();
+    assert_eq!(labels.len(), points);
+    // The α points ran with their α.
+    let a = r
+        .rows
+        .iter()
+        .find(|x| x.sweep.as_deref() == Some("alpha 0.2"))
+        .unwrap();
+    assert_eq!((a.alpha, a.beta), (Some(0.2), Some(0.9)));
+}

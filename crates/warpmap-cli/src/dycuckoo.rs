@@ -1,5 +1,5 @@
 //! `warpmap bench --scheme dycuckoo [--preset dycuckoo-static|dycuckoo-dynamic|
-//! dycuckoo-compare]`: DyCuckoo's benchmarks (dycuckoo.txt §6; `warpmap_bench::run_dycuckoo`).
+//! dycuckoo-compare|dycuckoo-sweep]`: DyCuckoo's benchmarks (dycuckoo.txt §6; `warpmap_bench::run_dycuckoo`).
 //! Prints the plan, then one line per measured cell as it finishes (keys not placed beside the
 //! static rates; fill range, peak memory and the speedup over the rebuild baseline beside the
 //! dynamic ones), the target cells of `dycuckoo-compare` beside their targets, and writes the
@@ -28,7 +28,7 @@ pub(crate) fn config(a: &BenchArgs) -> Result<(DyCuckooBenchConfig, Vec<String>)
         Some(other) => {
             return Err(Error::invalid(format!(
                 "--scheme dycuckoo runs the DyCuckoo presets (dycuckoo-static, \
-                 dycuckoo-dynamic, dycuckoo-compare), not {other}"
+                 dycuckoo-dynamic, dycuckoo-compare, dycuckoo-sweep), not {other}"
             )));
         }
     };

@@ -139,7 +139,8 @@ struct BenchArgs {
     /// DyCuckoo's (a line per cell, JSON `<preset>.json`): dycuckoo-static (build, find
     /// hit/miss, erase vs fill factor 0.5-0.95, keys not placed), dycuckoo-dynamic (batches of
     /// inserts, finds, erases, replayed swapped; vs WarpDrive rebuilt on resize),
-    /// dycuckoo-compare (the target cells). The two-level cuckoo table's (--scheme two_level):
+    /// dycuckoo-compare (the target cells), dycuckoo-sweep (the dynamic workload vs alpha,
+    /// beta, r and the batch size, one at a time). The two-level cuckoo table's (--scheme two_level):
     /// two-level-compare (the target cells: u32 at 0.8/0.95, 2^27 keys, shapes 3x512 and
     /// 4x384), two-level-buckets (vs bucket shape 3x64-4x384 at 0.7, 2^26 keys),
     /// two-level-load (vs load 0.3-0.9, the paper's REG_LOAD chart), two-level-crossover (the

@@ -22,7 +22,7 @@ pub(crate) enum PresetArg {
     Bench(Preset),
     /// slab-fig4, ..., slab-compare.
     Slab(SlabPreset),
-    /// dycuckoo-static, dycuckoo-dynamic, dycuckoo-compare (`dycuckoo.rs`).
+    /// dycuckoo-static, dycuckoo-dynamic, dycuckoo-compare, dycuckoo-sweep (`dycuckoo.rs`).
     DyCuckoo(DyCuckooPreset),
     /// two-level-crossover: the GPU-vs-CPU crossover of the two-level table (`crossover.rs`).
     Crossover,

@@ -106,6 +106,18 @@ pub struct DcRow {
     /// Dynamic DyCuckoo rows: the baseline's time over DyCuckoo's for the same operation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speedup: Option<f64>,
+    /// Dynamic rows: α, β and r of the workload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// β.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// r.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f64>,
+    /// `dycuckoo-sweep` rows: the parameter swept and its value here, e.g. "alpha 0.3".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<String>,
     /// Device bytes of the table (`HashTable::memory_bytes`, static: after the build).
     pub memory_bytes: usize,
     /// Whether every run's result was checked and correct.
@@ -155,6 +167,10 @@ impl DcRow {
             peak_memory_bytes: None,
             resizes: None,
             speedup: None,
+            alpha: None,
+            beta: None,
+            ratio: None,
+            sweep: None,
             memory_bytes: 0,
             verified: failures.is_empty() && !ms.is_empty(),
             failures,
@@ -420,7 +436,11 @@ fn size(n: usize) -> String {
 
 /// One line for a row.
 pub fn dc_row_line(r: &DcRow) -> String {
-    let mut s = format!(
+    let mut s = String::new();
+    if let Some(p) = &r.sweep {
+        s += &format!("[{p}] ");
+    }
+    s += &format!(
         "{:<8} {:<9} {:<9} {}/{} n {:<9}",
         r.experiment,
         r.scheme,

@@ -35,6 +35,8 @@ struct Cx<'a> {
     traces: Vec<DynamicTrace>,
     progress: &'a mut dyn FnMut(DcProgress),
     type_tag: u64,
+    /// `dycuckoo-sweep`: the point being measured ("alpha 0.3"), written into its rows.
+    sweep: Option<String>,
 }
 
 impl Cx<'_> {
@@ -77,6 +79,7 @@ pub fn run_dycuckoo(
             traces: Vec::new(),
             progress: &mut *progress,
             type_tag: ty.seed_tag(),
+            sweep: None,
         };
         match ty {
             KvType::U64 => run_type::<u64, u64>(&mut cx)?,
@@ -114,8 +117,26 @@ fn run_type<K: Key, V: Value>(cx: &mut Cx<'_>) -> Result<()> {
             static_cell::<K, V>(cx, if compare { "compare" } else { "static" }, n, f, i)?;
         }
     }
-    if plan.batch().is_some() {
+    if plan.batch().is_some() && plan.sweep.is_empty() {
         dynamic_cell::<K, V>(cx, if compare { "compare" } else { "dynamic" }, 1 << 20)?;
+    }
+    // dycuckoo-sweep: the dynamic workload once per point, each its own plan.
+    for (i, point) in plan.sweep.iter().enumerate() {
+        let p = point.apply(plan);
+        let mut sub = Cx {
+            gpu: cx.gpu,
+            plan: &p,
+            timer: cx.timer,
+            rows: Vec::new(),
+            traces: Vec::new(),
+            progress: &mut *cx.progress,
+            type_tag: cx.type_tag,
+            sweep: Some(point.label()),
+        };
+        dynamic_cell::<K, V>(&mut sub, "sweep", (1 << 20) + i)?;
+        let (mut rows, mut traces) = (sub.rows, sub.traces);
+        cx.rows.append(&mut rows);
+        cx.traces.append(&mut traces);
     }
     Ok(())
 }
@@ -742,6 +763,8 @@ fn dynamic_cell<K: Key, V: Value>(
         let mut row = DcRow::new::<K, V>(experiment, op, total, ops, &ms, dc_fail.clone());
         row.batch = Some(b);
         row.batches = Some(2 * k);
+        (row.alpha, row.beta, row.ratio) = (Some(alpha), Some(beta), plan.ratio);
+        row.sweep = cx.sweep.clone();
         row.fill_range = Some(dc_fill);
         row.peak_memory_bytes = Some(dc_peak);
         row.resizes = Some(dc_resizes);
@@ -755,6 +778,8 @@ fn dynamic_cell<K: Key, V: Value>(
             w.scheme = "warpdrive";
             w.batch = Some(b);
             w.batches = Some(2 * k);
+            (w.alpha, w.beta, w.ratio) = (Some(alpha), Some(beta), plan.ratio);
+            w.sweep = cx.sweep.clone();
             w.fill_range = Some(wd_load);
             w.peak_memory_bytes = Some(wd_peak);
             w.resizes = Some(wd_rebuilds);

@@ -8,6 +8,7 @@
 //! | `dycuckoo-static` | build, find hit, find miss, erase of a fixed-size table against the fill factor 0.5 .. 0.95, keys not placed counted | Tables 4-8, Fig. 9 |
 //! | `dycuckoo-dynamic` | batches of inserts, finds and r-fraction erases, replayed with inserts and erases swapped (the table shrinks); per-batch times, memory and fill; against WarpDrive rebuilt on every resize | §6.3, Fig. 15 |
 //! | `dycuckoo-compare` | the issue's target cells on one GPU, each beside its target and DyCuckoo's figure | — |
+//! | `dycuckoo-sweep` | the dynamic workload with one parameter varied at a time: α, β, r and the batch size | §6.3 (Figs. 11-14's parameters) |
 
 use super::KvType;
 use std::fmt;
@@ -28,22 +29,28 @@ pub enum DyCuckooPreset {
     /// The issue's target cells: static n = 2^26 at fill 0.8 and 0.9, and the dynamic
     /// workload (32 batches, r = 0.4, α 0.4, β 0.9) with its baseline.
     DycuckooCompare,
+    /// The dynamic workload (16 batches, no baseline) with one parameter varied at a time
+    /// around α 0.4, β 0.9, r 0.4 and batches of 2^20: α over [`SWEEP_ALPHAS`], β over
+    /// [`SWEEP_BETAS`], r over [`SWEEP_RATIOS`], the batch over [`SWEEP_BATCH_LOG2`].
+    DycuckooSweep,
 }
 
 impl DyCuckooPreset {
     /// Every DyCuckoo preset.
-    pub const ALL: [DyCuckooPreset; 3] = [
+    pub const ALL: [DyCuckooPreset; 4] = [
         DyCuckooPreset::DycuckooStatic,
         DyCuckooPreset::DycuckooDynamic,
         DyCuckooPreset::DycuckooCompare,
+        DyCuckooPreset::DycuckooSweep,
     ];
 
-    /// "dycuckoo-static", "dycuckoo-dynamic", "dycuckoo-compare".
+    /// "dycuckoo-static", "dycuckoo-dynamic", "dycuckoo-compare", "dycuckoo-sweep".
     pub fn name(self) -> &'static str {
         match self {
             DyCuckooPreset::DycuckooStatic => "dycuckoo-static",
             DyCuckooPreset::DycuckooDynamic => "dycuckoo-dynamic",
             DyCuckooPreset::DycuckooCompare => "dycuckoo-compare",
+            DyCuckooPreset::DycuckooSweep => "dycuckoo-sweep",
         }
     }
 
@@ -63,6 +70,11 @@ impl DyCuckooPreset {
                 "DyCuckoo target cells: static n = 2^26 at fill 0.8 and 0.9, dynamic 32 x 2^20 \
                  (r 0.4, alpha 0.4, beta 0.9) with the rebuild baseline, u32/u32"
             }
+            DyCuckooPreset::DycuckooSweep => {
+                "DyCuckoo's parameters: the dynamic workload (16 batches, no baseline) with alpha \
+                 0.2-0.5, beta 0.8-0.95, r 0.1-0.5 and batches of 2^18-2^21, one at a time \
+                 around alpha 0.4, beta 0.9, r 0.4, 2^20; u32/u32"
+            }
         }
     }
 
@@ -81,8 +93,8 @@ impl FromStr for DyCuckooPreset {
             .find(|p| p.name() == t)
             .ok_or_else(|| {
                 format!(
-                    "unknown DyCuckoo preset '{s}' (dycuckoo-static, dycuckoo-dynamic or \
-                     dycuckoo-compare)"
+                    "unknown DyCuckoo preset '{s}' (dycuckoo-static, dycuckoo-dynamic, \
+                     dycuckoo-compare or dycuckoo-sweep)"
                 )
             })
     }
@@ -109,6 +121,49 @@ pub const DYNAMIC_BATCHES: usize = 32;
 /// The static table's β: above every swept fill, so a static cell never resizes (its
 /// capacity is also its maximum).
 pub const STATIC_BETA: f64 = 0.99;
+/// `dycuckoo-sweep`: the α values (β, r and the batch at their defaults).
+pub const SWEEP_ALPHAS: [f64; 4] = [0.2, 0.3, 0.4, 0.5];
+/// `dycuckoo-sweep`: the β values.
+pub const SWEEP_BETAS: [f64; 4] = [0.8, 0.85, 0.9, 0.95];
+/// `dycuckoo-sweep`: the r values.
+pub const SWEEP_RATIOS: [f64; 5] = [0.1, 0.2, 0.3, 0.4, 0.5];
+/// `dycuckoo-sweep`: the batch sizes, log2 (`--quick`: 2^10 .. 2^12).
+pub const SWEEP_BATCH_LOG2: [u32; 4] = [18, 19, 20, 21];
+/// `dycuckoo-sweep`: insert batches of each point's first half.
+pub const SWEEP_BATCHES: usize = 16;
+
+/// One point of `dycuckoo-sweep`: the parameter varied and its value there (the others at
+/// the plan's values).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct SweepPoint {
+    /// "alpha", "beta", "ratio" or "batch_log2".
+    pub parameter: &'static str,
+    /// Its value.
+    pub value: f64,
+}
+
+impl SweepPoint {
+    /// "alpha 0.3", "batch 2^19".
+    pub fn label(&self) -> String {
+        match self.parameter {
+            "batch_log2" => format!("batch 2^{}", self.value as u32),
+            p => format!("{p} {}", self.value),
+        }
+    }
+
+    /// `plan` with this point's value in place (and no sweep of its own).
+    pub fn apply(&self, plan: &DyCuckooPlan) -> DyCuckooPlan {
+        let mut p = plan.clone();
+        p.sweep = Vec::new();
+        match self.parameter {
+            "alpha" => p.alpha = Some(self.value),
+            "beta" => p.beta = Some(self.value),
+            "ratio" => p.ratio = Some(self.value),
+            _ => p.batch_log2 = Some(self.value as u32),
+        }
+        p
+    }
+}
 
 /// What a DyCuckoo benchmark can be asked for; `None` fields take the preset's values.
 #[derive(Clone, Debug)]
@@ -201,6 +256,9 @@ pub struct DyCuckooPlan {
     pub beta: Option<f64>,
     /// Dynamic: whether the rebuild baseline runs.
     pub baseline: bool,
+    /// `dycuckoo-sweep`: the points, each the dynamic workload with one parameter changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sweep: Vec<SweepPoint>,
     /// Adjustments to what was asked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -211,11 +269,12 @@ pub struct DyCuckooPlan {
 pub fn resolve_dycuckoo(cfg: &DyCuckooBenchConfig) -> Result<DyCuckooPlan> {
     use DyCuckooPreset::*;
     let q = cfg.quick;
-    let has_static = cfg.preset != DycuckooDynamic;
+    let has_static = matches!(cfg.preset, DycuckooStatic | DycuckooCompare);
     let has_dynamic = cfg.preset != DycuckooStatic;
+    let sweeping = cfg.preset == DycuckooSweep;
     let mut notes = Vec::new();
     let runs = cfg.runs.unwrap_or(match (cfg.preset, q) {
-        (DycuckooDynamic, _) => 1,
+        (DycuckooDynamic | DycuckooSweep, _) => 1,
         (_, true) => 2,
         _ => 3,
     });
@@ -262,7 +321,10 @@ pub fn resolve_dycuckoo(cfg: &DyCuckooBenchConfig) -> Result<DyCuckooPlan> {
             )));
         }
     } else if cfg.size_log2.is_some() || cfg.fills.is_some() {
-        notes.push("--keys-log2/--fill-factors do not apply to dycuckoo-dynamic: ignored".into());
+        notes.push(format!(
+            "--keys-log2/--fill-factors do not apply to {}: ignored",
+            cfg.preset
+        ));
     }
     let (mut batch_log2, mut batches, mut ratio, mut alpha, mut beta) =
         (None, None, None, None, None);
@@ -271,7 +333,11 @@ pub fn resolve_dycuckoo(cfg: &DyCuckooBenchConfig) -> Result<DyCuckooPlan> {
         if !(6..=24).contains(&b) {
             return Err(Error::invalid(format!("batches of 2^{b}: use 2^6 to 2^24")));
         }
-        let k = cfg.batches.unwrap_or(if q { 8 } else { DYNAMIC_BATCHES });
+        let k = cfg.batches.unwrap_or(match (q, sweeping) {
+            (true, _) => 8,
+            (false, true) => SWEEP_BATCHES,
+            (false, false) => DYNAMIC_BATCHES,
+        });
         if !(1..=1024).contains(&k) || ((k as u64) << b) > 1 << 28 {
             return Err(Error::invalid(format!(
                 "{k} batches of 2^{b}: use 1 to 1024 batches and at most 2^28 keys in all"
@@ -304,6 +370,39 @@ pub fn resolve_dycuckoo(cfg: &DyCuckooBenchConfig) -> Result<DyCuckooPlan> {
             }
         }
     }
+    let mut sweep = Vec::new();
+    if sweeping {
+        let (a, be) = (alpha.unwrap_or(DYNAMIC_ALPHA), beta.unwrap_or(DYNAMIC_BETA));
+        let k = batches.unwrap_or(SWEEP_BATCHES) as u64;
+        let point = |parameter, value| SweepPoint { parameter, value };
+        // Points the table itself would refuse (α above β·d/(d+1)) or too large are left out.
+        let ok =
+            |a: f64, b: f64| warpmap::table::dycuckoo::policy::check_fill_bounds(a, b, 3).is_ok();
+        sweep.extend(
+            SWEEP_ALPHAS
+                .iter()
+                .filter(|&&x| ok(x, be))
+                .map(|&x| point("alpha", x)),
+        );
+        sweep.extend(
+            SWEEP_BETAS
+                .iter()
+                .filter(|&&x| ok(a, x))
+                .map(|&x| point("beta", x)),
+        );
+        sweep.extend(SWEEP_RATIOS.iter().map(|&x| point("ratio", x)));
+        let sizes: Vec<u32> = if q {
+            vec![10, 11, 12]
+        } else {
+            SWEEP_BATCH_LOG2.to_vec()
+        };
+        sweep.extend(
+            sizes
+                .into_iter()
+                .filter(|&s| k << s <= 1 << 28)
+                .map(|s| point("batch_log2", s as f64)),
+        );
+    }
     Ok(DyCuckooPlan {
         preset: cfg.preset,
         quick: q,
@@ -317,7 +416,8 @@ pub fn resolve_dycuckoo(cfg: &DyCuckooBenchConfig) -> Result<DyCuckooPlan> {
         ratio,
         alpha,
         beta,
-        baseline: has_dynamic && cfg.baseline,
+        baseline: has_dynamic && cfg.baseline && !sweeping,
+        sweep,
         notes,
     })
 }
@@ -379,6 +479,17 @@ impl DyCuckooPlan {
                 }
             );
         }
+        if !self.sweep.is_empty() {
+            s += &format!(
+                "\nsweep ({} points, one parameter changed at a time): {}",
+                self.sweep.len(),
+                self.sweep
+                    .iter()
+                    .map(SweepPoint::label)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
         for n in &self.notes {
             s += &format!("\nnote: {n}");
         }
@@ -425,6 +536,10 @@ impl DyCuckooPlan {
                       the baseline's whole time over DyCuckoo's";
             }
         }
+        if !self.sweep.is_empty() {
+            m += ". Sweep: the dynamic workload once per point, with the point's parameter \
+                  changed and the others as above; each row names its point (`sweep`)";
+        }
         m
     }
 
@@ -433,6 +548,15 @@ impl DyCuckooPlan {
     /// kernels at 1 G/s at worst; 0.5 ms per dynamic operation launch; the baseline's
     /// reinserts at 2 G/s).
     pub fn estimate_seconds(&self, threads: usize) -> f64 {
+        if !self.sweep.is_empty() {
+            // Each point's workload, less the fixed 2 s each would add.
+            let points: f64 = self
+                .sweep
+                .iter()
+                .map(|p| p.apply(self).estimate_seconds(threads) - 2.0)
+                .sum();
+            return points + 2.0;
+        }
         let t = threads.max(1) as f64;
         let per_key = 6e-9 / t + 4e-9 + 1e-9 * 3.0;
         let runs = self.runs as f64;
@@ -460,6 +584,14 @@ impl DyCuckooPlan {
     /// Device bytes at the peak (a model): the largest static table at the lowest fill with its
     /// key sets, or the dynamic table at α beside the baseline and the workload's keys.
     pub fn device_bytes(&self) -> u64 {
+        if !self.sweep.is_empty() {
+            return self
+                .sweep
+                .iter()
+                .map(|p| p.apply(self).device_bytes())
+                .max()
+                .unwrap_or(0);
+        }
         let pair = self
             .types
             .iter()
@@ -532,6 +664,38 @@ mod tests {
         assert_eq!((p.batch_log2, p.batches), (Some(20), Some(32)));
         assert!(p.summary().contains("dycuckoo-compare"));
         assert!(p.method().contains("Static cells") && p.method().contains("Dynamic"));
+        let p = plan(DyCuckooPreset::DycuckooSweep);
+        assert!(p.size_log2.is_none() && !p.baseline);
+        assert_eq!((p.batch_log2, p.batches), (Some(20), Some(SWEEP_BATCHES)));
+        // Every α and β is valid beside the other's default; every r; every batch size.
+        assert_eq!(p.sweep.len(), 4 + 4 + 5 + 4);
+        let alphas: Vec<f64> = p
+            .sweep
+            .iter()
+            .filter(|s| s.parameter == "alpha")
+            .map(|s| s.value)
+            .collect();
+        assert_eq!(alphas, SWEEP_ALPHAS.to_vec());
+        let q = p.sweep[0].apply(&p);
+        assert_eq!(
+            (q.alpha, q.beta, q.ratio),
+            (Some(0.2), Some(0.9), Some(0.4))
+        );
+        assert!(q.sweep.is_empty());
+        let big = p.sweep.last().unwrap();
+        assert_eq!(big.label(), "batch 2^21");
+        assert_eq!(big.apply(&p).batch_log2, Some(21));
+        assert!(p.summary().contains("sweep (17 points") && p.summary().contains("beta 0.85"));
+        // A β that rules out some α: those points are left out, not refused.
+        let p = resolve_dycuckoo(&DyCuckooBenchConfig {
+            beta: Some(0.6),
+            ..DyCuckooBenchConfig::new(DyCuckooPreset::DycuckooSweep)
+        })
+        .unwrap();
+        assert!(p
+            .sweep
+            .iter()
+            .all(|s| s.parameter != "alpha" || s.value <= 0.45));
     }
 
     #[test]

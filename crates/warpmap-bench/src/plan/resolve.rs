@@ -323,7 +323,7 @@ pub fn resolve(cfg: &BenchConfig, backend: Backend) -> Result<Plan> {
         (Scheme::DyCuckoo, _) => {
             return Err(Error::invalid(
                 "scheme dycuckoo is measured by its own presets (dycuckoo-static, \
-                 dycuckoo-dynamic, dycuckoo-compare): warpmap bench --scheme dycuckoo --preset \
+                 dycuckoo-dynamic, dycuckoo-compare, dycuckoo-sweep): warpmap bench --scheme dycuckoo --preset \
                  NAME (plan::resolve_dycuckoo, experiments::run_dycuckoo)",
             ));
         }
