@@ -42,7 +42,8 @@ use crate::status::{self, InsertStatus};
 use crate::table::{Backend, HashTable, InsertMode, MixedOp};
 use crate::{Error, Result};
 use rayon::prelude::*;
-use shards::{map_bytes, MapHashBuilder, ShardMap, Shards};
+pub(crate) use shards::MapHashBuilder;
+use shards::{map_bytes, ShardMap, Shards};
 use std::collections::hash_map::Entry;
 
 /// The seed of the hash that routes keys to shards (the library's one default seed).

@@ -26,7 +26,7 @@ const MIN_CHUNK: usize = 4096;
 /// time (keys are plain old data, so a keyed cryptographic hash buys nothing here and costs
 /// time).
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct MapHashBuilder;
+pub(crate) struct MapHashBuilder;
 
 impl BuildHasher for MapHashBuilder {
     type Hasher = MapHasher;
@@ -36,7 +36,7 @@ impl BuildHasher for MapHashBuilder {
 }
 
 /// See [`MapHashBuilder`].
-pub(super) struct MapHasher(u64);
+pub(crate) struct MapHasher(u64);
 
 impl Hasher for MapHasher {
     fn write(&mut self, bytes: &[u8]) {

@@ -20,6 +20,7 @@ use super::{
     buckets_for, cell_of, cell_slots, grown_buckets, initial_seed, may_overflow, next_seed,
     part_function, queue_entries, shrunk_buckets, slot_bytes, TwoLevelConfig, TwoLevelStats,
 };
+use crate::cpu::MapHashBuilder;
 use crate::error::check_same_len;
 use crate::hash::fmix32;
 use crate::hash::hash_pair;
@@ -266,7 +267,8 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
         let mut statuses = Vec::with_capacity(part.len());
         // New keys: their item (index into new_keys) and whether each index led.
         let mut new_keys: Vec<(K, V)> = Vec::new();
-        let mut new_at: HashMap<K, usize> = HashMap::new();
+        // The cpu backend's hasher: std's keyed default costs several times more per key.
+        let mut new_at: HashMap<K, usize, MapHashBuilder> = HashMap::default();
         let mut leaders: Vec<(usize, usize)> = Vec::new(); // (batch index, item)
         let mut followers: Vec<(usize, usize)> = Vec::new();
         for &i in part {
