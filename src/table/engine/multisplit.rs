@@ -623,6 +623,7 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     // WM_MS_SCAN_BLOCK threads.
     unsafe { l.run(1, SCAN_BLOCK, 0) }?;
 
+    // A scope of its own: the launch borrows the outputs, which move into the result below.
     {
         let mut l = scatter.launch();
         l.buf(keys);
