@@ -67,7 +67,8 @@ extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_scatter(
 }
 
 // ---------------------------------------------------------------------------------------------
-// The counting split, for many parts (host: `Method::Counting` in src/table/engine/multisplit.rs).
+// The counting split, the default up to 2^20 parts (host: `Method::Counting` in
+// src/table/engine/multisplit.rs).
 //
 // A part p (bits = ceil(log2 parts) bits) is a coarse group p >> fine_bits and a fine bin
 // p & (2^fine_bits - 1); groups and fine bins are each at most WM_MS_MAX_BINS.
