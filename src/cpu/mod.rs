@@ -242,13 +242,7 @@ impl<K: Key, V: Value> CpuTable<K, V> {
         let mut new = 0usize;
         for &i in &indices {
             statuses.push(match map.entry(keys[i]) {
-                Entry::Occupied(mut e) => match mode {
-                    InsertMode::Assign => {
-                        e.insert(values[i]);
-                        status::UPDATED
-                    }
-                    InsertMode::IfAbsent => status::PRESENT,
-                },
+                Entry::Occupied(e) => Self::insert_present(e, values[i], mode),
                 Entry::Vacant(e) => {
                     e.insert(values[i]);
                     new += 1;
@@ -279,16 +273,26 @@ impl<K: Key, V: Value> CpuTable<K, V> {
         statuses
     }
 
+    /// An insert of a key already present: the value replaced (`Assign`) or kept (`IfAbsent`);
+    /// the status bits.
+    fn insert_present(
+        mut e: std::collections::hash_map::OccupiedEntry<'_, K, V>,
+        value: V,
+        mode: InsertMode,
+    ) -> u32 {
+        match mode {
+            InsertMode::Assign => {
+                e.insert(value);
+                status::UPDATED
+            }
+            InsertMode::IfAbsent => status::PRESENT,
+        }
+    }
+
     /// Inserts one pair into its (locked) shard; returns its status bits.
     fn insert_one(&self, map: &mut Shard<K, V>, key: K, value: V, mode: InsertMode) -> u32 {
         match map.entry(key) {
-            Entry::Occupied(mut e) => match mode {
-                InsertMode::Assign => {
-                    e.insert(value);
-                    status::UPDATED
-                }
-                InsertMode::IfAbsent => status::PRESENT,
-            },
+            Entry::Occupied(e) => Self::insert_present(e, value, mode),
             Entry::Vacant(e) => {
                 if self.shards.reserve_one() {
                     e.insert(value);

@@ -125,16 +125,11 @@ struct CountingTile {
 impl CountingTile {
     /// The tile on a GPU that gives a block `shared_optin` bytes of shared memory.
     fn new(key_bytes: usize, value_bytes: Option<usize>, shared_optin: u32) -> CountingTile {
-        let knob = |name: &str| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.trim().parse::<usize>().ok())
-        };
-        let block = knob("WARPMAP_MULTISPLIT_BLOCK")
+        let block = knob::<usize>("WARPMAP_MULTISPLIT_BLOCK")
             .filter(|b| b % 32 == 0 && (32..=1024).contains(b))
             .unwrap_or(COUNTING_BLOCK as usize);
         let room = (shared_optin as usize).saturating_sub(Self::BINS_BYTES as usize + 1024);
-        let stage = knob("WARPMAP_MULTISPLIT_STAGE_KB")
+        let stage = knob::<usize>("WARPMAP_MULTISPLIT_STAGE_KB")
             .map_or(STAGE_BYTES, |kb| kb * 1024)
             .min(room);
         let pair = key_bytes + value_bytes.unwrap_or(0);
@@ -170,6 +165,11 @@ impl CountingTile {
         };
         bins + 4 * (self.block / 32) + staged + 64
     }
+}
+
+/// A measurement knob: the environment variable `name` parsed, where set and valid.
+fn knob<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
 
 /// Bits of a part index: ceil(log2 parts).
@@ -501,7 +501,11 @@ impl Cut {
             .div_ceil(2)
             .max(part_bits(min_groups).min(bits))
             .min(MAX_BIN_BITS);
-        let fine_bits = bits - coarse;
+        Cut::with_fine_bits(parts, bits - coarse)
+    }
+
+    /// `fine_bits` low bits, the groups the rest.
+    fn with_fine_bits(parts: u32, fine_bits: u32) -> Cut {
         Cut {
             fine_bits,
             groups: parts.div_ceil(1 << fine_bits),
@@ -545,23 +549,13 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     let chunks = n.div_ceil(chunk);
     // The second pass runs a block per group: at least two per multiprocessor where the bits
     // allow (`WARPMAP_MULTISPLIT_MIN_GROUPS` overrides that floor, for measurements).
-    let min_groups = std::env::var("WARPMAP_MULTISPLIT_MIN_GROUPS")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(2 * gpu.sm_count());
+    let min_groups = knob("WARPMAP_MULTISPLIT_MIN_GROUPS").unwrap_or(2 * gpu.sm_count());
     let mut cut = Cut::new(f.parts, min_groups);
     // `WARPMAP_MULTISPLIT_COARSE_BITS` sets the groups' bits directly (for measurements).
-    if let Some(coarse) = std::env::var("WARPMAP_MULTISPLIT_COARSE_BITS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u32>().ok())
-    {
+    if let Some(coarse) = knob::<u32>("WARPMAP_MULTISPLIT_COARSE_BITS") {
         let bits = part_bits(f.parts);
         if bits > MAX_BIN_BITS && (bits - MAX_BIN_BITS..=MAX_BIN_BITS).contains(&coarse) {
-            let fine_bits = bits - coarse;
-            cut = Cut {
-                fine_bits,
-                groups: f.parts.div_ceil(1 << fine_bits),
-            };
+            cut = Cut::with_fine_bits(f.parts, bits - coarse);
         }
     }
     let groups = cut.groups as usize;
@@ -795,6 +789,28 @@ mod tests {
         for (key, val) in k.iter().zip(&v) {
             assert_eq!(*key, keys[*val as usize]);
         }
+    }
+
+    /// The cuts the H100 runs measured (132 SMs: at least 264 groups where the bits allow).
+    #[test]
+    fn cuts_of_part_indices() {
+        assert_eq!(Cut::new(7, 264), Cut::with_fine_bits(7, 0));
+        assert_eq!(Cut::new(1024, 264).groups, 1024);
+        // 109 227 buckets (2^27 keys at 0.8, 3x512): 17 bits, 9 coarse, 427 groups of 256.
+        assert_eq!(
+            Cut::new(109_227, 264),
+            Cut {
+                fine_bits: 8,
+                groups: 427
+            }
+        );
+        // 5000 parts: 13 bits; 9 coarse for enough groups, 313 groups of 16.
+        assert_eq!(Cut::new(5000, 264), Cut::with_fine_bits(5000, 4));
+        // 2^20: two passes of 2^10.
+        assert_eq!(Cut::new(1 << 20, 264), Cut::with_fine_bits(1 << 20, 10));
+        assert_eq!(part_bits(1), 0);
+        assert_eq!(part_bits(2), 1);
+        assert_eq!(part_bits(1025), 11);
     }
 
     #[test]
