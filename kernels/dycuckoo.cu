@@ -30,7 +30,9 @@
 // (2) The paper's insert checks only the target bucket for the key; a key stored in another
 //     subtable would be stored twice. Here, holding the target bucket's lock, the warp reads the
 //     key's buckets in the other subtables between two reads of their lock words (a validated
-//     snapshot) and updates the key where it is.
+//     snapshot) and updates the key where it is. A fresh batch (the host knows that none of its
+//     keys was in the table before it: the table was empty, or a count found every key absent)
+//     reads the target bucket alone, as the paper does (dc_insert_tiles says why that is safe).
 // (3) The paper evicts a random pair and carries it to the next subtable in a later round; when
 //     the chain runs out, the pair in hand is dropped, and while it is in hand a concurrent find
 //     misses it. Here the warp builds the whole eviction chain under its locks (path first, as
@@ -121,6 +123,10 @@ struct dc_view {
   u64 res_capacity;      // entries of res_keys / res_values
   u32 resize_subtable;   // the subtable being resized
   u32 new_buckets;       // its bucket count after the resize
+  // Insert launches (insert, mixed, reinsert):
+  u64* launch_counts;    // the counts as the launch began (a copy the host makes before it)
+  u32 fresh;             // 1: no key of the batch was in the table before it (the host knows)
+  u32 reserved;
 };
 WM_CHECK_VIEW(dc_view);
 
@@ -182,13 +188,16 @@ struct dc_choice {
   float cum[DC_D];  // cumulative weights
 };
 
-__device__ __forceinline__ dc_choice dc_weights(const dc_view& t) {
+// `counts`: t.launch_counts in the insert kernels, so that every warp of a launch draws the same
+// target for a key whatever the warps that finished before it added (copies of a key in one batch
+// then meet in one bucket: the fresh insert below relies on it); t.counts elsewhere.
+__device__ __forceinline__ dc_choice dc_weights(const dc_view& t, const u64* counts) {
   dc_choice c;
   float acc = 0.0f;
 #pragma unroll
   for (int j = 0; j < DC_D; j++) {
     if ((u32)j != t.exclude) {
-      const float m = (float)__ldcg(t.counts + j);
+      const float m = (float)__ldcg(counts + j);
       const float pairs = fmaxf(m * (m - 1.0f) * 0.5f, 1.0f);
       acc += (float)t.sub[j].buckets * (float)DC_SLOTS / pairs;
     }
@@ -482,6 +491,8 @@ __device__ __forceinline__ dc_outcome dc_insert(const dc_view& t, wm_key k, u32 
   }
 
   if (!REINSERT) {
+    // (A fresh batch too: its keys come here when their target bucket is full, and a key that
+    // left a full bucket may be anywhere; see dc_insert_tiles.)
     // The key's buckets in the other subtables, between two reads of their lock words: if no
     // word was odd or changed, no pair moved in or out of them meanwhile, and k (which cannot
     // enter the locked target bucket) is in one of them or absent. First the optimistic reads;
@@ -813,6 +824,11 @@ __device__ __forceinline__ void dc_insert_tiles(const dc_view& t, const wm_bulk&
                                                 bool& pending, bool& serial, u32& status, u32& attempts,
                                                 long long (&delta)[DC_D]) {
   const u32 lane = dc_lane(), r = lane % DC_TILE, base = lane - r;
+  // Whether the key's other buckets must be read: not for a downsize's residuals (distinct and
+  // absent), nor in a fresh batch, where a target with an empty slot and without the key says
+  // the key is absent (dc_insert_threads says why); a full target sends the key to the serial
+  // path, which reads every bucket. The tile then reads one line where it read d.
+  const bool check_others = !REINSERT && t.fresh == 0u;
   for (;;) {
     const u32 want = __ballot_sync(DC_FULL, pending && !serial);
     if (want == 0u) break;
@@ -841,7 +857,7 @@ __device__ __forceinline__ void dc_insert_tiles(const dc_view& t, const wm_bulk&
       }
     }
     const bool is_target = active && r == t0;
-    const bool is_other = active && r < DC_D && r != t0 && !REINSERT;
+    const bool is_other = active && r < DC_D && r != t0 && check_others;
     u32* lock = my_locks + my_b;
 
     // (1) The target's lock taken, the other lock words read.
@@ -849,20 +865,23 @@ __device__ __forceinline__ void dc_insert_tiles(const dc_view& t, const wm_bulk&
     if (is_target) ver = atomicOr(lock, 1u);
     else if (is_other) ver = __ldcg(lock);
     dc_order();
-    // (2) The key's buckets, a slice per lane.
+    // (2) The key's buckets (the target alone where others need not be read), a slice per lane.
     dc_slice sl[DC_D];
 #pragma unroll
     for (int j = 0; j < DC_D; j++) {
-      if (active) {
+      if (active && (check_others || (u32)j == t0)) {
         sl[j] = dc_read_slice(t.sub[j].keys + (u64)bkt[j] * DC_SLOTS, r);
       } else {
 #pragma unroll
         for (int x = 0; x < DC_SPL; x++) sl[j].s[x] = WM_KEY_EMPTY;
       }
     }
-    dc_order();
     // (3) The other lock words again.
-    const u32 ver2 = is_other ? __ldcg(lock) : 0u;
+    u32 ver2 = 0u;
+    if (check_others) {
+      dc_order();
+      ver2 = is_other ? __ldcg(lock) : 0u;
+    }
 
     // What this lane's slices hold: the key in the target (hit_s), an empty slot of the target
     // (empty_s), the key in another subtable (elsewhere).
@@ -896,9 +915,9 @@ __device__ __forceinline__ void dc_insert_tiles(const dc_view& t, const wm_bulk&
     } else if (hit != 0u) {
       st = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
       if (assign) writer = (u32)__ffs(hit) - 1u;
-    } else if (!REINSERT && bad != 0u) {
+    } else if (check_others && bad != 0u) {
       st = DC_RETRY;  // a chain moved through the key's other buckets meanwhile
-    } else if (!REINSERT && other != 0u) {
+    } else if (check_others && other != 0u) {
       st = DC_SLOW;  // present in another subtable: the serial path updates it there
     } else if (empty != 0u) {
       st = WM_STATUS_OK;
@@ -950,8 +969,104 @@ __device__ __forceinline__ void dc_insert_tiles(const dc_view& t, const wm_bulk&
   }
 }
 
+// The thread insert: the first tries of a fresh batch's keys and of a downsize's residuals, each
+// lane its own key, first fit along the key's order of buckets: its bucket in the target
+// subtable, then in the next subtable (dc_next), and so on. A lane takes the bucket's lock, reads
+// its 128 bytes itself (eight 16-byte loads from L2), and updates the key, or writes it into an
+// empty slot, or (the bucket full) moves on to the next bucket of the order. The warp's 32 keys
+// share each round trip and each fence, where a tile step serves 4; and a full target costs one
+// more bucket, not an eviction chain, unless all d are full.
+//
+// Why a fresh batch may stop at the first bucket with room (no key of the batch was in the table
+// before it): during an insert batch no slot empties, so a full bucket stays full; a key of the
+// batch is written into the first bucket of its order with room (here, or its target by the
+// tiles and the serial path), and leaves a bucket only as the victim of an eviction chain, which
+// moves it one step on along its order out of a full bucket. So a key of the batch that is in
+// the table is in the first bucket of its order with room or in a full one before it, and the
+// first bucket with room that does not hold the key says it is absent. Every lane draws its
+// key's target from the same weights (dc_weights), so copies of a key share their order. A lock
+// held elsewhere is tried DC_THREAD_TRIES times, then the key goes to the tiles; all d buckets
+// full send it to the serial path (an eviction chain, after a check of every bucket). Wide
+// values (copied by several lanes) take the tiles.
+#ifndef DC_THREAD_TRIES
+#define DC_THREAD_TRIES 4u
+#endif
+template <bool REINSERT>
+__device__ __forceinline__ void dc_insert_threads(const dc_view& t, wm_key k, const u32 (&cand)[DC_D], u32 target,
+                                                  const dc_value_in_hand& hand, bool assign, bool& pending,
+                                                  bool& serial, u32& status, long long (&delta)[DC_D]) {
+#ifndef WM_VALUE_WIDE
+  if (!REINSERT && t.fresh == 0u) return;
+  u32 sub = target, lost = 0;
+  for (;;) {
+    const bool go = pending && !serial && lost < DC_THREAD_TRIES;
+    if (!__any_sync(DC_FULL, go)) return;
+    u32 bucket = cand[0];
+    u32* locks = t.sub[0].locks;
+    wm_key* keys = t.sub[0].keys;
+    wm_value* values = t.sub[0].values;
+#pragma unroll
+    for (int j = 1; j < DC_D; j++) {
+      if (sub == (u32)j) {
+        bucket = cand[j];
+        locks = t.sub[j].locks;
+        keys = t.sub[j].keys;
+        values = t.sub[j].values;
+      }
+    }
+    const bool got = go && (atomicOr(locks + bucket, 1u) & 1u) == 0u;
+    dc_fence();  // acquire: the bucket is read after the lock is taken
+    int hit = -1, empty = -1;
+    if (got) {
+      const wm_key* line = keys + (u64)bucket * DC_SLOTS;
+#pragma unroll
+      for (u32 q = 0; q < DC_TILE; q++) {
+        const dc_slice sl = dc_read_slice(line, q);
+#pragma unroll
+        for (int x = 0; x < DC_SPL; x++) {
+          const int slot = (int)(q * DC_SPL) + x;
+          if (hit < 0 && sl.s[x] == k) hit = slot;
+          if (empty < 0 && sl.s[x] == WM_KEY_EMPTY) empty = slot;
+        }
+      }
+    }
+    bool changed = false;
+    if (got) {
+      if (hit >= 0) {
+        if (assign) {
+          values[dc_slot(bucket, (u32)hit)] = hand.v;
+          changed = true;
+        }
+        status = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
+        pending = false;
+      } else if (empty >= 0) {
+        const u64 at = dc_slot(bucket, (u32)empty);
+        values[at] = hand.v;
+        keys[at] = k;
+        changed = true;
+        status = WM_STATUS_OK;
+        pending = false;
+        dc_count(delta, sub, 1);
+      } else {
+        // Full: the next bucket of the key's order; past the last, an eviction chain.
+        const u32 next = dc_next(t, sub);
+        if (next == target || next == sub) serial = true;
+        else sub = next;
+      }
+    } else if (go) {
+      lost++;
+    }
+    dc_fence();  // release: the writes before the lock word
+    if (got) {
+      if (changed) atomicAdd(locks + bucket, 1u);
+      else atomicSub(locks + bucket, 1u);  // unchanged: the version it had (dc_warp_unlock_unchanged)
+    }
+  }
+#endif
+}
+
 // Inserts the keys of the lanes with `pending` set (each lane its own k, cand, target, value):
-// tile attempts while some key may take them, then the serial path (dc_serve_insert) for the
+// thread tries in a fresh batch (dc_insert_threads), tile attempts while some key may take them, then the serial path (dc_serve_insert) for the
 // keys that must (chains, side path, lost tile attempts). Clears `pending` and sets `status`
 // in each lane as its key is done.
 template <bool REINSERT>
@@ -960,6 +1075,7 @@ __device__ __forceinline__ void dc_insert_keys(const dc_view& t, const wm_bulk& 
                                                bool& pending, u32& status, u32& attempts,
                                                long long (&delta)[DC_D]) {
   bool serial = pending && wm_side_slot(k) >= 0;
+  dc_insert_threads<REINSERT>(t, k, cand, target, hand, assign, pending, serial, status, delta);
   dc_insert_tiles<REINSERT>(t, b, k, cand, target, i, hand, assign, pending, serial, status, attempts, delta);
   dc_vote(pending, [&](int src) {
     dc_serve_insert<REINSERT>(t, b, src, k, cand, i, target, assign, pending, status, attempts, delta);
@@ -971,7 +1087,7 @@ __device__ __forceinline__ void dc_insert_keys(const dc_view& t, const wm_bulk& 
 // failures counted in t.scratch[1] instead of t.meta[1].
 template <bool REINSERT>
 __device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk& b) {
-  const dc_choice choice = dc_weights(t);
+  const dc_choice choice = dc_weights(t, t.launch_counts);
   const bool assign = b.assign != 0u;
   const u64 n = REINSERT ? min(b.n, __ldcg(t.scratch)) : b.n;
   long long inserted = 0, failed = 0;
@@ -1152,7 +1268,7 @@ __device__ __forceinline__ void dc_locate(const dc_view& t, const dc_choice& cho
 // b.found[i] = 1 and b.out[i] = value where b.keys[i] is present; 0 otherwise (b.out[i] left
 // alone). b.out may be null (contains).
 extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
-  const dc_choice choice = dc_weights(t);
+  const dc_choice choice = dc_weights(t, t.counts);
   dc_for_each_round(b.n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : (wm_key)0;
     const bool on_side = active && wm_side_slot(k) >= 0;
@@ -1189,7 +1305,7 @@ extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
 // never from subtable t.exclude, and t.meta untouched (the keys stay in the old subtable).
 template <bool UNPLACE>
 __device__ __forceinline__ void dc_erase_batch(const dc_view& t, const wm_bulk& b) {
-  const dc_choice choice = dc_weights(t);
+  const dc_choice choice = dc_weights(t, t.counts);
   const u64 n = UNPLACE ? min(b.n, __ldcg(t.scratch)) : b.n;
   const u32 skip = UNPLACE ? t.exclude : DC_NONE;
   long long erased = 0;
@@ -1241,7 +1357,7 @@ extern "C" __global__ void dycuckoo_unplace(dc_view t, wm_bulk b) { dc_erase_bat
 // updated in this launch is found with its old or its new value, or not at all if it is new).
 // Erases are left alone (the host refuses them: phase-separated, as in the paper).
 extern "C" __global__ void DC_BOUNDS dycuckoo_mixed(dc_view t, wm_bulk b) {
-  const dc_choice choice = dc_weights(t);
+  const dc_choice choice = dc_weights(t, t.launch_counts);
   const bool assign = b.assign != 0u;
   long long inserted = 0, failed = 0;
   long long delta[DC_D];
@@ -1353,7 +1469,7 @@ extern "C" __global__ void dycuckoo_recount(dc_view t, wm_bulk b) {
 // and repeated in the batch counts each time). The host's growth decision (the side path's keys
 // take no slot and are not counted).
 extern "C" __global__ void dycuckoo_count_absent(dc_view t, wm_bulk b) {
-  const dc_choice choice = dc_weights(t);
+  const dc_choice choice = dc_weights(t, t.counts);
   long long absent = 0;
   dc_for_each_round(b.n, [&](u64 i, bool active) {
     const bool insert = active && (b.ops == nullptr || b.ops[i] == WM_OP_INSERT);

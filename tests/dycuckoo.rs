@@ -600,6 +600,64 @@ fn chains_at_high_fill<K: Key, V: Value>() {
     assert!(t.len().unwrap() <= cap);
 }
 
+/// Fresh batches (into an empty table, and of keys all absent from a non-empty one, which the
+/// growth check counts): the insert then reads only the key's target bucket. Every key repeats
+/// up to four times in its batch, and the second batch takes the fill to 0.85 (full target
+/// buckets send keys to the eviction chains), yet each key is stored once, reported new once.
+fn fresh_batches_store_repeated_keys_once<K: Key, V: Value>() {
+    let Some(gpu) = gpu() else { return };
+    let probe = DyCuckooConfig::new(1 << 16).fill_bounds(0.4, 0.95);
+    let cap = dycuckoo::<K, V>(&gpu, probe.clone()).capacity();
+    let mut t = dycuckoo::<K, V>(&gpu, probe.max_capacity(cap));
+    let mut rng = SplitMix64::new(61);
+    let keys = unique_keys::<K>(&mut rng, cap * 85 / 100, false);
+    let mut oracle = HashMap::new();
+    for (round, part) in [
+        (0u64, &keys[..cap * 60 / 100]),
+        (1, &keys[cap * 60 / 100..]),
+    ] {
+        let what = format!("fresh batch {round}, {} keys", part.len());
+        // Key j appears 1 + j % 4 times, the copies spread over the batch.
+        let mut batch: Vec<K> = part
+            .iter()
+            .enumerate()
+            .flat_map(|(j, &k)| std::iter::repeat_n(k, 1 + j % 4))
+            .collect();
+        for i in (1..batch.len()).rev() {
+            batch.swap(i, rng.next_u64() as usize % (i + 1));
+        }
+        let values: Vec<V> = batch.iter().map(|&k| value_for(k, round)).collect();
+        let mut st = statuses(batch.len());
+        let failed = t.insert_with_status(&batch, &values, &mut st).unwrap();
+        assert_eq!(failed, 0, "{what}: keys not placed at fill 0.85");
+        let mut new_keys = HashMap::new();
+        for (k, s) in batch.iter().zip(&st) {
+            assert!(s.is_ok(), "{what}: {k:?} {s:?}");
+            if !s.was_update() {
+                *new_keys.entry(*k).or_insert(0) += 1;
+            }
+        }
+        assert_eq!(new_keys.len(), part.len(), "{what}: keys reported new");
+        assert!(
+            new_keys.values().all(|&c| c == 1),
+            "{what}: a key reported new more than once"
+        );
+        oracle.extend(part.iter().map(|&k| (k, value_for::<K, V>(k, round))));
+        assert_eq!(t.capacity(), cap, "{what}");
+        check_table(&what, &t, &oracle);
+    }
+}
+
+#[test]
+fn fresh_batches_store_repeated_keys_once_u32_u32() {
+    fresh_batches_store_repeated_keys_once::<u32, u32>();
+}
+
+#[test]
+fn fresh_batches_store_repeated_keys_once_u64_u64() {
+    fresh_batches_store_repeated_keys_once::<u64, u64>();
+}
+
 #[test]
 fn chains_at_high_fill_u32_u32() {
     chains_at_high_fill::<u32, u32>();
