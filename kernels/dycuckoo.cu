@@ -1081,8 +1081,9 @@ __device__ __forceinline__ void dc_insert_threads(const dc_view& t, wm_key k, co
 }
 
 // Inserts the keys of the lanes with `pending` set (each lane its own k, cand, target, value):
-// thread tries in a fresh batch (dc_insert_threads), tile attempts while some key may take them, then the serial path (dc_serve_insert) for the
-// keys that must (chains, side path, lost tile attempts). Clears `pending` and sets `status`
+// thread tries in a fresh batch (dc_insert_threads), tile attempts while some key may take them,
+// then the serial path (dc_serve_insert) for the keys that must (chains, side path, lost tile
+// attempts). Clears `pending` and sets `status`
 // in each lane as its key is done.
 template <bool REINSERT>
 __device__ __forceinline__ void dc_insert_keys(const dc_view& t, const wm_bulk& b, wm_key k, const u32 (&cand)[DC_D],

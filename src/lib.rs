@@ -11,6 +11,7 @@ pub mod keygen;
 pub mod sharded;
 pub mod status;
 pub mod table;
+mod trace;
 
 pub use cpu::{CpuMultiMap, CpuTable};
 pub use device::{

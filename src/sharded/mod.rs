@@ -64,6 +64,7 @@ use crate::status::InsertStatus;
 use crate::table::engine::multisplit::PartFunction;
 use crate::table::registry::TableConfig;
 use crate::table::{check_mixed_lens, Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};
+use crate::trace::{env_flag, PhaseClock};
 use crate::{Error, Result};
 use exchange::{CopyExchange, Exchange};
 use rayon::prelude::*;
@@ -1292,50 +1293,11 @@ impl Ctx {
     }
 }
 
-/// Phase times of host pipelines, printed to standard error after each host-slice operation
-/// when `WARPMAP_TRACE_PIPELINE` is set (a tool for tuning the pipeline; off by default).
-struct PhaseClock {
-    on: bool,
-    last: std::time::Instant,
-    spent: Vec<(&'static str, f64)>,
-}
-
-impl PhaseClock {
-    fn new() -> Self {
-        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        PhaseClock {
-            on: *ON.get_or_init(|| std::env::var_os("WARPMAP_TRACE_PIPELINE").is_some()),
-            last: std::time::Instant::now(),
-            spent: Vec::new(),
-        }
-    }
-    /// Adds the time since the last mark to `phase`.
-    fn mark(&mut self, phase: &'static str) {
-        if !self.on {
-            return;
-        }
-        let now = std::time::Instant::now();
-        let ms = (now - self.last).as_secs_f64() * 1e3;
-        self.last = now;
-        match self.spent.iter_mut().find(|(p, _)| *p == phase) {
-            Some((_, t)) => *t += ms,
-            None => self.spent.push((phase, ms)),
-        }
-    }
-    fn report(&self, what: &str, n: usize) {
-        if self.on {
-            let total: f64 = self.spent.iter().map(|(_, t)| t).sum();
-            let phases: Vec<String> = self
-                .spent
-                .iter()
-                .map(|(p, t)| format!("{p} {t:.2}"))
-                .collect();
-            eprintln!(
-                "warpmap pipeline: {what} of {n} keys: {total:.2} ms: {}",
-                phases.join(", ")
-            );
-        }
-    }
+/// A clock of a host pipeline's phases ([`PhaseClock`]), on when `WARPMAP_TRACE_PIPELINE` is
+/// set.
+fn pipeline_clock() -> PhaseClock {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    PhaseClock::new(env_flag(&ON, "WARPMAP_TRACE_PIPELINE"))
 }
 
 /// The GPU side of a pipeline trace: per chunk, when rank 0's upload, its split (and
@@ -1421,8 +1383,8 @@ impl Ctx {
         out: &mut HostOut<'_, V>,
         op: &mut ShardOp<'_, T, K, V>,
     ) -> Result<()> {
-        let mut clock = PhaseClock::new();
-        let mut timeline = Timeline::new(clock.on, &self.ranks[0])?;
+        let mut clock = pipeline_clock();
+        let mut timeline = Timeline::new(clock.on(), &self.ranks[0])?;
         let n = b.keys.len();
         let g = self.ranks.len();
         let chunk = chunk.max(1);
@@ -1642,14 +1604,12 @@ impl Ctx {
         self.synchronize()?;
         clock.mark("sync");
         timeline.report();
-        clock.report(
-            if direct.0 {
-                "host_run (page-locked keys)"
-            } else {
-                "host_run"
-            },
-            n,
-        );
+        let what = if direct.0 {
+            "host_run (page-locked keys)"
+        } else {
+            "host_run"
+        };
+        clock.report(format_args!("pipeline: {what} of {n} keys"));
         Ok(())
     }
 }
@@ -1760,7 +1720,7 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
         if keys.is_empty() && !self.joined() {
             return Ok(());
         }
-        let mut clock = PhaseClock::new();
+        let mut clock = pipeline_clock();
         self.pipeline_insert(keys, values, None, mode)?;
         clock.mark("host_run");
         let r = match self.synchronize_all() {
@@ -1770,7 +1730,10 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
             other => other,
         };
         clock.mark("synchronize_all");
-        clock.report("insert (no statuses)", keys.len());
+        clock.report(format_args!(
+            "pipeline: insert (no statuses) of {} keys",
+            keys.len()
+        ));
         r
     }
 
@@ -1899,7 +1862,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 Ok(failed)
             }
             Body::Device(_) => {
-                let mut clock = PhaseClock::new();
+                let mut clock = pipeline_clock();
                 self.synchronize_all()?;
                 clock.mark("synchronize_all");
                 if keys.is_empty() && !self.joined() {
@@ -1912,7 +1875,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 clock.mark("settle");
                 let failed = status.par_iter().filter(|s| s.is_failure()).count();
                 clock.mark("count");
-                clock.report("insert", keys.len());
+                clock.report(format_args!("pipeline: insert of {} keys", keys.len()));
                 Ok(failed)
             }
         }

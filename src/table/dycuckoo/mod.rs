@@ -29,11 +29,12 @@
 //! reads consistent buckets. A batch known to hold no key of the table (*fresh*: the table is
 //! empty, or a count on the device, which every plain insert batch into a non-empty table
 //! runs first, found all its keys absent) skips that check: each thread inserts its own key
-//! into the first of the key's buckets with room, in the order target, next subtable, ..., under
-//! that bucket's lock, which is safe because a key of the batch can only be in that bucket or a
-//! full one before it (`kernels/dycuckoo.cu`, `dc_insert_threads`); and an eviction chain is built under the locks of all its buckets
-//! and then moved from its end back to its start, so no evicted pair is ever held outside the
-//! table: a chain longer than [`DyCuckooConfig::max_evictions`] changes nothing, and the key
+//! into the first of the key's buckets with room, in the order target, next subtable, ...,
+//! under that bucket's lock, which is safe because a key of the batch can only be in that
+//! bucket or a full one before it (`kernels/dycuckoo.cu`, `dc_insert_threads`). An eviction
+//! chain is built under the locks of all its buckets and then moved from its end back to its
+//! start, so no evicted pair is ever held outside the table: a chain longer than
+//! [`DyCuckooConfig::max_evictions`] changes nothing, and the key
 //! being inserted gets [`TABLE_FULL`](crate::status::TABLE_FULL) (the paper's pair in hand is
 //! dropped).
 //!
@@ -43,8 +44,9 @@
 //! `[α, β]` ([`DyCuckooConfig::fill_bounds`], 0.4 and 0.9 by default as in the paper):
 //! - before a batch that could take θ above β, the table counts the batch's keys that are absent
 //!   (a find pass, which also tells whether the batch is fresh) and **doubles the smallest
-//!   subtable** until they fit below β. The upsize rehash is conflict-free: a key of bucket `loc` goes to `loc` or
-//!   `loc + |h^i|`. Keys that still find no room (a chain ran out) make the table double a
+//!   subtable** until they fit below β. The upsize rehash is conflict-free: a key of bucket
+//!   `loc` goes to `loc` or `loc + |h^i|`. Keys that still find no room (a chain ran out) make
+//!   the table double a
 //!   subtable and insert them again; only at [`DyCuckooConfig::max_capacity`] or when device
 //!   memory runs out are they reported (status, [`Error::TableFull`]).
 //! - after a host-slice `erase` that leaves θ below α, the table **halves the largest
@@ -86,6 +88,7 @@ use crate::kernels::{KernelSource, DYCUCKOO};
 use crate::key::{Key, Value};
 use crate::table::engine::{bulk_grid, engine_source, Bulk, GpuTable, Scheme, SchemeConfig};
 use crate::table::{DeviceHashTable, HashTable};
+use crate::trace::{env_flag, PhaseClock};
 use crate::{Error, Result};
 use policy::{Geometry, MAX_SUBTABLES};
 use std::marker::PhantomData;
@@ -440,6 +443,10 @@ impl<K: Key, V: Value> DyCuckooScheme<K, V> {
         self.erasing = 0;
         Ok(counts)
     }
+    /// Copies the counts into `launch_counts`, on the table's stream, before an insert launch.
+    fn snapshot_counts(&mut self, gpu: &Gpu) -> Result<()> {
+        gpu.copy_device(&self.counts, &mut self.launch_counts)
+    }
     fn allocate_side(gpu: &Gpu) -> Result<(DeviceBuffer<u32>, DeviceBuffer<V>)> {
         // Two side-path locks, two present flags, and the escalation token of the kernels'
         // inserts (kernels/dycuckoo.cu: DC_SIDE_TOKEN).
@@ -612,11 +619,12 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
     }
 
     /// Grows (doubling the smallest subtable) until the batch's keys absent from the table fit
-    /// within β. The keys are counted on the device, and only when the table's bound on its
-    /// keys says the batch might cross β; an upsize that cannot allocate stops the growth (the
-    /// keys that then find no room are reported). Then decides whether the launch is fresh
-    /// (none of its keys in the table: the table is empty, or the count found every key of a
-    /// plain insert absent), and copies the counts the launch draws targets from.
+    /// within β. The keys are counted on the device: for every plain batch into a non-empty
+    /// table (`FreshMode::Count`), else only when the table's bound on its keys says the batch
+    /// might cross β; an upsize that cannot allocate stops the growth (the keys that then find
+    /// no room are reported). Then decides whether the launch is fresh (none of its keys in the
+    /// table: the table is empty, or the count found every key of a plain insert absent), and
+    /// copies the counts the launch draws targets from.
     fn before_insert(
         table: &mut GpuTable<Self>,
         keys: &DeviceBuffer<K>,
@@ -632,35 +640,35 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         let count_always =
             s.fresh_mode == FreshMode::Count && ops.is_none() && !empty(&table.scheme);
         let mut absent = None;
-        let mut trace = Trace::start();
+        static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let mut clock = PhaseClock::new(env_flag(&TRACE, "WARPMAP_TRACE_DYCUCKOO"));
+        let upsizes = table.scheme.resizes.upsizes;
         if s.known.saturating_add(s.pending).saturating_add(n) > limit || count_always {
             // The count goes first, so that one download brings it and the exact counts.
             count_absent(table, keys, ops)?;
             table.scheme.read_counts(&gpu)?;
-            trace.lap("count_absent and read_counts");
-            absent = Some(table.scheme.absent);
-            let cross = table.scheme.known + n > limit;
-            if let (true, Some(a)) = (cross, absent) {
-                let before = table.scheme.resizes.upsizes;
-                grow(table, a, false)?;
-                if trace.on() {
-                    gpu.synchronize()?;
-                    trace.lap(&format!(
-                        "{} upsizes",
-                        table.scheme.resizes.upsizes - before
-                    ));
+            clock.mark("count_absent and read_counts");
+            let s = &table.scheme;
+            absent = Some(s.absent);
+            if s.known + n > limit {
+                grow(table, s.absent, false)?;
+                if clock.on() {
+                    gpu.synchronize()?; // a traced growth's time is its own
+                    clock.mark("upsizes");
                 }
             }
         }
         let s = &mut table.scheme;
         s.fresh =
             s.fresh_mode != FreshMode::Off && (empty(s) || (ops.is_none() && absent == Some(n)));
-        trace.end(&format!(
-            "dycuckoo before_insert: {n} keys, {} known, fresh {}",
-            s.known, s.fresh
+        clock.report(format_args!(
+            "dycuckoo before_insert: {n} keys, {} known, fresh {}, {} upsizes",
+            s.known,
+            s.fresh,
+            s.resizes.upsizes - upsizes
         ));
         s.pending += n;
-        gpu.copy_device(&s.counts, &mut s.launch_counts)
+        s.snapshot_counts(&gpu)
     }
 
     /// Doubles subtables (at least one) until the stored keys and the `failed` ones fit within
@@ -680,40 +688,6 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
     /// Halves subtables while the fill is below α (see [`DyCuckoo::fit_fill_bounds`]).
     fn after_erase(table: &mut GpuTable<Self>) -> Result<()> {
         shrink(table)
-    }
-}
-
-/// Phase times of the growth check before an insert, printed to standard error when
-/// `WARPMAP_TRACE_DYCUCKOO` is set (a tool for tuning; off by default). A traced growth
-/// synchronises so that its time is its own.
-struct Trace {
-    at: Option<std::time::Instant>,
-    laps: String,
-}
-
-impl Trace {
-    fn start() -> Self {
-        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let on = *ON.get_or_init(|| std::env::var_os("WARPMAP_TRACE_DYCUCKOO").is_some());
-        Trace {
-            at: on.then(std::time::Instant::now),
-            laps: String::new(),
-        }
-    }
-    fn on(&self) -> bool {
-        self.at.is_some()
-    }
-    fn lap(&mut self, what: &str) {
-        if let Some(at) = self.at.as_mut() {
-            let now = std::time::Instant::now();
-            self.laps += &format!(" {what} {:.0} us", (now - *at).as_secs_f64() * 1e6);
-            *at = now;
-        }
-    }
-    fn end(self, what: &str) {
-        if self.on() {
-            eprintln!("{what}:{}", self.laps);
-        }
     }
 }
 
@@ -919,14 +893,10 @@ fn downsize_subtable<K: Key, V: Value>(
 
     // The new arrays take the subtable's place; the old ones stay for a rollback.
     let old = std::mem::replace(&mut table.scheme.subtables[i], fresh);
-    {
-        let s = &mut table.scheme;
-        gpu.copy_device(&s.counts, &mut s.launch_counts)?;
-    }
+    table.scheme.snapshot_counts(&gpu)?;
     let mut view = table.view();
     view.exclude = i as u32;
     view.scratch = scratch.device_address();
-    view.fresh = 0; // residuals are distinct and absent: the kernel skips the check anyway
     let bulk = Bulk::insert(&res_keys, &res_values, None, true);
     let grid = bulk_grid(&gpu, res_capacity as u64);
     let kernel = &table.scheme.kernels().reinsert;
