@@ -31,14 +31,17 @@
 // at its first cell; later rounds only the queued ones, so the rounds cost what is left to
 // place rather than the whole bucket. A key leaves a cell only when that cell is full, which is
 // the lookups' stopping rule. Every shared word that more than one thread may write between two
-// barriers is written with an atomic (racecheck). When no key is left,
-// the bucket is written back in one coalesced pass over its TL_SLOTS slots. A bucket with no
-// layout within max_iterations rounds is rebuilt with a new seed (tl_next_seed; host twin
-// `next_seed`), at most max_rebuilds times (counted in stats[0]); a bucket that still fails
-// (stats[1]), or whose keys exceed its slots, keeps its old layout (with its updated values)
-// and reports its new keys TABLE_FULL: the host then splits buckets (more buckets,
-// re-bucketed) and inserts those keys again, so no key is dropped. The host also splits
-// before a batch that could overflow a bucket.
+// barriers is written with an atomic (racecheck). When no more keys are left than the slots
+// cannot hold (and after one settling round: each left key takes the first free slot of its
+// cells, evicting nobody), the bucket is written back in one coalesced pass over its TL_SLOTS
+// slots and the left keys go to the stash (below). A bucket that leaves more than TL_SLACK
+// keys beyond those within max_iterations rounds is rebuilt with a new seed (tl_next_seed; host
+// twin `next_seed`), at most max_rebuilds times (counted in stats[0]; the last seed's layout is
+// taken whatever it leaves); a bucket whose queue overflows on every seed, that finds the stash
+// full (stats[3]), or whose keys exceed TL_ITEMS, keeps its old layout (with its updated values)
+// and reports its new keys TABLE_FULL (stats[1] counts the failed builds): the host then splits
+// buckets (more buckets, re-bucketed) and inserts those keys again, so no key is dropped. The
+// host also splits before a batch that could overflow a bucket.
 //
 // Slots: a 4-byte key with a 4-byte value packs into one 64-bit word (key in the low half);
 // other widths (4 or 8 bytes each) take 16 bytes {key, value}, each zero-extended. An empty slot
@@ -46,6 +49,23 @@
 // path (kernels/common/side.cuh), so every key value is insertable. Erase turns the key's slot
 // into a tombstone (WM_KEY_TOMBSTONE) with a CAS: the cell stays without an empty slot, so the
 // lookups' stopping rule holds; the next rebuild of the bucket drops its tombstones.
+//
+// The stash (holding load 0.95): a bucket's share of the keys varies (at load 0.95 a bucket of
+// 1536 slots averages 1459 keys, sd about 38, and the fullest of 10^5 buckets needs more slots
+// than it has), so a build may take up to TL_ITEMS keys, TL_EXTRA more than its slots, and the
+// keys it leaves unplaced (those beyond its slots, and what the cuckoo rounds leave near a full
+// bucket: at most TL_SLACK more than those, else the bucket tries a new seed) go to one stash
+// shared by all buckets: an open-addressing table of t.stash_cells cells (linear probing by
+// cells from a hash of the key under t.stash_seed), at most half of whose slots are ever used
+// (a build reserves its slots in stats[2] first; a build that finds the stash full fails, its
+// new keys TABLE_FULL, and the host splits). A stashed key sets a bit (from the same hash) in
+// its bucket's 16-bit stash mask, kept in the top bits of the bucket's seed word (seeds are 48
+// bits), so a lookup reads it with the seed; one that does not find its key in the bucket's
+// cells probes the stash only when the key's bit is set (at load 0.95 a bucket stashes about
+// half a key on average). Stashed keys stay in the
+// stash until the table re-buckets (a rebuild of the bucket does not pull them back: the mask
+// keeps them reachable whatever the bucket's new layout), erase leaves a tombstone there too,
+// and counts[b] counts a bucket's keys wherever they are (its slots and the stash).
 //
 // An insert batch arrives split by bucket with a payload per key (tl_payload): its value and its
 // index in the caller's batch, packed by two_level_index before the split, so that the build
@@ -64,8 +84,8 @@
 #ifndef WM_HASH
 #define WM_HASH WM_HASH_MURMUR
 #endif
-#if !defined(TL_D) || !defined(TL_SUB)
-#error "TL_D (hash functions, 2..4) and TL_SUB (slots per subtable) must be defined"
+#if !defined(TL_D) || !defined(TL_SUB) || !defined(TL_EXTRA)
+#error "TL_D (hash functions, 2..4), TL_SUB (slots per subtable) and TL_EXTRA (items a build takes beyond its slots) must be defined"
 #endif
 #if TL_D < 2 || TL_D > 4
 #error "TL_D must be 2, 3 or 4"
@@ -80,22 +100,28 @@
 #endif
 static_assert(TL_SUB % 4 == 0, "subtables are whole cells (of 4 slots, or 2 wide ones)");
 #define TL_SUB_CELLS (TL_SUB / TL_CELL)
-// Items (keys) one bucket build holds: at most one per slot.
-#define TL_ITEMS TL_SLOTS
-// The duplicate filter's size: a power of two at least 4/3 of the items (linear probing).
-#define TL_CLAIM_BITS (TL_ITEMS * 4 / 3 <= 512 ? 9 : TL_ITEMS * 4 / 3 <= 1024 ? 10 : TL_ITEMS * 4 / 3 <= 2048 ? 11 : TL_ITEMS * 4 / 3 <= 4096 ? 12 : 13)
+// Items (keys) one bucket build holds: one per slot and TL_EXTRA more, which go to the stash
+// (the host picks TL_EXTRA: up to an eighth of the slots, as shared memory allows).
+#define TL_ITEMS (TL_SLOTS + TL_EXTRA)
+// Keys a build may leave unplaced beyond those it has no slot for, before it tries a new seed.
+#define TL_SLACK (TL_SLOTS / 128)
+// The duplicate filter's size: a power of two at least 4/3 of the slots (linear probing; it
+// holds at most TL_ITEMS keys, at most 0.85 of it).
+#define TL_CLAIM_BITS (TL_SLOTS * 4 / 3 <= 512 ? 9 : TL_SLOTS * 4 / 3 <= 1024 ? 10 : TL_SLOTS * 4 / 3 <= 2048 ? 11 : TL_SLOTS * 4 / 3 <= 4096 ? 12 : 13)
 #define TL_CLAIM (1u << TL_CLAIM_BITS)
 #define TL_NO_ITEM 0xffffu
 // A queue entry: an item (13 bits) and its next cell choice (2 bits) in 16.
 #define TL_FN_SHIFT 13
 #define TL_ITEM_MASK ((1u << TL_FN_SHIFT) - 1u)
-// Entries per placement queue: a round rarely displaces more than a sixth of the items; one that
-// displaces more than a quarter fails the attempt (the bucket starts over with a new seed).
-#define TL_QUEUE (TL_ITEMS / 4 > 8 ? TL_ITEMS / 4 : 8)
+// Entries per placement queue: round 0 displaces about a sixth of the items at load 0.95 and a
+// quarter at 1.125; a round that displaces more than a third fails the attempt (the bucket
+// starts over with a new seed).
+#define TL_QUEUE (TL_ITEMS / 3 > 8 ? TL_ITEMS / 3 : 8)
 #define TL_NO_CLAIM 0xffffffffu
 static_assert(TL_ITEMS < 0xffff, "item indices are 16-bit (TL_NO_ITEM is all ones)");
 static_assert(TL_ITEMS <= TL_ITEM_MASK, "queue entries hold an item in 13 bits");
-static_assert(TL_CLAIM >= TL_ITEMS * 4 / 3, "TL_CLAIM_BITS: buckets of at most 6143 slots");
+static_assert(TL_CLAIM >= TL_SLOTS * 4 / 3, "TL_CLAIM_BITS: buckets of at most 6143 slots");
+static_assert(TL_EXTRA <= TL_SLOTS / 8, "TL_EXTRA: at most an eighth of the slots (the filter's load)");
 
 #if WM_KEY_BYTES == 4 && WM_VALUE_BYTES == 4
 #define TL_PACKED 1
@@ -115,19 +141,24 @@ __device__ __forceinline__ tl_slot tl_empty_slot() { return make_ulonglong2(0xff
 // The table as the kernels see it: twin of src/table/two_level/mod.rs `TwoLevelView`.
 struct tl_view {
   tl_slot* slots;             // buckets * TL_SLOTS slots
-  u64* seeds;                 // per bucket: the seed of its second-level hash functions
-  u32* counts;                // per bucket: keys stored (side-path keys not included)
+  u64* seeds;                 // per bucket: the seed of its second-level hash functions (low
+                              // TL_SEED_BITS) and its stash mask (the 16 bits above)
+  u32* counts;                // per bucket: keys stored, in its slots or the stash (side-path
+                              // keys not included)
   u64* side;                  // the sentinel side path (kernels/common/side.cuh)
   u64* meta;                  // [stored keys, keys left unplaced by all inserts so far]
-  u64* stats;                 // [bucket rebuilds with new seeds, bucket builds that failed]
+  u64* stats;                 // [bucket rebuilds with new seeds, bucket builds that failed,
+                              //  stash slots taken, builds that found the stash full]
   const wm_key* batch_keys;   // insert: the batch's keys grouped by bucket (multisplit)
   const void* batch_payload;  // insert: each grouped key's tl_payload (value, batch index)
   const u64* batch_offsets;   // insert: buckets + 1 offsets into batch_keys
+  tl_slot* stash;             // stash_cells * TL_CELL slots: keys their bucket did not place
   u32 buckets;
   u32 max_iterations;         // cuckoo rounds before a bucket is rebuilt with a new seed
   u32 max_rebuilds;           // new seeds tried before a bucket build fails
-  u32 reserved;
+  u32 stash_cells;
   u64 part_seed;              // the first level's seed (wm_part_of)
+  u64 stash_seed;             // the stash's hash seed
 };
 WM_CHECK_VIEW(tl_view);
 
@@ -170,19 +201,98 @@ __device__ __forceinline__ void tl_load_cell(const tl_slot* slots, u64 first, tl
 #endif
 }
 
+// A bucket's seed word: its seed in the low TL_SEED_BITS, its stash mask in the 16 above.
+#define TL_SEED_BITS 48
+#define TL_SEED_MASK ((1ull << TL_SEED_BITS) - 1ull)
+__device__ __forceinline__ u64 tl_seed(u64 word) { return word & TL_SEED_MASK; }
+__device__ __forceinline__ u32 tl_mask(u64 word) { return (u32)(word >> TL_SEED_BITS); }
+
 // The seed a bucket is rebuilt with after `seed` found no layout (host twin `next_seed`).
-__device__ __forceinline__ u64 tl_next_seed(u64 seed) { return wm_fmix64(seed + 0x9e3779b97f4a7c15ull); }
+__device__ __forceinline__ u64 tl_next_seed(u64 seed) { return wm_fmix64(seed + 0x9e3779b97f4a7c15ull) & TL_SEED_MASK; }
 
 // The bucket of key k (the multisplit's part of k).
 __device__ __forceinline__ u32 tl_bucket_of(const tl_view& t, const wm_key& k) {
   return wm_part_of<WM_HASH>(k, t.part_seed, t.buckets);
 }
 
-// Looks k (not a sentinel) up: the slot index (global) holding it, or ~0ull. Reads k's cells in
-// order and stops at the one holding k or the first with an empty slot (the stopping rule).
-__device__ __forceinline__ u64 tl_locate(const tl_view& t, const wm_key& k, tl_slot* seen) {
+// The stash's hash of k: .x picks its first cell, the top 6 bits of .y its bit in its
+// bucket's stash mask. Independent of the bucket's seed, which a rebuild may change.
+__device__ __forceinline__ uint2 tl_stash_hash(const tl_view& t, const wm_key& k) {
+  return wm_hash_key<WM_HASH>(k, t.stash_seed);
+}
+__device__ __forceinline__ u32 tl_stash_bit(uint2 hs) { return 1u << (hs.y >> 28); }
+
+// The stash slot holding k (its contents in *seen), or nullptr: cells from k's first one, in
+// order and wrapping, up to the one holding k or the first with an empty slot. Keys are only
+// ever added while k is not being added (a build adds only its own bucket's keys), so a look
+// racing with other buckets' inserts still finds k if it was there before the launch.
+__device__ __forceinline__ tl_slot* tl_stash_locate(const tl_view& t, uint2 hs, const wm_key& k, tl_slot* seen) {
+  u32 c = wm_map_to_range(hs.x, t.stash_cells);
+  for (u32 step = 0; step < t.stash_cells; step++) {
+    const u64 first = (u64)c * TL_CELL;
+    tl_slot cell[TL_CELL];
+    tl_load_cell(t.stash, first, cell);
+#pragma unroll
+    for (u32 e = 0; e < TL_CELL; e++) {
+      const wm_key x = tl_key(cell[e]);
+      if (wm_key_eq(x, k)) {
+        *seen = cell[e];
+        return t.stash + first + e;
+      }
+      if (wm_key_eq(x, WM_KEY_EMPTY)) return nullptr;
+    }
+    c = c + 1 == t.stash_cells ? 0u : c + 1;
+  }
+  return nullptr;
+}
+
+// The stash slot of k when its bucket's mask says it may be there (`mask`: the bucket's), or
+// nullptr.
+__device__ __forceinline__ tl_slot* tl_stash_find(const tl_view& t, u32 mask, const wm_key& k, tl_slot* seen) {
+  if (mask == 0) return nullptr;
+  const uint2 hs = tl_stash_hash(t, k);
+  return (mask & tl_stash_bit(hs)) != 0 ? tl_stash_locate(t, hs, k, seen) : nullptr;
+}
+
+// Adds k -> v (absent from the stash, a slot reserved for it) at the first empty slot from its
+// first cell, and returns its bit for its bucket's mask. The reservation (at most half the
+// slots taken) guarantees an empty slot.
+__device__ __forceinline__ u32 tl_stash_add(const tl_view& t, const wm_key& k, const wm_value& v) {
+  const uint2 hs = tl_stash_hash(t, k);
+  u32 c = wm_map_to_range(hs.x, t.stash_cells);
+  for (bool placed = false; !placed; c = c + 1 == t.stash_cells ? 0u : c + 1) {
+    tl_slot* const cell = t.stash + (u64)c * TL_CELL;
+    for (u32 e = 0; e < TL_CELL && !placed; e++) {
+#if defined(TL_PACKED)
+      placed = atomicCAS(cell + e, tl_empty_slot(), tl_make(k, v)) == tl_empty_slot();
+#else
+      // The key word claims the slot; nothing reads the value before the launch ends.
+      placed = atomicCAS(&cell[e].x, ~0ull, (u64)k) == ~0ull;
+      if (placed) cell[e].y = (u64)v;
+#endif
+    }
+  }
+  return tl_stash_bit(hs);
+}
+
+// Replaces the value of the stashed pair at p (its key stays): an insert's update.
+__device__ __forceinline__ void tl_stash_assign(tl_slot* p, const wm_key& k, const wm_value& v) {
+#if defined(TL_PACKED)
+  atomicExch(p, tl_make(k, v));
+#else
+  atomicExch(&p->y, (u64)v);
+#endif
+}
+
+// Looks k (not a sentinel) up: the slot holding it (in its bucket or the stash; its contents in
+// *seen, its bucket in *bucket), or nullptr. Reads k's cells in order and stops at the one
+// holding k or the first with an empty slot (the stopping rule); then the stash, if the
+// bucket's mask has k's bit.
+__device__ __forceinline__ tl_slot* tl_locate(const tl_view& t, const wm_key& k, tl_slot* seen, u32* bucket) {
   const u32 b = tl_bucket_of(t, k);
-  const uint2 h = wm_hash_key<WM_HASH>(k, t.seeds[b]);
+  *bucket = b;
+  const u64 word = t.seeds[b];
+  const uint2 h = wm_hash_key<WM_HASH>(k, tl_seed(word));
   const u64 base = (u64)b * TL_SLOTS;
 #pragma unroll
   for (u32 j = 0; j < TL_D; j++) {
@@ -195,13 +305,13 @@ __device__ __forceinline__ u64 tl_locate(const tl_view& t, const wm_key& k, tl_s
       const wm_key x = tl_key(cell[e]);
       if (wm_key_eq(x, k)) {
         *seen = cell[e];
-        return first + e;
+        return t.slots + first + e;
       }
       room |= wm_key_eq(x, WM_KEY_EMPTY);
     }
-    if (room) return ~0ull;
+    if (room) break;
   }
-  return ~0ull;
+  return tl_stash_find(t, tl_mask(word), k, seen);
 }
 
 // The item of k in a layout held in shared memory (item per slot), or TL_NO_ITEM.
@@ -258,16 +368,30 @@ __device__ __forceinline__ void tl_place(u32* s_table, const wm_key* s_keys, uns
   }
 }
 
+// Item i takes the first free slot of its cells, in order, evicting nobody: true if placed. An
+// earlier cell it passes is full and stays full in the attempt, so the stopping rule holds.
+__device__ __forceinline__ bool tl_settle(u32* s_table, const wm_key* s_keys, u64 seed, u32 i) {
+  const uint2 h = wm_hash_key<WM_HASH>(s_keys[i], seed);
+  for (u32 j = 0; j < TL_D; j++) {
+    const u32 first = tl_cell(h, j) * TL_CELL;
+    for (u32 e = 0; e < TL_CELL; e++) {
+      if (atomicCAS(&s_table[first + e], TL_NO_ITEM, i) == TL_NO_ITEM) return true;
+    }
+  }
+  return false;
+}
+
 // Inserts b.keys[i] -> b.values[i] (b.status, if not null, gets each key's status), given the
 // batch grouped by bucket in t.batch_* (the host's multisplit). One block per bucket, striding.
-// t.meta[0] counts the stored keys, t.meta[1] the keys left unplaced; t.stats the rebuilds.
+// t.meta[0] counts the stored keys, t.meta[1] the keys left unplaced; t.stats the rebuilds,
+// failed builds and the stash's slots.
 extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view t, wm_bulk b) {
   const tl_payload* const payload = static_cast<const tl_payload*>(t.batch_payload);
   __shared__ wm_key s_keys[TL_ITEMS];
   __shared__ wm_value s_vals[TL_ITEMS];
   __shared__ u32 s_table[TL_SLOTS];                   // item index per slot (TL_NO_ITEM: empty);
                                                       // 32-bit for the rounds' atomics
-  __shared__ unsigned short s_from[TL_ITEMS];         // existing item: its old slot
+  __shared__ unsigned short s_from[TL_SLOTS];         // existing item (at most one per slot): its old slot
   __shared__ unsigned short s_queue[2][TL_QUEUE];     // items left to place, with their next cell
   __shared__ u32 s_qlen[2];                           // entries in each queue
   __shared__ u32 s_qfull;                             // a queue overflowed: the attempt fails
@@ -276,6 +400,8 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
   __shared__ u32 s_n;                                 // items that were in the bucket (pass 1)
   __shared__ u32 s_new;                               // new items (pass 2), after those
   __shared__ u32 s_overflow;                          // more new keys than the bucket can take
+  __shared__ u32 s_stash_ok;                          // the stash had room for the left items
+  __shared__ u32 s_mask;                              // the bucket's stash mask, with new bits
 
   const bool assign = b.assign != 0u;
   const u32 present_code = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
@@ -287,7 +413,10 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
     if (n_raw == 0) continue;  // untouched: not rebuilt (uniform across the block)
     tl_slot* const slots = t.slots + (u64)bucket * TL_SLOTS;
     const wm_key* const part = t.batch_keys + off;
-    u64 seed = t.seeds[bucket];
+    const u64 seed_word = t.seeds[bucket];
+    u64 seed = tl_seed(seed_word);
+    // Its stash mask: only this block changes it in this launch (step 4).
+    const u32 mask = tl_mask(seed_word);
 
     // 1. The bucket's current keys become items 0..c-1; s_table holds the old layout (its
     // tombstones are not items: the rebuild drops them).
@@ -300,7 +429,8 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
     __syncthreads();
     // A bucket with no keys (a first batch, or only tombstones) is not read: every slot is
     // rewritten when it is rebuilt, and a failed build leaves its slots as they are.
-    const bool was_empty = t.counts[bucket] == 0u;
+    const u32 old_count = t.counts[bucket];  // its keys, in its slots and the stash
+    const bool was_empty = old_count == 0u;
     for (u32 s = threadIdx.x; s < TL_SLOTS; s += WM_BLOCK) {
       const tl_slot v = was_empty ? tl_empty_slot() : slots[s];  // coalesced
       u32 item = TL_NO_ITEM;
@@ -334,6 +464,13 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
       const u32 hit = c == 0u ? TL_NO_ITEM : tl_find_item(s_table, s_keys, h_old, k);
       if (hit != TL_NO_ITEM) {
         if (assign) atomicExch(&s_vals[hit], v);  // occurrences race: one of their values stays
+        if (b.status != nullptr) b.status[idx] = present_code;
+        continue;
+      }
+      tl_slot seen;
+      tl_slot* const stashed = tl_stash_find(t, mask, k, &seen);
+      if (stashed != nullptr) {  // present in the stash: it stays there
+        if (assign) tl_stash_assign(stashed, k, v);
         if (b.status != nullptr) b.status[idx] = present_code;
         continue;
       }
@@ -379,7 +516,15 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
     // slot of it and the item it displaces (atomicExch returns it) is queued for its next cell.
     // Later rounds place only the queued items, so a round costs what is left to place, not
     // the bucket (the paper's divergence: "70 % of the computational resource is wasted").
+    // The rounds stop when no more is queued than the items the slots cannot hold (`over`),
+    // or at max_iterations; then, with a round to spare, each queued item takes the first free
+    // slot of its cells if it has one (tl_settle). The items still left go to the stash if they
+    // are at most TL_SLACK more than `over` (or on the last seed), else the bucket tries a new
+    // seed.
     const u64 old_seed = seed;
+    const u32 over = n > TL_SLOTS ? n - TL_SLOTS : 0u;
+    u32 left = 0;  // items the accepted layout leaves to the stash, in s_queue[left_queue]
+    u32 left_queue = 0;
     bool built = n == c;  // nothing new (or overflow): the old layout stands, values updated
     for (u32 attempt = 0; attempt <= t.max_rebuilds && !built; attempt++) {
       if (attempt > 0) {
@@ -397,14 +542,10 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
       for (u32 i = threadIdx.x; i < n; i += WM_BLOCK) tl_place(s_table, s_keys, s_queue[0], &s_qlen[0], &s_qfull, seed, i, 0u, 0u);
       __syncthreads();
       // Rounds 1, 2, ...: round 0 counts as one of the max_iterations.
-      for (u32 round = 1, cur = 0;; round++, cur ^= 1u) {
+      u32 round = 1, cur = 0;
+      for (;; round++, cur ^= 1u) {
         const u32 len = s_qlen[cur];
-        if (s_qfull != 0u) break;  // an item was dropped from the queue: the attempt failed
-        if (len == 0u) {
-          built = true;
-          break;
-        }
-        if (round >= t.max_iterations) break;
+        if (s_qfull != 0u || len <= over || round >= t.max_iterations) break;
         if (threadIdx.x == 0) s_qlen[cur ^ 1u] = 0;  // nobody pushes to it before the barrier
         __syncthreads();
         for (u32 e = threadIdx.x; e < len; e += WM_BLOCK) {
@@ -413,19 +554,63 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
         }
         __syncthreads();
       }
+      if (s_qfull != 0u) continue;  // an item was dropped from the queue: the attempt failed
+      u32 len = s_qlen[cur];
+      if (len > 0u) {
+        // The settling round (if a round is left), and the list of items left, in the other
+        // queue.
+        const bool settle = round < t.max_iterations;
+        if (threadIdx.x == 0) s_qlen[cur ^ 1u] = 0;
+        __syncthreads();
+        for (u32 e = threadIdx.x; e < len; e += WM_BLOCK) {
+          const u32 i = s_queue[cur][e] & TL_ITEM_MASK;
+          if (!(settle && tl_settle(s_table, s_keys, seed, i))) {
+            s_queue[cur ^ 1u][atomicAdd(&s_qlen[cur ^ 1u], 1u)] = (unsigned short)i;
+          }
+        }
+        __syncthreads();
+        len = s_qlen[cur ^ 1u];
+        left_queue = cur ^ 1u;
+      }
+      if (len > over + TL_SLACK && attempt < t.max_rebuilds) continue;  // a new seed
+      if (len > 0u) {
+        // Reserve the stash's slots: at most half of them are ever taken, so an add always
+        // finds an empty one. A full stash fails the build (the host splits the table).
+        if (threadIdx.x == 0) {
+          const u64 cap = (u64)t.stash_cells * TL_CELL / 2;
+          const u64 before = atomicAdd(&t.stats[2], (u64)len);
+          s_stash_ok = before + len <= cap ? 1u : 0u;
+          if (before + len > cap) {
+            atomicAdd(&t.stats[2], (u64)0 - len);
+            atomicAdd(&t.stats[3], 1ull);
+          }
+        }
+        __syncthreads();
+        if (s_stash_ok == 0u) break;
+      }
+      left = len;
+      built = true;
     }
     __syncthreads();
 
-    // 4. Write the bucket back in one coalesced pass, or keep its old layout.
+    // 4. Write the bucket back in one coalesced pass and stash its left items, or keep its old
+    // layout.
     const bool rebuilt = built && n != c;
     if (rebuilt) {
       for (u32 s = threadIdx.x; s < TL_SLOTS; s += WM_BLOCK) {
         const u32 it = s_table[s];
         slots[s] = it == TL_NO_ITEM ? tl_empty_slot() : tl_make(s_keys[it], s_vals[it]);
       }
+      if (threadIdx.x == 0) s_mask = mask;
+      __syncthreads();
+      for (u32 e = threadIdx.x; e < left; e += WM_BLOCK) {
+        const u32 i = s_queue[left_queue][e];
+        atomicOr(&s_mask, tl_stash_add(t, s_keys[i], s_vals[i]));
+      }
+      __syncthreads();
       if (threadIdx.x == 0) {
-        t.seeds[bucket] = seed;
-        t.counts[bucket] = n;
+        t.seeds[bucket] = seed | ((u64)s_mask << TL_SEED_BITS);
+        t.counts[bucket] = old_count + (n - c);
       }
     } else {
       // The old layout (old seed) with the values the batch replaced; new keys failed, if any.
@@ -449,6 +634,8 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
         // were answered in pass 2 and are not rewritten here (they never reach the filter).
         // s_table still holds the old layout (no attempt ran).
         if (tl_find_item(s_table, s_keys, wm_hash_key<WM_HASH>(k, old_seed), k) != TL_NO_ITEM) continue;
+        tl_slot seen;
+        if (tl_stash_find(t, mask, k, &seen) != nullptr) continue;
         st = WM_STATUS_TABLE_FULL;
       } else if (s_claim[x] == r) {
         st = rebuilt ? WM_STATUS_OK : WM_STATUS_TABLE_FULL;
@@ -475,7 +662,8 @@ extern "C" __global__ void two_level_index(tl_view, wm_bulk b) {
 }
 
 // b.found[i] = 1 and b.out[i] = value where b.keys[i] is present; 0 otherwise (b.out[i] left
-// alone). b.out may be null (contains). At most TL_D slot reads per key, in one bucket.
+// alone). b.out may be null (contains). At most TL_D sector reads per key, in one bucket, and
+// the stash where the bucket's mask has the key's bit.
 extern "C" __global__ void two_level_find(tl_view t, wm_bulk b) {
   wm_for_each<1>(b.n, [&](u64 idx) {
     const wm_key k = b.keys[idx];
@@ -485,15 +673,16 @@ extern "C" __global__ void two_level_find(tl_view t, wm_bulk b) {
       hit = wm_side_find<false>(t.side, side_slot, b.out != nullptr ? b.out + idx : nullptr);
     } else {
       tl_slot s;
-      hit = tl_locate(t, k, &s) != ~0ull;
+      u32 bucket;
+      hit = tl_locate(t, k, &s, &bucket) != nullptr;
       if (hit && b.out != nullptr) b.out[idx] = tl_value(s);
     }
     b.found[idx] = hit ? 1 : 0;
   });
 }
 
-// Turns the slot of every present key into a tombstone (never empty: the lookups' stopping
-// rule); t.meta[0] and the bucket's count decrease by the number erased (a key repeated in the
+// Turns the slot of every present key (in its bucket or the stash) into a tombstone (never
+// empty: the lookups' stopping rules); t.meta[0] and the bucket's count decrease by the number erased (a key repeated in the
 // batch is erased once: the CAS decides).
 extern "C" __global__ void two_level_erase(tl_view t, wm_bulk b) {
   long long erased = 0;
@@ -505,18 +694,19 @@ extern "C" __global__ void two_level_erase(tl_view t, wm_bulk b) {
       return;
     }
     tl_slot s;
-    const u64 i = tl_locate(t, k, &s);
-    if (i == ~0ull) return;
+    u32 bucket;
+    tl_slot* const p = tl_locate(t, k, &s, &bucket);
+    if (p == nullptr) return;
     const tl_slot tomb = tl_make(WM_KEY_TOMBSTONE, tl_value(s));
 #if defined(TL_PACKED)
-    const bool won = atomicCAS(t.slots + i, s, tomb) == s;
+    const bool won = atomicCAS(p, s, tomb) == s;
 #else
     // The key word decides; the value word is left as it was (a tombstone's value is unread).
-    const bool won = atomicCAS(&t.slots[i].x, s.x, tomb.x) == s.x;
+    const bool won = atomicCAS(&p->x, s.x, tomb.x) == s.x;
 #endif
     if (won) {
       erased++;
-      atomicSub(t.counts + i / TL_SLOTS, 1u);
+      atomicSub(t.counts + bucket, 1u);
     }
   });
   wm_add_count(t.meta, -erased);
@@ -541,7 +731,8 @@ extern "C" __global__ void two_level_mixed(tl_view t, wm_bulk b) {
         hit = wm_side_find<false>(t.side, side_slot, b.out + idx);
       } else {
         tl_slot s;
-        hit = tl_locate(t, k, &s) != ~0ull;
+        u32 bucket;
+        hit = tl_locate(t, k, &s, &bucket) != nullptr;
         if (hit) b.out[idx] = tl_value(s);
       }
       b.found[idx] = hit ? 1 : 0;
@@ -550,15 +741,16 @@ extern "C" __global__ void two_level_mixed(tl_view t, wm_bulk b) {
   wm_add_count(t.meta + 1, failed);
 }
 
-// Writes every stored pair to b.out_keys / b.out at positions from *b.counter, at most b.n of
+// Writes every stored pair (the buckets' and the stash's) to b.out_keys / b.out at positions from *b.counter, at most b.n of
 // them, in no particular order (kernels/common/bulk.cuh wm_compact).
 extern "C" __global__ void two_level_retrieve(tl_view t, wm_bulk b) {
   wm_side_retrieve(t.side, (u64)blockIdx.x * blockDim.x + threadIdx.x, b.out_keys, b.out, b.counter, b.n);
   tl_slot s;
+  const u64 bucket_slots = (u64)t.buckets * TL_SLOTS;
   wm_compact(
-      (u64)t.buckets * TL_SLOTS, b.counter, b.n,
+      bucket_slots + (u64)t.stash_cells * TL_CELL, b.counter, b.n,
       [&](u64 i) {
-        s = t.slots[i];
+        s = i < bucket_slots ? t.slots[i] : t.stash[i - bucket_slots];
         return wm_side_slot(tl_key(s)) < 0;  // neither empty nor a tombstone
       },
       [&](u64, u64 pos) {

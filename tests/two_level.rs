@@ -259,6 +259,69 @@ fn erase_then_reinsert<K: Key, V: Value>() {
     }
 }
 
+/// A table made for n / 0.95 slots takes n keys without splitting: buckets whose share of the
+/// keys exceeds their slots, and what their layouts leave, go to the stash; every key is found
+/// (stashed ones too), misses are not, erase and reinsert work on stashed keys, and an update
+/// of a stashed key stays an update.
+fn holds_load_095<K: Key, V: Value>() {
+    let n = 1 << 17;
+    let config = TwoLevelConfig::new((n as f64 / 0.95) as usize);
+    for (name, mut t) in tables::<K, V>(config.clone()) {
+        let mut rng = SplitMix64::new(26);
+        let keys = unique_keys::<K>(&mut rng, n, true);
+        let values: Vec<V> = keys.iter().map(|&k| value_for(k, 0)).collect();
+        let mut st = vec![Default::default(); n];
+        let failed = t.t().insert_with_status(&keys, &values, &mut st).unwrap();
+        assert_eq!(failed, 0, "{name}");
+        let mut oracle: HashMap<K, V> = keys.iter().copied().zip(values).collect();
+        assert_insert_statuses(&name, t.r(), &keys, &st, &HashMap::new());
+        let s = t.stats();
+        assert_eq!(s.splits, 0, "{name}: split at load 0.95: {s:?}");
+        let load = t.r().load_factor().unwrap();
+        assert!(load > 0.94, "{name}: load {load}");
+        // Keys beyond a bucket's slots must be in the stash (8-byte slots take fewer extra
+        // items, but none of these buckets needs more than they take).
+        let slots = config.bucket_slots();
+        let beyond: u64 = t
+            .bucket_counts()
+            .iter()
+            .map(|&c| c.saturating_sub(slots) as u64)
+            .sum();
+        assert!(
+            s.stashed >= beyond,
+            "{name}: {s:?}, {beyond} keys beyond the slots"
+        );
+        assert!(s.stashed > 0, "{name}: nothing stashed at load 0.95: {s:?}");
+        eprintln!("{name}: {s:?}, {beyond} keys beyond the slots");
+        assert_matches(&name, t.r(), &oracle);
+        check_counts(&name, &t, &oracle);
+
+        // Updates (stashed keys among them) stay updates; erase a third, then reinsert.
+        let mut st = vec![Default::default(); n];
+        let again: Vec<V> = keys.iter().map(|&k| value_for(k, 1)).collect();
+        t.t().insert_with_status(&keys, &again, &mut st).unwrap();
+        assert!(st.iter().all(|s| s.0 & UPDATED != 0), "{name}: updates");
+        oracle.extend(keys.iter().copied().zip(again));
+        let gone: Vec<K> = keys.iter().copied().step_by(3).collect();
+        assert_eq!(t.t().erase(&gone).unwrap(), gone.len(), "{name}: erase");
+        for k in &gone {
+            oracle.remove(k);
+        }
+        assert_matches(&format!("{name} erased"), t.r(), &oracle);
+        check_counts(&name, &t, &oracle);
+        let back: Vec<V> = gone.iter().map(|&k| value_for(k, 2)).collect();
+        let mut st = vec![Default::default(); gone.len()];
+        assert_eq!(t.t().insert_with_status(&gone, &back, &mut st).unwrap(), 0);
+        assert!(
+            st.iter().all(|s| s.0 & UPDATED == 0),
+            "{name}: reinserted keys are new"
+        );
+        oracle.extend(gone.iter().copied().zip(back));
+        assert_matches(&format!("{name} reinserted"), t.r(), &oracle);
+        check_counts(&name, &t, &oracle);
+    }
+}
+
 /// Bad parameters are errors, never panics, on both backends.
 fn invalid_configs<K: Key, V: Value>() {
     let bad = [
@@ -297,6 +360,10 @@ macro_rules! for_types {
             #[test]
             fn splits_and_coalesces() {
                 super::splits_and_coalesces::<$k, $v>();
+            }
+            #[test]
+            fn holds_load_095() {
+                super::holds_load_095::<$k, $v>();
             }
             #[test]
             fn batches_into_existing() {

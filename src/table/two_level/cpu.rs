@@ -3,8 +3,11 @@
 //! `d` subtables cut into cells and cell functions ([`cell_of`]) under per-bucket seeds, the
 //! same bucket build (rounds with cells: a key takes the first free slot of its cell or, the cell
 //! being full, a pseudo-random slot of it, and the key it displaces is queued for its next cell;
-//! new seeds after `max_probes` rounds or a queue overflow, at most `max_rebuilds` times), the same lookups (cells in order, stopping at the first with an empty slot; erase
-//! leaves a tombstone), the
+//! keys left beyond the slots go to the stash, new seeds when more are left after `max_probes`
+//! rounds or a queue overflows, at most `max_rebuilds` times), the same stash limits (each
+//! bucket keeps its own stashed keys, the GPU table one stash for all), the same lookups (cells
+//! in order, stopping at the first with an empty slot, then the stash; erase leaves a
+//! tombstone), the
 //! same splits before a crowding batch and after failed builds, the same coalescing after
 //! erases, and the side path for sentinel-valued keys (statuses carry
 //! [`SENTINEL_KEY`](crate::status::SENTINEL_KEY) as on the GPU). Bucket builds run in parallel
@@ -17,8 +20,9 @@
 //! them).
 
 use super::{
-    buckets_for, cell_of, cell_slots, grown_buckets, initial_seed, may_overflow, next_seed,
-    part_function, queue_entries, shrunk_buckets, slot_bytes, TwoLevelConfig, TwoLevelStats,
+    buckets_for, cell_of, cell_slots, extra_items, grown_buckets, initial_seed, may_overflow,
+    next_seed, part_function, queue_entries, shrunk_buckets, slot_bytes, stash_capacity,
+    stash_cells, TwoLevelConfig, TwoLevelStats,
 };
 use crate::cpu::MapHashBuilder;
 use crate::error::check_same_len;
@@ -32,6 +36,7 @@ use crate::table::{
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A slot: empty, a tombstone (an erased key's: not empty again until the bucket is rebuilt,
 /// so the lookups' stopping rule holds), or a pair.
@@ -51,12 +56,47 @@ impl<K: Copy, V: Copy> Slot<K, V> {
     }
 }
 
-/// One bucket: its seed and `d × sub` slots.
+/// One bucket: its seed, `d × sub` slots, and its keys in the stash (the GPU table keeps them
+/// in one stash for all buckets; here each bucket holds its own part of it).
 #[derive(Clone, Debug)]
 struct Bucket<K, V> {
     seed: u64,
     slots: Vec<Slot<K, V>>,
+    stash: Vec<(K, V)>,
+    /// Keys in its slots and its stash.
     count: u32,
+}
+
+/// Where a key is in its bucket.
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    Slot(usize),
+    Stash(usize),
+}
+
+/// Stash slots taken so far (the GPU's `stats[2]`): the bucket builds, running in parallel,
+/// reserve theirs here.
+#[derive(Debug, Default)]
+struct StashUse(AtomicU64);
+
+impl Clone for StashUse {
+    fn clone(&self) -> Self {
+        StashUse(AtomicU64::new(self.0.load(Ordering::Relaxed)))
+    }
+}
+
+impl StashUse {
+    /// Takes `n` slots if at most `cap` are then taken.
+    fn reserve(&self, n: u64, cap: u64) -> bool {
+        self.0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
+                (u + n <= cap).then_some(u + n)
+            })
+            .is_ok()
+    }
+    fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 /// What a bucket build did with its part of a batch.
@@ -66,6 +106,7 @@ struct Merged {
     inserted: usize,
     rebuilds: u64,
     failed_build: bool,
+    stash_full: bool,
 }
 
 /// A two-level cuckoo table on host threads (see the [module docs](crate::table::two_level)).
@@ -92,6 +133,9 @@ pub struct TwoLevelCpu<K: Key, V: Value> {
     side: [Option<V>; 2],
     len: usize,
     stats: TwoLevelStats,
+    stash_used: StashUse,
+    /// A build found the stash full since the last re-bucketing (the GPU's `stats[3]`).
+    stash_was_full: bool,
 }
 
 impl<K: Key, V: Value> TwoLevelCpu<K, V> {
@@ -113,6 +157,8 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             side: [None, None],
             len: 0,
             stats: TwoLevelStats::default(),
+            stash_used: StashUse::default(),
+            stash_was_full: false,
         };
         t.reset(buckets);
         Ok(t)
@@ -126,9 +172,13 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
     pub fn buckets(&self) -> u32 {
         self.buckets.len() as u32
     }
-    /// Rebuild, failure, split and coalesce counts since the table was made.
+    /// Rebuild, failure, split and coalesce counts since the table was made; stash slots taken
+    /// since the last re-bucketing.
     pub fn stats(&self) -> TwoLevelStats {
-        self.stats
+        TwoLevelStats {
+            stashed: self.stash_used.get(),
+            ..self.stats
+        }
     }
     /// Keys per bucket (side-path keys not included).
     pub fn bucket_counts(&self) -> Vec<u32> {
@@ -141,11 +191,20 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             .map(|b| Bucket {
                 seed: initial_seed(self.config.seed, b),
                 slots: vec![Slot::Empty; slots],
+                stash: Vec::new(),
                 count: 0,
             })
             .collect();
         self.side = [None, None];
         self.len = 0;
+        self.stash_used = StashUse::default();
+        self.stash_was_full = false;
+    }
+
+    /// Stash slots the table may take ([`stash_capacity`]).
+    fn stash_cap(&self) -> u64 {
+        let cell = cell_slots(K::BYTES, V::BYTES);
+        stash_capacity(stash_cells(self.capacity(), cell), cell)
     }
 
     fn side_slot(key: &K) -> Option<usize> {
@@ -166,10 +225,22 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
         (cell, self.config.slots_per_subtable / cell)
     }
 
-    /// The slot of `key` in bucket `b`, if there: its cells in order, up to the first that holds
-    /// it or has an empty slot (`tl_locate`).
-    fn locate(&self, b: usize, key: &K) -> Option<usize> {
+    /// Where `key` is in bucket `b`, if there: its cells in order, up to the first that holds it
+    /// or has an empty slot, then the bucket's stash (`tl_locate`).
+    fn locate(&self, b: usize, key: &K) -> Option<Place> {
         let bucket = &self.buckets[b];
+        if let Some(s) = self.locate_in_slots(bucket, key) {
+            return Some(Place::Slot(s));
+        }
+        bucket
+            .stash
+            .iter()
+            .position(|(k, _)| k == key)
+            .map(Place::Stash)
+    }
+
+    /// The slot of `key` in `bucket`'s cells.
+    fn locate_in_slots(&self, bucket: &Bucket<K, V>, key: &K) -> Option<usize> {
         let h = self.hash(key, bucket.seed);
         let (cell, sub_cells) = self.cells();
         let d = self.config.hash_functions;
@@ -194,25 +265,34 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             return self.side[s];
         }
         let b = self.bucket_of(key);
-        self.locate(b, key)
-            .and_then(|s| self.buckets[b].slots[s].pair().map(|(_, v)| v))
+        let bucket = &self.buckets[b];
+        match self.locate(b, key)? {
+            Place::Slot(s) => bucket.slots[s].pair().map(|(_, v)| v),
+            Place::Stash(s) => Some(bucket.stash[s].1),
+        }
     }
 
-    /// The build's rounds over `keys` under `seed` (`two_level_insert`): the slot of every key,
-    /// or `None` when keys are left after the round limit or a round displaces more than a
-    /// queue holds ([`queue_entries`]). Round 0 places every key at its first cell, later rounds
-    /// the queued ones at their next: the cell's first free slot, or, the cell being full, the
+    /// The build's rounds over `keys` under `seed` (`two_level_insert`): the slot of every key
+    /// it placed, and the keys it left, or `None` when a round displaces more than a queue
+    /// holds ([`queue_entries`]). Round 0 places every key at its first cell, later rounds the
+    /// queued ones at their next: the cell's first free slot, or, the cell being full, the
     /// pseudo-random slot the GPU picks, whose key is displaced and queued for its next cell.
-    /// Keys in order stand for the GPU's racing threads (any order gives a valid layout).
-    fn layout(&self, keys: &[K], seed: u64) -> Option<Vec<u32>> {
+    /// The rounds stop when no more keys are queued than the slots cannot hold, or at the
+    /// round limit; with a round to spare, each queued key then takes the first free slot of
+    /// its cells, in order, if it has one. Keys in order stand for the GPU's racing threads
+    /// (any order gives a valid layout).
+    fn layout(&self, keys: &[K], seed: u64) -> Option<(Vec<Option<u32>>, Vec<u32>)> {
         let d = self.config.hash_functions;
         let (cell, sub_cells) = self.cells();
         let h: Vec<(u32, u32)> = keys.iter().map(|k| self.hash(k, seed)).collect();
-        let mut table = vec![u32::MAX; self.config.bucket_slots() as usize];
-        let cap = queue_entries(self.config.bucket_slots() as usize);
+        let slots_n = self.config.bucket_slots() as usize;
+        let mut table = vec![u32::MAX; slots_n];
+        let cap = queue_entries(slots_n + self.extra_items() as usize);
+        let over = keys.len().saturating_sub(slots_n);
         // (item, cell choice) to place this round.
         let mut queue: Vec<(u32, u32)> = (0..keys.len() as u32).map(|i| (i, 0)).collect();
-        for round in 0..self.max_iterations {
+        let mut round = 0;
+        loop {
             let mut next = Vec::new();
             for &(i, j) in &queue {
                 let c = cell_of(h[i as usize], j, d, sub_cells);
@@ -232,23 +312,43 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             if next.len() > cap {
                 return None;
             }
-            if next.is_empty() {
-                let mut slot = vec![0u32; keys.len()];
-                for (s, &i) in table.iter().enumerate() {
-                    if i != u32::MAX {
-                        slot[i as usize] = s as u32;
-                    }
-                }
-                return Some(slot);
-            }
             queue = next;
+            round += 1;
+            if queue.len() <= over || round >= self.max_iterations {
+                break;
+            }
         }
-        None
+        let settle = round < self.max_iterations;
+        let mut left = Vec::new();
+        for &(i, _) in &queue {
+            let free = (0..d).find_map(|j| {
+                let first = cell_of(h[i as usize], j, d, sub_cells) * cell;
+                (first..first + cell).find(|&s| table[s as usize] == u32::MAX)
+            });
+            match free.filter(|_| settle) {
+                Some(s) => table[s as usize] = i,
+                None => left.push(i),
+            }
+        }
+        let mut slot = vec![None; keys.len()];
+        for (s, &i) in table.iter().enumerate() {
+            if i != u32::MAX {
+                slot[i as usize] = Some(s as u32);
+            }
+        }
+        Some((slot, left))
+    }
+
+    /// Items a build takes beyond the bucket's slots ([`extra_items`]).
+    fn extra_items(&self) -> u32 {
+        let c = &self.config;
+        extra_items(c.hash_functions, c.slots_per_subtable, K::BYTES, V::BYTES)
     }
 
     /// Merges the keys at `part` (batch indices, in batch order) into bucket `b`: present keys
     /// are updated or kept, new keys enter once, and the bucket is rebuilt (new seeds as
-    /// needed); on failure it keeps its layout and the new keys are TABLE_FULL.
+    /// needed; keys the layout leaves go to the stash); on failure it keeps its layout and the
+    /// new keys are TABLE_FULL.
     fn merge(
         &self,
         b: usize,
@@ -273,9 +373,12 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
         let mut followers: Vec<(usize, usize)> = Vec::new();
         for &i in part {
             let (k, v) = (keys[i], values[i]);
-            if let Some(s) = self.locate(b, &k) {
+            if let Some(at) = self.locate(b, &k) {
                 if assign {
-                    bucket.slots[s] = Slot::Full(k, v);
+                    match at {
+                        Place::Slot(s) => bucket.slots[s] = Slot::Full(k, v),
+                        Place::Stash(s) => bucket.stash[s].1 = v,
+                    }
                 }
                 statuses.push((i, present_code));
             } else if let Some(&item) = new_at.get(&k) {
@@ -294,39 +397,54 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             inserted: 0,
             rebuilds: 0,
             failed_build: false,
+            stash_full: false,
         };
         if new_keys.is_empty() {
             return (bucket, merged);
         }
         let slots_n = bucket.slots.len();
-        let c = bucket.count as usize;
+        let items: Vec<(K, V)> = bucket
+            .slots
+            .iter()
+            .filter_map(Slot::pair)
+            .chain(new_keys.iter().copied())
+            .collect();
         let mut result = None;
-        if c + new_keys.len() <= slots_n {
-            let items: Vec<(K, V)> = bucket
-                .slots
-                .iter()
-                .filter_map(Slot::pair)
-                .chain(new_keys.iter().copied())
-                .collect();
+        if items.len() <= slots_n + self.extra_items() as usize {
             let item_keys: Vec<K> = items.iter().map(|p| p.0).collect();
+            let over = items.len().saturating_sub(slots_n);
+            let slack = slots_n / 128;
             let mut seed = bucket.seed;
             for attempt in 0..=self.config.max_rebuilds {
                 if attempt > 0 {
                     seed = next_seed(seed);
                     merged.rebuilds += 1;
                 }
-                if let Some(at) = self.layout(&item_keys, seed) {
-                    let mut slots = vec![Slot::Empty; slots_n];
-                    for (&(k, v), s) in items.iter().zip(at) {
-                        slots[s as usize] = Slot::Full(k, v);
-                    }
-                    result = Some(Bucket {
-                        seed,
-                        slots,
-                        count: items.len() as u32,
-                    });
+                let Some((at, left)) = self.layout(&item_keys, seed) else {
+                    continue;
+                };
+                if left.len() > over + slack && attempt < self.config.max_rebuilds {
+                    continue;
+                }
+                if !self.stash_used.reserve(left.len() as u64, self.stash_cap()) {
+                    merged.stash_full = true;
                     break;
                 }
+                let mut slots = vec![Slot::Empty; slots_n];
+                for (&(k, v), s) in items.iter().zip(at) {
+                    if let Some(s) = s {
+                        slots[s as usize] = Slot::Full(k, v);
+                    }
+                }
+                let mut stash = bucket.stash.clone();
+                stash.extend(left.iter().map(|&i| items[i as usize]));
+                result = Some(Bucket {
+                    seed,
+                    slots,
+                    stash,
+                    count: bucket.count + new_keys.len() as u32,
+                });
+                break;
             }
             merged.failed_build = result.is_none();
         }
@@ -391,7 +509,8 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             }
             let counts = self.bucket_counts();
             let needed = super::buckets_at_load(&self.config, self.len + routed.len());
-            let crowded = may_overflow(&self.config, &counts, |b| parts[b].len() as u64);
+            let cap = self.config.bucket_capacity(K::BYTES, V::BYTES);
+            let crowded = may_overflow(cap, &counts, |b| parts[b].len() as u64);
             if !crowded || attempt == 4 || self.buckets.len() as u64 >= 2 * needed.max(1) {
                 break;
             }
@@ -415,6 +534,8 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             self.len += m.inserted;
             self.stats.rebuilds += m.rebuilds;
             self.stats.failed_builds += u64::from(m.failed_build);
+            self.stats.stash_full += u64::from(m.stash_full);
+            self.stash_was_full |= m.stash_full;
             for (i, st) in m.statuses {
                 status[i] = InsertStatus(st);
             }
@@ -451,15 +572,20 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             return was;
         }
         let b = self.bucket_of(key);
-        match self.locate(b, key) {
-            Some(s) => {
-                self.buckets[b].slots[s] = Slot::Tomb;
-                self.buckets[b].count -= 1;
-                self.len -= 1;
-                true
+        let Some(at) = self.locate(b, key) else {
+            return false;
+        };
+        let bucket = &mut self.buckets[b];
+        match at {
+            Place::Slot(s) => bucket.slots[s] = Slot::Tomb,
+            // Its stash slot stays taken (the GPU leaves a tombstone there).
+            Place::Stash(s) => {
+                bucket.stash.swap_remove(s);
             }
-            None => false,
         }
+        bucket.count -= 1;
+        self.len -= 1;
+        true
     }
 
     fn coalesce(&mut self) -> Result<()> {
@@ -486,7 +612,8 @@ impl<K: Key, V: Value> HashTable<K, V> for TwoLevelCpu<K, V> {
     }
 
     /// As the GPU table's host-slice insert: a pass, then, while keys found no layout, a split
-    /// and those keys again (unless the table is below a quarter of its regular load).
+    /// and those keys again (unless the table is below a quarter of its regular load and its
+    /// stash had room).
     fn insert_with_mode(
         &mut self,
         keys: &[K],
@@ -505,7 +632,7 @@ impl<K: Key, V: Value> HashTable<K, V> for TwoLevelCpu<K, V> {
                 .filter(|&i| status[i].0 & status::TABLE_FULL != 0)
                 .collect();
             let load = self.len as f64 / self.capacity() as f64;
-            if full.is_empty() || load < self.config.reg_load / 4.0 {
+            if full.is_empty() || (load < self.config.reg_load / 4.0 && !self.stash_was_full) {
                 break;
             }
             let grown = grown_buckets(&self.config, self.buckets(), self.len + full.len());
@@ -651,7 +778,12 @@ impl<K: Key, V: Value> HashTable<K, V> for TwoLevelCpu<K, V> {
             }
         }
         for b in &self.buckets {
-            for (k, v) in b.slots.iter().filter_map(Slot::pair) {
+            for (k, v) in b
+                .slots
+                .iter()
+                .filter_map(Slot::pair)
+                .chain(b.stash.iter().copied())
+            {
                 keys.push(k);
                 values.push(v);
             }
@@ -659,8 +791,9 @@ impl<K: Key, V: Value> HashTable<K, V> for TwoLevelCpu<K, V> {
         Ok((keys, values))
     }
 
-    /// The GPU table's footprint for the same geometry (slots, seeds and counts).
+    /// The GPU table's footprint for the same geometry (slots, stash, seeds and counts).
     fn memory_bytes(&self) -> usize {
-        self.capacity() * slot_bytes(K::BYTES, V::BYTES) + self.buckets.len() * 12 + 32
+        let stash = stash_cells(self.capacity(), cell_slots(K::BYTES, V::BYTES)) as usize * 32;
+        self.capacity() * slot_bytes(K::BYTES, V::BYTES) + stash + self.buckets.len() * 12 + 64
     }
 }

@@ -27,9 +27,22 @@
 //! misses one or two; this is where the table departs from Alcantara's slot-per-function layout
 //! (which reads `d` sectors per miss and, at load 0.8 with 3 functions, about 1.9 per hit).
 //!
+//! **The stash** (what holds load 0.95): a bucket's share of the keys varies (at load 0.95 a
+//! bucket of 1536 slots averages 1459 keys, sd about 38, and among 10^5 buckets the fullest
+//! needs about 1.06 of its slots), so a build takes up to an eighth more keys than its slots
+//! ([`extra_items`]; fewer where shared memory is short), and the keys its layout leaves (those
+//! beyond its slots, and at most 1/128 of its slots more: else it tries a new seed first) go to
+//! one stash for the whole table: an open-addressing table of [`stash_cells`] cells (a slot per
+//! [`STASH_FRACTION`] bucket slots) of which at most half is used. A stashed key sets a bit in
+//! its bucket's 16-bit mask (kept above the bucket's 48-bit seed, [`SEED_BITS`], so a lookup
+//! reads both at once), and a lookup that does not find its key in the bucket's cells probes
+//! the stash only when the key's bit is set. Stashed keys stay there until the table
+//! re-buckets; a build that finds the stash full fails and the table splits.
+//!
 //! **Splits and coalescing** (the paper's "when to make more buckets, when to coalesce old
-//! buckets"): before a batch that could put more than [`TwoLevelConfig::max_bucket_load`] of a
-//! bucket's slots in use, and after a batch whose keys found no layout even with new seeds, the
+//! buckets"): before a batch that could put more keys in a bucket than it takes
+//! ([`TwoLevelConfig::bucket_capacity`]), and after a batch whose keys found no layout even
+//! with new seeds (or no room in the stash), the
 //! table grows its bucket count and re-buckets every pair ([`grown_buckets`]: to the regular
 //! load [`TwoLevelConfig::reg_load`], at least 25 % more buckets); the failed keys are inserted
 //! again, so a key is never dropped by a host-slice insert. After an erase that leaves the
@@ -93,6 +106,14 @@ pub const DEFAULT_MAX_ITERATIONS: u32 = 128;
 pub const DEFAULT_MAX_REBUILDS: u32 = 8;
 /// The salt of the first level's seed (the multisplit's): unlike any bucket's seed.
 const PART_SALT: u64 = 0x2545_f491_4f6c_dd1d;
+/// The salt of the stash's seed.
+const STASH_SALT: u64 = 0x6a09_e667_f3bc_c908;
+/// The most a bucket may be asked to hold, as a fraction of its slots: a build takes up to an
+/// eighth more keys than it has slots ([`extra_items`]) and stashes those it cannot place.
+pub const MAX_BUCKET_LOAD: f64 = 1.125;
+/// The stash has a slot for every this many slots of the buckets (at least 16 cells), and at
+/// most half of its slots are used.
+pub const STASH_FRACTION: usize = 64;
 
 /// The parameters of a two-level table.
 ///
@@ -114,9 +135,13 @@ pub struct TwoLevelConfig {
     pub slots_per_subtable: u32,
     /// The paper's REG_LOAD: the load buckets are sized for when the table grows or shrinks.
     pub reg_load: f64,
-    /// A bucket may hold at most this fraction of its slots; a batch that could put more keys
-    /// in one splits the table first. Default: 0.45 for 2 functions, 0.88 for 3, 0.95 for 4
-    /// (below the load thresholds of d-ary cuckoo hashing: 0.5, 0.918, 0.977).
+    /// A bucket may be asked to hold at most this fraction of its slots (keys beyond what its
+    /// cuckoo layout places go to the stash); a batch that could put more keys in one splits
+    /// the table first. At most [`MAX_BUCKET_LOAD`], and never more than the build holds
+    /// ([`TwoLevelConfig::bucket_capacity`]). Default: 0.85 for 2 functions (below the load
+    /// threshold of cuckoo hashing with 2 functions and cells of 2 slots, 0.897), else
+    /// [`MAX_BUCKET_LOAD`] (3 or 4 functions place nearly every slot's key; the stash takes
+    /// the rest).
     pub max_bucket_load: f64,
     /// Buckets coalesce (the table re-buckets into fewer) when an erase leaves it below this
     /// load. 0 turns coalescing off.
@@ -196,8 +221,9 @@ impl TwoLevelConfig {
 
     /// Checks the parameters for keys of `key_bytes` and values of `value_bytes` bytes:
     /// [`Error::InvalidInput`] for a capacity of 0, a function count outside 2..=4, subtables
-    /// of fewer than 32 slots, loads out of order (0 ≤ shrink_load < reg_load ≤ max_bucket_load
-    /// ≤ 1), 0 rounds, or a bucket whose build does not fit in shared memory;
+    /// of fewer than 32 slots, loads out of order (0 ≤ shrink_load < reg_load ≤ 1, reg_load ≤
+    /// max_bucket_load ≤ [`MAX_BUCKET_LOAD`]), 0 rounds, or a bucket whose build does not fit
+    /// in shared memory;
     /// [`Error::Unsupported`] for widths other than 4 and 8 bytes.
     pub fn check(&self, key_bytes: usize, value_bytes: usize) -> Result<()> {
         if !supports_widths(key_bytes, value_bytes) {
@@ -222,12 +248,12 @@ impl TwoLevelConfig {
         }
         let ordered = 0.0 <= self.shrink_load
             && self.shrink_load < self.reg_load
-            && self.reg_load <= self.max_bucket_load
-            && self.max_bucket_load <= 1.0;
+            && self.reg_load <= self.max_bucket_load.min(1.0)
+            && self.max_bucket_load <= MAX_BUCKET_LOAD;
         if !ordered {
             return Err(Error::invalid(format!(
-                "two_level loads must satisfy 0 <= shrink_load ({}) < reg_load ({}) <= \
-                 max_bucket_load ({}) <= 1",
+                "two_level loads must satisfy 0 <= shrink_load ({}) < reg_load ({}) <= 1 and \
+                 reg_load <= max_bucket_load ({}) <= {MAX_BUCKET_LOAD}",
                 self.shrink_load, self.reg_load, self.max_bucket_load
             )));
         }
@@ -243,6 +269,7 @@ impl TwoLevelConfig {
             self.slots_per_subtable,
             key_bytes,
             value_bytes,
+            0,
         );
         if need > SHARED_LIMIT {
             return Err(Error::invalid(format!(
@@ -262,21 +289,30 @@ impl TwoLevelConfig {
         Ok(())
     }
 
-    /// Buckets of at most `max_bucket_load` × slots keys each.
-    pub fn bucket_capacity(&self) -> u32 {
-        ((self.bucket_slots() as f64 * self.max_bucket_load) as u32).max(1)
+    /// Keys a bucket may be asked to hold, for keys of `key_bytes` and values of `value_bytes`
+    /// bytes: `max_bucket_load` × its slots, at most what its build holds (its slots and
+    /// [`extra_items`] more).
+    pub fn bucket_capacity(&self, key_bytes: usize, value_bytes: usize) -> u32 {
+        let items = self.bucket_slots()
+            + extra_items(
+                self.hash_functions,
+                self.slots_per_subtable,
+                key_bytes,
+                value_bytes,
+            );
+        ((self.bucket_slots() as f64 * self.max_bucket_load) as u32).clamp(1, items)
     }
 }
 
-/// The default bound on a bucket's load for `d` hash functions: a margin below the load
-/// thresholds of cuckoo hashing with cells of 2 slots (0.897, 0.988, 0.998 for d = 2, 3, 4; of
-/// 4 slots: 0.980, 0.997, 0.999), which small buckets and a bounded number of rounds do not
-/// reach.
+/// The default bound on a bucket's load for `d` hash functions. The load thresholds of cuckoo
+/// hashing with cells of 2 slots are 0.897, 0.988, 0.998 for d = 2, 3, 4 (of 4 slots: 0.980,
+/// 0.997, 0.999): with 3 or 4 functions a bucket's layout places nearly every key its slots
+/// can hold, and the stash takes the rest (the buckets of a table at load 0.95 vary by a few
+/// per cent, some beyond their slots); with 2 a bucket keeps a margin below its threshold.
 pub fn default_max_bucket_load(d: u32) -> f64 {
     match d {
         0..=2 => 0.85,
-        3 => 0.93,
-        _ => 0.95,
+        _ => MAX_BUCKET_LOAD,
     }
 }
 
@@ -307,24 +343,56 @@ pub fn claim_entries(items: usize) -> usize {
         .unwrap_or(1 << 13)
 }
 
-/// Static shared memory of the bucket build (`two_level_insert`): keys and values of one item
-/// per slot, the slot table (32-bit: the cuckoo rounds exchange into it with atomics), the
-/// items' old slots (16-bit), the duplicate filter (a 32-bit position and a 16-bit item per
-/// entry), two placement queues of [`queue_entries`] 16-bit entries, six counters.
-pub fn shared_bytes(d: u32, sub: u32, key_bytes: usize, value_bytes: usize) -> usize {
-    let items = d as usize * sub as usize;
+/// Static shared memory of the bucket build (`two_level_insert`) with `extra` items beyond
+/// the slots (`TL_EXTRA`): keys and values of each item, the slot table (32-bit: the cuckoo
+/// rounds exchange into it with atomics), the old slots of the items that were in the bucket
+/// (16-bit, one per slot), the duplicate filter (a 32-bit position and a 16-bit item per
+/// entry), two placement queues of [`queue_entries`] 16-bit entries, seven counters.
+pub fn shared_bytes(d: u32, sub: u32, key_bytes: usize, value_bytes: usize, extra: u32) -> usize {
+    let slots = d as usize * sub as usize;
+    let items = slots + extra as usize;
     items * (key_bytes + value_bytes)
-        + items * 4
-        + items * 2
-        + claim_entries(items) * 6
+        + slots * 4
+        + slots * 2
+        + claim_entries(slots) * 6
         + 2 * queue_entries(items) * 2
-        + 24
+        + 28
 }
 
-/// Entries of each placement queue of the build (`TL_QUEUE`): a quarter of the items (at least
+/// Items a bucket build takes beyond its slots (`TL_EXTRA`; they go to the stash): an eighth
+/// of the slots, or fewer where shared memory holds fewer ([`shared_bytes`]; 0 where a build
+/// without them does not fit).
+pub fn extra_items(d: u32, sub: u32, key_bytes: usize, value_bytes: usize) -> u32 {
+    let slots = d.saturating_mul(sub);
+    (0..=slots / 8)
+        .rev()
+        .find(|&e| shared_bytes(d, sub, key_bytes, value_bytes, e) <= SHARED_LIMIT)
+        .unwrap_or(0)
+}
+
+/// Entries of each placement queue of the build (`TL_QUEUE`): a third of the items (at least
 /// 8). A round that displaces more fails its attempt, which starts over with a new seed.
 pub fn queue_entries(items: usize) -> usize {
-    (items / 4).max(8)
+    (items / 3).max(8)
+}
+
+/// Cells of the stash of a table of `slots` bucket slots with cells of `cell` slots: a slot
+/// per [`STASH_FRACTION`] bucket slots, at least 16 cells.
+pub fn stash_cells(slots: usize, cell: u32) -> u32 {
+    (slots / STASH_FRACTION)
+        .div_ceil(cell as usize)
+        .clamp(16, u32::MAX as usize) as u32
+}
+
+/// Stash slots a table may use: half of them (the builds reserve theirs; a build that finds
+/// none fails and the table splits).
+pub fn stash_capacity(stash_cells: u32, cell: u32) -> u64 {
+    stash_cells as u64 * cell as u64 / 2
+}
+
+/// The stash's hash seed for a table seeded `seed`.
+pub fn stash_seed(seed: u64) -> u64 {
+    seed ^ STASH_SALT
 }
 
 /// Buckets for a table of at least `capacity` slots of buckets of `slots` slots.
@@ -361,14 +429,11 @@ pub fn shrunk_buckets(
     (target < buckets).then_some(target)
 }
 
-/// Whether a batch whose parts have `part_len(b)` keys may overflow a bucket that holds
-/// `count[b]` (an upper bound: present keys and duplicates are counted as new).
-pub fn may_overflow(
-    config: &TwoLevelConfig,
-    counts: &[u32],
-    part_len: impl Fn(usize) -> u64,
-) -> bool {
-    let cap = config.bucket_capacity() as u64;
+/// Whether a batch whose parts have `part_len(b)` keys may put more than `cap` keys
+/// ([`TwoLevelConfig::bucket_capacity`]) in a bucket that holds `count[b]` (an upper bound:
+/// present keys and duplicates are counted as new).
+pub fn may_overflow(cap: u32, counts: &[u32], part_len: impl Fn(usize) -> u64) -> bool {
+    let cap = cap as u64;
     counts
         .iter()
         .enumerate()
@@ -380,14 +445,18 @@ pub fn part_function(config: &TwoLevelConfig, buckets: u32) -> PartFunction {
     PartFunction::new(buckets, config.seed ^ PART_SALT).hash(config.hash)
 }
 
+/// Bits of a bucket's seed (`TL_SEED_BITS`): the GPU table keeps the bucket's 16-bit stash
+/// mask above them in the same word, so that a lookup reads both at once.
+pub const SEED_BITS: u32 = 48;
+
 /// Bucket `b`'s first seed.
 pub fn initial_seed(seed: u64, bucket: u32) -> u64 {
-    fmix64(seed ^ (bucket as u64 + 1).wrapping_mul(GOLDEN))
+    fmix64(seed ^ (bucket as u64 + 1).wrapping_mul(GOLDEN)) & ((1 << SEED_BITS) - 1)
 }
 
 /// The seed a bucket is rebuilt with after `seed` found no layout (`tl_next_seed`).
 pub fn next_seed(seed: u64) -> u64 {
-    fmix64(seed.wrapping_add(GOLDEN))
+    fmix64(seed.wrapping_add(GOLDEN)) & ((1 << SEED_BITS) - 1)
 }
 
 /// Cell `j` (of `d`) of a key in its bucket, from its hash pair `h` under the bucket's seed
@@ -417,6 +486,7 @@ pub fn kernel_source(
         .define("WM_HASH", hash.define())
         .define("TL_D", d)
         .define("TL_SUB", sub)
+        .define("TL_EXTRA", extra_items(d, sub, key_bytes, value_bytes))
 }
 
 /// Every specialisation the library's defaults and tests ask for (the compile test builds them).
@@ -442,8 +512,14 @@ pub fn all_kernel_sources() -> Vec<KernelSource> {
 pub struct TwoLevelStats {
     /// Bucket builds that started over with a new seed.
     pub rebuilds: u64,
-    /// Bucket builds that found no layout with any seed (their new keys were reported).
+    /// Bucket builds that failed (their new keys were reported): no layout with any seed, or
+    /// no room in the stash.
     pub failed_builds: u64,
+    /// Stash slots taken (erased keys' tombstones included): keys their bucket's layout did
+    /// not place.
+    pub stashed: u64,
+    /// Bucket builds that found the stash full (counted among `failed_builds`).
+    pub stash_full: u64,
     /// Times the table re-bucketed into more buckets (splits).
     pub splits: u64,
     /// Times the table re-bucketed into fewer buckets (coalescing).
@@ -463,11 +539,13 @@ pub struct TwoLevelView {
     batch_keys: u64,
     batch_payload: u64,
     batch_offsets: u64,
+    stash: u64,
     buckets: u32,
     max_iterations: u32,
     max_rebuilds: u32,
-    reserved: u32,
+    stash_cells: u32,
     part_seed: u64,
+    stash_seed: u64,
 }
 
 // SAFETY: #[repr(C)] plain data, the layout of tl_view (size checked by WM_CHECK_VIEW).
@@ -482,7 +560,11 @@ pub struct TwoLevelScheme<K: Key, V: Value> {
     seeds: DeviceBuffer<u64>,
     counts: DeviceBuffer<u32>,
     side: DeviceBuffer<u64>,
-    /// `[rebuilds, failed builds]` on the device.
+    /// Keys their bucket did not place ([`stash_cells`] cells).
+    stash: DeviceBuffer<u8>,
+    stash_cells: u32,
+    /// `[rebuilds, failed builds, stash slots taken, builds that found the stash full]` on the
+    /// device.
     stats: DeviceBuffer<u64>,
     /// Splits and coalesces so far (host-side decisions), carried across re-bucketing.
     resizes: (u64, u64),
@@ -517,7 +599,8 @@ impl<K: Key, V: Value> TwoLevelScheme<K, V> {
 
 // SAFETY: the view holds the addresses of the scheme's own arrays: `buckets` × bucket_slots
 // slots of slot_bytes each (what the kernels index for `buckets`, TL_D and TL_SUB, which come
-// from the same config), `buckets` seeds and counts, the 4-word side path and 2 stats words,
+// from the same config), `buckets` seeds and counts, `stash_cells` cells of 32
+// bytes (what the kernels index for stash_cells), the 4-word side path and 4 stats words,
 // alive as long as the scheme; and of the last batch's split (kept in `batch` until replaced,
 // after the launch that reads it was enqueued on the same stream), or 0 with no batch.
 unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
@@ -538,8 +621,14 @@ unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
             config.min_buckets = buckets;
         }
         let max_iterations = config.max_iterations()?;
-        let bytes = buckets as usize * slots_per_bucket * slot_bytes(K::BYTES, V::BYTES);
-        check_fits(gpu, bytes as u64 + buckets as u64 * 12)?;
+        let slot = slot_bytes(K::BYTES, V::BYTES);
+        let bytes = buckets as usize * slots_per_bucket * slot;
+        let stash_cells = stash_cells(
+            buckets as usize * slots_per_bucket,
+            cell_slots(K::BYTES, V::BYTES),
+        );
+        let stash_bytes = stash_cells as usize * 32;
+        check_fits(gpu, (bytes + stash_bytes) as u64 + buckets as u64 * 12)?;
         let source = kernel_source(
             K::BYTES,
             V::BYTES,
@@ -552,7 +641,9 @@ unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
             seeds: gpu.alloc::<u64>(buckets as usize)?,
             counts: gpu.alloc::<u32>(buckets as usize)?,
             side: gpu.alloc::<u64>(4)?,
-            stats: gpu.alloc::<u64>(2)?,
+            stash: gpu.alloc::<u8>(stash_bytes)?,
+            stash_cells,
+            stats: gpu.alloc::<u64>(4)?,
             resizes: (0, 0),
             batch: None,
             kernels: None,
@@ -593,11 +684,13 @@ unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
             batch_keys,
             batch_payload,
             batch_offsets,
+            stash: self.stash.device_address(),
             buckets: self.buckets,
             max_iterations: self.max_iterations,
             max_rebuilds: self.config.max_rebuilds,
-            reserved: 0,
+            stash_cells: self.stash_cells,
             part_seed: self.config.seed ^ PART_SALT,
+            stash_seed: stash_seed(self.config.seed),
         }
     }
 
@@ -614,14 +707,16 @@ unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
             + self.seeds.num_bytes()
             + self.counts.num_bytes()
             + self.side.num_bytes()
+            + self.stash.num_bytes()
             + self.stats.num_bytes()
     }
 
-    /// Every slot empty (all ones), counts, side path and stats zero, every bucket at its first
-    /// seed.
+    /// Every slot (the stash's too) empty (all ones), counts, side path and stats zero, every
+    /// bucket at its first seed (its stash mask empty).
     fn clear(&mut self, gpu: &Gpu) -> Result<()> {
         self.batch = None;
         gpu.fill_bytes(&mut self.slots, 0xff)?;
+        gpu.fill_bytes(&mut self.stash, 0xff)?;
         gpu.fill_bytes(&mut self.counts, 0)?;
         gpu.fill_bytes(&mut self.side, 0)?;
         gpu.fill_bytes(&mut self.stats, 0)?;
@@ -673,7 +768,8 @@ unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
             let counts = gpu.download(&table.scheme.counts)?;
             let len = table.len()?;
             let needed = buckets_at_load(&config, len + n);
-            let crowded = may_overflow(&config, &counts, |b| split.part_len(b));
+            let cap = config.bucket_capacity(K::BYTES, V::BYTES);
+            let crowded = may_overflow(cap, &counts, |b| split.part_len(b));
             if !crowded || attempt == 4 || buckets as u64 >= 2 * needed.max(1) {
                 table.scheme.batch = Some(split);
                 return Ok(());
@@ -685,12 +781,14 @@ unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
     }
 
     /// After keys found no layout: more buckets, unless the table is already below a quarter
-    /// of its regular load (then more buckets would not help, and the keys are reported).
+    /// of its regular load and its stash had room (then more buckets would not help, and the
+    /// keys are reported). A full stash (it may hold erased keys' tombstones) is always
+    /// answered by re-bucketing, which starts a new one.
     fn grow_table(table: &mut GpuTable<Self>, failed: usize) -> Result<bool> {
         let config = table.scheme.config.clone();
         let len = table.len()?;
         let load = len as f64 / table.scheme.slots_total() as f64;
-        if load < config.reg_load / 4.0 {
+        if load < config.reg_load / 4.0 && table.stats()?.stash_full == 0 {
             return Ok(false);
         }
         let grown = grown_buckets(&config, table.scheme.buckets, len + failed);
@@ -704,6 +802,7 @@ unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
         Ok(vec![
             ("rebuilds", s.rebuilds),
             ("failed_builds", s.failed_builds),
+            ("stashed", s.stashed),
             ("splits", s.splits),
             ("coalesces", s.coalesces),
             ("buckets", table.buckets() as u64),
@@ -829,13 +928,16 @@ impl<K: Key, V: Value> TwoLevel<K, V> {
     pub fn buckets(&self) -> u32 {
         self.scheme.buckets
     }
-    /// Rebuild, failure, split and coalesce counts (rebuilds and failures since the last
-    /// re-bucketing; splits and coalesces since the table was made). Waits for the stream.
+    /// Rebuild, failure, stash, split and coalesce counts (rebuilds, failures and the stash
+    /// since the last re-bucketing; splits and coalesces since the table was made). Waits for
+    /// the stream.
     pub fn stats(&self) -> Result<TwoLevelStats> {
         let s = self.gpu.download(&self.scheme.stats)?;
         Ok(TwoLevelStats {
             rebuilds: s[0],
             failed_builds: s[1],
+            stashed: s[2],
+            stash_full: s[3],
             splits: self.scheme.resizes.0,
             coalesces: self.scheme.resizes.1,
         })
@@ -852,8 +954,8 @@ mod tests {
 
     #[test]
     fn view_is_the_kernels_layout() {
-        // tl_view: nine 8-byte addresses, four u32, the part seed.
-        assert_eq!(std::mem::size_of::<TwoLevelView>(), 9 * 8 + 4 * 4 + 8);
+        // tl_view: ten 8-byte addresses, four u32, the part and stash seeds.
+        assert_eq!(std::mem::size_of::<TwoLevelView>(), 10 * 8 + 4 * 4 + 2 * 8);
     }
 
     #[test]
@@ -869,8 +971,23 @@ mod tests {
                 .slots_per_subtable(1024);
             assert!(matches!(too_big.check(kb, vb), Err(Error::InvalidInput(_))));
         }
-        // The kernel's figure for 8/8 at 3 × 512 (its static arrays: 47640 bytes).
-        assert_eq!(shared_bytes(3, 512, 8, 8), 47640);
+        // The kernel's static arrays for 8/8 at 3 × 512 without extra items: 48156 bytes;
+        // shared memory leaves room for 57 more items there, and for an eighth of the slots
+        // (192) with 4-byte keys and values.
+        assert_eq!(shared_bytes(3, 512, 8, 8, 0), 48156);
+        assert_eq!(extra_items(3, 512, 8, 8), 57);
+        assert_eq!(extra_items(3, 512, 4, 4), 192);
+        assert_eq!(extra_items(4, 384, 4, 4), 192);
+        for (d, sub) in [(2, 64), (3, 32), (3, 512), (4, 384)] {
+            for (kb, vb) in [(4, 4), (4, 8), (8, 4), (8, 8)] {
+                let e = extra_items(d, sub, kb, vb);
+                assert!(shared_bytes(d, sub, kb, vb, e) <= SHARED_LIMIT);
+                let c = TwoLevelConfig::new(1)
+                    .hash_functions(d)
+                    .slots_per_subtable(sub);
+                assert!(c.bucket_capacity(kb, vb) <= d * sub + e);
+            }
+        }
     }
 
     #[test]
@@ -882,7 +999,8 @@ mod tests {
             TwoLevelConfig::new(10).slots_per_subtable(8),
             TwoLevelConfig::new(10).slots_per_subtable(66),
             TwoLevelConfig::new(10).reg_load(0.0),
-            TwoLevelConfig::new(10).reg_load(0.95),
+            TwoLevelConfig::new(10).reg_load(1.05),
+            TwoLevelConfig::new(10).hash_functions(2).reg_load(0.9),
             TwoLevelConfig::new(10).max_bucket_load(1.5),
             TwoLevelConfig::new(10).shrink_load(0.9),
             TwoLevelConfig::new(10).max_probes(0),
