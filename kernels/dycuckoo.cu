@@ -686,24 +686,9 @@ __device__ __forceinline__ void dc_count(long long (&delta)[DC_D], u32 j, long l
     if (j == (u32)i) delta[i] += by;
   }
 }
-// Adds each thread's `delta` to *counter: summed over the warp (shuffles), then over the block in
-// shared memory, then one atomic per block. (A global atomic per warp on the same few count words
-// serialises at L2: a batch of 2^20 keys has 2^15 warps, each adding to d + 1 words.) Every thread
-// of the block calls it, in the same order (at the end of the batch kernels).
-__device__ __forceinline__ void dc_add_count(u64* counter, long long delta) {
-  __shared__ unsigned long long block_sum;
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) delta += __shfl_down_sync(DC_FULL, delta, off);
-  if (threadIdx.x == 0) block_sum = 0ull;
-  __syncthreads();
-  if ((threadIdx.x & 31u) == 0 && delta != 0) atomicAdd(&block_sum, (unsigned long long)delta);
-  __syncthreads();
-  if (threadIdx.x == 0 && block_sum != 0ull) atomicAdd(reinterpret_cast<unsigned long long*>(counter), block_sum);
-  __syncthreads();  // block_sum is reused by the next call
-}
 __device__ __forceinline__ void dc_flush_counts(u64* counts, long long (&delta)[DC_D]) {
 #pragma unroll
-  for (int i = 0; i < DC_D; i++) dc_add_count(counts + i, delta[i]);
+  for (int i = 0; i < DC_D; i++) wm_add_count(counts + i, delta[i]);
 }
 
 // Serves the insert of lane src's key in a dc_vote round: the key, its value and its target are
@@ -1126,10 +1111,10 @@ __device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk&
     }
   });
   if (REINSERT) {
-    dc_add_count(t.scratch + 1, failed);
+    wm_add_count(t.scratch + 1, failed);
   } else {
-    dc_add_count(t.meta, inserted);
-    dc_add_count(t.meta + 1, failed);
+    wm_add_count(t.meta, inserted);
+    wm_add_count(t.meta + 1, failed);
   }
   dc_flush_counts(t.counts, delta);
 }
@@ -1355,7 +1340,7 @@ __device__ __forceinline__ void dc_erase_batch(const dc_view& t, const wm_bulk& 
       dc_count(delta, from, -1);
     }
   });
-  if (!UNPLACE) dc_add_count(t.meta, -erased);
+  if (!UNPLACE) wm_add_count(t.meta, -erased);
   dc_flush_counts(t.counts, delta);
 }
 
@@ -1410,8 +1395,8 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_mixed(dc_view t, wm_bulk b) {
       b.found[i] = found ? 1 : 0;
     }
   });
-  dc_add_count(t.meta, inserted);
-  dc_add_count(t.meta + 1, failed);
+  wm_add_count(t.meta, inserted);
+  wm_add_count(t.meta + 1, failed);
   dc_flush_counts(t.counts, delta);
 }
 
@@ -1497,7 +1482,7 @@ extern "C" __global__ void dycuckoo_count_absent(dc_view t, wm_bulk b) {
     dc_locate(t, choice, subtable_key, k, DC_NONE, found, sub_at, slot_at);
     if (subtable_key && !found) absent++;
   });
-  dc_add_count(t.scratch, absent);
+  wm_add_count(t.scratch, absent);
 }
 
 // Upsize (§5.3): subtable t.resize_subtable (|h| buckets) into t.new_keys / t.new_values

@@ -734,9 +734,9 @@ extern "C" __global__ void SL_BOUNDS slab_insert(sl_view t, wm_bulk b) {
       if (b.status != nullptr) b.status[i] = status;
     }
   });
-  wm_add_count(t.meta, inserted);
-  wm_add_count(t.meta + 1, failed);
-  wm_add_count(t.alloc_meta, a.net);
+  wm_add_count_warp(t.meta, inserted);
+  wm_add_count_warp(t.meta + 1, failed);
+  wm_add_count_warp(t.alloc_meta, a.net);
 }
 
 extern "C" __global__ void slab_find(sl_view t, wm_bulk b) {
@@ -772,7 +772,7 @@ extern "C" __global__ void slab_erase(sl_view t, wm_bulk b) {
     });
     removed_total += removed;
   });
-  wm_add_count(t.meta, -removed_total);
+  wm_add_count_warp(t.meta, -removed_total);
 }
 
 // Insert (REPLACE / INSERT), search and delete in one concurrent batch: each source's operation
@@ -819,9 +819,9 @@ extern "C" __global__ void SL_BOUNDS slab_mixed(sl_view t, wm_bulk b) {
       inserted -= result;
     }
   });
-  wm_add_count(t.meta, inserted);
-  wm_add_count(t.meta + 1, failed);
-  wm_add_count(t.alloc_meta, a.net);
+  wm_add_count_warp(t.meta, inserted);
+  wm_add_count_warp(t.meta + 1, failed);
+  wm_add_count_warp(t.alloc_meta, a.net);
 }
 
 // SEARCHALL, first pass: the number of copies of each key, into b.status (u32 per key).
@@ -932,7 +932,7 @@ extern "C" __global__ void slab_flush(sl_view t, wm_bulk b) {
       rest = after;
     }
   });
-  wm_add_count(t.alloc_meta, a.net);
+  wm_add_count_warp(t.alloc_meta, a.net);
 }
 
 // SlabAlloc's rate: allocates b.n slabs, one per thread (each warp serves its lanes in turn, as
@@ -949,7 +949,7 @@ extern "C" __global__ void slab_alloc(sl_view t, wm_bulk b) {
     }
     if (active) b.status[i] = mine;
   });
-  wm_add_count(t.alloc_meta, a.net);
+  wm_add_count_warp(t.alloc_meta, a.net);
 }
 
 // Frees the b.n slabs whose addresses are in b.status (SL_NULL entries are skipped).
@@ -961,5 +961,5 @@ extern "C" __global__ void slab_free(sl_view t, wm_bulk b) {
     const u32 addr = active ? b.status[i] : SL_NULL;
     if (addr != SL_NULL) sl_free(t, addr, a);
   });
-  wm_add_count(t.alloc_meta, a.net);
+  wm_add_count_warp(t.alloc_meta, a.net);
 }

@@ -50,9 +50,30 @@ __device__ __forceinline__ void wm_for_each(u64 n, F f) {
   for (u64 i = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / G; i < n; i += groups) f(i);
 }
 
-// Sums a per-thread count over the warp and adds it to *counter once per warp. Every lane of
-// the warp must call it (blocks are whole warps).
+// Adds each thread's `delta` to *counter: summed over the warp (shuffles), then over the block in
+// shared memory, then one atomic per block. A global atomic per warp on the same few count words
+// serialises at L2: a batch of 2^20 keys has 2^15 warps, each adding to the same two or three
+// words at the end of its kernel (H100, batches of 2^20 u32 keys: WarpDrive erase 5.1 -> 11.4-12.7
+// G/s, insert 5.1 -> 6.0-6.1; DyCuckoo's dynamic erase 4.2 -> 5.5). Every thread of the block
+// calls it, in the same order, outside divergent code (it holds three block barriers); blocks
+// are whole warps. The slab hash's kernels use wm_add_count_warp instead (measured: see there).
 __device__ __forceinline__ void wm_add_count(u64* counter, long long delta) {
+  __shared__ unsigned long long wm_block_sum;
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) delta += __shfl_down_sync(0xffffffffu, delta, off);
+  if (threadIdx.x == 0) wm_block_sum = 0ull;
+  __syncthreads();
+  if ((threadIdx.x & 31u) == 0 && delta != 0) atomicAdd(&wm_block_sum, (unsigned long long)delta);
+  __syncthreads();
+  if (threadIdx.x == 0 && wm_block_sum != 0ull) atomicAdd(counter, (u64)wm_block_sum);
+  __syncthreads();  // wm_block_sum is reused by the next call
+}
+
+// The same sum, added once per warp (no block barrier): for kernels whose warps finish far apart
+// (the slab hash's work-sharing loops), where the barriers of wm_add_count cost more than the
+// atomics they save (H100, slab-compare, three rounds each: build 10.54 -> 10.35 G/s, concurrent
+// mix 7.2 -> 6.95 with wm_add_count). Every lane of the warp calls it.
+__device__ __forceinline__ void wm_add_count_warp(u64* counter, long long delta) {
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) delta += __shfl_down_sync(0xffffffffu, delta, off);
   if ((threadIdx.x & 31u) == 0 && delta != 0) atomicAdd(counter, (u64)delta);
