@@ -679,7 +679,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         grow(table, failed as u64, true)
     }
 
-    /// Counts the batch's operations as possible erases (the lower bound [`shrink`] checks).
+    /// Counts the batch's operations as possible erases (the lower bound the shrink check reads).
     fn before_erase(table: &mut GpuTable<Self>, n: usize) -> Result<()> {
         table.scheme.erasing += n as u64;
         Ok(())
