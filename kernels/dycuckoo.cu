@@ -126,7 +126,8 @@ struct dc_view {
   // Insert launches (insert, mixed, reinsert):
   u64* launch_counts;    // the counts as the launch began (a copy the host makes before it)
   u32 fresh;             // 1: no key of the batch was in the table before it (the host knows)
-  u32 reserved;
+  u32 first_fit;         // 1: dycuckoo_first_fit ran on this batch (outcome per key below)
+  u8* outcome;           // first_fit: 1 where the key was placed there, 0 where it was left
 };
 WM_CHECK_VIEW(dc_view);
 
@@ -1096,6 +1097,10 @@ __device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk&
 #pragma unroll
   for (int j = 0; j < DC_D; j++) delta[j] = 0;
   dc_for_each_round(n, [&](u64 i, bool active) {
+    // Keys that dycuckoo_first_fit placed (and counted) get their status only.
+    const bool placed = !REINSERT && active && t.first_fit != 0u && t.outcome[i] != 0u;
+    if (placed && b.status != nullptr) b.status[i] = WM_STATUS_OK;
+    active = active && !placed;
     const wm_key k = active ? b.keys[i] : (wm_key)0;
     const u32 target = active ? dc_choose(t, choice, k) : 0u;
     const dc_value_in_hand hand(b, i, active);
@@ -1139,6 +1144,85 @@ __device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk&
 
 // Inserts b.keys[i] -> b.values[i]; b.status (if not null) gets each key's status.
 extern "C" __global__ void DC_BOUNDS dycuckoo_insert(dc_view t, wm_bulk b) { dc_insert_batch<false>(t, b); }
+
+// The first launch of a fresh batch (no key of it in the table; narrow values): each lane places
+// its own key without a lock, first fit along the key's order of buckets (its target subtable,
+// then dc_next): it reads the bucket (eight 16-byte loads from L2) and takes the *first* empty
+// slot it saw with a CAS of the key from empty, then writes the value; a CAS that loses re-reads
+// the bucket (at most DC_THREAD_TRIES times). Copies of one key in the batch cannot both land:
+// no slot empties during an insert, so a copy that finds a slot taken has seen the other copy's
+// key there (and leaves the key to the second launch) or a third key (on which the other
+// copy's CAS from empty fails), and a copy that passes a bucket as full saw the other copy's key
+// in it if it was there. t.outcome[i] = 1 for a key placed (counted here), 0 for a key left:
+// all of its buckets full, a copy of it seen, a sentinel key, or lost CASes. The engine's insert
+// launch that follows (t.first_fit) gives placed keys their status and runs the locked paths
+// (bucket locks, eviction chains, full checks) for the keys left, alone, so no eviction's store
+// into an empty slot races a CAS of this launch. One atomic and two round trips per key instead
+// of the locked thread insert's two atomics, two fences and three round trips.
+extern "C" __global__ void DC_BOUNDS dycuckoo_first_fit(dc_view t, wm_bulk b) {
+  long long inserted = 0;
+  long long delta[DC_D];
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) delta[j] = 0;
+#ifndef WM_VALUE_WIDE
+  const dc_choice choice = dc_weights(t, t.launch_counts);
+  dc_for_each_round(b.n, [&](u64 i, bool active) {
+    const wm_key k = active ? b.keys[i] : (wm_key)0;
+    bool pending = active && wm_side_slot(k) < 0;
+    const u32 target = pending ? dc_choose(t, choice, k) : 0u;
+    const wm_value v = pending ? b.values[i] : (wm_value)0;
+    u32 cand[DC_D];
+    dc_buckets(t, k, pending, cand);
+    u32 sub = target, lost = 0;
+    bool placed = false;
+    while (pending) {
+      u32 bucket = cand[0];
+      wm_key* keys = t.sub[0].keys;
+      wm_value* values = t.sub[0].values;
+#pragma unroll
+      for (int j = 1; j < DC_D; j++) {
+        if (sub == (u32)j) {
+          bucket = cand[j];
+          keys = t.sub[j].keys;
+          values = t.sub[j].values;
+        }
+      }
+      const wm_key* line = keys + (u64)bucket * DC_SLOTS;
+      int hit = -1, empty = -1;
+#pragma unroll
+      for (u32 q = 0; q < DC_TILE; q++) {
+        const dc_slice sl = dc_read_slice(line, q);
+#pragma unroll
+        for (int x = 0; x < DC_SPL; x++) {
+          const int slot = (int)(q * DC_SPL) + x;
+          if (hit < 0 && sl.s[x] == k) hit = slot;
+          if (empty < 0 && sl.s[x] == WM_KEY_EMPTY) empty = slot;
+        }
+      }
+      if (hit >= 0) break;  // a copy of the key is in: the second launch decides its status
+      if (empty < 0) {
+        const u32 next = dc_next(t, sub);
+        if (next == target || next == sub) break;  // all d buckets full: an eviction chain
+        sub = next;
+        continue;
+      }
+      const u64 at = dc_slot(bucket, (u32)empty);
+      const wm_key old = atomicCAS(keys + at, WM_KEY_EMPTY, k);
+      if (old == WM_KEY_EMPTY) {
+        values[at] = v;
+        placed = true;
+        dc_count(delta, sub, 1);
+        inserted++;
+        break;
+      }
+      if (old == k || ++lost >= DC_THREAD_TRIES) break;  // a copy of the key, or contention
+    }
+    if (active) t.outcome[i] = placed ? 1 : 0;
+  });
+#endif
+  wm_add_count(t.meta, inserted);
+  dc_flush_counts(t.counts, delta);
+}
 
 // A downsize's residuals (t.res_keys, t.res_values passed as b.keys, b.values), into the
 // subtables other than t.exclude.

@@ -321,7 +321,8 @@ pub struct DyCuckooView {
     new_buckets: u32,
     launch_counts: u64,
     fresh: u32,
-    reserved: u32,
+    first_fit: u32,
+    outcome: u64,
 }
 
 // SAFETY: #[repr(C)] plain data (u64 addresses and integers), the layout of dc_view (its size
@@ -368,6 +369,7 @@ struct DcKernels {
     downsize: Kernel,
     recount: Kernel,
     count_absent: Kernel,
+    first_fit: Kernel,
 }
 
 /// Resizes so far (see [`DyCuckooStats`]).
@@ -400,6 +402,10 @@ pub struct DyCuckooScheme<K: Key, V: Value> {
     /// (set by [`Scheme::before_insert`] for the launch that follows it).
     fresh: bool,
     fresh_mode: FreshMode,
+    /// For the insert launch that follows a first-fit launch (`dycuckoo_first_fit`): a byte per
+    /// key of the batch, 1 where that launch placed the key. Kept until the next batch's
+    /// [`Scheme::before_insert`], so it outlives the launch that reads it.
+    outcome: Option<DeviceBuffer<u8>>,
     /// The `ABSENT_WORD` of the last read of the counts.
     absent: u64,
     /// Capacity bounds of the resize policy (slots).
@@ -512,6 +518,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             launch_counts: gpu.alloc_filled::<u64>(COUNT_WORDS, 0)?,
             fresh: false,
             fresh_mode: FreshMode::from_env(),
+            outcome: None,
             absent: 0,
             floor,
             known: 0,
@@ -537,6 +544,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             downsize: k("downsize")?,
             recount: k("recount")?,
             count_absent: k("count_absent")?,
+            first_fit: k("first_fit")?,
         });
         Ok(())
     }
@@ -573,7 +581,8 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             new_buckets: 0,
             launch_counts: self.launch_counts.device_address(),
             fresh: u32::from(self.fresh),
-            reserved: 0,
+            first_fit: u32::from(self.outcome.is_some()),
+            outcome: self.outcome.as_ref().map_or(0, |o| o.device_address()),
         }
     }
 
@@ -628,7 +637,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
     fn before_insert(
         table: &mut GpuTable<Self>,
         keys: &DeviceBuffer<K>,
-        _values: &DeviceBuffer<V>,
+        values: &DeviceBuffer<V>,
         ops: Option<&DeviceBuffer<u8>>,
     ) -> Result<()> {
         let n = keys.len() as u64;
@@ -661,6 +670,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         let s = &mut table.scheme;
         s.fresh =
             s.fresh_mode != FreshMode::Off && (empty(s) || (ops.is_none() && absent == Some(n)));
+        s.outcome = None;
         clock.report(format_args!(
             "dycuckoo before_insert: {n} keys, {} known, fresh {}, {} upsizes",
             s.known,
@@ -668,7 +678,11 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             s.resizes.upsizes - upsizes
         ));
         s.pending += n;
-        s.snapshot_counts(&gpu)
+        s.snapshot_counts(&gpu)?;
+        if table.scheme.fresh && ops.is_none() && V::BYTES <= 8 && first_fit_on() {
+            first_fit(table, keys, values)?;
+        }
+        Ok(())
     }
 
     /// Doubles subtables (at least one) until the stored keys and the `failed` ones fit within
@@ -748,6 +762,39 @@ fn count_absent<K: Key, V: Value>(
             l.reads(o);
         }
     })
+}
+
+/// Whether fresh plain batches take the first-fit launch (`WARPMAP_DYCUCKOO_FIRST_FIT=off`
+/// turns it off, for measurements).
+fn first_fit_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("WARPMAP_DYCUCKOO_FIRST_FIT").as_deref() != Ok("off"))
+}
+
+/// The first launch of a fresh plain batch (`dycuckoo_first_fit`: each key placed without a
+/// lock at the first empty slot of its order of buckets, or left for the locked paths), on the
+/// table's stream; the engine's insert launch that follows (the view's `first_fit`) gives the
+/// placed keys their status and inserts the others, with fresh batches' shortcut off (they run
+/// the full checks: a copy of a key may be in from the first launch).
+fn first_fit<K: Key, V: Value>(
+    table: &mut GpuTable<DyCuckooScheme<K, V>>,
+    keys: &DeviceBuffer<K>,
+    values: &DeviceBuffer<V>,
+) -> Result<()> {
+    let gpu = table.gpu.clone();
+    let mut outcome = gpu.alloc::<u8>(keys.len())?;
+    let mut view = table.view();
+    view.outcome = outcome.device_address();
+    let bulk = Bulk::insert(keys, values, None, true);
+    let grid = bulk_grid(&gpu, keys.len() as u64);
+    let kernel = &table.scheme.kernels().first_fit;
+    table.launch(kernel, grid, &view, &bulk, |l| {
+        l.reads(keys).reads(values).writes(&mut outcome);
+    })?;
+    let s = &mut table.scheme;
+    s.outcome = Some(outcome);
+    s.fresh = false;
+    Ok(())
 }
 
 /// Doubles subtables until `table.scheme.known + incoming` keys fit within β (at least one when
@@ -1078,10 +1125,10 @@ mod tests {
     fn view_is_the_kernels_layout() {
         // dc_subtable: five u64 and two u32.
         assert_eq!(std::mem::size_of::<SubtableView>(), 48);
-        // dc_view: 8 subtables, 5 u64, 2 u32, 6 u64, 2 u32, 1 u64, 2 u32.
+        // dc_view: 8 subtables, 5 u64, 2 u32, 6 u64, 2 u32, 1 u64, 2 u32, 1 u64.
         assert_eq!(
             std::mem::size_of::<DyCuckooView>(),
-            8 * 48 + 5 * 8 + 8 + 6 * 8 + 8 + 8 + 8
+            8 * 48 + 5 * 8 + 8 + 6 * 8 + 8 + 8 + 8 + 8
         );
         assert_eq!(std::mem::align_of::<DyCuckooView>(), 8);
     }
