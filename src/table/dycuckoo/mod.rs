@@ -31,7 +31,11 @@
 //! runs first, found all its keys absent) skips that check: each thread inserts its own key
 //! into the first of the key's buckets with room, in the order target, next subtable, ...,
 //! under that bucket's lock, which is safe because a key of the batch can only be in that
-//! bucket or a full one before it (`kernels/dycuckoo.cu`, `dc_insert_threads`). An eviction
+//! bucket or a full one before it (`kernels/dycuckoo.cu`, `dc_insert_threads`). With values
+//! of at most 8 bytes a fresh plain batch first runs a lock-free launch (`dycuckoo_first_fit`:
+//! one CAS of the key into the first empty slot of that bucket), and the insert launch after it
+//! runs the locked paths only for the keys it left (all d buckets full, a copy of the key seen,
+//! lost CASes), alone, so no eviction races its CASes. An eviction
 //! chain is built under the locks of all its buckets and then moved from its end back to its
 //! start, so no evicted pair is ever held outside the table: a chain longer than
 //! [`DyCuckooConfig::max_evictions`] changes nothing, and the key
