@@ -970,6 +970,37 @@ __device__ __forceinline__ void dc_insert_tiles(const dc_view& t, const wm_bulk&
   }
 }
 
+// One lane reads a whole bucket's keys (eight 16-byte loads from L2): the first slot holding k
+// (`hit`) and the first empty one (`empty`), -1 where none.
+__device__ __forceinline__ void dc_scan_bucket(const wm_key* line, const wm_key& k, int& hit, int& empty) {
+#pragma unroll
+  for (u32 q = 0; q < DC_TILE; q++) {
+    const dc_slice sl = dc_read_slice(line, q);
+#pragma unroll
+    for (int x = 0; x < DC_SPL; x++) {
+      const int slot = (int)(q * DC_SPL) + x;
+      if (hit < 0 && sl.s[x] == k) hit = slot;
+      if (empty < 0 && sl.s[x] == WM_KEY_EMPTY) empty = slot;
+    }
+  }
+}
+
+// The key's bucket in subtable `sub` (of its candidates `cand`) and that subtable's arrays.
+struct dc_place {
+  u32 bucket;
+  u32* locks;
+  wm_key* keys;
+  wm_value* values;
+};
+__device__ __forceinline__ dc_place dc_place_in(const dc_view& t, const u32 (&cand)[DC_D], u32 sub) {
+  dc_place p{cand[0], t.sub[0].locks, t.sub[0].keys, t.sub[0].values};
+#pragma unroll
+  for (int j = 1; j < DC_D; j++) {
+    if (sub == (u32)j) p = dc_place{cand[j], t.sub[j].locks, t.sub[j].keys, t.sub[j].values};
+  }
+  return p;
+}
+
 // The thread insert: the first tries of a fresh batch's keys and of a downsize's residuals, each
 // lane its own key, first fit along the key's order of buckets: its bucket in the target
 // subtable, then in the next subtable (dc_next), and so on. A lane takes the bucket's lock, reads
@@ -1002,34 +1033,17 @@ __device__ __forceinline__ void dc_insert_threads(const dc_view& t, wm_key k, co
   for (;;) {
     const bool go = pending && !serial && lost < DC_THREAD_TRIES;
     if (!__any_sync(DC_FULL, go)) return;
-    u32 bucket = cand[0];
-    u32* locks = t.sub[0].locks;
-    wm_key* keys = t.sub[0].keys;
-    wm_value* values = t.sub[0].values;
-#pragma unroll
-    for (int j = 1; j < DC_D; j++) {
-      if (sub == (u32)j) {
-        bucket = cand[j];
-        locks = t.sub[j].locks;
-        keys = t.sub[j].keys;
-        values = t.sub[j].values;
-      }
-    }
+    const dc_place pl = dc_place_in(t, cand, sub);
+    const u32 bucket = pl.bucket;
+    u32* const locks = pl.locks;
+    wm_key* const keys = pl.keys;
+    wm_value* const values = pl.values;
     const bool got = go && (atomicOr(locks + bucket, 1u) & 1u) == 0u;
     dc_fence();  // acquire: the bucket is read after the lock is taken
     int hit = -1, empty = -1;
     if (got) {
       const wm_key* line = keys + (u64)bucket * DC_SLOTS;
-#pragma unroll
-      for (u32 q = 0; q < DC_TILE; q++) {
-        const dc_slice sl = dc_read_slice(line, q);
-#pragma unroll
-        for (int x = 0; x < DC_SPL; x++) {
-          const int slot = (int)(q * DC_SPL) + x;
-          if (hit < 0 && sl.s[x] == k) hit = slot;
-          if (empty < 0 && sl.s[x] == WM_KEY_EMPTY) empty = slot;
-        }
-      }
+      dc_scan_bucket(line, k, hit, empty);
     }
     bool changed = false;
     if (got) {
@@ -1176,29 +1190,13 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_first_fit(dc_view t, wm_bulk b) {
     u32 sub = target, lost = 0;
     bool placed = false;
     while (pending) {
-      u32 bucket = cand[0];
-      wm_key* keys = t.sub[0].keys;
-      wm_value* values = t.sub[0].values;
-#pragma unroll
-      for (int j = 1; j < DC_D; j++) {
-        if (sub == (u32)j) {
-          bucket = cand[j];
-          keys = t.sub[j].keys;
-          values = t.sub[j].values;
-        }
-      }
+      const dc_place pl = dc_place_in(t, cand, sub);
+      const u32 bucket = pl.bucket;
+      wm_key* const keys = pl.keys;
+      wm_value* const values = pl.values;
       const wm_key* line = keys + (u64)bucket * DC_SLOTS;
       int hit = -1, empty = -1;
-#pragma unroll
-      for (u32 q = 0; q < DC_TILE; q++) {
-        const dc_slice sl = dc_read_slice(line, q);
-#pragma unroll
-        for (int x = 0; x < DC_SPL; x++) {
-          const int slot = (int)(q * DC_SPL) + x;
-          if (hit < 0 && sl.s[x] == k) hit = slot;
-          if (empty < 0 && sl.s[x] == WM_KEY_EMPTY) empty = slot;
-        }
-      }
+      dc_scan_bucket(line, k, hit, empty);
       if (hit >= 0) break;  // a copy of the key is in: the second launch decides its status
       if (empty < 0) {
         const u32 next = dc_next(t, sub);
