@@ -103,7 +103,8 @@ static_assert(TL_SUB % 4 == 0, "subtables are whole cells (of 4 slots, or 2 wide
 // Items (keys) one bucket build holds: one per slot and TL_EXTRA more, which go to the stash
 // (the host picks TL_EXTRA: up to an eighth of the slots, as shared memory allows).
 #define TL_ITEMS (TL_SLOTS + TL_EXTRA)
-// Keys a build may leave unplaced beyond those it has no slot for, before it tries a new seed.
+// Keys a build may leave unplaced beyond those it has no slot for, before it tries a new seed
+// (host twin: TwoLevelConfig::build_slack).
 #define TL_SLACK (TL_SLOTS / 128)
 // The duplicate filter's size: a power of two at least 4/3 of the slots (linear probing; it
 // holds at most TL_ITEMS keys, at most 0.85 of it).
@@ -215,8 +216,8 @@ __device__ __forceinline__ u32 tl_bucket_of(const tl_view& t, const wm_key& k) {
   return wm_part_of<WM_HASH>(k, t.part_seed, t.buckets);
 }
 
-// The stash's hash of k: .x picks its first cell, the top 6 bits of .y its bit in its
-// bucket's stash mask. Independent of the bucket's seed, which a rebuild may change.
+// The stash's hash of k: .x picks its first cell, the top 4 bits of .y its bit in its
+// bucket's 16-bit stash mask. Independent of the bucket's seed, which a rebuild may change.
 __device__ __forceinline__ uint2 tl_stash_hash(const tl_view& t, const wm_key& k) {
   return wm_hash_key<WM_HASH>(k, t.stash_seed);
 }
@@ -574,8 +575,9 @@ extern "C" __global__ void __launch_bounds__(WM_BLOCK) two_level_insert(tl_view 
       }
       if (len > over + TL_SLACK && attempt < t.max_rebuilds) continue;  // a new seed
       if (len > 0u) {
-        // Reserve the stash's slots: at most half of them are ever taken, so an add always
-        // finds an empty one. A full stash fails the build (the host splits the table).
+        // Reserve the stash's slots: at most half of them are ever taken (host twin
+        // `stash_capacity`), so an add always finds an empty one. A full stash fails the build
+        // (the host splits the table).
         if (threadIdx.x == 0) {
           const u64 cap = (u64)t.stash_cells * TL_CELL / 2;
           const u64 before = atomicAdd(&t.stats[2], (u64)len);

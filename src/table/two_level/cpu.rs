@@ -20,9 +20,9 @@
 //! them).
 
 use super::{
-    buckets_for, cell_of, cell_slots, extra_items, grown_buckets, initial_seed, may_overflow,
-    next_seed, part_function, queue_entries, shrunk_buckets, slot_bytes, stash_capacity,
-    stash_cells, TwoLevelConfig, TwoLevelStats,
+    buckets_for, cell_of, cell_slots, grown_buckets, initial_seed, may_overflow, next_seed,
+    part_function, queue_entries, shrunk_buckets, slot_bytes, stash_capacity, stash_cells,
+    TwoLevelConfig, TwoLevelStats,
 };
 use crate::cpu::MapHashBuilder;
 use crate::error::check_same_len;
@@ -287,7 +287,7 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
         let h: Vec<(u32, u32)> = keys.iter().map(|k| self.hash(k, seed)).collect();
         let slots_n = self.config.bucket_slots() as usize;
         let mut table = vec![u32::MAX; slots_n];
-        let cap = queue_entries(slots_n + self.extra_items() as usize);
+        let cap = queue_entries(self.build_items());
         let over = keys.len().saturating_sub(slots_n);
         // (item, cell choice) to place this round.
         let mut queue: Vec<(u32, u32)> = (0..keys.len() as u32).map(|i| (i, 0)).collect();
@@ -339,10 +339,9 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
         Some((slot, left))
     }
 
-    /// Items a build takes beyond the bucket's slots ([`extra_items`]).
-    fn extra_items(&self) -> u32 {
-        let c = &self.config;
-        extra_items(c.hash_functions, c.slots_per_subtable, K::BYTES, V::BYTES)
+    /// Keys a build holds ([`TwoLevelConfig::build_items`]).
+    fn build_items(&self) -> usize {
+        self.config.build_items(K::BYTES, V::BYTES) as usize
     }
 
     /// Merges the keys at `part` (batch indices, in batch order) into bucket `b`: present keys
@@ -410,10 +409,10 @@ impl<K: Key, V: Value> TwoLevelCpu<K, V> {
             .chain(new_keys.iter().copied())
             .collect();
         let mut result = None;
-        if items.len() <= slots_n + self.extra_items() as usize {
+        if items.len() <= self.build_items() {
             let item_keys: Vec<K> = items.iter().map(|p| p.0).collect();
             let over = items.len().saturating_sub(slots_n);
-            let slack = slots_n / 128;
+            let slack = self.config.build_slack() as usize;
             let mut seed = bucket.seed;
             for attempt in 0..=self.config.max_rebuilds {
                 if attempt > 0 {

@@ -289,17 +289,29 @@ impl TwoLevelConfig {
         Ok(())
     }
 
-    /// Keys a bucket may be asked to hold, for keys of `key_bytes` and values of `value_bytes`
-    /// bytes: `max_bucket_load` × its slots, at most what its build holds (its slots and
-    /// [`extra_items`] more).
-    pub fn bucket_capacity(&self, key_bytes: usize, value_bytes: usize) -> u32 {
-        let items = self.bucket_slots()
+    /// Keys one bucket build holds (`TL_ITEMS`) for keys of `key_bytes` and values of
+    /// `value_bytes` bytes: its slots and [`extra_items`] more.
+    pub fn build_items(&self, key_bytes: usize, value_bytes: usize) -> u32 {
+        self.bucket_slots()
             + extra_items(
                 self.hash_functions,
                 self.slots_per_subtable,
                 key_bytes,
                 value_bytes,
-            );
+            )
+    }
+
+    /// Keys a build may leave to the stash beyond those its slots cannot hold, before it tries
+    /// a new seed (`TL_SLACK`): 1/128 of its slots.
+    pub fn build_slack(&self) -> u32 {
+        self.bucket_slots() / 128
+    }
+
+    /// Keys a bucket may be asked to hold, for keys of `key_bytes` and values of `value_bytes`
+    /// bytes: `max_bucket_load` × its slots, at most what its build holds
+    /// ([`TwoLevelConfig::build_items`]).
+    pub fn bucket_capacity(&self, key_bytes: usize, value_bytes: usize) -> u32 {
+        let items = self.build_items(key_bytes, value_bytes);
         ((self.bucket_slots() as f64 * self.max_bucket_load) as u32).clamp(1, items)
     }
 }
