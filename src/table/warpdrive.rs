@@ -65,6 +65,8 @@ use crate::device::{DeviceBuffer, Gpu, KernelArg};
 use crate::hash::{next_prime, HashFunction};
 use crate::kernels::{KernelSource, WARPDRIVE};
 use crate::key::{Key, Value};
+use crate::table::engine::locality::Locality;
+pub use crate::table::engine::locality::LocalityMode;
 use crate::table::engine::{
     check_fits, engine_source, resolve_max_probes, scheme_config, GpuTable, Scheme,
 };
@@ -118,6 +120,11 @@ pub struct WarpDriveConfig {
     /// Default [`OverflowFilter::Auto`]; [`OverflowFilter::Off`] is the paper's exact scheme
     /// (`capacity × slot size` bytes only). See the [module docs](self#the-overflow-filter).
     pub overflow_filter: OverflowFilter,
+    /// Whether bulk inserts without statuses are split by the top bits of their first window
+    /// first, so that the inserts in flight stay within an L2-sized stretch of the table
+    /// ([`locality`](crate::table::engine::locality)). Default [`LocalityMode::Auto`]: when the
+    /// table is at least twice the L2 cache and the batch is large. The CPU backend ignores it.
+    pub locality: LocalityMode,
 }
 
 scheme_config!(WarpDriveConfig);
@@ -132,6 +139,7 @@ impl WarpDriveConfig {
             seed: DEFAULT_SEED,
             hash: HashFunction::default(),
             overflow_filter: OverflowFilter::Auto,
+            locality: LocalityMode::Auto,
         }
     }
     /// Sets the group size.
@@ -142,6 +150,11 @@ impl WarpDriveConfig {
     /// Sets the overflow filter.
     pub fn overflow_filter(mut self, f: OverflowFilter) -> Self {
         self.overflow_filter = f;
+        self
+    }
+    /// Sets whether bulk inserts are partitioned by locality.
+    pub fn locality(mut self, m: LocalityMode) -> Self {
+        self.locality = m;
         self
     }
 }
@@ -437,6 +450,17 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
 
     fn group_size(&self) -> u32 {
         self.config.group_size
+    }
+
+    /// A key's first window is `map_to_range(h.x, windows)` (`wd_probe`), and the windows are in
+    /// order in the slot array: the top bits of `h.x` name its stretch of the table.
+    fn locality(&self) -> Option<Locality> {
+        Some(Locality {
+            seed: self.config.seed,
+            hash: self.config.hash,
+            table_bytes: self.slots.num_bytes() as u64,
+            mode: self.config.locality,
+        })
     }
 
     fn memory_bytes(&self) -> usize {

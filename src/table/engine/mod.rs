@@ -19,6 +19,7 @@
 //! `src/table/<scheme>.rs` (config, a type implementing [`Scheme`], `pub type <Scheme><K, V> =
 //! GpuTable<...>`), and an entry in [`registry`](crate::table::registry).
 
+pub mod locality;
 pub mod multisplit;
 mod table;
 
@@ -82,6 +83,13 @@ pub unsafe trait Scheme: Sized + Send + Sync + 'static {
     /// The kernel and grid for an insert of `n` keys, where they are not the bulk insert kernel
     /// and the engine's grid (Stadium's collaborative lanes).
     fn insert_kernel(&self, _n: usize) -> Option<(&Kernel, u32)> {
+        None
+    }
+    /// Where the keys' first probes fall, for the locality-partitioned insert
+    /// ([`locality`]): only for a scheme whose first probe position is `map_to_range(h.x, n)`
+    /// of the key's first hash under the returned seed and function, and whose insert kernel
+    /// (the bulk one) serves any order of keys with one group per key. Default: none.
+    fn locality(&self) -> Option<locality::Locality> {
         None
     }
     /// [`Error::Unsupported`](crate::Error::Unsupported) where this table cannot run mixed

@@ -241,7 +241,8 @@ pub struct Split<K, V = K> {
     pub keys: DeviceBuffer<K>,
     /// The values, moved with their keys (`None` for a keys-only split).
     pub values: Option<DeviceBuffer<V>>,
-    /// `parts + 1` offsets: `offsets[0] = 0`, `offsets[parts]` = the batch size.
+    /// `parts + 1` offsets: `offsets[0] = 0`, `offsets[parts]` = the batch size (empty from
+    /// [`multisplit_async`], which does not read them back).
     pub offsets: Vec<u64>,
     /// The same offsets on the device, for kernels that follow.
     pub device_offsets: DeviceBuffer<u64>,
@@ -373,6 +374,23 @@ pub fn multisplit_by<K: Key, V: bytemuck::Pod>(
     multisplit_using(gpu, keys, values, f, method)
 }
 
+/// [`multisplit_by`] without reading the offsets back: nothing waits for the stream, and the
+/// result's `offsets` is empty (its `device_offsets` holds them). For callers that only need
+/// the keys in part order, such as the engine's locality-partitioned insert
+/// ([`locality`](super::locality)).
+///
+/// # Errors
+/// As [`multisplit_by`].
+pub fn multisplit_async<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    keys: &DeviceBuffer<K>,
+    values: Option<&DeviceBuffer<V>>,
+    f: &PartFunction,
+) -> Result<Split<K, V>> {
+    let method = Method::choose(keys.len(), f.parts);
+    split(gpu, keys, values, f, method, false)
+}
+
 /// [`multisplit_by`] by the given method. [`Method::Counting`] where it does not serve
 /// ([`Method::counting_serves`], or an empty batch) runs [`Method::Claiming`].
 ///
@@ -384,6 +402,18 @@ pub fn multisplit_using<K: Key, V: bytemuck::Pod>(
     values: Option<&DeviceBuffer<V>>,
     f: &PartFunction,
     method: Method,
+) -> Result<Split<K, V>> {
+    split(gpu, keys, values, f, method, true)
+}
+
+/// The split by `method`; `read_offsets`: read the offsets back (waits for the stream).
+fn split<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    keys: &DeviceBuffer<K>,
+    values: Option<&DeviceBuffer<V>>,
+    f: &PartFunction,
+    method: Method,
+    read_offsets: bool,
 ) -> Result<Split<K, V>> {
     f.check()?;
     if let Some(v) = values {
@@ -400,9 +430,9 @@ pub fn multisplit_using<K: Key, V: bytemuck::Pod>(
     let counting =
         method == Method::Counting && !keys.is_empty() && Method::counting_serves(f.parts);
     if counting {
-        split_counting(gpu, &module, keys, values, f)
+        split_counting(gpu, &module, keys, values, f, read_offsets)
     } else {
-        split_claiming(gpu, &module, keys, values, f)
+        split_claiming(gpu, &module, keys, values, f, read_offsets)
     }
 }
 
@@ -413,6 +443,7 @@ fn split_claiming<K: Key, V: bytemuck::Pod>(
     keys: &DeviceBuffer<K>,
     values: Option<&DeviceBuffer<V>>,
     f: &PartFunction,
+    read_offsets: bool,
 ) -> Result<Split<K, V>> {
     let n = keys.len();
     let parts = f.parts as usize;
@@ -475,7 +506,7 @@ fn split_claiming<K: Key, V: bytemuck::Pod>(
     // prefix sums of the same parts' counts, so every slot is in [0, n).
     unsafe { l.run(grid, BLOCK, 0) }?;
 
-    finish(gpu, keys_out, values_out, device_offsets)
+    finish(gpu, keys_out, values_out, device_offsets, read_offsets)
 }
 
 /// How the counting split cuts a part index: `fine_bits` low bits (the bin within a group;
@@ -521,6 +552,7 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     keys: &DeviceBuffer<K>,
     values: Option<&DeviceBuffer<V>>,
     f: &PartFunction,
+    read_offsets: bool,
 ) -> Result<Split<K, V>> {
     let n = keys.len();
     let parts = f.parts as usize;
@@ -651,7 +683,7 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
 
     if !two_passes {
         // The groups are the parts.
-        return finish(gpu, coarse_keys, coarse_values, group_offsets);
+        return finish(gpu, coarse_keys, coarse_values, group_offsets, read_offsets);
     }
     let mut keys_out = gpu.alloc::<K>(n)?;
     let mut values_out = match values {
@@ -682,20 +714,24 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     // counted from the same items), and offsets[p] for the group's parts p < parts; the last
     // block writes offsets[parts]. 2^fine_bits <= 2^10 bins; `shared` bytes as for the scatter.
     unsafe { l.run(groups32, cblock, shared) }?;
-    finish(gpu, keys_out, values_out, device_offsets)
+    finish(gpu, keys_out, values_out, device_offsets, read_offsets)
 }
 
-/// The split's result, with its offsets read back (waits for the stream).
+/// The split's result, with its offsets read back if `read_offsets` (waits for the stream).
 fn finish<K: Key, V>(
     gpu: &Gpu,
     keys: DeviceBuffer<K>,
     values: Option<DeviceBuffer<V>>,
     device_offsets: DeviceBuffer<u64>,
+    read_offsets: bool,
 ) -> Result<Split<K, V>> {
-    let offsets = gpu.download(&device_offsets)?;
-    debug_assert_eq!(
-        offsets.last().copied(),
-        Some(keys.len() as u64),
+    let offsets = if read_offsets {
+        gpu.download(&device_offsets)?
+    } else {
+        Vec::new()
+    };
+    debug_assert!(
+        !read_offsets || offsets.last().copied() == Some(keys.len() as u64),
         "the parts hold every key once"
     );
     Ok(Split {

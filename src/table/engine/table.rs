@@ -1,7 +1,8 @@
 //! [`GpuTable`]: one GPU table over any [`Scheme`], with [`HashTable`] and [`DeviceHashTable`]
 //! written once.
 
-use super::{bulk_grid, Bulk, Scheme, SchemeConfig, BLOCK};
+use super::multisplit::multisplit_async;
+use super::{bulk_grid, locality, Bulk, Scheme, SchemeConfig, BLOCK};
 use crate::device::{DeviceBuffer, Gpu, Kernel, Launch};
 use crate::error::check_same_len;
 use crate::status::{InsertStatus, TABLE_FULL};
@@ -250,6 +251,44 @@ impl<S: Scheme> GpuTable<S> {
         self.counters.mark_reported(&gpu)?; // the statuses were the report
         if left > 0 {
             return Err(Error::table_full_async(left, self.scheme.capacity()));
+        }
+        Ok(())
+    }
+
+    /// The locality-partitioned insert ([`locality`]): chunk by chunk, a split by the plan's
+    /// part function (no wait for the stream), then the bulk insert kernel over the split with
+    /// one group per key and no grid stride, so that blocks run in part order.
+    fn insert_partitioned(
+        &mut self,
+        keys: &DeviceBuffer<S::Key>,
+        values: &DeviceBuffer<S::Value>,
+        mode: InsertMode,
+        plan: &locality::Plan,
+    ) -> Result<()> {
+        let gpu = self.gpu.clone();
+        let n = keys.len();
+        let group = self.scheme.group_size() as u64;
+        for start in (0..n).step_by(plan.chunk.max(1)) {
+            let range = start..(start + plan.chunk).min(n);
+            let len = (range.end - range.start) as u64;
+            let (kv, vv) = (gpu.view(keys, range.clone())?, gpu.view(values, range)?);
+            let split = multisplit_async(&gpu, &kv, Some(&*vv), &plan.part)?;
+            let split_values = split
+                .values
+                .as_ref()
+                .expect("a split with values returns them");
+            let blocks = (len * group).div_ceil(BLOCK as u64);
+            let grid = u32::try_from(blocks).map_err(|_| {
+                Error::Unsupported(format!(
+                    "{}: a partitioned insert chunk of {len} keys needs {blocks} blocks",
+                    S::NAME
+                ))
+            })?;
+            let bulk = Bulk::insert(&split.keys, split_values, None, mode == InsertMode::Assign);
+            let view = self.view();
+            self.launch(&self.kernels.insert, grid, &view, &bulk, |l| {
+                l.reads(&split.keys).reads(split_values);
+            })?;
         }
         Ok(())
     }
@@ -505,6 +544,16 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
             return Ok(());
         }
         S::before_insert(self, keys, values, None)?;
+        if status.is_none() && self.scheme.insert_kernel(keys.len()).is_none() {
+            let machine = locality::Machine::of(&self.gpu, self.scheme.group_size());
+            let plan = self
+                .scheme
+                .locality()
+                .and_then(|loc| locality::plan(&loc, keys.len(), machine));
+            if let Some(plan) = plan {
+                return self.insert_partitioned(keys, values, mode, &plan);
+            }
+        }
         let bulk = Bulk::insert(keys, values, status.as_deref(), mode == InsertMode::Assign);
         let view = self.view();
         let (kernel, grid) = self

@@ -1,0 +1,218 @@
+//! The locality-partitioned insert (src/table/engine/locality.rs): a device batch without
+//! statuses is split by the top bits of each key's first window, then inserted in that order.
+//! It must leave the table exactly as an insert in input order would: every key present once,
+//! with one of its batch's values (or its old value under `IfAbsent`), sentinel keys included,
+//! failures counted and reported. These tests force the path (`LocalityMode::On` and small
+//! `Chunks`) on small tables, for several key and value widths and group sizes, and compare
+//! against an oracle and against the same batches in input order. GPU only (skipped without
+//! one, unless `WARPMAP_REQUIRE_GPU=1`).
+
+mod common;
+
+use common::*;
+use std::collections::HashMap;
+use warpmap::table::warpdrive::LocalityMode;
+use warpmap::{DeviceHashTable, Error, HashTable, InsertMode, Key, Value, WarpDriveConfig};
+
+/// A batch of `n` keys (the sentinels, 0 and 1 among them) with a tenth of them repeated with
+/// other values, in a shuffled order; and each key's values in the batch.
+fn batch_with_copies<K: Key, V: Value>(
+    rng: &mut SplitMix64,
+    n: usize,
+    round: u64,
+) -> (Vec<K>, Vec<V>, HashMap<K, Vec<V>>) {
+    let unique = unique_keys::<K>(rng, n, true);
+    let mut pairs: Vec<(K, V)> = unique.iter().map(|&k| (k, value_for(k, round))).collect();
+    for &k in unique.iter().step_by(10) {
+        pairs.push((k, value_for(k, round + 1000)));
+    }
+    for i in (1..pairs.len()).rev() {
+        pairs.swap(i, rng.index(i + 1));
+    }
+    let mut of: HashMap<K, Vec<V>> = HashMap::new();
+    for &(k, v) in &pairs {
+        of.entry(k).or_default().push(v);
+    }
+    let (keys, values) = pairs.into_iter().unzip();
+    (keys, values, of)
+}
+
+/// Inserts `keys` on the device without statuses, waits, and checks nothing was reported.
+fn insert_device<K: Key, V: Value>(
+    what: &str,
+    t: &mut dyn DeviceHashTable<K, V>,
+    keys: &[K],
+    values: &[V],
+    mode: InsertMode,
+) {
+    let gpu = t.gpu().clone();
+    let (dk, dv) = (gpu.upload(keys).unwrap(), gpu.upload(values).unwrap());
+    t.insert_device_async_with_mode(&dk, &dv, None, mode)
+        .unwrap_or_else(|e| panic!("{what}: insert: {e}"));
+    t.synchronize()
+        .unwrap_or_else(|e| panic!("{what}: synchronize: {e}"));
+}
+
+/// Each key of `of` is present with one of its batch's values (or its value in `before`,
+/// under `IfAbsent`), and nothing else is present.
+fn check<K: Key, V: Value>(
+    what: &str,
+    t: &dyn HashTable<K, V>,
+    of: &HashMap<K, Vec<V>>,
+    before: &HashMap<K, V>,
+    mode: InsertMode,
+) -> HashMap<K, V> {
+    let got = contents(what, t);
+    let keys: Vec<&K> = of.keys().chain(before.keys()).collect();
+    let distinct: std::collections::HashSet<&K> = keys.into_iter().collect();
+    assert_eq!(got.len(), distinct.len(), "{what}: keys stored");
+    for (k, vs) in of {
+        let v = got
+            .get(k)
+            .unwrap_or_else(|| panic!("{what}: key {k:?} lost"));
+        match (mode, before.get(k)) {
+            (InsertMode::IfAbsent, Some(old)) => {
+                assert_eq!(v, old, "{what}: {k:?} kept its value")
+            }
+            _ => assert!(
+                vs.contains(v),
+                "{what}: {k:?} holds {v:?}, not a batch value"
+            ),
+        }
+    }
+    for (k, v) in before {
+        if !of.contains_key(k) {
+            assert_eq!(got.get(k), Some(v), "{what}: untouched key {k:?}");
+        }
+    }
+    got
+}
+
+fn partitioned_inserts_match<K: Key, V: Value>(g: u32, locality: LocalityMode) {
+    let Some(gpu) = gpu() else { return };
+    let name = format!("{}/{} g{g} {locality:?}", K::NAME, V::NAME);
+    let config = WarpDriveConfig::new(1 << 14)
+        .group_size(g)
+        .locality(locality);
+    let mut t = warpdrive::<K, V>(&gpu, config.clone());
+    let mut reference = warpdrive::<K, V>(&gpu, config.locality(LocalityMode::Off));
+    let mut rng = SplitMix64::new(mix(g as u64 + 77) ^ K::BYTES as u64);
+    let n = t.capacity() * 6 / 10;
+
+    // A first batch (Assign), with copies of keys.
+    let (keys, values, of) = batch_with_copies::<K, V>(&mut rng, n, 1);
+    let what = format!("{name}, first batch");
+    insert_device(&what, &mut t, &keys, &values, InsertMode::Assign);
+    insert_device(&what, &mut reference, &keys, &values, InsertMode::Assign);
+    let first = check(&what, &t, &of, &HashMap::new(), InsertMode::Assign);
+    let first_ref = contents(&what, &reference);
+    let key_set = |m: &HashMap<K, V>| {
+        let mut v: Vec<K> = m.keys().copied().collect();
+        v.sort_by_key(|k| bytemuck::bytes_of(k).to_vec());
+        v
+    };
+    assert_eq!(
+        key_set(&first),
+        key_set(&first_ref),
+        "{what}: same keys as in input order"
+    );
+
+    // A second batch under IfAbsent: half of it keys already present (with new values), half new.
+    let mut second: Vec<K> = first.keys().copied().step_by(2).collect();
+    second.extend(
+        unique_keys::<K>(&mut rng, n / 4, false)
+            .into_iter()
+            .filter(|k| !first.contains_key(k)),
+    );
+    let values2: Vec<V> = second.iter().map(|&k| value_for(k, 2)).collect();
+    let of2: HashMap<K, Vec<V>> = second
+        .iter()
+        .zip(&values2)
+        .map(|(&k, &v)| (k, vec![v]))
+        .collect();
+    let what = format!("{name}, IfAbsent batch");
+    insert_device(&what, &mut t, &second, &values2, InsertMode::IfAbsent);
+    let after = check(&what, &t, &of2, &first, InsertMode::IfAbsent);
+
+    // The same keys again under Assign: every one takes its new value.
+    let what = format!("{name}, Assign batch");
+    insert_device(&what, &mut t, &second, &values2, InsertMode::Assign);
+    let mut expected = after.clone();
+    expected.extend(of2.iter().map(|(&k, v)| (k, v[0])));
+    assert_matches(&what, &t, &expected);
+    assert_eq!(t.len().unwrap(), expected.len(), "{what}: len");
+}
+
+/// More distinct keys than slots, without statuses: the failures are counted and reported by
+/// `synchronize` as `TableFull`, and every key is either present or counted.
+fn overflow_is_reported<K: Key, V: Value>() {
+    let Some(gpu) = gpu() else { return };
+    let name = format!("{}/{} overflow", K::NAME, V::NAME);
+    let mut t = warpdrive::<K, V>(
+        &gpu,
+        WarpDriveConfig::new(1 << 12).locality(LocalityMode::Chunks(999)),
+    );
+    let mut rng = SplitMix64::new(mix(K::BYTES as u64 * 31 + V::BYTES as u64));
+    let n = t.capacity() * 3 / 2;
+    let keys = unique_keys::<K>(&mut rng, n, true);
+    let values: Vec<V> = keys.iter().map(|&k| value_for(k, 0)).collect();
+    let (dk, dv) = (gpu.upload(&keys).unwrap(), gpu.upload(&values).unwrap());
+    t.insert_device_async(&dk, &dv, None).unwrap();
+    let failed = match t.synchronize() {
+        Err(Error::TableFull { failed, .. }) => failed,
+        other => panic!("{name}: an overfull batch gave {other:?}"),
+    };
+    let len = t.len().unwrap();
+    assert_eq!(len + failed, n, "{name}: stored + failed = batch");
+    let present = t.find(&keys).unwrap();
+    for ((k, v), p) in keys.iter().zip(&values).zip(&present) {
+        if let Some(p) = p {
+            assert_eq!(p, v, "{name}: value of {k:?}");
+        }
+    }
+    assert_eq!(
+        present.iter().filter(|p| p.is_some()).count(),
+        len,
+        "{name}: present keys"
+    );
+}
+
+macro_rules! cases {
+    ($($name:ident: $k:ty, $v:ty;)*) => {$(
+        mod $name {
+            use super::*;
+            #[test]
+            fn on_g4() {
+                partitioned_inserts_match::<$k, $v>(4, LocalityMode::On);
+            }
+            #[test]
+            fn chunks_g1() {
+                partitioned_inserts_match::<$k, $v>(1, LocalityMode::Chunks(1000));
+            }
+            #[test]
+            fn chunks_g8() {
+                partitioned_inserts_match::<$k, $v>(8, LocalityMode::Chunks(4096));
+            }
+            #[test]
+            fn overflow() {
+                overflow_is_reported::<$k, $v>();
+            }
+        }
+    )*};
+}
+
+cases! {
+    u32_u32: u32, u32;
+    u64_u64: u64, u64;
+    u32_u64: u32, u64;
+    i64_i32: i64, i32;
+    u128_u64: u128, u64;
+    b32_u32: [u8; 32], u32;
+    u64_b32: u64, [u8; 32];
+}
+
+/// `Auto` leaves a small table's batches in input order: same contents either way.
+#[test]
+fn auto_on_a_small_table_matches() {
+    partitioned_inserts_match::<u32, u32>(4, LocalityMode::Auto);
+}
