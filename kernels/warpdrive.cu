@@ -61,6 +61,11 @@
 #error "WD_FILTER_BITS must be 0, 1, 2, 4 or 8"
 #endif
 #define WD_NO_SLOT 0xffffffffffffffffull
+// Rounds of a block's tile in the ordered insert (a tile is WD_ORDERED_ROUNDS x the block's
+// threads consecutive keys): from the host (src/table/engine/locality.rs ORDERED_ROUNDS).
+#ifndef WD_ORDERED_ROUNDS
+#error "WD_ORDERED_ROUNDS must be defined (src/table/warpdrive.rs kernel_source)"
+#endif
 
 #if WM_KEY_BYTES == 4 && WM_VALUE_BYTES == 4
 #define WD_LAYOUT_PACKED 1
@@ -94,7 +99,7 @@ struct wd_view {
   wd_slot* slots;    // the slot array (or, tagged layout, the tags, keys and values: wd_arrays)
   u32* filter;       // the overflow filter: WD_FILTER_BITS bits per window (one word without)
   u64* side;         // the sentinel side path (kernels/common/side.cuh)
-  u64* meta;         // [stored keys, keys left unplaced by all inserts so far]
+  u64* meta;         // [stored keys, keys left unplaced by all inserts so far, tiles (ordered insert)]
   u32 windows;       // prime
   u32 max_probes;    // windows probed before an insert gives up (p_max)
   u64 seed;
@@ -327,16 +332,95 @@ __device__ __forceinline__ bool wd_holds(const wd_arrays& a, u64 i, wd_seen s, c
 #endif
 }
 
-// Inserts (k, v) with group g into table t; returns its status. `inserted` / `failed` count on
-// rank 0. assign: a present key gets the new value (UPDATED); otherwise it keeps its value
-// (PRESENT).
-__device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, const wd_view& t, const wd_arrays& a,
-                                             const wm_key& k, const wm_value& v, bool assign, long long& inserted,
+// A key's view of one window of the table while it probes. The paper's scheme: the coalesced
+// group's lanes, a slot each, answering with ballots and shuffles (wd_group_window). The ordered
+// insert: one thread holding the whole window (wd_solo_window), so that a warp has 32 keys in
+// flight instead of 32 / G (measured on an H100 with keys in the order of their windows:
+// bench/NOTES.md, issue 18). Both answer the same questions, so wd_insert_one serves both:
+// where(pred): the window's slots r where pred(slot index, contents) holds, as bits r;
+// slot(r): slot r's contents (every thread of the window calls it); holds(r): whether this
+// thread holds slot r (and writes for it: `own` is then its contents); leader(): the thread
+// that claims and counts; from_leader(x): the leader's x.
+struct wd_group_window {
+  const wm_group<WD_G>& g;
+  u64 base;   // the window's first slot
+  wd_seen s;  // this lane's slot
+  __device__ __forceinline__ explicit wd_group_window(const wm_group<WD_G>& group) : g(group) {}
+  __device__ __forceinline__ void load(const wd_arrays& a, u32 pos) {
+    base = (u64)pos * WD_G;
+    s = wd_load<true>(a.slots, base + g.rank);
+  }
+  template <typename P>
+  __device__ __forceinline__ u32 where(P pred) const { return g.ballot(pred(base + g.rank, s)); }
+  __device__ __forceinline__ wd_seen slot(u32 r) const { return wd_shfl(g, s, r); }
+  __device__ __forceinline__ bool holds(u32 r) const { return g.rank == r; }
+  __device__ __forceinline__ wd_seen own(u32) const { return s; }
+  __device__ __forceinline__ bool leader() const { return g.rank == 0; }
+  __device__ __forceinline__ int from_leader(int x) const { return g.shfl(x, 0); }
+};
+
+#if WD_G <= 8
+// The whole window in one thread's registers (up to 8 slots: wider windows would spill), read
+// in the widest aligned loads: windows start at multiples of G slots.
+struct wd_solo_window {
+  u64 base;
+  wd_seen s[WD_G];
+  __device__ __forceinline__ void load(const wd_arrays& a, u32 pos) {
+    base = (u64)pos * WD_G;
+#if defined(WD_LAYOUT_PACKED) && WD_G >= 2
+#pragma unroll
+    for (int j = 0; j < WD_G / 2; j++) {
+      const ulonglong2 w = __ldcg(reinterpret_cast<const ulonglong2*>(a.slots + base) + j);
+      s[2 * j] = w.x;
+      s[2 * j + 1] = w.y;
+    }
+#elif defined(WD_LAYOUT_TAGGED) && WD_G >= 4
+#pragma unroll
+    for (int j = 0; j < WD_G / 4; j++) {
+      const uint4 w = __ldcg(reinterpret_cast<const uint4*>(a.slots + base) + j);
+      s[4 * j] = w.x;
+      s[4 * j + 1] = w.y;
+      s[4 * j + 2] = w.z;
+      s[4 * j + 3] = w.w;
+    }
+#else
+#pragma unroll
+    for (int r = 0; r < WD_G; r++) s[r] = wd_load<true>(a.slots, base + r);
+#endif
+  }
+  template <typename P>
+  __device__ __forceinline__ u32 where(P pred) const {
+    u32 bits = 0;
+#pragma unroll
+    for (int r = 0; r < WD_G; r++) bits |= (u32)pred(base + r, s[r]) << r;
+    return bits;
+  }
+  // A select chain, not s[r]: a register array indexed at run time would go to local memory.
+  __device__ __forceinline__ wd_seen slot(u32 r) const {
+    wd_seen x = s[0];
+#pragma unroll
+    for (int j = 1; j < WD_G; j++)
+      if ((u32)j == r) x = s[j];
+    return x;
+  }
+  __device__ __forceinline__ bool holds(u32) const { return true; }
+  __device__ __forceinline__ wd_seen own(u32 r) const { return slot(r); }
+  __device__ __forceinline__ bool leader() const { return true; }
+  __device__ __forceinline__ int from_leader(int x) const { return x; }
+};
+#endif
+
+// Inserts (k, v) into table t, probing with window w; returns its status. `inserted` / `failed`
+// count on the leader. assign: a present key gets the new value (UPDATED); otherwise it keeps
+// its value (PRESENT).
+template <typename W>
+__device__ __forceinline__ u32 wd_insert_one(W& w, const wd_view& t, const wd_arrays& a, const wm_key& k,
+                                             const wm_value& v, bool assign, long long& inserted,
                                              long long& failed) {
   const u32 present = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
 #if !defined(WD_LAYOUT_TAGGED)
   const int side_slot = wm_side_slot(k);
-  if (side_slot >= 0) return g.rank == 0 ? wm_side_insert(t.side, side_slot, v, assign, inserted) : 0u;
+  if (side_slot >= 0) return w.leader() ? wm_side_insert(t.side, side_slot, v, assign, inserted) : 0u;
 #endif
   wd_probe p(k, t.windows, t.seed);
   u32 probe = 0;
@@ -346,34 +430,34 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, const wd_v
   while (true) {
     if (probe >= t.max_probes) {
       if (free_slot == WD_NO_SLOT) {
-        if (g.rank == 0) failed++;
+        if (w.leader()) failed++;
         return (probe >= t.windows) ? WM_STATUS_TABLE_FULL : WM_STATUS_PROBE_LIMIT;
       }
       // k is not within the probed chain: take the tombstone we passed.
     } else {
-      const u64 i = (u64)p.pos * WD_G + g.rank;
-      const wd_seen s = wd_load<true>(a.slots, i);
-      const u32 match = g.ballot(wd_holds<true>(a, i, s, k, p));
+      w.load(a, p.pos);
+      const u32 match = w.where([&](u64 i, wd_seen s) { return wd_holds<true>(a, i, s, k, p); });
       if (match) {
-        if (assign && g.rank == (u32)(__ffs(match) - 1)) wd_store_value(a, i, s, k, v);
+        const u32 r = __ffs(match) - 1;
+        if (assign && w.holds(r)) wd_store_value(a, w.base + r, w.own(r), k, v);
         return present;
       }
 #if defined(WD_LAYOUT_TAGGED)
       // A slot being written may be getting k (a duplicate in this batch): wait for its key.
       // (Only this layout has such slots: no ballot for it elsewhere.)
-      if (g.any(wd_is_busy(s))) continue;
+      if (w.where([](u64, wd_seen s) { return wd_is_busy(s); })) continue;
 #endif
-      const u32 empty = g.ballot(wd_is_empty(s));
-      const u32 tomb = g.ballot(wd_is_tombstone(s));
+      const u32 empty = w.where([](u64, wd_seen s) { return wd_is_empty(s); });
+      const u32 tomb = w.where([](u64, wd_seen s) { return wd_is_tombstone(s); });
       if (free_slot == WD_NO_SLOT && (empty | tomb)) {
         const u32 r = __ffs(empty | tomb) - 1;  // the leftmost free slot of the window
-        free_slot = (u64)p.pos * WD_G + r;
-        free_seen = wd_shfl(g, s, r);
+        free_slot = w.base + r;
+        free_seen = w.slot(r);
         free_window = p.pos;
         free_probe = probe;
       }
       if (empty == 0u) {  // no empty slot: the chain (and maybe k) goes on
-        if (g.rank == 0) wd_mark_passed(t.filter, p);  // before k can be placed further on
+        if (w.leader()) wd_mark_passed(t.filter, p);  // before k can be placed further on
         p.next(t.windows);
         probe++;
         continue;
@@ -381,10 +465,10 @@ __device__ __forceinline__ u32 wd_insert_one(const wm_group<WD_G>& g, const wd_v
       // An empty slot ends the chain: k is not further on. Claim the first free slot.
     }
     int got = 0;
-    if (g.rank == 0) got = wd_claim(a, free_slot, free_seen, k, v, assign, p.fingerprint);
-    got = g.shfl(got, 0);
+    if (w.leader()) got = wd_claim(a, free_slot, free_seen, k, v, assign, p.fingerprint);
+    got = w.from_leader(got);
     if (got == 1) {
-      if (g.rank == 0) inserted++;
+      if (w.leader()) inserted++;
       return WM_STATUS_OK;
     }
     if (got == 2) return present;
@@ -448,11 +532,34 @@ extern "C" __global__ void warpdrive_insert(wd_view t, wm_bulk b) {
     // Copies: a reference into keys/values would be reloaded after every atomic (it might alias).
     const wm_key k = b.keys[idx];
     const wm_value v = wm_load_elem(b.values, idx);
-    const u32 st = wd_insert_one(g, t, a, k, v, b.assign != 0u, inserted, failed);
+    wd_group_window w(g);
+    const u32 st = wd_insert_one(w, t, a, k, v, b.assign != 0u, inserted, failed);
     if (b.status != nullptr && g.rank == 0) b.status[idx] = st;
   });
   wm_add_count(t.meta, inserted);
   wm_add_count(t.meta + 1, failed);
+}
+
+// The ordered insert: a batch already in the order of its keys' first windows (the engine's
+// locality-partitioned insert, src/table/engine/locality.rs), a thread per key holding the
+// whole window, tiles of consecutive keys handed out in order (wm_for_each_ordered), so that
+// the keys in flight probe a stretch of the table that stays in L2. No statuses (b.status is
+// null: the host takes this path only without them); t.meta[2] is the tile counter.
+extern "C" __global__ void warpdrive_insert_ordered(wd_view t, wm_bulk b) {
+#if WD_G <= 8
+  const wd_arrays a(t);
+  long long inserted = 0, failed = 0;
+  wm_for_each_ordered<WD_ORDERED_ROUNDS>(b.n, t.meta + 2, [&](u64 idx) {
+    const wm_key k = b.keys[idx];
+    const wm_value v = wm_load_elem(b.values, idx);
+    wd_solo_window w;
+    wd_insert_one(w, t, a, k, v, b.assign != 0u, inserted, failed);
+  });
+  wm_add_count(t.meta, inserted);
+  wm_add_count(t.meta + 1, failed);
+#else
+  __trap();  // never launched: src/table/warpdrive.rs binds it for windows of at most 8 slots
+#endif
 }
 
 // b.found[i] = 1 and b.out[i] = value where b.keys[i] is present; 0 otherwise (b.out[i] left
@@ -481,7 +588,8 @@ extern "C" __global__ void warpdrive_mixed(wd_view t, wm_bulk b) {
     const u8 op = b.ops[idx];
     if (op == WM_OP_INSERT) {
       const wm_value v = wm_load_elem(b.values, idx);
-      const u32 st = wd_insert_one(g, t, a, k, v, true, inserted, failed);
+      wd_group_window w(g);
+      const u32 st = wd_insert_one(w, t, a, k, v, true, inserted, failed);
       if (g.rank == 0) b.status[idx] = st;
     } else if (op == WM_OP_FIND) {
       const bool hit = wd_find_one<true>(g, t, a, k, b.out + idx);

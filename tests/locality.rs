@@ -211,6 +211,13 @@ cases! {
     u64_b32: u64, [u8; 32];
 }
 
+/// Windows of 16 slots have no ordered kernel (one thread would hold 16 slots): `On` inserts in
+/// input order, with the same contents.
+#[test]
+fn on_with_wide_windows_inserts_in_input_order() {
+    partitioned_inserts_match::<u32, u32>(16, LocalityMode::On);
+}
+
 /// `Auto` leaves a small table's batches in input order: same contents either way.
 #[test]
 fn auto_on_a_small_table_matches() {

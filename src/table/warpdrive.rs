@@ -61,12 +61,12 @@
 //! # Ok(()) }
 //! ```
 
-use crate::device::{DeviceBuffer, Gpu, KernelArg};
+use crate::device::{DeviceBuffer, Gpu, Kernel, KernelArg, Module};
 use crate::hash::{next_prime, HashFunction};
 use crate::kernels::{KernelSource, WARPDRIVE};
 use crate::key::{Key, Value};
-use crate::table::engine::locality::Locality;
 pub use crate::table::engine::locality::LocalityMode;
+use crate::table::engine::locality::{self, Locality, Stretches};
 use crate::table::engine::{
     check_fits, engine_source, resolve_max_probes, scheme_config, GpuTable, Scheme,
 };
@@ -122,7 +122,7 @@ pub struct WarpDriveConfig {
     pub overflow_filter: OverflowFilter,
     /// Whether bulk inserts without statuses are split by the top bits of their first window
     /// first, so that the inserts in flight stay within an L2-sized stretch of the table
-    /// ([`locality`](crate::table::engine::locality)). Default [`LocalityMode::Auto`]: when the
+    /// ([`crate::table::engine::locality`]). Default [`LocalityMode::Auto`]: when the
     /// table is at least twice the L2 cache and the batch is large. The CPU backend ignores it.
     pub locality: LocalityMode,
 }
@@ -284,6 +284,7 @@ pub fn kernel_source(
         .define("WM_GROUP_SIZE", group_size)
         .define("WM_HASH", hash.define())
         .define("WD_FILTER_BITS", filter_bits)
+        .define("WD_ORDERED_ROUNDS", locality::ORDERED_ROUNDS)
 }
 
 /// Every specialisation the library can ask for (the compile test builds them all).
@@ -338,8 +339,14 @@ pub struct WarpDriveScheme<K: Key, V: Value> {
     filter: DeviceBuffer<u32>,
     /// Side path for sentinel-valued keys: [occupied0, value0, occupied1, value1].
     side: DeviceBuffer<u64>,
+    /// `warpdrive_insert_ordered` (a thread per key holding its window), for groups of at most
+    /// [`MAX_ORDERED_GROUP`] slots; bound after the module loads.
+    ordered: Option<Kernel>,
     _kv: PhantomData<(K, V)>,
 }
+
+/// The widest window the ordered insert holds in one thread's registers (`wd_solo_window`).
+pub const MAX_ORDERED_GROUP: u32 = 8;
 
 /// A WarpDrive table on a GPU: [`GpuTable`] over [`WarpDriveScheme`]. See the
 /// [module docs](self); [`GpuTable::new`] makes one from a [`WarpDriveConfig`].
@@ -419,6 +426,7 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
             slots: gpu.alloc::<u8>(layout.table_bytes(slots_n))?,
             filter: gpu.alloc::<u32>(filter_words)?,
             side: gpu.alloc::<u64>(4)?,
+            ordered: None,
             config,
             windows,
             max_probes,
@@ -430,6 +438,13 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
 
     fn config(&self) -> &WarpDriveConfig {
         &self.config
+    }
+
+    fn bind(&mut self, _gpu: &Gpu, module: &Module) -> Result<()> {
+        if self.config.group_size <= MAX_ORDERED_GROUP {
+            self.ordered = Some(module.kernel("warpdrive_insert_ordered")?);
+        }
+        Ok(())
     }
 
     fn view(&self, meta: u64) -> WarpDriveView {
@@ -453,13 +468,17 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
     }
 
     /// A key's first window is `map_to_range(h.x, windows)` (`wd_probe`), and the windows are in
-    /// order in the slot array: the top bits of `h.x` name its stretch of the table.
-    fn locality(&self) -> Option<Locality> {
+    /// order in the slot array: the top bits of `h.x` name its stretch of the table. The
+    /// ordered kernel exists for windows of up to [`MAX_ORDERED_GROUP`] slots.
+    fn locality(&self) -> Option<Locality<'_>> {
         Some(Locality {
-            seed: self.config.seed,
-            hash: self.config.hash,
-            table_bytes: self.slots.num_bytes() as u64,
-            mode: self.config.locality,
+            kernel: self.ordered.as_ref()?,
+            stretches: Stretches {
+                seed: self.config.seed,
+                hash: self.config.hash,
+                table_bytes: self.slots.num_bytes() as u64,
+                mode: self.config.locality,
+            },
         })
     }
 

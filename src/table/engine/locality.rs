@@ -3,44 +3,53 @@
 //!
 //! Every GPU hash table inserts a batch in input order, so each insert's first probe (and its
 //! CAS) is a random access into a table many times the L2 cache: the random-access bound that
-//! every peer obeys (warpdrive.txt §III; on an H100, random CAS on a 2 GiB table runs at
-//! ~12.8 G/s, on a 32 MiB one at ~36.5). Here the batch is first split by the engine's one-pass
+//! every peer obeys (on an H100, random CAS on a 2 GiB table runs at ~12.8 G/s, on a 32 MiB one
+//! at ~36.5). Here the batch is first split by the engine's one-pass
 //! [`multisplit`](super::multisplit) into parts by the *top bits of each key's first probe
 //! position*: part `p`'s keys all start in the `p`-th of `parts` equal stretches of the table.
-//! The insert then runs over the parts in order with one group per key and no grid stride:
-//! blocks are dispatched in index order, so the blocks in flight work on a few consecutive
-//! parts, whose stretches of the table stay in L2. The results and statuses are the same as in
-//! input order (an insert's outcome does not depend on the batch's order beyond what the
-//! schemes already leave unspecified: which copy of a duplicated key wins).
+//! Then the scheme's *ordered* insert kernel runs over the split: one resident wave of blocks
+//! that take tiles of consecutive keys in order from a counter (`wm_for_each_ordered` in
+//! kernels/common/bulk.cuh), a thread per key, so that the keys in flight start in a narrow
+//! stretch of the table, which stays in L2. Neither of the obvious launches keeps that: a
+//! grid-stride loop lets blocks drift far apart over a large batch, and a block per few keys
+//! pays a block launch and a count flush per few keys (both measured: bench/NOTES.md, issue 18).
+//! The results are the same as in input order: an insert's outcome does not depend on the
+//! batch's order beyond what the schemes already leave unspecified (which copy of a duplicated
+//! key wins).
 //!
 //! A scheme opts in with [`Scheme::locality`](super::Scheme::locality): the seed and hash
 //! function of its first probe, which must be `map_to_range(h.x, n)` of the key's first 32-bit
 //! hash (WarpDrive's first window), so that [`PartFunction::part_of`] with the same seed and
-//! hash gives the stretch. Only inserts without per-key statuses take this path
-//! ([`DeviceHashTable::insert_device_async`](crate::DeviceHashTable::insert_device_async) with
-//! `None`); with statuses the batch runs in input order.
+//! hash gives the stretch, and its ordered kernel. Only inserts without per-key statuses take
+//! this path ([`DeviceHashTable::insert_device_async`](crate::DeviceHashTable::insert_device_async)
+//! with `None`); inserts with statuses, mixed batches and rehashes run in input order.
 //!
-//! **Scratch:** the batch goes through in chunks of [`Plan::chunk`] keys; each chunk's split
-//! takes `chunk × (key + value bytes)` of device memory (plus a few KiB of counts), allocated
-//! on the table's stream and freed after the chunk's insert. The chunk is at least
-//! [`MIN_CHUNK`] keys, and more where the table is so large that the keys in flight would
-//! otherwise spread over more than a quarter of the L2 cache.
+//! **Scratch:** the batch goes through in chunks ([`Plan::chunks`]); each chunk's split takes
+//! `chunk × (key + value bytes)` of device memory (plus a few KiB of counts), allocated on the
+//! table's stream and freed after the chunk's insert. A chunk is at least [`MIN_CHUNK`] keys and
+//! long enough that the keys in flight start within a third of the L2 cache: about
+//! `in_flight × table bytes / (L2 / 3)` keys (on an H100, 83M keys for a table of 2 GiB: 664 MiB
+//! of u32 pairs), and less than twice that.
 //!
 //! **When:** [`LocalityMode::Auto`] (the default) partitions when the table is at least twice
-//! the L2 cache (a smaller one is in L2 anyway) and the batch is large enough that its keys in
-//! flight cover at most a quarter of the L2 cache (see [`plan`]). `WARPMAP_LOCALITY=on` or
-//! `=off` overrides `Auto` (for measurements). Measured on an H100: bench/NOTES.md, issue 18.
+//! the L2 cache (a smaller one is in L2 anyway) and the batch is at least one such chunk (see
+//! [`plan`]). `WARPMAP_LOCALITY=on` or `=off` overrides `Auto` (for measurements). Measured on an
+//! H100: bench/NOTES.md, issue 18.
 
 use super::multisplit::PartFunction;
-use crate::device::Gpu;
+use super::BLOCK;
+use crate::device::{Gpu, Kernel};
 use crate::hash::HashFunction;
+use crate::Result;
 
-/// Parts of a split: one pass of the counting multisplit serves up to 2^10.
-pub const ONE_PASS_PARTS: u32 = 1 << 10;
 /// Parts of a split at most (two passes of the counting multisplit).
 pub const MAX_PARTS: u32 = 1 << 20;
 /// Keys per chunk, at least: the scratch of a chunk of 2^24 u32 pairs is 128 MiB.
 pub const MIN_CHUNK: usize = 1 << 24;
+/// Rounds of a block's tile in an ordered insert kernel (`wm_for_each_ordered`): a tile is this
+/// many times the block's threads, consecutive keys. 4 beat 1 on an H100 (bench/NOTES.md,
+/// issue 18).
+pub const ORDERED_ROUNDS: u32 = 4;
 
 /// Whether inserts are partitioned by locality (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,9 +80,20 @@ impl LocalityMode {
     }
 }
 
-/// A scheme's locality: how its keys' first probes fall in the table.
+/// A scheme's locality: how its keys' first probes fall in the table ([`Stretches`]), and its
+/// ordered insert kernel: `(view, wm_bulk)` like the bulk insert, a thread per key over
+/// `wm_for_each_ordered` (the engine's counters' third word is its tile counter), no statuses.
+#[derive(Clone, Copy)]
+pub struct Locality<'a> {
+    /// How the first probes fall.
+    pub stretches: Stretches,
+    /// The ordered insert kernel.
+    pub kernel: &'a Kernel,
+}
+
+/// How a table's keys' first probes fall in its stretches (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Locality {
+pub struct Stretches {
     /// The seed of the first probe's hash.
     pub seed: u64,
     /// The hash function of the first probe.
@@ -91,6 +111,18 @@ pub struct Plan {
     pub part: PartFunction,
     /// Keys per chunk (each chunk is split, then inserted).
     pub chunk: usize,
+    /// Blocks of the ordered insert: one resident wave.
+    pub grid: u32,
+}
+
+impl Plan {
+    /// The chunks of a batch of `n` keys: `chunk` keys each, the last one taking the rest (so
+    /// it holds less than twice `chunk`).
+    pub fn chunks(&self, n: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+        let chunk = self.chunk.max(1);
+        let count = (n / chunk).max(1);
+        (0..count).map(move |c| c * chunk..if c + 1 == count { n } else { (c + 1) * chunk })
+    }
 }
 
 /// The machine facts a plan depends on.
@@ -98,82 +130,102 @@ pub struct Plan {
 pub struct Machine {
     /// L2 cache bytes.
     pub l2_bytes: u64,
-    /// Groups (keys) the GPU holds in flight: resident threads / group size.
-    pub in_flight: u64,
+    /// Blocks of [`BLOCK`] threads of the ordered kernel resident at once (one wave).
+    pub resident_blocks: u32,
 }
 
 impl Machine {
-    /// The facts of `gpu` for groups of `group` threads (2048 resident threads per
-    /// multiprocessor, as on every GPU from sm_70 to sm_90).
-    pub fn of(gpu: &Gpu, group: u32) -> Machine {
-        Machine {
+    /// The facts of `gpu` for `kernel`.
+    ///
+    /// # Errors
+    /// The driver's, from the occupancy query.
+    pub fn of(gpu: &Gpu, kernel: &Kernel) -> Result<Machine> {
+        let per_sm = gpu.max_active_blocks_per_sm(kernel, BLOCK)?.max(1);
+        Ok(Machine {
             l2_bytes: gpu.l2_bytes(),
-            in_flight: gpu.sm_count() as u64 * 2048 / group.max(1) as u64,
-        }
+            resident_blocks: gpu.sm_count().max(1) * per_sm,
+        })
+    }
+
+    /// Keys the blocks in flight hold: a tile each.
+    pub fn in_flight(&self) -> u64 {
+        self.resident_blocks as u64 * BLOCK as u64 * ORDERED_ROUNDS as u64
     }
 }
+
+/// The keys in flight may start in at most `1 / SPAN_OF_L2` of the L2 cache. Measured on an
+/// H100 (WarpDrive, 2^27 keys, bench/NOTES.md issue 18): spans of 10.8 and 13.5 MB gained 1.3-1.7x,
+/// 21.6 MB nothing, 86 MB lost.
+const SPAN_OF_L2: u64 = 3;
 
 /// The plan for a batch of `n` keys, or `None` to insert in input order.
 ///
-/// The keys in flight cover `in_flight / chunk` of the batch's parts in order, so they start in
-/// `in_flight × table_bytes / chunk` bytes of the table (when a part holds fewer keys than are in
-/// flight). `Auto` partitions when the table is at least twice the L2 cache and that span,
-/// with the batch as one chunk, is at most a quarter of it. The chunk is the larger of
-/// [`MIN_CHUNK`] and the length that keeps the span within a quarter of L2, and at most the
-/// batch. Parts: enough that a part's stretch is at most 1/16 of the L2 cache, at least
-/// [`ONE_PASS_PARTS`] (a split of fewer parts costs the same), at most [`MAX_PARTS`].
-pub fn plan(loc: &Locality, n: usize, machine: Machine) -> Option<Plan> {
-    let quarter = (machine.l2_bytes / 4).max(1);
-    // Keys per chunk so that the keys in flight span at most a quarter of L2.
-    let local_chunk =
-        (machine.in_flight as u128 * loc.table_bytes as u128).div_ceil(quarter as u128);
-    let wanted = match loc.mode.resolved() {
+/// The keys in flight ([`Machine::in_flight`]) are consecutive keys of a chunk in part order,
+/// so they start in about `in_flight × table_bytes / chunk` bytes of the table. `Auto`
+/// partitions when the table is at least twice the L2 cache and that span, with the batch as
+/// one chunk, is at most a third of it. The chunk is the larger of [`MIN_CHUNK`] and the length
+/// that keeps the span within that third ([`Plan::chunks`]: the last chunk takes the rest).
+/// Parts: enough that a part's stretch is at most a quarter of the L2 cache (more parts cost the
+/// split more than they give: measured, bench/NOTES.md), at most [`MAX_PARTS`].
+pub fn plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
+    let span = (machine.l2_bytes / SPAN_OF_L2).max(1);
+    // Keys per chunk so that the keys in flight span at most `span` bytes.
+    let local = (machine.in_flight() as u128 * st.table_bytes as u128).div_ceil(span as u128);
+    let local = (local.min(usize::MAX as u128) as usize).max(MIN_CHUNK);
+    let chunk = match st.mode.resolved() {
         LocalityMode::Off => return None,
-        LocalityMode::On => n > 0,
-        LocalityMode::Chunks(c) => {
-            return (n > 0).then(|| Plan {
-                part: parts_for(loc, machine),
-                chunk: c.clamp(1, n),
-            })
-        }
+        _ if n == 0 => return None,
+        LocalityMode::Chunks(c) => c.clamp(1, n),
+        LocalityMode::On => local.min(n),
         LocalityMode::Auto => {
-            loc.table_bytes >= 2 * machine.l2_bytes && n as u128 >= local_chunk && n > 0
+            if st.table_bytes < 2 * machine.l2_bytes || n < local {
+                return None;
+            }
+            local
         }
     };
-    if !wanted {
-        return None;
-    }
-    let chunk = (local_chunk.min(usize::MAX as u128) as usize)
-        .max(MIN_CHUNK)
-        .min(n);
-    Some(Plan {
-        part: parts_for(loc, machine),
+    let mut plan = Plan {
+        part: parts_for(st, machine),
         chunk,
-    })
+        grid: machine.resident_blocks.max(1),
+    };
+    // Measurement knobs: the chunk and the parts.
+    if let Some(c) = knob::<usize>("WARPMAP_LOCALITY_CHUNK") {
+        plan.chunk = c.clamp(1, n);
+    }
+    if let Some(p) = knob::<u32>("WARPMAP_LOCALITY_PARTS") {
+        plan.part.parts = p.clamp(1, MAX_PARTS);
+    }
+    Some(plan)
 }
 
-/// The split of a plan: parts of at most 1/16 of the L2 cache each (see [`plan`]).
-fn parts_for(loc: &Locality, machine: Machine) -> PartFunction {
-    let stretch = (machine.l2_bytes / 16).max(1);
-    let parts = loc
+/// The split of a plan: parts of at most a quarter of the L2 cache each (see [`plan`]).
+fn parts_for(st: &Stretches, machine: Machine) -> PartFunction {
+    let stretch = (machine.l2_bytes / 4).max(1);
+    let parts = st
         .table_bytes
         .div_ceil(stretch)
         .next_power_of_two()
-        .clamp(ONE_PASS_PARTS as u64, MAX_PARTS as u64) as u32;
-    PartFunction::new(parts, loc.seed).hash(loc.hash)
+        .clamp(1, MAX_PARTS as u64) as u32;
+    PartFunction::new(parts, st.seed).hash(st.hash)
+}
+
+fn knob<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// An H100 running the WarpDrive ordered insert: 132 multiprocessors, 5 blocks each.
     const H100: Machine = Machine {
         l2_bytes: 50 << 20,
-        in_flight: 132 * 2048 / 4,
+        resident_blocks: 660,
     };
 
-    fn loc(table_bytes: u64, mode: LocalityMode) -> Locality {
-        Locality {
+    fn st(table_bytes: u64, mode: LocalityMode) -> Stretches {
+        Stretches {
             seed: 7,
             hash: HashFunction::default(),
             table_bytes,
@@ -183,45 +235,67 @@ mod tests {
 
     #[test]
     fn auto_partitions_large_batches_into_large_tables() {
-        // 2^28 slots of 8 bytes (the compare preset at load 0.5): 2 GiB.
-        let p = plan(&loc(2 << 30, LocalityMode::Auto), 1 << 27, H100).expect("partitioned");
-        assert_eq!(p.part.parts, 1024);
-        assert_eq!(p.part.seed, 7);
-        // The keys in flight span at most a quarter of L2.
-        assert!(H100.in_flight as u128 * (2u128 << 30) / p.chunk as u128 <= (50 << 20) / 4);
-        assert!(p.chunk >= MIN_CHUNK && p.chunk <= 1 << 27);
+        // 2^28 slots of 8 bytes (the compare preset at load 0.5): 2 GiB, in one chunk.
+        let p = plan(&st(2 << 30, LocalityMode::Auto), 1 << 27, H100).expect("partitioned");
+        assert_eq!((p.part.parts, p.part.seed, p.grid), (256, 7, 660));
+        assert_eq!(p.chunks(1 << 27).collect::<Vec<_>>(), vec![0..1 << 27]);
+        // The keys in flight span at most a third of L2, in every chunk.
+        let span = |len: usize| H100.in_flight() as u128 * (2u128 << 30) / len as u128;
+        assert!(span(p.chunk) <= (50 << 20) / 3);
+        // A larger batch: chunks of that length at least.
+        let p = plan(&st(2 << 30, LocalityMode::Auto), 1 << 29, H100).expect("partitioned");
+        let chunks: Vec<_> = p.chunks(1 << 29).collect();
+        assert!(chunks.len() > 1);
+        assert!(chunks.iter().all(|c| span(c.len()) <= (50 << 20) / 3));
     }
 
     #[test]
     fn auto_leaves_small_tables_and_small_batches() {
         // A table within twice the L2 cache.
-        assert_eq!(
-            plan(&loc(80 << 20, LocalityMode::Auto), 1 << 27, H100),
-            None
-        );
-        // A batch whose keys in flight would spread over the whole table.
-        assert_eq!(plan(&loc(2 << 30, LocalityMode::Auto), 1 << 20, H100), None);
-        assert_eq!(plan(&loc(2 << 30, LocalityMode::Auto), 0, H100), None);
+        assert_eq!(plan(&st(80 << 20, LocalityMode::Auto), 1 << 27, H100), None);
+        // A batch whose keys in flight would spread over much of the table.
+        assert_eq!(plan(&st(2 << 30, LocalityMode::Auto), 1 << 24, H100), None);
+        assert_eq!(plan(&st(2 << 30, LocalityMode::Auto), 0, H100), None);
     }
 
     #[test]
     fn forced_modes() {
-        let on = plan(&loc(1 << 10, LocalityMode::On), 100, H100).expect("on");
-        assert_eq!((on.chunk, on.part.parts), (100, ONE_PASS_PARTS));
-        assert_eq!(plan(&loc(2 << 30, LocalityMode::Off), 1 << 27, H100), None);
-        assert_eq!(plan(&loc(1 << 10, LocalityMode::On), 0, H100), None);
-        let c = plan(&loc(2 << 30, LocalityMode::Chunks(1000)), 5000, H100).expect("chunks");
-        assert_eq!((c.chunk, c.part.parts), (1000, 1024));
-        let c = plan(&loc(1 << 10, LocalityMode::Chunks(0)), 5, H100).expect("chunks");
+        let on = plan(&st(1 << 10, LocalityMode::On), 100, H100).expect("on");
+        assert_eq!((on.chunk, on.part.parts), (100, 1));
+        let on = plan(&st(2 << 30, LocalityMode::On), 1 << 20, H100).expect("on");
+        assert_eq!((on.chunk, on.part.parts), (1 << 20, 256));
+        assert_eq!(plan(&st(2 << 30, LocalityMode::Off), 1 << 27, H100), None);
+        assert_eq!(plan(&st(1 << 10, LocalityMode::On), 0, H100), None);
+        let c = plan(&st(2 << 30, LocalityMode::Chunks(1000)), 5000, H100).expect("chunks");
+        assert_eq!((c.chunk, c.part.parts), (1000, 256));
+        let c = plan(&st(1 << 10, LocalityMode::Chunks(0)), 5, H100).expect("chunks");
         assert_eq!(c.chunk, 1);
-        assert_eq!(plan(&loc(1 << 10, LocalityMode::Chunks(8)), 0, H100), None);
+        assert_eq!(plan(&st(1 << 10, LocalityMode::Chunks(8)), 0, H100), None);
+    }
+
+    #[test]
+    fn chunks_cover_the_batch_and_the_last_takes_the_rest() {
+        let p = |chunk| Plan {
+            part: PartFunction::new(4, 1),
+            chunk,
+            grid: 1,
+        };
+        let all = |chunk, n| p(chunk).chunks(n).collect::<Vec<_>>();
+        assert_eq!(
+            all(1000, 5000),
+            vec![0..1000, 1000..2000, 2000..3000, 3000..4000, 4000..5000]
+        );
+        assert_eq!(all(1000, 2999), vec![0..1000, 1000..2999]);
+        assert_eq!(all(1000, 999), vec![0..999]);
+        assert_eq!(all(0, 3), vec![0..1, 1..2, 2..3]);
+        assert_eq!(all(1 << 20, 1 << 27).len(), 128);
     }
 
     #[test]
     fn huge_tables_take_more_parts_and_longer_chunks() {
-        // 64 GiB: stretches of at most L2/16 need 2^15 parts; chunks grow with the table.
-        let p = plan(&loc(64 << 30, LocalityMode::Auto), 1 << 30, H100).expect("partitioned");
-        assert_eq!(p.part.parts, 1 << 15);
+        // 64 GiB: stretches of at most L2/4 need 2^13 parts; chunks grow with the table.
+        let p = plan(&st(64 << 30, LocalityMode::Auto), 1 << 32, H100).expect("partitioned");
+        assert_eq!(p.part.parts, 1 << 13);
         assert!(p.chunk > MIN_CHUNK);
     }
 }

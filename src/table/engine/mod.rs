@@ -70,7 +70,7 @@ pub unsafe trait Scheme: Sized + Send + Sync + 'static {
         Ok(())
     }
     /// The device view; `meta` is the address of the engine's counters (`[stored keys, keys
-    /// left unplaced by all inserts so far]`).
+    /// left unplaced by all inserts so far, tiles taken by an ordered launch, spare]`).
     fn view(&self, meta: u64) -> Self::View;
     /// Keys the table can hold; also the positions retrieve visits.
     fn capacity(&self) -> usize;
@@ -85,11 +85,11 @@ pub unsafe trait Scheme: Sized + Send + Sync + 'static {
     fn insert_kernel(&self, _n: usize) -> Option<(&Kernel, u32)> {
         None
     }
-    /// Where the keys' first probes fall, for the locality-partitioned insert
-    /// ([`locality`]): only for a scheme whose first probe position is `map_to_range(h.x, n)`
-    /// of the key's first hash under the returned seed and function, and whose insert kernel
-    /// (the bulk one) serves any order of keys with one group per key. Default: none.
-    fn locality(&self) -> Option<locality::Locality> {
+    /// Where the keys' first probes fall and the ordered insert kernel, for the
+    /// locality-partitioned insert ([`locality`]): only for a scheme whose first probe position
+    /// is `map_to_range(h.x, n)` of the key's first hash under the returned seed and function
+    /// (see [`locality::Locality`] for the kernel's contract). Default: none.
+    fn locality(&self) -> Option<locality::Locality<'_>> {
         None
     }
     /// [`Error::Unsupported`](crate::Error::Unsupported) where this table cannot run mixed

@@ -14,8 +14,9 @@ use crate::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// `[stored keys, keys left unplaced by all inserts so far]` on the device, and how many of
-/// those failures were already reported.
+/// `[stored keys, keys left unplaced by all inserts so far, tiles taken by an ordered launch
+/// (zeroed before each), spare]` on the device, and how many of those failures were already
+/// reported.
 struct Counters {
     buf: DeviceBuffer<u64>,
     /// `buf[1]` when failures were last reported: later ones are `buf[1] - this`.
@@ -25,7 +26,7 @@ struct Counters {
 impl Counters {
     fn new(gpu: &Gpu) -> Result<Self> {
         Ok(Counters {
-            buf: gpu.alloc_filled::<u64>(2, 0)?,
+            buf: gpu.alloc_filled::<u64>(4, 0)?,
             failed_seen: AtomicU64::new(0),
         })
     }
@@ -256,8 +257,9 @@ impl<S: Scheme> GpuTable<S> {
     }
 
     /// The locality-partitioned insert ([`locality`]): chunk by chunk, a split by the plan's
-    /// part function (no wait for the stream), then the bulk insert kernel over the split with
-    /// one group per key and no grid stride, so that blocks run in part order.
+    /// part function (nothing waits for the stream), then the scheme's ordered insert kernel over
+    /// the split, one resident wave taking tiles of keys in order from the counters' third word
+    /// (zeroed first).
     fn insert_partitioned(
         &mut self,
         keys: &DeviceBuffer<S::Key>,
@@ -266,27 +268,23 @@ impl<S: Scheme> GpuTable<S> {
         plan: &locality::Plan,
     ) -> Result<()> {
         let gpu = self.gpu.clone();
-        let n = keys.len();
-        let group = self.scheme.group_size() as u64;
-        for start in (0..n).step_by(plan.chunk.max(1)) {
-            let range = start..(start + plan.chunk).min(n);
-            let len = (range.end - range.start) as u64;
+        for range in plan.chunks(keys.len()) {
             let (kv, vv) = (gpu.view(keys, range.clone())?, gpu.view(values, range)?);
             let split = multisplit_async(&gpu, &kv, Some(&*vv), &plan.part)?;
             let split_values = split
                 .values
                 .as_ref()
                 .expect("a split with values returns them");
-            let blocks = (len * group).div_ceil(BLOCK as u64);
-            let grid = u32::try_from(blocks).map_err(|_| {
-                Error::Unsupported(format!(
-                    "{}: a partitioned insert chunk of {len} keys needs {blocks} blocks",
-                    S::NAME
-                ))
-            })?;
+            let tiles = 2 * std::mem::size_of::<u64>();
+            gpu.fill_range(&mut self.counters.buf, tiles, std::mem::size_of::<u64>(), 0)?;
             let bulk = Bulk::insert(&split.keys, split_values, None, mode == InsertMode::Assign);
             let view = self.view();
-            self.launch(&self.kernels.insert, grid, &view, &bulk, |l| {
+            let kernel = self
+                .scheme
+                .locality()
+                .expect("a plan is made only for a scheme with an ordered kernel")
+                .kernel;
+            self.launch(kernel, plan.grid, &view, &bulk, |l| {
                 l.reads(&split.keys).reads(split_values);
             })?;
         }
@@ -545,13 +543,11 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         }
         S::before_insert(self, keys, values, None)?;
         if status.is_none() && self.scheme.insert_kernel(keys.len()).is_none() {
-            let machine = locality::Machine::of(&self.gpu, self.scheme.group_size());
-            let plan = self
-                .scheme
-                .locality()
-                .and_then(|loc| locality::plan(&loc, keys.len(), machine));
-            if let Some(plan) = plan {
-                return self.insert_partitioned(keys, values, mode, &plan);
+            if let Some(loc) = self.scheme.locality() {
+                let machine = locality::Machine::of(&self.gpu, loc.kernel)?;
+                if let Some(plan) = locality::plan(&loc.stretches, keys.len(), machine) {
+                    return self.insert_partitioned(keys, values, mode, &plan);
+                }
             }
         }
         let bulk = Bulk::insert(keys, values, status.as_deref(), mode == InsertMode::Assign);
