@@ -165,8 +165,9 @@ const SPAN_OF_L2: u64 = 3;
 /// partitions when the table is at least twice the L2 cache and that span, with the batch as
 /// one chunk, is at most a third of it. The chunk is the larger of [`MIN_CHUNK`] and the length
 /// that keeps the span within that third ([`Plan::chunks`]: the last chunk takes the rest).
-/// Parts: enough that a part's stretch is at most a quarter of the L2 cache (more parts cost the
-/// split more than they give: measured, bench/NOTES.md), at most [`MAX_PARTS`].
+/// Parts: enough that a part's stretch is at most half of the L2 cache, at most [`MAX_PARTS`].
+/// More parts cost the split more than they give (H100, u32 pairs into 2 GiB: 128 parts 16.0 G
+/// inserts/s, 256 14.6, 512 13.5; bench/NOTES.md).
 pub fn plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
     let span = (machine.l2_bytes / SPAN_OF_L2).max(1);
     // Keys per chunk so that the keys in flight span at most `span` bytes.
@@ -199,9 +200,9 @@ pub fn plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
     Some(plan)
 }
 
-/// The split of a plan: parts of at most a quarter of the L2 cache each (see [`plan`]).
+/// The split of a plan: parts of at most half of the L2 cache each (see [`plan`]).
 fn parts_for(st: &Stretches, machine: Machine) -> PartFunction {
-    let stretch = (machine.l2_bytes / 4).max(1);
+    let stretch = (machine.l2_bytes / 2).max(1);
     let parts = st
         .table_bytes
         .div_ceil(stretch)
@@ -237,7 +238,7 @@ mod tests {
     fn auto_partitions_large_batches_into_large_tables() {
         // 2^28 slots of 8 bytes (the compare preset at load 0.5): 2 GiB, in one chunk.
         let p = plan(&st(2 << 30, LocalityMode::Auto), 1 << 27, H100).expect("partitioned");
-        assert_eq!((p.part.parts, p.part.seed, p.grid), (256, 7, 660));
+        assert_eq!((p.part.parts, p.part.seed, p.grid), (128, 7, 660));
         assert_eq!(p.chunks(1 << 27).collect::<Vec<_>>(), vec![0..1 << 27]);
         // The keys in flight span at most a third of L2, in every chunk.
         let span = |len: usize| H100.in_flight() as u128 * (2u128 << 30) / len as u128;
@@ -263,11 +264,11 @@ mod tests {
         let on = plan(&st(1 << 10, LocalityMode::On), 100, H100).expect("on");
         assert_eq!((on.chunk, on.part.parts), (100, 1));
         let on = plan(&st(2 << 30, LocalityMode::On), 1 << 20, H100).expect("on");
-        assert_eq!((on.chunk, on.part.parts), (1 << 20, 256));
+        assert_eq!((on.chunk, on.part.parts), (1 << 20, 128));
         assert_eq!(plan(&st(2 << 30, LocalityMode::Off), 1 << 27, H100), None);
         assert_eq!(plan(&st(1 << 10, LocalityMode::On), 0, H100), None);
         let c = plan(&st(2 << 30, LocalityMode::Chunks(1000)), 5000, H100).expect("chunks");
-        assert_eq!((c.chunk, c.part.parts), (1000, 256));
+        assert_eq!((c.chunk, c.part.parts), (1000, 128));
         let c = plan(&st(1 << 10, LocalityMode::Chunks(0)), 5, H100).expect("chunks");
         assert_eq!(c.chunk, 1);
         assert_eq!(plan(&st(1 << 10, LocalityMode::Chunks(8)), 0, H100), None);
@@ -293,9 +294,9 @@ mod tests {
 
     #[test]
     fn huge_tables_take_more_parts_and_longer_chunks() {
-        // 64 GiB: stretches of at most L2/4 need 2^13 parts; chunks grow with the table.
+        // 64 GiB: stretches of at most L2/2 need 2^12 parts; chunks grow with the table.
         let p = plan(&st(64 << 30, LocalityMode::Auto), 1 << 32, H100).expect("partitioned");
-        assert_eq!(p.part.parts, 1 << 13);
+        assert_eq!(p.part.parts, 1 << 12);
         assert!(p.chunk > MIN_CHUNK);
     }
 }
