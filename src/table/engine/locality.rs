@@ -29,7 +29,8 @@
 //! table's stream and freed after the chunk's insert. A chunk is at least [`MIN_CHUNK`] keys and
 //! long enough that the keys in flight start within a third of the L2 cache: about
 //! `in_flight × table bytes / (L2 / 3)` keys (on an H100, 83M keys for a table of 2 GiB: 664 MiB
-//! of u32 pairs), and less than twice that.
+//! of u32 pairs), and less than twice that. A chunk whose split finds no device memory for its
+//! scratch goes in input order (an out-of-memory error only where that fails too).
 //!
 //! **When:** [`LocalityMode::Auto`] (the default) partitions when the table is at least twice
 //! the L2 cache (a smaller one is in L2 anyway) and the batch is at least one such chunk (see

@@ -256,10 +256,32 @@ impl<S: Scheme> GpuTable<S> {
         Ok(())
     }
 
+    /// The insert kernel (the scheme's, or the bulk one) over the batch in input order.
+    fn launch_insert(
+        &self,
+        keys: &DeviceBuffer<S::Key>,
+        values: &DeviceBuffer<S::Value>,
+        status: Option<&mut DeviceBuffer<u32>>,
+        mode: InsertMode,
+    ) -> Result<()> {
+        let bulk = Bulk::insert(keys, values, status.as_deref(), mode == InsertMode::Assign);
+        let view = self.view();
+        let (kernel, grid) = self
+            .scheme
+            .insert_kernel(keys.len())
+            .unwrap_or((&self.kernels.insert, self.grid(keys.len())));
+        self.launch(kernel, grid, &view, &bulk, |l| {
+            l.reads(keys).reads(values);
+            if let Some(s) = status {
+                l.writes(s);
+            }
+        })
+    }
+
     /// The locality-partitioned insert ([`locality`]): chunk by chunk, a split by the plan's
     /// part function (nothing waits for the stream), then the scheme's ordered insert kernel over
     /// the split, one resident wave taking tiles of keys in order from the counters' third word
-    /// (zeroed first).
+    /// (zeroed first). A chunk whose split finds no device memory goes in input order.
     fn insert_partitioned(
         &mut self,
         keys: &DeviceBuffer<S::Key>,
@@ -270,7 +292,16 @@ impl<S: Scheme> GpuTable<S> {
         let gpu = self.gpu.clone();
         for range in plan.chunks(keys.len()) {
             let (kv, vv) = (gpu.view(keys, range.clone())?, gpu.view(values, range)?);
-            let split = multisplit_async(&gpu, &kv, Some(&*vv), &plan.part)?;
+            let split = match multisplit_async(&gpu, &kv, Some(&*vv), &plan.part) {
+                Ok(split) => split,
+                // No room for the split's scratch (a table that fills the GPU): this chunk in
+                // input order, as without the partition.
+                Err(Error::OutOfMemory { .. }) => {
+                    self.launch_insert(&kv, &vv, None, mode)?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let split_values = split
                 .values
                 .as_ref()
@@ -550,18 +581,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
                 }
             }
         }
-        let bulk = Bulk::insert(keys, values, status.as_deref(), mode == InsertMode::Assign);
-        let view = self.view();
-        let (kernel, grid) = self
-            .scheme
-            .insert_kernel(keys.len())
-            .unwrap_or((&self.kernels.insert, self.grid(keys.len())));
-        self.launch(kernel, grid, &view, &bulk, |l| {
-            l.reads(keys).reads(values);
-            if let Some(s) = status {
-                l.writes(s);
-            }
-        })
+        self.launch_insert(keys, values, status, mode)
     }
 
     fn find_device_async(
