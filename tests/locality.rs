@@ -223,3 +223,78 @@ fn on_with_wide_windows_inserts_in_input_order() {
 fn auto_on_a_small_table_matches() {
     partitioned_inserts_match::<u32, u32>(4, LocalityMode::Auto);
 }
+
+/// A rehash moves the pairs through the partitioned insert (the new table has the same
+/// `LocalityMode::On`): every pair is kept.
+fn rehash_keeps_every_pair<K: Key, V: Value>() {
+    let Some(gpu) = gpu() else { return };
+    let name = format!("{}/{} rehash", K::NAME, V::NAME);
+    let mut t = warpdrive::<K, V>(
+        &gpu,
+        WarpDriveConfig::new(1 << 13).locality(LocalityMode::On),
+    );
+    let mut rng = SplitMix64::new(mix(K::BYTES as u64 * 7 + 3));
+    let keys = unique_keys::<K>(&mut rng, t.capacity() * 7 / 10, true);
+    let values: Vec<V> = keys.iter().map(|&k| value_for(k, 5)).collect();
+    t.insert(&keys, &values).unwrap();
+    let oracle: HashMap<K, V> = keys.iter().copied().zip(values.iter().copied()).collect();
+    t.rehash(1 << 15).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(t.capacity() >= 1 << 15, "{name}: capacity");
+    assert_matches(&name, &t, &oracle);
+    t.rehash(t.len().unwrap())
+        .unwrap_or_else(|e| panic!("{name}, to load 1: {e}"));
+    assert_matches(&format!("{name}, to load 1"), &t, &oracle);
+}
+
+/// A rehash into a table where some pairs find no room (one probe per key, load 0.9): the
+/// partitioned insert counts failures, the pairs go again in input order, the rehash reports
+/// `TableFull`, and the table is left as it was.
+fn failed_rehash_leaves_the_table<K: Key, V: Value>() {
+    let Some(gpu) = gpu() else { return };
+    let name = format!("{}/{} failed rehash", K::NAME, V::NAME);
+    let config = WarpDriveConfig::new(1 << 14)
+        .group_size(1)
+        .max_probes(1)
+        .locality(LocalityMode::On);
+    let mut t = warpdrive::<K, V>(&gpu, config);
+    let mut rng = SplitMix64::new(mix(K::BYTES as u64 * 11 + 5));
+    let keys = unique_keys::<K>(&mut rng, 1000, true);
+    let values: Vec<V> = keys.iter().map(|&k| value_for(k, 6)).collect();
+    let mut st = vec![warpmap::InsertStatus::default(); keys.len()];
+    t.insert_with_status(&keys, &values, &mut st).unwrap();
+    let oracle: HashMap<K, V> = keys
+        .iter()
+        .zip(&values)
+        .zip(&st)
+        .filter(|(_, s)| s.is_ok())
+        .map(|((&k, &v), _)| (k, v))
+        .collect();
+    let cap = t.capacity();
+    match t.rehash(oracle.len() * 10 / 9) {
+        Err(Error::TableFull { .. }) => {}
+        other => panic!("{name}: a rehash to load 0.9 with one probe per key gave {other:?}"),
+    }
+    assert_eq!(t.capacity(), cap, "{name}: capacity unchanged");
+    assert_matches(&name, &t, &oracle);
+}
+
+#[test]
+fn rehash_keeps_every_pair_u32_u32() {
+    rehash_keeps_every_pair::<u32, u32>();
+}
+#[test]
+fn rehash_keeps_every_pair_u64_u64() {
+    rehash_keeps_every_pair::<u64, u64>();
+}
+#[test]
+fn rehash_keeps_every_pair_b32_u32() {
+    rehash_keeps_every_pair::<[u8; 32], u32>();
+}
+#[test]
+fn failed_rehash_leaves_the_table_u32_u32() {
+    failed_rehash_leaves_the_table::<u32, u32>();
+}
+#[test]
+fn failed_rehash_leaves_the_table_u64_u64() {
+    failed_rehash_leaves_the_table::<u64, u64>();
+}

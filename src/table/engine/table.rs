@@ -220,9 +220,11 @@ impl<S: Scheme> GpuTable<S> {
         }
     }
 
-    /// Inserts the pairs a rehash moves (distinct keys) into this new table, on the device;
-    /// keys that found no room go in again after growth ([`Scheme::grow_table`]), as in a
-    /// host-slice insert. [`Error::TableFull`] when some still found none.
+    /// Inserts the pairs a rehash moves (distinct keys) into this new table, on the device
+    /// (locality-partitioned where the plan says so; if a key then finds no room, the table is
+    /// cleared and the pairs go again in input order); keys that found no room go in again after
+    /// growth ([`Scheme::grow_table`]), as in a host-slice insert. [`Error::TableFull`] when some
+    /// still found none.
     fn insert_moved(
         &mut self,
         keys: &DeviceBuffer<S::Key>,
@@ -232,6 +234,18 @@ impl<S: Scheme> GpuTable<S> {
             return Ok(());
         }
         let gpu = self.gpu.clone();
+        if self.partition_plan(keys.len())?.is_some() {
+            // The locality-partitioned insert (no statuses): done if every key found room.
+            let failed_before = self.counters.read(&gpu)?[1];
+            self.insert_device_async_with_mode(keys, values, None, InsertMode::Assign)?;
+            gpu.synchronize()?;
+            if self.counters.read(&gpu)?[1] == failed_before {
+                return Ok(());
+            }
+            // Some did not (rare): start again in input order, whose statuses say which.
+            HashTable::clear(self)?;
+            self.counters.mark_reported(&gpu)?;
+        }
         let mut ds = gpu.alloc::<u32>(keys.len())?;
         self.insert_device_async_with_mode(keys, values, Some(&mut ds), InsertMode::Assign)?;
         let st = gpu.download(&ds)?;
@@ -254,6 +268,19 @@ impl<S: Scheme> GpuTable<S> {
             return Err(Error::table_full_async(left, self.scheme.capacity()));
         }
         Ok(())
+    }
+
+    /// The plan of a locality-partitioned insert of `n` keys without statuses, where the scheme
+    /// has an ordered kernel and [`locality::plan`] says so.
+    fn partition_plan(&self, n: usize) -> Result<Option<locality::Plan>> {
+        if self.scheme.insert_kernel(n).is_some() {
+            return Ok(None);
+        }
+        let Some(loc) = self.scheme.locality() else {
+            return Ok(None);
+        };
+        let machine = locality::Machine::of(&self.gpu, loc.kernel)?;
+        Ok(locality::plan(&loc.stretches, n, machine))
     }
 
     /// The insert kernel (the scheme's, or the bulk one) over the batch in input order.
@@ -573,12 +600,9 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
             return Ok(());
         }
         S::before_insert(self, keys, values, None)?;
-        if status.is_none() && self.scheme.insert_kernel(keys.len()).is_none() {
-            if let Some(loc) = self.scheme.locality() {
-                let machine = locality::Machine::of(&self.gpu, loc.kernel)?;
-                if let Some(plan) = locality::plan(&loc.stretches, keys.len(), machine) {
-                    return self.insert_partitioned(keys, values, mode, &plan);
-                }
+        if status.is_none() {
+            if let Some(plan) = self.partition_plan(keys.len())? {
+                return self.insert_partitioned(keys, values, mode, &plan);
             }
         }
         self.launch_insert(keys, values, status, mode)
