@@ -250,7 +250,12 @@ impl<S: Scheme> GpuTable<S> {
         self.insert_device_async_with_mode(keys, values, Some(&mut ds), InsertMode::Assign)?;
         let st = gpu.download(&ds)?;
         let full: Vec<usize> = (0..st.len()).filter(|&i| st[i] & TABLE_FULL != 0).collect();
-        let mut left = 0;
+        // Keys that failed otherwise (the probe limit) are not retried: growth does not lengthen
+        // a probe budget. They count as left, so the rehash fails instead of losing them.
+        let mut left = st
+            .iter()
+            .filter(|&&s| InsertStatus(s).is_failure() && s & TABLE_FULL == 0)
+            .count();
         if !full.is_empty() {
             let (k, v) = (gpu.download(keys)?, gpu.download(values)?);
             let mut fs = vec![InsertStatus(TABLE_FULL); full.len()];
@@ -260,7 +265,7 @@ impl<S: Scheme> GpuTable<S> {
                 &mut fs,
                 InsertMode::Assign,
             )?;
-            left = fs.iter().filter(|s| s.is_failure()).count();
+            left += fs.iter().filter(|s| s.is_failure()).count();
         }
         gpu.synchronize()?;
         self.counters.mark_reported(&gpu)?; // the statuses were the report
