@@ -339,9 +339,9 @@ pub struct WarpDriveScheme<K: Key, V: Value> {
     filter: DeviceBuffer<u32>,
     /// Side path for sentinel-valued keys: [occupied0, value0, occupied1, value1].
     side: DeviceBuffer<u64>,
-    /// `warpdrive_insert_ordered` (a thread per key holding its window), for groups of at most
-    /// [`MAX_ORDERED_GROUP`] slots; bound after the module loads.
-    ordered: Option<Kernel>,
+    /// `warpdrive_insert_ordered` (a thread per key holding its window) and its resident blocks,
+    /// for groups of at most [`MAX_ORDERED_GROUP`] slots; bound after the module loads.
+    ordered: Option<(Kernel, u32)>,
     _kv: PhantomData<(K, V)>,
 }
 
@@ -440,9 +440,11 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
         &self.config
     }
 
-    fn bind(&mut self, _gpu: &Gpu, module: &Module) -> Result<()> {
+    fn bind(&mut self, gpu: &Gpu, module: &Module) -> Result<()> {
         if self.config.group_size <= MAX_ORDERED_GROUP {
-            self.ordered = Some(module.kernel("warpdrive_insert_ordered")?);
+            let kernel = module.kernel("warpdrive_insert_ordered")?;
+            let resident = locality::resident_blocks(gpu, &kernel)?;
+            self.ordered = Some((kernel, resident));
         }
         Ok(())
     }
@@ -471,8 +473,10 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
     /// order in the slot array: the top bits of `h.x` name its stretch of the table. The
     /// ordered kernel exists for windows of up to [`MAX_ORDERED_GROUP`] slots.
     fn locality(&self) -> Option<Locality<'_>> {
+        let (kernel, resident_blocks) = self.ordered.as_ref()?;
         Some(Locality {
-            kernel: self.ordered.as_ref()?,
+            kernel,
+            resident_blocks: *resident_blocks,
             stretches: Stretches {
                 seed: self.config.seed,
                 hash: self.config.hash,

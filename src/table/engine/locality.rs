@@ -38,7 +38,7 @@
 //! H100: bench/NOTES.md, issue 18.
 
 use super::multisplit::PartFunction;
-use super::BLOCK;
+use super::{knob, BLOCK};
 use crate::device::{Gpu, Kernel};
 use crate::hash::HashFunction;
 use crate::Result;
@@ -90,6 +90,17 @@ pub struct Locality<'a> {
     pub stretches: Stretches,
     /// The ordered insert kernel.
     pub kernel: &'a Kernel,
+    /// Its blocks of [`BLOCK`] threads resident at once ([`resident_blocks`], asked once when
+    /// the scheme binds the kernel, not per batch).
+    pub resident_blocks: u32,
+}
+
+/// Blocks of [`BLOCK`] threads of `kernel` resident at once on `gpu` (one wave).
+///
+/// # Errors
+/// The driver's, from the occupancy query.
+pub fn resident_blocks(gpu: &Gpu, kernel: &Kernel) -> Result<u32> {
+    Ok(gpu.sm_count().max(1) * gpu.max_active_blocks_per_sm(kernel, BLOCK)?.max(1))
 }
 
 /// How a table's keys' first probes fall in its stretches (see the [module docs](self)).
@@ -136,16 +147,12 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// The facts of `gpu` for `kernel`.
-    ///
-    /// # Errors
-    /// The driver's, from the occupancy query.
-    pub fn of(gpu: &Gpu, kernel: &Kernel) -> Result<Machine> {
-        let per_sm = gpu.max_active_blocks_per_sm(kernel, BLOCK)?.max(1);
-        Ok(Machine {
+    /// The facts of `gpu` for a scheme's locality.
+    pub fn of(gpu: &Gpu, loc: &Locality) -> Machine {
+        Machine {
             l2_bytes: gpu.l2_bytes(),
-            resident_blocks: gpu.sm_count().max(1) * per_sm,
-        })
+            resident_blocks: loc.resident_blocks,
+        }
     }
 
     /// Keys the blocks in flight hold: a tile each.
@@ -210,10 +217,6 @@ fn parts_for(st: &Stretches, machine: Machine) -> PartFunction {
         .next_power_of_two()
         .clamp(1, MAX_PARTS as u64) as u32;
     PartFunction::new(parts, st.seed).hash(st.hash)
-}
-
-fn knob<T: std::str::FromStr>(name: &str) -> Option<T> {
-    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
 
 #[cfg(test)]

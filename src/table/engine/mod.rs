@@ -405,6 +405,11 @@ pub fn check_fits(gpu: &Gpu, bytes: u64) -> Result<()> {
     Ok(())
 }
 
+/// A measurement knob: the environment variable `name` parsed, where set and valid.
+pub(crate) fn knob<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
 /// Blocks for `threads` threads: enough for one thread each, at most [`GRID_WAVES`]
 /// full-occupancy waves of [`BLOCK`]-thread blocks (kernels stride beyond).
 pub fn bulk_grid(gpu: &Gpu, threads: u64) -> u32 {

@@ -44,6 +44,7 @@
 //! # Ok(()) }
 //! ```
 
+use super::knob;
 use crate::device::{DeviceBuffer, Gpu, Module};
 use crate::hash::{hash_pair, hash_words, map_to_range, HashFunction};
 use crate::kernels::{KernelSource, MULTISPLIT};
@@ -165,11 +166,6 @@ impl CountingTile {
         };
         bins + 4 * (self.block / 32) + staged + 64
     }
-}
-
-/// A measurement knob: the environment variable `name` parsed, where set and valid.
-fn knob<T: std::str::FromStr>(name: &str) -> Option<T> {
-    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
 
 /// Bits of a part index: ceil(log2 parts).

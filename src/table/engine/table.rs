@@ -284,7 +284,7 @@ impl<S: Scheme> GpuTable<S> {
         let Some(loc) = self.scheme.locality() else {
             return Ok(None);
         };
-        let machine = locality::Machine::of(&self.gpu, loc.kernel)?;
+        let machine = locality::Machine::of(&self.gpu, &loc);
         Ok(locality::plan(&loc.stretches, n, machine))
     }
 
