@@ -346,9 +346,10 @@ struct wd_group_window {
   u64 base;   // the window's first slot
   wd_seen s;  // this lane's slot
   __device__ __forceinline__ explicit wd_group_window(const wm_group<WD_G>& group) : g(group) {}
+  template <bool coherent = true>
   __device__ __forceinline__ void load(const wd_arrays& a, u32 pos) {
     base = (u64)pos * WD_G;
-    s = wd_load<true>(a.slots, base + g.rank);
+    s = wd_load<coherent>(a.slots, base + g.rank);
   }
   template <typename P>
   __device__ __forceinline__ u32 where(P pred) const { return g.ballot(pred(base + g.rank, s)); }
@@ -365,19 +366,22 @@ struct wd_group_window {
 struct wd_solo_window {
   u64 base;
   wd_seen s[WD_G];
+  template <bool coherent = true>
   __device__ __forceinline__ void load(const wd_arrays& a, u32 pos) {
     base = (u64)pos * WD_G;
 #if defined(WD_LAYOUT_PACKED) && WD_G >= 2
 #pragma unroll
     for (int j = 0; j < WD_G / 2; j++) {
-      const ulonglong2 w = __ldcg(reinterpret_cast<const ulonglong2*>(a.slots + base) + j);
+      const ulonglong2* at = reinterpret_cast<const ulonglong2*>(a.slots + base) + j;
+      const ulonglong2 w = coherent ? __ldcg(at) : *at;
       s[2 * j] = w.x;
       s[2 * j + 1] = w.y;
     }
 #elif defined(WD_LAYOUT_TAGGED) && WD_G >= 4
 #pragma unroll
     for (int j = 0; j < WD_G / 4; j++) {
-      const uint4 w = __ldcg(reinterpret_cast<const uint4*>(a.slots + base) + j);
+      const uint4* at = reinterpret_cast<const uint4*>(a.slots + base) + j;
+      const uint4 w = coherent ? __ldcg(at) : *at;
       s[4 * j] = w.x;
       s[4 * j + 1] = w.y;
       s[4 * j + 2] = w.z;
@@ -385,7 +389,7 @@ struct wd_solo_window {
     }
 #else
 #pragma unroll
-    for (int r = 0; r < WD_G; r++) s[r] = wd_load<true>(a.slots, base + r);
+    for (int r = 0; r < WD_G; r++) s[r] = wd_load<coherent>(a.slots, base + r);
 #endif
   }
   template <typename P>
@@ -480,29 +484,29 @@ __device__ __forceinline__ u32 wd_insert_one(W& w, const wd_view& t, const wd_ar
   }
 }
 
-// Looks k up with group g: true when present, and then the lane holding k writes its value to
-// *out (unless out is null). `concurrent`: inserts may be running in the same launch, so loads go
-// to L2, a sentinel key counts only once its value is written, and a slot being written counts
-// as not yet there.
-template <bool concurrent>
-__device__ __forceinline__ bool wd_find_one(const wm_group<WD_G>& g, const wd_view& t, const wd_arrays& a,
-                                            const wm_key& k, wm_value* out) {
+// Looks k up, probing with window w (wd_group_window or wd_solo_window): true when present, and
+// then the thread holding k's slot writes its value to *out (unless out is null). `concurrent`:
+// inserts may be running in the same launch, so loads go to L2, a sentinel key counts only once
+// its value is written, and a slot being written counts as not yet there.
+template <bool concurrent, typename W>
+__device__ __forceinline__ bool wd_find_one(W& w, const wd_view& t, const wd_arrays& a, const wm_key& k,
+                                            wm_value* out) {
 #if !defined(WD_LAYOUT_TAGGED)
   const int side_slot = wm_side_slot(k);
-  if (side_slot >= 0) return wm_side_find<concurrent>(t.side, side_slot, g.rank == 0 ? out : nullptr);
+  if (side_slot >= 0) return wm_side_find<concurrent>(t.side, side_slot, w.leader() ? out : nullptr);
 #endif
   wd_probe p(k, t.windows, t.seed);
   u32 probe = 0;
   while (probe < t.max_probes) {
-    const u64 i = (u64)p.pos * WD_G + g.rank;
-    const wd_seen s = wd_load<concurrent>(a.slots, i);
+    w.template load<concurrent>(a, p.pos);
     const u32 passed = wd_filter_word<concurrent>(t.filter, p);
-    const bool mine = wd_holds<concurrent>(a, i, s, k, p);
-    const u32 match = g.ballot(mine);
+    const u32 match = w.where([&](u64 i, wd_seen s) { return wd_holds<concurrent>(a, i, s, k, p); });
     // A slot being written or held (tagged layout, concurrent inserts) may hold k: read again.
-    if (concurrent && !match && g.any(wd_is_busy(s))) continue;
+    if (concurrent && !match && w.where([](u64, wd_seen s) { return wd_is_busy(s); })) continue;
     if (match) {
-      if (out != nullptr && g.rank == (u32)(__ffs(match) - 1)) {
+      const u32 r = __ffs(match) - 1;
+      if (out != nullptr && w.holds(r)) {
+        const u64 i = w.base + r;
 #if defined(WD_LAYOUT_TAGGED)
         // Phase-separated: straight from the table to the output, a few vectors at a time.
         if (!concurrent) {
@@ -510,11 +514,11 @@ __device__ __forceinline__ bool wd_find_one(const wm_group<WD_G>& g, const wd_vi
           return true;
         }
 #endif
-        wm_store_elem(out, 0, wd_read_value<concurrent>(a, i, s));
+        wm_store_elem(out, 0, wd_read_value<concurrent>(a, i, w.own(r)));
       }
       return true;
     }
-    if (g.any(wd_is_empty(s))) return false;
+    if (w.where([](u64, wd_seen s) { return wd_is_empty(s); })) return false;
     if (!wd_passed(passed, p)) return false;  // no chain of k went past this window
     p.next(t.windows);
     probe++;
@@ -569,9 +573,28 @@ extern "C" __global__ void warpdrive_find(wd_view t, wm_bulk b) {
   const wd_arrays a(t);
   wm_for_each<WD_G>(b.n, [&](u64 idx) {
     const wm_key k = b.keys[idx];  // a copy (see warpdrive_insert); whole: it is compared often
-    const bool hit = wd_find_one<false>(g, t, a, k, b.out != nullptr ? b.out + idx : nullptr);
+    wd_group_window w(g);
+    const bool hit = wd_find_one<false>(w, t, a, k, b.out != nullptr ? b.out + idx : nullptr);
     if (g.rank == 0) b.found[idx] = hit ? 1 : 0;
   });
+}
+
+// The ordered find: a batch in the order of its keys' first windows (a caller that splits its
+// batches anyway, such as the sharded table: src/table/engine/locality.rs), a thread per key
+// holding the whole window, tiles handed out in order from *b.counter (zeroed by the host), as
+// warpdrive_insert_ordered. Results as warpdrive_find, in the batch's order.
+extern "C" __global__ void warpdrive_find_ordered(wd_view t, wm_bulk b) {
+#if WD_G <= 8
+  const wd_arrays a(t);
+  wm_for_each_ordered<WD_ORDERED_ROUNDS>(b.n, b.counter, [&](u64 idx) {
+    const wm_key k = b.keys[idx];
+    wd_solo_window w;
+    const bool hit = wd_find_one<false>(w, t, a, k, b.out != nullptr ? b.out + idx : nullptr);
+    b.found[idx] = hit ? 1 : 0;
+  });
+#else
+  __trap();  // never launched: src/table/warpdrive.rs binds it for windows of at most 8 slots
+#endif
 }
 
 // A mixed batch: b.ops[i] = WM_OP_INSERT inserts (assign) and writes b.status[i]; WM_OP_FIND
@@ -592,7 +615,8 @@ extern "C" __global__ void warpdrive_mixed(wd_view t, wm_bulk b) {
       const u32 st = wd_insert_one(w, t, a, k, v, true, inserted, failed);
       if (g.rank == 0) b.status[idx] = st;
     } else if (op == WM_OP_FIND) {
-      const bool hit = wd_find_one<true>(g, t, a, k, b.out + idx);
+      wd_group_window w(g);
+      const bool hit = wd_find_one<true>(w, t, a, k, b.out + idx);
       if (g.rank == 0) b.found[idx] = hit ? 1 : 0;
     }
   });

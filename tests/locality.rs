@@ -4,13 +4,16 @@
 //! with one of its batch's values (or its old value under `IfAbsent`), sentinel keys included,
 //! failures counted and reported. These tests force the path (`LocalityMode::On` and small
 //! `Chunks`) on small tables, for several key and value widths and group sizes, and compare
-//! against an oracle and against the same batches in input order. GPU only (skipped without
+//! against an oracle and against the same batches in input order; and the ordered calls that a
+//! caller ordering its own batches makes (`stretch_order`, `insert_device_ordered_async`,
+//! `find_device_ordered_async`). GPU only (skipped without
 //! one, unless `WARPMAP_REQUIRE_GPU=1`).
 
 mod common;
 
 use common::*;
 use std::collections::HashMap;
+use warpmap::table::engine::multisplit::{multisplit_by, PartFunction};
 use warpmap::table::warpdrive::LocalityMode;
 use warpmap::{DeviceHashTable, Error, HashTable, InsertMode, Key, Value, WarpDriveConfig};
 
@@ -177,6 +180,83 @@ fn overflow_is_reported<K: Key, V: Value>() {
     );
 }
 
+/// A caller that orders its batches itself (`stretch_order`, as the sharded table does): a batch
+/// split by the table's order goes in through `insert_device_ordered_async` and is looked up
+/// through `find_device_ordered_async` (values and contains), with the results of the plain
+/// calls on the same batch and of the oracle. Windows of 16 slots have no ordered kernels: no
+/// order is named, and the ordered calls still answer (the plain kernels).
+fn ordered_calls_match<K: Key, V: Value>(g: u32) {
+    let Some(gpu) = gpu() else { return };
+    let name = format!("{}/{} g{g} ordered calls", K::NAME, V::NAME);
+    let config = WarpDriveConfig::new(1 << 14)
+        .group_size(g)
+        .locality(LocalityMode::On);
+    let mut t = warpdrive::<K, V>(&gpu, config);
+    let mut rng = SplitMix64::new(mix(g as u64 * 13 + 5) ^ K::BYTES as u64);
+    let n = t.capacity() * 6 / 10;
+    let (keys, values, of) = batch_with_copies::<K, V>(&mut rng, n, 3);
+    let order = t.stretch_order(keys.len());
+    assert_eq!(
+        order.is_some(),
+        g <= 8,
+        "{name}: an order where there are ordered kernels"
+    );
+    let order = order.unwrap_or(PartFunction::new(1, 0));
+    let (dk, dv) = (gpu.upload(&keys).unwrap(), gpu.upload(&values).unwrap());
+    let split = multisplit_by(&gpu, &dk, Some(&dv), &order).unwrap();
+    let split_values = split.values.as_ref().unwrap();
+    t.insert_device_ordered_async(&split.keys, split_values, InsertMode::Assign)
+        .unwrap();
+    t.synchronize().unwrap();
+    let stored = check(&name, &t, &of, &HashMap::new(), InsertMode::Assign);
+
+    // Queries: every stored key and as many absent ones, shuffled, then in the table's order.
+    let mut queries: Vec<K> = stored.keys().copied().collect();
+    queries.extend(
+        unique_keys::<K>(&mut rng, n, false)
+            .into_iter()
+            .filter(|k| !stored.contains_key(k)),
+    );
+    for i in (1..queries.len()).rev() {
+        queries.swap(i, rng.index(i + 1));
+    }
+    let dq = gpu.upload(&queries).unwrap();
+    let q = multisplit_by::<K, K>(&gpu, &dq, None, &order).unwrap().keys;
+    let in_order = gpu.download(&q).unwrap();
+    let m = queries.len();
+    let (mut out, mut found) = (gpu.alloc::<V>(m).unwrap(), gpu.alloc::<u8>(m).unwrap());
+    t.find_device_ordered_async(&q, Some(&mut out), &mut found)
+        .unwrap();
+    let mut contained = gpu.alloc::<u8>(m).unwrap();
+    t.find_device_ordered_async(&q, None, &mut contained)
+        .unwrap();
+    let (mut out_ref, mut found_ref) = (gpu.alloc::<V>(m).unwrap(), gpu.alloc::<u8>(m).unwrap());
+    t.find_device_async(&q, &mut out_ref, &mut found_ref)
+        .unwrap();
+    t.synchronize().unwrap();
+    let (out, found) = (gpu.download(&out).unwrap(), gpu.download(&found).unwrap());
+    let contained = gpu.download(&contained).unwrap();
+    let (out_ref, found_ref) = (
+        gpu.download(&out_ref).unwrap(),
+        gpu.download(&found_ref).unwrap(),
+    );
+    assert_eq!(found, found_ref, "{name}: found flags as the plain find");
+    assert_eq!(contained, found_ref, "{name}: contains as the plain find");
+    for (i, k) in in_order.iter().enumerate() {
+        match stored.get(k) {
+            Some(v) => {
+                assert_eq!(found[i], 1, "{name}: {k:?} found");
+                assert_eq!(&out[i], v, "{name}: value of {k:?}");
+                assert_eq!(
+                    out[i], out_ref[i],
+                    "{name}: value of {k:?} as the plain find"
+                );
+            }
+            None => assert_eq!(found[i], 0, "{name}: {k:?} absent"),
+        }
+    }
+}
+
 macro_rules! cases {
     ($($name:ident: $k:ty, $v:ty;)*) => {$(
         mod $name {
@@ -197,6 +277,14 @@ macro_rules! cases {
             fn overflow() {
                 overflow_is_reported::<$k, $v>();
             }
+            #[test]
+            fn ordered_calls_g1() {
+                ordered_calls_match::<$k, $v>(1);
+            }
+            #[test]
+            fn ordered_calls_g8() {
+                ordered_calls_match::<$k, $v>(8);
+            }
         }
     )*};
 }
@@ -216,6 +304,12 @@ cases! {
 #[test]
 fn on_with_wide_windows_inserts_in_input_order() {
     partitioned_inserts_match::<u32, u32>(16, LocalityMode::On);
+}
+
+/// Windows of 16 slots: no order named, the ordered calls answer through the plain kernels.
+#[test]
+fn ordered_calls_with_wide_windows() {
+    ordered_calls_match::<u32, u32>(16);
 }
 
 /// `Auto` leaves a small table's batches in input order: same contents either way.

@@ -9,7 +9,10 @@
 //!   copy exchange (two ranks on one GPU) and through NCCL with one rank (feature `nccl`),
 //!   against a `HashMap` oracle, statuses included;
 //! - a shard filled to the brim reports its keys, per key and as `TableFull`, while the other
-//!   shards keep taking keys.
+//!   shards keep taking keys;
+//! - the split that also orders each shard's keys by its table's stretches equals a stable
+//!   host sort, and shards on one GPU that take their keys in that order (WarpDrive's ordered
+//!   kernels) give the oracle's results.
 
 mod common;
 
@@ -136,7 +139,7 @@ fn split_equals_the_host_twin_and_unsplit_inverts_it() {
             gpu.upload(&ops).unwrap(),
         );
         // Without positions, the inverse is refused.
-        let bare = split(gpu, gpu, &f, &dk, Some(&dv), None, false).unwrap();
+        let bare = split(gpu, gpu, &f, None, &dk, Some(&dv), None, false).unwrap();
         let mut o = gpu.alloc::<u32>(keys.len()).unwrap();
         let err = unsplit(
             gpu,
@@ -150,7 +153,7 @@ fn split_equals_the_host_twin_and_unsplit_inverts_it() {
         )
         .unwrap_err();
         assert!(matches!(err, Error::InvalidInput(_)), "{what}: {err}");
-        let sb = split(gpu, gpu, &f, &dk, Some(&dv), Some(&dops), true).unwrap();
+        let sb = split(gpu, gpu, &f, None, &dk, Some(&dv), Some(&dops), true).unwrap();
         let (want_keys, want_values, want_offsets) =
             multisplit_host(keys, Some(&values), &f).unwrap();
         assert_eq!(sb.plan.offsets, want_offsets, "{what}: offsets");
@@ -264,6 +267,150 @@ fn split_equals_the_host_twin_and_unsplit_inverts_it() {
         }
         let k16: Vec<[u8; 16]> = (0..n).map(|_| rng.key()).collect();
         one(&gpu, &k16, 5, HashFunction::Murmur3);
+    }
+}
+
+/// The split with an order within each shard: each shard's keys stably in the order of the
+/// `within` function (the host's stable sort by (shard, part within)), the shards' offsets as
+/// without it, and the inverse still puts results back.
+#[test]
+fn split_within_shards_equals_a_stable_host_sort() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = SplitMix64::new(21);
+    for (n, shards, within) in [
+        (0usize, 8u32, 16u32),
+        (1, 2, 4),
+        (4097, 8, 16),
+        (70_001, 8, 32),
+        (70_001, 3, 5),
+        (100_000, 1, 256),
+    ] {
+        let what = format!("{n} keys, {shards} shards x {within}");
+        let keys: Vec<u64> = (0..n).map(|_| rng.key()).collect();
+        let values: Vec<u32> = (0..n as u32).collect();
+        let f = PartFunction::new(shards, 0x1234_5678);
+        let w = PartFunction::new(within, 0x9abc);
+        let (dk, dv) = (gpu.upload(&keys).unwrap(), gpu.upload(&values).unwrap());
+        let sb = split(&gpu, &gpu, &f, Some(&w), &dk, Some(&dv), None, true).unwrap();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| (f.part_of(&keys[i]), w.part_of(&keys[i]))); // stable
+        let want_keys: Vec<u64> = order.iter().map(|&i| keys[i]).collect();
+        assert_eq!(gpu.download(&sb.keys).unwrap(), want_keys, "{what}: keys");
+        let got_values = gpu.download(sb.values.as_ref().unwrap()).unwrap();
+        let want_values: Vec<u32> = order.iter().map(|&i| i as u32).collect();
+        assert_eq!(got_values, want_values, "{what}: values");
+        let (_, _, want_offsets) = multisplit_host::<u64, u32>(&keys, None, &f).unwrap();
+        assert_eq!(sb.plan.offsets, want_offsets, "{what}: shard offsets");
+        let mut back = gpu.alloc_filled::<u32>(n, 0xee).unwrap();
+        unsplit(
+            &gpu,
+            &f,
+            &sb.plan,
+            &dk,
+            Keep::Nothing,
+            None,
+            Some((sb.values.as_ref().unwrap(), &mut back)),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            gpu.download(&back).unwrap(),
+            values,
+            "{what}: back in input order"
+        );
+    }
+    // More than MAX_SPLIT_PARTS parts in all, or two hash functions: refused.
+    let dk = gpu.upload(&[1u64, 2, 3]).unwrap();
+    let (f, w) = (PartFunction::new(8, 1), PartFunction::new(64, 2));
+    let refused = split::<u64, u32>(&gpu, &gpu, &f, Some(&w), &dk, None, None, false);
+    assert!(
+        matches!(refused, Err(Error::InvalidInput(_))),
+        "more than 256 parts"
+    );
+    let w = PartFunction::new(4, 2).hash(HashFunction::Mueller);
+    let refused = split::<u64, u32>(&gpu, &gpu, &f, Some(&w), &dk, None, None, false);
+    assert!(
+        matches!(refused, Err(Error::InvalidInput(_))),
+        "two hash functions"
+    );
+}
+
+/// Shards on one GPU whose tables take their keys in stretch order (WarpDrive with locality
+/// on): device inserts without statuses (copies of keys, sentinel keys), finds and contains go
+/// through the ordered kernels, with the oracle's results and the same contents as shards in
+/// input order.
+#[test]
+fn ordered_shards_against_an_oracle() {
+    let Some(gpu) = gpu() else { return };
+    use warpmap::table::warpdrive::LocalityMode;
+    for (shards, g) in [(8usize, 4u32), (5, 1), (3, 8), (4, 16)] {
+        let name = format!("{shards} shards, g{g}");
+        let config = |m: LocalityMode| {
+            let wd = WarpDriveConfig::new(0).group_size(g).locality(m);
+            ShardedConfig::new(80_000, TableConfig::WarpDrive(wd)).shards_per_rank(shards)
+        };
+        let gpus = std::slice::from_ref(&gpu);
+        let mut map = ShardedMap::<u32, u32>::new(config(LocalityMode::On), gpus).unwrap();
+        let mut plain = ShardedMap::<u32, u32>::new(config(LocalityMode::Off), gpus).unwrap();
+        let mut rng = SplitMix64::new(shards as u64 * 7 + g as u64);
+        let unique = unique_keys::<u32>(&mut rng, 40_000, true);
+        let mut keys: Vec<u32> = unique.clone();
+        keys.extend(unique.iter().step_by(7)); // copies with other values
+        let values: Vec<u32> = (0..keys.len() as u32)
+            .map(|i| i.wrapping_mul(2654435761))
+            .collect();
+        let (dk, dv) = (gpu.upload(&keys).unwrap(), gpu.upload(&values).unwrap());
+        for m in [&mut map, &mut plain] {
+            m.insert_device_async(&dk, &dv, None).unwrap();
+            m.synchronize().unwrap();
+        }
+        let mut oracle: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (&k, &v) in keys.iter().zip(&values) {
+            oracle.entry(k).or_default().push(v);
+        }
+        assert_eq!(map.len().unwrap(), unique.len(), "{name}: len");
+        let stored = contents(&name, &map);
+        for (k, vs) in &oracle {
+            let v = stored.get(k).unwrap_or_else(|| panic!("{name}: {k} lost"));
+            assert!(
+                vs.contains(v),
+                "{name}: {k} holds {v}, not one of its values"
+            );
+        }
+        let mut queries: Vec<u32> = unique.iter().copied().step_by(2).collect();
+        queries.extend(
+            unique_keys::<u32>(&mut SplitMix64::new(4242), 30_000, false)
+                .into_iter()
+                .filter(|k| !oracle.contains_key(k)),
+        );
+        let dq = gpu.upload(&queries).unwrap();
+        let poison = 0x5a5a_5a5au32;
+        let mut dvals = gpu.upload(&vec![poison; queries.len()]).unwrap();
+        let mut dfound = gpu.alloc_filled::<u8>(queries.len(), 7).unwrap();
+        map.find_device(&dq, &mut dvals, &mut dfound).unwrap();
+        let mut dcont = gpu.alloc_filled::<u8>(queries.len(), 7).unwrap();
+        map.contains_device_async(&dq, &mut dcont).unwrap();
+        map.synchronize().unwrap();
+        let (vals, found, cont) = (
+            gpu.download(&dvals).unwrap(),
+            gpu.download(&dfound).unwrap(),
+            gpu.download(&dcont).unwrap(),
+        );
+        for (i, q) in queries.iter().enumerate() {
+            match stored.get(q) {
+                Some(v) => assert_eq!((found[i], vals[i], cont[i]), (1, *v, 1), "{name}: find {q}"),
+                None => assert_eq!(
+                    (found[i], vals[i], cont[i]),
+                    (0, poison, 0),
+                    "{name}: miss {q}"
+                ),
+            }
+        }
+        let mut a: Vec<u32> = stored.keys().copied().collect();
+        let mut b: Vec<u32> = contents(&name, &plain).keys().copied().collect();
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "{name}: the same keys as shards in input order");
     }
 }
 

@@ -372,6 +372,8 @@ impl Lane {
 
 /// One shard's part of an operation, on the device: what the shard's table reads and writes.
 struct Io<'a, K, V> {
+    /// The keys are in the order of the shard table's stretches ([`Shape::order`]).
+    ordered: bool,
     keys: &'a DeviceBuffer<K>,
     values: Option<&'a DeviceBuffer<V>>,
     ops: Option<&'a DeviceBuffer<u8>>,
@@ -414,6 +416,10 @@ struct Shape {
     status: bool,
     out: bool,
     found: bool,
+    /// The order that every shard's table takes fastest
+    /// ([`DeviceHashTable::stretch_order`]), where they agree on one: shards on the source's
+    /// own GPU then get their keys in it from the split itself (see [`Ctx::cascade`]).
+    order: Option<PartFunction>,
 }
 
 /// What an operation's results keep of the caller's buffers.
@@ -525,6 +531,7 @@ impl Ctx {
             };
             let io = match o {
                 Some(o) => Io {
+                    ordered: false,
                     keys: i.keys,
                     values: i.values,
                     ops: i.ops,
@@ -533,6 +540,7 @@ impl Ctx {
                     found: o.found.as_deref_mut(),
                 },
                 None => Io {
+                    ordered: false,
                     keys: i.keys,
                     values: i.values,
                     ops: i.ops,
@@ -547,6 +555,15 @@ impl Ctx {
         // Results come back to the sources' order through the split's positions.
         let results = want.0 || want.1 || want.2;
         // Split every rank's batch.
+        let in_place = ranks.len() == 1 && matches!(exchange, exchange::Transport::Copy(_));
+        // Shards on the one source's GPU take their ranges of its split as they are: the split
+        // also puts each shard's keys in the order its table takes fastest (at no cost of its
+        // own: the ranking is the same pass), where the parts fit one split.
+        let within = shape.order.filter(|o| {
+            in_place
+                && o.hash == part.hash
+                && part.parts as u64 * o.parts as u64 <= split::MAX_SPLIT_PARTS as u64
+        });
         let mut sources: Vec<(usize, SplitBatch<K, V>)> = Vec::new();
         for (r, input) in inputs.iter().enumerate() {
             if let Some(b) = input.as_ref().filter(|b| !b.keys.is_empty()) {
@@ -556,6 +573,7 @@ impl Ctx {
                         &ranks[r],
                         &gathers[r],
                         part,
+                        within.as_ref(),
                         b.keys,
                         b.values,
                         b.ops,
@@ -567,7 +585,6 @@ impl Ctx {
         if sources.is_empty() && !self.joined {
             return Ok(()); // (in a group of processes, this one still serves the others)
         }
-        let in_place = ranks.len() == 1 && matches!(exchange, exchange::Transport::Copy(_));
         // Per source: its results in split order (what the shards' answers come back into).
         let mut back: Vec<Results<V>> = Vec::new();
         for (r, sb) in &sources {
@@ -603,6 +620,7 @@ impl Ctx {
                     continue;
                 }
                 let io = Io {
+                    ordered: within.is_some(),
                     keys: &keys[p],
                     values: values.as_ref().map(|v| &*v[p]),
                     ops: ops.as_ref().map(|o| &*o[p]),
@@ -693,6 +711,7 @@ impl Ctx {
                     continue;
                 }
                 let io = Io {
+                    ordered: false,
                     keys: &keys[l],
                     values: values.as_ref().map(|v| &v[l]),
                     ops: ops.as_ref().map(|o| &o[l]),
@@ -766,6 +785,8 @@ impl Ctx {
     /// work on the one before, were measured slower at every size: an 8-shard find of 2^27
     /// keys took 16.8 ms in sub-batches of 2^22, 11.1 ms of 2^24 and 9.9 ms of 2^25, against
     /// 9.4 ms whole. See bench/NOTES.md.)
+    /// `order`: the shards' tables' [`Shape::order`], if they agree on one (see [`shard_order`]).
+    #[allow(clippy::too_many_arguments)] // an operation's parts, each its own concern
     fn device_run<K: Key, V: Value, T>(
         &self,
         tables: &mut T,
@@ -773,10 +794,12 @@ impl Ctx {
         input: Input<'_, K, V>,
         output: Option<Output<'_, V>>,
         kept: Kept,
+        order: Option<PartFunction>,
         op: &mut ShardOp<'_, T, K, V>,
     ) -> Result<()> {
         let ranks = self.ranks.len();
         let shape = Shape {
+            order,
             values: input.values.is_some(),
             ops: input.ops.is_some(),
             status: output.as_ref().is_some_and(|o| o.status.is_some()),
@@ -1390,6 +1413,7 @@ impl Ctx {
         let chunk = chunk.max(1);
         let want = out.want();
         let shape = Shape {
+            order: None, // chunks too short for the shards' ordered kernels to gain
             values: b.values.is_some(),
             ops: b.ops.is_some(),
             status: want.0,
@@ -2227,6 +2251,21 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
 }
 
 /// Only rank 0 takes a device batch (the [`DeviceHashTable`] calls).
+/// The order every shard's table takes a batch of `n / shards` keys fastest
+/// ([`DeviceHashTable::stretch_order`]), where they all name the same one (tables of one
+/// configuration do).
+fn shard_order<K: Key, V: Value>(
+    tables: &[Box<dyn DeviceHashTable<K, V>>],
+    n: usize,
+) -> Option<PartFunction> {
+    let each = n / tables.len().max(1);
+    let first = tables.first()?.stretch_order(each)?;
+    tables[1..]
+        .iter()
+        .all(|t| t.stretch_order(each) == Some(first))
+        .then_some(first)
+}
+
 fn on_rank0<T>(ranks: usize, first: T) -> Vec<Option<T>> {
     let mut v = Vec::with_capacity(ranks);
     v.push(Some(first));
@@ -2256,6 +2295,11 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
         }))?;
         let part = self.part;
         let d = self.device_mut()?;
+        // Statuses come back from the plain insert only.
+        let order = status
+            .is_none()
+            .then(|| shard_order(&d.tables, n))
+            .flatten();
         let output = status.map(|s| Output {
             status: Some(s),
             out: None,
@@ -2271,13 +2315,15 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
             },
             output,
             Kept::Nothing,
+            order,
             &mut |t, p, io| {
-                t[p].insert_device_async_with_mode(
-                    io.keys,
-                    io.values.expect("values"),
-                    io.status,
-                    mode,
-                )
+                let values = io.values.expect("values");
+                match (io.ordered, io.status) {
+                    (true, None) => t[p].insert_device_ordered_async(io.keys, values, mode),
+                    (_, status) => {
+                        t[p].insert_device_async_with_mode(io.keys, values, status, mode)
+                    }
+                }
             },
         )
     }
@@ -2304,8 +2350,13 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
                 found: Some(found),
             }),
             Kept::ValuesOfMisses,
+            shard_order(&d.tables, keys.len()),
             &mut |t, p, io| {
-                t[p].find_device_async(io.keys, io.out.expect("values"), io.found.expect("found"))
+                let (out, found) = (io.out.expect("values"), io.found.expect("found"));
+                match io.ordered {
+                    true => t[p].find_device_ordered_async(io.keys, Some(out), found),
+                    false => t[p].find_device_async(io.keys, out, found),
+                }
             },
         )
     }
@@ -2331,7 +2382,14 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
                 found: Some(found),
             }),
             Kept::Nothing,
-            &mut |t, p, io| t[p].contains_device_async(io.keys, io.found.expect("found")),
+            shard_order(&d.tables, keys.len()),
+            &mut |t, p, io| {
+                let found = io.found.expect("found");
+                match io.ordered {
+                    true => t[p].find_device_ordered_async(io.keys, None, found),
+                    false => t[p].contains_device_async(io.keys, found),
+                }
+            },
         )
     }
 
@@ -2348,6 +2406,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
             },
             None,
             Kept::Nothing,
+            None,
             &mut |t, p, io: Io<'_, K, V>| t[p].erase_device_async(io.keys),
         )
     }
@@ -2388,6 +2447,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
                 found: Some(found),
             }),
             Kept::ByOperation,
+            None,
             &mut |t, p, io| {
                 t[p].mixed_device_async(
                     io.ops.expect("operations"),

@@ -49,6 +49,7 @@ pub mod warpdrive;
 use crate::device::{DeviceBuffer, Gpu};
 use crate::key::{Key, Value};
 use crate::status::InsertStatus;
+use crate::table::engine::multisplit::PartFunction;
 use crate::{Error, Result};
 use std::sync::Arc;
 
@@ -853,6 +854,78 @@ pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
         keys: &DeviceBuffer<K>,
         found: &mut DeviceBuffer<u8>,
     ) -> Result<()>;
+
+    /// For a caller that reorders a batch of `n` keys anyway (the sharded table splits every
+    /// batch by shard): the part function whose order this table takes fastest, or `None` where
+    /// order buys nothing (the default). A batch whose keys are in the order of
+    /// [`PartFunction::part_of`] (parts in order, any order within a part) may go to
+    /// [`insert_device_ordered_async`](DeviceHashTable::insert_device_ordered_async) and
+    /// [`find_device_ordered_async`](DeviceHashTable::find_device_ordered_async), whose results
+    /// are those of the plain calls; only their speed depends on the order. WarpDrive answers
+    /// with the stretches of its table where the batch is long enough for its keys in flight to
+    /// stay in L2 ([`locality::order_for`](engine::locality::order_for)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{DeviceHashTable, Gpu, HashTable, WarpDrive, WarpDriveConfig};
+    /// use warpmap::table::engine::{locality::LocalityMode, multisplit::multisplit_by};
+    /// let Ok(gpu) = Gpu::default_gpu() else { return Ok(()) }; // no GPU here
+    /// let config = WarpDriveConfig::new(1000).locality(LocalityMode::On);
+    /// let mut table = WarpDrive::<u32, u32>::new(gpu.clone(), config)?;
+    /// let keys: Vec<u32> = (0..500).collect();
+    /// let order = table.stretch_order(keys.len()).expect("WarpDrive, locality on");
+    /// let (dk, dv) = (gpu.upload(&keys)?, gpu.upload(&keys)?);
+    /// let split = multisplit_by(&gpu, &dk, Some(&dv), &order)?; // keys in the order of `order`
+    /// let values = split.values.as_ref().expect("split with values");
+    /// table.insert_device_ordered_async(&split.keys, values, warpmap::InsertMode::Assign)?;
+    /// table.synchronize()?;
+    /// assert_eq!(table.len()?, 500);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn stretch_order(&self, n: usize) -> Option<PartFunction> {
+        let _ = n;
+        None
+    }
+
+    /// Enqueues an insert without statuses, present keys treated as `mode` says, of a batch the
+    /// caller put in the order of [`stretch_order`](DeviceHashTable::stretch_order): the
+    /// results are those of
+    /// [`insert_device_async_with_mode`](DeviceHashTable::insert_device_async_with_mode)
+    /// (the default calls it), in any order of the batch.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert_device_async`](DeviceHashTable::insert_device_async).
+    fn insert_device_ordered_async(
+        &mut self,
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        mode: InsertMode,
+    ) -> Result<()> {
+        self.insert_device_async_with_mode(keys, values, None, mode)
+    }
+
+    /// Enqueues a lookup of a batch the caller put in the order of
+    /// [`stretch_order`](DeviceHashTable::stretch_order): results as
+    /// [`find_device_async`](DeviceHashTable::find_device_async) (`values: None`: as
+    /// [`contains_device_async`](DeviceHashTable::contains_device_async)), in the batch's
+    /// order, for any order of the batch (the default calls them).
+    ///
+    /// # Errors
+    ///
+    /// As [`find_device_async`](DeviceHashTable::find_device_async).
+    fn find_device_ordered_async(
+        &self,
+        keys: &DeviceBuffer<K>,
+        values: Option<&mut DeviceBuffer<V>>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        match values {
+            Some(v) => self.find_device_async(keys, v, found),
+            None => self.contains_device_async(keys, found),
+        }
+    }
 
     /// Enqueues an erase of every key present (absent keys are ignored). The number erased is
     /// the drop in [`len`](HashTable::len).

@@ -66,7 +66,7 @@ use crate::hash::{next_prime, HashFunction};
 use crate::kernels::{KernelSource, WARPDRIVE};
 use crate::key::{Key, Value};
 pub use crate::table::engine::locality::LocalityMode;
-use crate::table::engine::locality::{self, Locality, Stretches};
+use crate::table::engine::locality::{self, Locality, OrderedKernel, Stretches};
 use crate::table::engine::{
     check_fits, engine_source, resolve_max_probes, scheme_config, GpuTable, Scheme,
 };
@@ -339,9 +339,10 @@ pub struct WarpDriveScheme<K: Key, V: Value> {
     filter: DeviceBuffer<u32>,
     /// Side path for sentinel-valued keys: [occupied0, value0, occupied1, value1].
     side: DeviceBuffer<u64>,
-    /// `warpdrive_insert_ordered` (a thread per key holding its window) and its resident blocks,
-    /// for groups of at most [`MAX_ORDERED_GROUP`] slots; bound after the module loads.
-    ordered: Option<(Kernel, u32)>,
+    /// `warpdrive_insert_ordered` and `warpdrive_find_ordered` (a thread per key holding its
+    /// window) and their resident blocks, for groups of at most [`MAX_ORDERED_GROUP`] slots;
+    /// bound after the module loads.
+    ordered: Option<[(Kernel, u32); 2]>,
     _kv: PhantomData<(K, V)>,
 }
 
@@ -442,9 +443,15 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
 
     fn bind(&mut self, gpu: &Gpu, module: &Module) -> Result<()> {
         if self.config.group_size <= MAX_ORDERED_GROUP {
-            let kernel = module.kernel("warpdrive_insert_ordered")?;
-            let resident = locality::resident_blocks(gpu, &kernel)?;
-            self.ordered = Some((kernel, resident));
+            let bound = |name: &str| -> Result<(Kernel, u32)> {
+                let kernel = module.kernel(name)?;
+                let resident = locality::resident_blocks(gpu, &kernel)?;
+                Ok((kernel, resident))
+            };
+            self.ordered = Some([
+                bound("warpdrive_insert_ordered")?,
+                bound("warpdrive_find_ordered")?,
+            ]);
         }
         Ok(())
     }
@@ -473,10 +480,16 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
     /// order in the slot array: the top bits of `h.x` name its stretch of the table. The
     /// ordered kernel exists for windows of up to [`MAX_ORDERED_GROUP`] slots.
     fn locality(&self) -> Option<Locality<'_>> {
-        let (kernel, resident_blocks) = self.ordered.as_ref()?;
+        let [insert, find] = self.ordered.as_ref()?;
+        fn ordered((kernel, resident_blocks): &(Kernel, u32)) -> OrderedKernel<'_> {
+            OrderedKernel {
+                kernel,
+                resident_blocks: *resident_blocks,
+            }
+        }
         Some(Locality {
-            kernel,
-            resident_blocks: *resident_blocks,
+            insert: ordered(insert),
+            find: Some(ordered(find)),
             stretches: Stretches {
                 seed: self.config.seed,
                 hash: self.config.hash,

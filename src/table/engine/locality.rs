@@ -82,16 +82,28 @@ impl LocalityMode {
 }
 
 /// A scheme's locality: how its keys' first probes fall in the table ([`Stretches`]), and its
-/// ordered insert kernel: `(view, wm_bulk)` like the bulk insert, a thread per key over
-/// `wm_for_each_ordered` (the engine's counters' third word is its tile counter), no statuses.
+/// ordered kernels: `(view, wm_bulk)` like the bulk ones, a thread per key over
+/// `wm_for_each_ordered`, results in the batch's order. The insert takes no statuses and its
+/// tile counter is the engine counters' third word; the find's tile counter is `wm_bulk`'s
+/// `counter` (zeroed by the engine).
 #[derive(Clone, Copy)]
 pub struct Locality<'a> {
     /// How the first probes fall.
     pub stretches: Stretches,
     /// The ordered insert kernel.
+    pub insert: OrderedKernel<'a>,
+    /// The ordered find kernel (finds and contains), if the scheme has one.
+    pub find: Option<OrderedKernel<'a>>,
+}
+
+/// An ordered kernel and its blocks of [`BLOCK`] threads resident at once
+/// ([`resident_blocks`], asked once when the scheme binds the kernel, not per batch): it is
+/// launched as one resident wave.
+#[derive(Clone, Copy)]
+pub struct OrderedKernel<'a> {
+    /// The kernel.
     pub kernel: &'a Kernel,
-    /// Its blocks of [`BLOCK`] threads resident at once ([`resident_blocks`], asked once when
-    /// the scheme binds the kernel, not per batch).
+    /// Its resident blocks.
     pub resident_blocks: u32,
 }
 
@@ -151,7 +163,7 @@ impl Machine {
     pub fn of(gpu: &Gpu, loc: &Locality) -> Machine {
         Machine {
             l2_bytes: gpu.l2_bytes(),
-            resident_blocks: loc.resident_blocks,
+            resident_blocks: loc.insert.resident_blocks,
         }
     }
 
@@ -206,6 +218,24 @@ pub fn plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
         plan.part.parts = p.clamp(1, MAX_PARTS);
     }
     Some(plan)
+}
+
+/// For a caller that splits a batch of `n` keys anyway (the sharded table splits every batch by
+/// shard): the part function that puts the batch in the order of the table's stretches, so that
+/// the scheme's ordered kernels can take it, or `None` where that would not pay. The split then
+/// costs nothing of its own, so no chunk length is asked for ([`MIN_CHUNK`] is there to spread a
+/// split's cost): only that the batch is long enough for the keys in flight to start within a
+/// third of the L2 cache, and, under `Auto`, that the table is at least twice the L2 cache.
+pub fn order_for(st: &Stretches, n: usize, machine: Machine) -> Option<PartFunction> {
+    let span = (machine.l2_bytes / SPAN_OF_L2).max(1) as u128;
+    let local = n as u128 * span >= machine.in_flight() as u128 * st.table_bytes as u128;
+    let ordered = match st.mode.resolved() {
+        LocalityMode::Off => false,
+        _ if n == 0 => false,
+        LocalityMode::On | LocalityMode::Chunks(_) => true,
+        LocalityMode::Auto => st.table_bytes >= 2 * machine.l2_bytes && local,
+    };
+    ordered.then(|| parts_for(st, machine))
 }
 
 /// The split of a plan: parts of at most half of the L2 cache each (see [`plan`]).
@@ -294,6 +324,32 @@ mod tests {
         assert_eq!(all(1000, 999), vec![0..999]);
         assert_eq!(all(0, 3), vec![0..1, 1..2, 2..3]);
         assert_eq!(all(1 << 20, 1 << 27).len(), 128);
+    }
+
+    #[test]
+    fn order_for_a_caller_that_splits_anyway() {
+        // A shard of an 8-way sharded table at load 0.5: 256 MiB, 2^24 keys per batch.
+        let f = order_for(&st(256 << 20, LocalityMode::Auto), 1 << 24, H100).expect("ordered");
+        assert_eq!((f.parts, f.seed), (16, 7));
+        // No chunk length asked for: shorter than MIN_CHUNK, the keys in flight still local.
+        assert!(order_for(&st(256 << 20, LocalityMode::Auto), 12 << 20, H100).is_some());
+        // Too short for that; a table in L2; off.
+        assert_eq!(
+            order_for(&st(256 << 20, LocalityMode::Auto), 1 << 22, H100),
+            None
+        );
+        assert_eq!(
+            order_for(&st(64 << 20, LocalityMode::Auto), 1 << 24, H100),
+            None
+        );
+        assert_eq!(
+            order_for(&st(256 << 20, LocalityMode::Off), 1 << 24, H100),
+            None
+        );
+        assert_eq!(order_for(&st(256 << 20, LocalityMode::Auto), 0, H100), None);
+        // On: any batch, any table.
+        let f = order_for(&st(1 << 10, LocalityMode::On), 100, H100).expect("on");
+        assert_eq!(f.parts, 1);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! [`GpuTable`]: one GPU table over any [`Scheme`], with [`HashTable`] and [`DeviceHashTable`]
 //! written once.
 
-use super::multisplit::multisplit_async;
+use super::multisplit::{multisplit_async, PartFunction};
 use super::{bulk_grid, locality, Bulk, Scheme, SchemeConfig, BLOCK};
 use crate::device::{DeviceBuffer, Gpu, Kernel, Launch};
 use crate::error::check_same_len;
@@ -338,20 +338,62 @@ impl<S: Scheme> GpuTable<S> {
                 .values
                 .as_ref()
                 .expect("a split with values returns them");
-            let tiles = 2 * std::mem::size_of::<u64>();
-            gpu.fill_range(&mut self.counters.buf, tiles, std::mem::size_of::<u64>(), 0)?;
-            let bulk = Bulk::insert(&split.keys, split_values, None, mode == InsertMode::Assign);
-            let view = self.view();
-            let kernel = self
-                .scheme
-                .locality()
-                .expect("a plan is made only for a scheme with an ordered kernel")
-                .kernel;
-            self.launch(kernel, plan.grid, &view, &bulk, |l| {
-                l.reads(&split.keys).reads(split_values);
-            })?;
+            self.launch_ordered_insert(&split.keys, split_values, mode)?;
         }
         Ok(())
+    }
+
+    /// The scheme's ordered insert kernel over a batch in the order of its stretches (no
+    /// statuses): one resident wave taking tiles of keys in order from the counters' third word
+    /// (zeroed first). In input order where the scheme has no ordered kernel.
+    fn launch_ordered_insert(
+        &mut self,
+        keys: &DeviceBuffer<S::Key>,
+        values: &DeviceBuffer<S::Value>,
+        mode: InsertMode,
+    ) -> Result<()> {
+        let Some(ordered) = self.scheme.locality().map(|l| l.insert) else {
+            return self.launch_insert(keys, values, None, mode);
+        };
+        let tiles = 2 * std::mem::size_of::<u64>();
+        self.gpu
+            .fill_range(&mut self.counters.buf, tiles, std::mem::size_of::<u64>(), 0)?;
+        let bulk = Bulk::insert(keys, values, None, mode == InsertMode::Assign);
+        let view = self.view();
+        self.launch(ordered.kernel, ordered.resident_blocks, &view, &bulk, |l| {
+            l.reads(keys).reads(values);
+        })
+    }
+
+    /// The scheme's ordered find kernel over a batch in the order of its stretches, its tile
+    /// counter a zeroed word of scratch; the bulk find where the scheme has none.
+    fn launch_ordered_find(
+        &self,
+        keys: &DeviceBuffer<S::Key>,
+        out: Option<&mut DeviceBuffer<S::Value>>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        let Some(ordered) = self.scheme.locality().and_then(|l| l.find) else {
+            return self.launch_find(keys, out, found);
+        };
+        check_same_len("find", keys.len(), found.len())?;
+        if let Some(o) = &out {
+            check_same_len("find", keys.len(), o.len())?;
+        }
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let mut tiles = self.gpu.alloc::<u64>(1)?;
+        self.gpu.fill_bytes(&mut tiles, 0)?;
+        let mut bulk = Bulk::find(keys, out.as_deref(), found);
+        bulk.counter = tiles.device_address();
+        let view = self.view();
+        self.launch(ordered.kernel, ordered.resident_blocks, &view, &bulk, |l| {
+            l.reads(keys).writes(found).writes(&mut tiles);
+            if let Some(o) = out {
+                l.writes(o);
+            }
+        })
     }
 
     fn launch_find(
@@ -620,6 +662,40 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         found: &mut DeviceBuffer<u8>,
     ) -> Result<()> {
         self.launch_find(keys, Some(values), found)
+    }
+
+    fn stretch_order(&self, n: usize) -> Option<PartFunction> {
+        if self.scheme.insert_kernel(n).is_some() {
+            return None; // the scheme chooses its own insert for this batch
+        }
+        let loc = self.scheme.locality()?;
+        locality::order_for(&loc.stretches, n, locality::Machine::of(&self.gpu, &loc))
+    }
+
+    fn insert_device_ordered_async(
+        &mut self,
+        keys: &DeviceBuffer<S::Key>,
+        values: &DeviceBuffer<S::Value>,
+        mode: InsertMode,
+    ) -> Result<()> {
+        check_same_len("insert", keys.len(), values.len())?;
+        if keys.is_empty() {
+            return Ok(());
+        }
+        S::before_insert(self, keys, values, None)?;
+        if self.scheme.insert_kernel(keys.len()).is_some() {
+            return self.launch_insert(keys, values, None, mode);
+        }
+        self.launch_ordered_insert(keys, values, mode)
+    }
+
+    fn find_device_ordered_async(
+        &self,
+        keys: &DeviceBuffer<S::Key>,
+        values: Option<&mut DeviceBuffer<S::Value>>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        self.launch_ordered_find(keys, values, found)
     }
 
     fn contains_device_async(

@@ -336,6 +336,7 @@ pub fn run_sharded(
     let k = cfg.shards_per_gpu.len();
     let mut bare_ins = Timed::new();
     let mut bare_find = Timed::new();
+    let mut bare_ordered_find = Timed::new();
     let mut bare_host = Timed::new();
     let mut ins: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
     let mut find: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
@@ -378,6 +379,38 @@ pub fn run_sharded(
             &mut bare_ins,
             &mut bare_find,
         )?;
+        // The bare table's find in the order of its stretches, results in input order: a
+        // one-part split that orders the keys (with positions), the ordered find, the results
+        // gathered back (issue 18's partition-order lookup; kept only if it beats the find).
+        if let Some(order) = bare.stretch_order(n) {
+            use warpmap::sharded::split::{split, unsplit, Keep};
+            let one = warpmap::table::engine::multisplit::PartFunction::new(1, 0).hash(order.hash);
+            let mut out = gpu.alloc_filled::<u32>(n, 0xaa)?;
+            let mut found = gpu.alloc_filled::<u8>(n, 0)?;
+            let (mut split_out, mut split_found) = (gpu.alloc::<u32>(n)?, gpu.alloc::<u8>(n)?);
+            gpu.synchronize()?;
+            wall(&mut bare_ordered_find, || {
+                let sb = split::<u32, u32>(gpu, gpu, &one, Some(&order), &dk, None, None, true)?;
+                bare.find_device_ordered_async(&sb.keys, Some(&mut split_out), &mut split_found)?;
+                unsplit(
+                    gpu,
+                    &one,
+                    &sb.plan,
+                    &dk,
+                    Keep::ValuesWhereMissing,
+                    None,
+                    Some((&split_out, &mut out)),
+                    Some((&split_found, &mut found)),
+                )?;
+                gpu.synchronize()
+            })?;
+            let bad = bad_hits(&keys, &gpu.download(&out)?, &gpu.download(&found)?);
+            if bad > 0 {
+                bare_ordered_find
+                    .failures
+                    .push(format!("run {run}: {bad} of {n} keys not found or wrong"));
+            }
+        }
         for (i, m) in maps.iter_mut().enumerate() {
             device_run(gpu, m, &keys, &dk, &dv, run, &mut ins[i], &mut find[i])?;
         }
@@ -385,13 +418,13 @@ pub fn run_sharded(
             use warpmap::sharded::split::{split, unsplit, Keep};
             gpu.synchronize()?;
             let t0 = Instant::now();
-            let sb = split(gpu, gpu, &f, &dk, Some(&dv), None, false)?;
+            let sb = split(gpu, gpu, &f, None, &dk, Some(&dv), None, false)?;
             gpu.synchronize()?;
             split_kv.ms.push(t0.elapsed().as_secs_f64() * 1e3);
             drop(sb);
             gpu.synchronize()?;
             let t0 = Instant::now();
-            let sb = split::<u32, u32>(gpu, gpu, &f, &dk, None, None, true)?;
+            let sb = split::<u32, u32>(gpu, gpu, &f, None, &dk, None, None, true)?;
             gpu.synchronize()?;
             split_k.ms.push(t0.elapsed().as_secs_f64() * 1e3);
             let fv = gpu.alloc_filled::<u8>(n, 1)?;
@@ -469,6 +502,11 @@ pub fn run_sharded(
     let (bi_rate, bf_rate) = (bi.gops, bf.gops);
     push(bi, &mut rows);
     push(bf, &mut rows);
+    if !bare_ordered_find.ms.is_empty() {
+        let mut r = bare_ordered_find.row("warpdrive-ordered", 1, 0, "device", None, "find", n);
+        r.of_bare = Some(r.gops / bf_rate);
+        push(r, &mut rows);
+    }
     let (mut bh_rate, mut bp_rate) = (None, None);
     if cfg.host_sided {
         let bh = bare_host.row("warpdrive", 1, 0, "host", None, "insert", n);
