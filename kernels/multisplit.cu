@@ -165,14 +165,16 @@ __device__ __forceinline__ void wm_ms_scan_bins(wm_ms_tile_smem& s, u32 bins) {
 }
 
 // Moves items [begin, end) to their bins' places: the item goes to cursor[bin] + its rank among
-// the bin's items of [begin, end), and each cursor advances by its bin's count. On entry
-// s.cursor[0..bins) is set and s.count[0..bins) is zero, and all threads call it.
+// the bin's items of [begin, end), and each cursor advances by its bin's count; where
+// `positions` is not null, positions[i] = where item i went (below 2^32: the host checks). On
+// entry s.cursor[0..bins) is set and s.count[0..bins) is zero, and all threads call it.
 template <typename BinOf>
 __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __restrict__ keys,
                                            const wm_ms_value* __restrict__ values, u64 begin,
                                            u64 end, u32 bins, BinOf bin_of,
                                            wm_key* __restrict__ keys_out,
-                                           wm_ms_value* __restrict__ values_out) {
+                                           wm_ms_value* __restrict__ values_out,
+                                           u32* __restrict__ positions) {
   const bool has_values = values != nullptr;
   for (u64 base = begin; base < end; base += WM_MS_TILE) {
     const u32 tile_n = (u32)min((u64)WM_MS_TILE, end - base);
@@ -202,6 +204,12 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
       }
     }
     __syncthreads();
+    if (positions != nullptr) {  // from the threads' own items: consecutive threads, consecutive i
+#pragma unroll
+      for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
+        if (b[j] != WM_MS_NO_BIN) positions[base + j * WM_MS_CBLOCK + threadIdx.x] = (u32)(s.cursor[b[j]] + r[j]);
+      }
+    }
 #if WM_MS_STAGED
     wm_ms_scan_bins(s, bins);
     __syncthreads();
@@ -251,16 +259,22 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
   }
 }
 
-// The coarse group of a key.
-__device__ __forceinline__ u32 wm_ms_group(const wm_key& k, u64 seed, u32 parts, u32 fine_bits) {
+// The coarse group of a key. With within > 1 (one pass only: fine_bits = 0), the part is
+// composite: parts / within outer parts by (seed), each cut into `within` by (within_seed), as
+// the sharded table's split that also orders each shard's keys by its table's stretches
+// (src/sharded/split.rs).
+__device__ __forceinline__ u32 wm_ms_group(const wm_key& k, u64 seed, u32 parts, u32 fine_bits,
+                                           u64 within_seed, u32 within) {
+  if (within > 1u)
+    return wm_part_of<WM_HASH>(k, seed, parts / within) * within + wm_part_of<WM_HASH>(k, within_seed, within);
   return wm_part_of<WM_HASH>(k, seed, parts) >> fine_bits;
 }
 
 // Block c counts the groups of items [c * chunk, (c + 1) * chunk) into counts[g * chunks + c]
 // (chunks = gridDim.x).
 extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_coarse_count(
-    const wm_key* __restrict__ keys, u64 n, u64 seed, u32 parts, u32 fine_bits, u32 groups,
-    u64 chunk, u64* __restrict__ counts) {
+    const wm_key* __restrict__ keys, u64 n, u64 seed, u32 parts, u32 fine_bits, u64 within_seed,
+    u32 within, u32 groups, u64 chunk, u64* __restrict__ counts) {
   __shared__ u32 hist[WM_MS_MAX_BINS];
   for (u32 g = threadIdx.x; g < groups; g += WM_MS_BLOCK) hist[g] = 0;
   __syncthreads();
@@ -276,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_coarse_coun
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
       const u64 i = base + j * WM_MS_BLOCK + threadIdx.x;
-      if (i < end) atomicAdd(&hist[wm_ms_group(k[j], seed, parts, fine_bits)], 1u);
+      if (i < end) atomicAdd(&hist[wm_ms_group(k[j], seed, parts, fine_bits, within_seed, within)], 1u);
     }
   }
   __syncthreads();
@@ -298,9 +312,9 @@ extern "C" __global__ void __launch_bounds__(WM_MS_SCAN_BLOCK) multisplit_scan_r
 // group_offsets[g] + counts[g * chunks + c] (the scanned rows).
 extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_coarse_scatter(
     const wm_key* __restrict__ keys, const wm_ms_value* __restrict__ values, u64 n, u64 seed,
-    u32 parts, u32 fine_bits, u32 groups, u64 chunk, const u64* __restrict__ counts,
-    const u64* __restrict__ group_offsets, wm_key* __restrict__ keys_out,
-    wm_ms_value* __restrict__ values_out) {
+    u32 parts, u32 fine_bits, u64 within_seed, u32 within, u32 groups, u64 chunk,
+    const u64* __restrict__ counts, const u64* __restrict__ group_offsets,
+    wm_key* __restrict__ keys_out, wm_ms_value* __restrict__ values_out, u32* __restrict__ positions) {
   wm_ms_tile_smem& s = wm_ms_smem();
   for (u32 g = threadIdx.x; g < groups; g += WM_MS_CBLOCK) {
     s.cursor[g] = group_offsets[g] + counts[(u64)g * gridDim.x + blockIdx.x];
@@ -311,8 +325,8 @@ extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_coarse_sca
   const u64 end = min(n, begin + chunk);
   wm_ms_move(
       s, keys, values, begin, end, groups,
-      [&](const wm_key& k) { return wm_ms_group(k, seed, parts, fine_bits); }, keys_out,
-      values_out);
+      [&](const wm_key& k) { return wm_ms_group(k, seed, parts, fine_bits, within_seed, within); },
+      keys_out, values_out, positions);
 }
 
 // Block g (one per group, gridDim.x = groups): counts the fine bins of the group's items
@@ -355,5 +369,5 @@ extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_fine(
   wm_ms_move(
       s, keys, values, begin, end, bins,
       [&](const wm_key& k) { return wm_part_of<WM_HASH>(k, seed, parts) & mask; }, keys_out,
-      values_out);
+      values_out, nullptr);
 }

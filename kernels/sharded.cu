@@ -1,8 +1,7 @@
 // The sharded table's split and its inverse (host side: src/sharded/split.rs). A batch of keys
 // (with up to two payload arrays: values, mixed-batch operations) is split into `parts` parts,
 // one per shard, by the partition function of kernels/common/multisplit.cuh (`wm_part_of`, a
-// seed no table uses), and within a shard, if asked, by the shard table's stretches
-// (`wm_sh_part_of`). The split is stable (keys keep their input order within a part) and
+// seed no table uses). The split is stable (keys keep their input order within a part) and
 // costs no atomics in global memory:
 //   shard_count    per tile of WM_SH_TILE keys, its count in each part (tile_counts[part][tile]);
 //   shard_scan     per part, the exclusive prefix over tiles in place, and the part's total;
@@ -61,14 +60,6 @@ __device__ __forceinline__ void wm_sh_copy(u8* __restrict__ dst, u64 di, const u
   }
 }
 
-// The part of key k among `parts` = shards x `within`: its shard by (seed, shards), then, where
-// within > 1, its part within the shard by (within_seed, within): the order of the shard table's
-// stretches, which its ordered kernels take fastest (src/sharded/split.rs, `split`).
-__device__ __forceinline__ u32 wm_sh_part_of(const wm_key& k, u64 seed, u32 parts, u64 within_seed, u32 within) {
-  if (within <= 1u) return wm_part_of<WM_HASH>(k, seed, parts);
-  return wm_part_of<WM_HASH>(k, seed, parts / within) * within + wm_part_of<WM_HASH>(k, within_seed, within);
-}
-
 // Shared memory of the ranking: two buffers of per-warp, per-part counts (alternating rounds,
 // so one is cleared while the other is read) and the running count of each part in the tile.
 // Sized by the host: (2 * WM_SH_WARPS + 1) * parts words, plus `parts` u64 part bases.
@@ -95,7 +86,7 @@ __device__ __forceinline__ wm_sh_smem wm_sh_carve(u32 parts) {
 // prefix within part p and `totals[p]` part p's size (shard_scan's outputs). Block-collective.
 template <typename F>
 __device__ __forceinline__ void wm_sh_tile_ranks(const wm_key* __restrict__ keys, u64 n, u64 seed,
-                                                 u32 parts, u64 within_seed, u32 within, u64 tile, u64 tiles,
+                                                 u32 parts, u64 tile, u64 tiles,
                                                  const u32* __restrict__ tile_prefix,
                                                  const u64* __restrict__ totals, F f) {
   const wm_sh_smem s = wm_sh_carve(parts);
@@ -126,7 +117,7 @@ __device__ __forceinline__ void wm_sh_tile_ranks(const wm_key* __restrict__ keys
     wm_key k{};
     if (i < n) {
       k = keys[i];
-      part = wm_sh_part_of(k, seed, parts, within_seed, within);
+      part = wm_part_of<WM_HASH>(k, seed, parts);
     }
     const u32 peers = __match_any_sync(0xffffffffu, part);
     const u32 rank = __popc(peers & ((1u << lane) - 1u));
@@ -151,7 +142,7 @@ __device__ __forceinline__ void wm_sh_tile_ranks(const wm_key* __restrict__ keys
 }
 
 // tile_counts[p * tiles + t] = the number of keys of tile t in part p.
-extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_count(const wm_key* __restrict__ keys, u64 n, u64 seed, u32 parts, u64 within_seed, u32 within, u64 tiles,
+extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_count(const wm_key* __restrict__ keys, u64 n, u64 seed, u32 parts, u64 tiles,
                 u32* __restrict__ tile_counts) {
   extern __shared__ u64 wm_sh_dynamic[];
   u32* counts = (u32*)wm_sh_dynamic;
@@ -161,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_count(const wm_k
   const u64 first = (u64)blockIdx.x * WM_SH_TILE;
   for (u32 round = 0; round < WM_SH_ITEMS; round++) {
     const u64 i = first + (u64)round * WM_SH_BLOCK + threadIdx.x;
-    const u32 part = i < n ? wm_sh_part_of(keys[i], seed, parts, within_seed, within) : WM_NO_PART;
+    const u32 part = i < n ? wm_part_of<WM_HASH>(keys[i], seed, parts) : WM_NO_PART;
     const u32 peers = __match_any_sync(0xffffffffu, part);
     if (part != WM_NO_PART && lane == (u32)(__ffs(peers) - 1)) atomicAdd(counts + part, __popc(peers));
   }
@@ -180,12 +171,12 @@ extern "C" __global__ void __launch_bounds__(WM_SH_SCAN_BLOCK) shard_scan(u32* _
 
 // Moves key i (and element i of each payload that is not null) to its position in the split,
 // and writes that position to positions[i] (if not null; n < 2^32, the host checks).
-extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_scatter(const wm_key* __restrict__ keys, u64 n, u64 seed, u32 parts, u64 within_seed, u32 within, u64 tiles,
+extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_scatter(const wm_key* __restrict__ keys, u64 n, u64 seed, u32 parts, u64 tiles,
                   const u32* __restrict__ tile_prefix, const u64* __restrict__ totals,
                   wm_key* __restrict__ keys_out, const u8* __restrict__ payload0,
                   u8* __restrict__ payload0_out, u32 payload0_bytes, const u8* __restrict__ payload1,
                   u8* __restrict__ payload1_out, u32 payload1_bytes, u32* __restrict__ positions) {
-  wm_sh_tile_ranks(keys, n, seed, parts, within_seed, within, blockIdx.x, tiles, tile_prefix, totals,
+  wm_sh_tile_ranks(keys, n, seed, parts, blockIdx.x, tiles, tile_prefix, totals,
                    [&](u64 i, const wm_key& k, u64 pos) {
                      keys_out[pos] = k;
                      if (positions != nullptr) positions[i] = (u32)pos;

@@ -10,8 +10,8 @@
 //!   against a `HashMap` oracle, statuses included;
 //! - a shard filled to the brim reports its keys, per key and as `TableFull`, while the other
 //!   shards keep taking keys;
-//! - the split that also orders each shard's keys by its table's stretches equals a stable
-//!   host sort, and shards on one GPU that take their keys in that order (WarpDrive's ordered
+//! - the split that also orders each shard's keys by its table's stretches puts every key in
+//!   its shard in that order, and shards on one GPU that take their keys in that order (WarpDrive's ordered
 //!   kernels) give the oracle's results.
 
 mod common;
@@ -270,11 +270,11 @@ fn split_equals_the_host_twin_and_unsplit_inverts_it() {
     }
 }
 
-/// The split with an order within each shard: each shard's keys stably in the order of the
-/// `within` function (the host's stable sort by (shard, part within)), the shards' offsets as
-/// without it, and the inverse still puts results back.
+/// The split with an order within each shard (the engine's counting split, not stable): each
+/// shard's range holds exactly its keys, in the order of the `within` function's parts, each
+/// key with its value; the shards' offsets as without it; the inverse puts results back.
 #[test]
-fn split_within_shards_equals_a_stable_host_sort() {
+fn split_within_shards_orders_each_shard() {
     let Some(gpu) = gpu() else { return };
     let mut rng = SplitMix64::new(21);
     for (n, shards, within) in [
@@ -283,7 +283,7 @@ fn split_within_shards_equals_a_stable_host_sort() {
         (4097, 8, 16),
         (70_001, 8, 32),
         (70_001, 3, 5),
-        (100_000, 1, 256),
+        (300_000, 4, 256),
     ] {
         let what = format!("{n} keys, {shards} shards x {within}");
         let keys: Vec<u64> = (0..n).map(|_| rng.key()).collect();
@@ -292,16 +292,30 @@ fn split_within_shards_equals_a_stable_host_sort() {
         let w = PartFunction::new(within, 0x9abc);
         let (dk, dv) = (gpu.upload(&keys).unwrap(), gpu.upload(&values).unwrap());
         let sb = split(&gpu, &gpu, &f, Some(&w), &dk, Some(&dv), None, true).unwrap();
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&i| (f.part_of(&keys[i]), w.part_of(&keys[i]))); // stable
-        let want_keys: Vec<u64> = order.iter().map(|&i| keys[i]).collect();
-        assert_eq!(gpu.download(&sb.keys).unwrap(), want_keys, "{what}: keys");
-        let got_values = gpu.download(sb.values.as_ref().unwrap()).unwrap();
-        let want_values: Vec<u32> = order.iter().map(|&i| i as u32).collect();
-        assert_eq!(got_values, want_values, "{what}: values");
         let (_, _, want_offsets) = multisplit_host::<u64, u32>(&keys, None, &f).unwrap();
         assert_eq!(sb.plan.offsets, want_offsets, "{what}: shard offsets");
+        let got_keys = gpu.download(&sb.keys).unwrap();
+        let got_values = gpu.download(sb.values.as_ref().unwrap()).unwrap();
+        let mut seen = vec![false; n];
+        for s in 0..shards as usize {
+            let range = want_offsets[s] as usize..want_offsets[s + 1] as usize;
+            let mut last = 0;
+            for j in range {
+                let (k, i) = (got_keys[j], got_values[j] as usize);
+                assert_eq!(k, keys[i], "{what}: key {j} travels with its value");
+                assert!(!seen[i], "{what}: key {i} twice");
+                seen[i] = true;
+                assert_eq!(f.part_of(&k) as usize, s, "{what}: key {i} in shard {s}");
+                let p = w.part_of(&k);
+                assert!(
+                    p >= last,
+                    "{what}: shard {s} in the order of its parts at {j}"
+                );
+                last = p;
+            }
+        }
         let mut back = gpu.alloc_filled::<u32>(n, 0xee).unwrap();
+        let split_values = sb.values.as_ref().unwrap();
         unsplit(
             &gpu,
             &f,
@@ -309,7 +323,7 @@ fn split_within_shards_equals_a_stable_host_sort() {
             &dk,
             Keep::Nothing,
             None,
-            Some((sb.values.as_ref().unwrap(), &mut back)),
+            Some((split_values, &mut back)),
             None,
         )
         .unwrap();
@@ -319,13 +333,13 @@ fn split_within_shards_equals_a_stable_host_sort() {
             "{what}: back in input order"
         );
     }
-    // More than MAX_SPLIT_PARTS parts in all, or two hash functions: refused.
+    // More than 1024 parts in all, two hash functions, or operations: refused.
     let dk = gpu.upload(&[1u64, 2, 3]).unwrap();
-    let (f, w) = (PartFunction::new(8, 1), PartFunction::new(64, 2));
+    let (f, w) = (PartFunction::new(8, 1), PartFunction::new(256, 2));
     let refused = split::<u64, u32>(&gpu, &gpu, &f, Some(&w), &dk, None, None, false);
     assert!(
         matches!(refused, Err(Error::InvalidInput(_))),
-        "more than 256 parts"
+        "more than 1024 parts"
     );
     let w = PartFunction::new(4, 2).hash(HashFunction::Mueller);
     let refused = split::<u64, u32>(&gpu, &gpu, &f, Some(&w), &dk, None, None, false);
@@ -333,6 +347,9 @@ fn split_within_shards_equals_a_stable_host_sort() {
         matches!(refused, Err(Error::InvalidInput(_))),
         "two hash functions"
     );
+    let (w, ops) = (PartFunction::new(4, 2), gpu.upload(&[0u8, 1, 2]).unwrap());
+    let refused = split::<u64, u32>(&gpu, &gpu, &f, Some(&w), &dk, None, Some(&ops), false);
+    assert!(matches!(refused, Err(Error::InvalidInput(_))), "operations");
 }
 
 /// Shards on one GPU whose tables take their keys in stretch order (WarpDrive with locality

@@ -61,7 +61,7 @@ use crate::device::{BufferView, BufferViewMut, DeviceBuffer, Gpu, Move, PinnedBu
 use crate::hash::HashFunction;
 use crate::key::{Key, Value};
 use crate::status::InsertStatus;
-use crate::table::engine::multisplit::PartFunction;
+use crate::table::engine::multisplit::{PartFunction, MAX_WITHIN_PARTS};
 use crate::table::registry::TableConfig;
 use crate::table::{check_mixed_lens, Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};
 use crate::trace::{env_flag, PhaseClock};
@@ -562,7 +562,7 @@ impl Ctx {
         let within = shape.order.filter(|o| {
             in_place
                 && o.hash == part.hash
-                && part.parts as u64 * o.parts as u64 <= split::MAX_SPLIT_PARTS as u64
+                && part.parts as u64 * o.parts as u64 <= MAX_WITHIN_PARTS as u64
         });
         let mut sources: Vec<(usize, SplitBatch<K, V>)> = Vec::new();
         for (r, input) in inputs.iter().enumerate() {

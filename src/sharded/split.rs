@@ -18,9 +18,9 @@ use crate::key::Key;
 use crate::table::engine::bulk_grid;
 #[cfg(doc)]
 use crate::table::engine::multisplit::multisplit_host;
-use crate::table::engine::multisplit::PartFunction;
+use crate::table::engine::multisplit::{multisplit_within, PartFunction};
 #[cfg(doc)]
-use crate::DeviceHashTable;
+use crate::{table::engine::multisplit::MAX_WITHIN_PARTS, DeviceHashTable};
 use crate::{Error, Result};
 
 /// The most shards a sharded table splits into (the split's shared memory holds a few words
@@ -127,10 +127,6 @@ fn check(f: &PartFunction, n: usize) -> Result<()> {
     Ok(())
 }
 
-/// The most parts of a split in all (shards × parts within each shard; the ranking's shared
-/// memory holds a few words per part and per warp).
-pub const MAX_SPLIT_PARTS: u32 = 256;
-
 /// The ranking's dynamic shared memory: the part bases (u64), two per-warp count buffers and
 /// the running counts (u32).
 fn rank_shared_bytes(parts: u32) -> u32 {
@@ -138,17 +134,20 @@ fn rank_shared_bytes(parts: u32) -> u32 {
 }
 
 /// Splits `keys` (and `values`, `ops`, moved with them) into `f.parts` parts by `f.part_of`,
-/// stably, and with `within`, each part in the order of `within.part_of` (a shard's keys in the
-/// order of its table's stretches, [`DeviceHashTable::stretch_order`]; stably within those), on `gpu`'s stream, into buffers that belong to `alloc`'s stream (the stream that
+/// stably; or, with `within`, each part also in the order of `within.part_of` (a shard's keys
+/// in the order its table takes fastest, [`DeviceHashTable::stretch_order`]): then by the
+/// engine's counting split in one pass ([`multisplit_within`]; not stable, no operations), as
+/// the tile split slows with many parts (H100, 2^27 pairs: 8 shards × 8 stretches took 6.6 ms
+/// where 8 shards take 1.6 ms; bench/NOTES.md, issue 14). Either way on `gpu`'s stream, into buffers that belong to `alloc`'s stream (the stream that
 /// will finish with them: freeing them there does not hold `gpu`'s stream back); waits for the
 /// part sizes on `gpu`'s stream (the host needs them to size what follows). With `positions`,
 /// also where each key went, for [`unsplit`] (4 bytes per key).
 ///
 /// # Errors
-/// [`Error::InvalidInput`] for 0 or more than [`MAX_SHARDS`] parts, more than
-/// [`MAX_SPLIT_PARTS`] in all with `within`, a `within` of another hash function than `f`'s, a
-/// batch of `u32::MAX` keys or more, or payloads of another length than the keys; the device's
-/// errors.
+/// [`Error::InvalidInput`] for 0 or more than [`MAX_SHARDS`] parts, a batch of `u32::MAX`
+/// keys or more, or payloads of another length than the keys; with `within`, operations, or
+/// what [`multisplit_within`] refuses (more than [`MAX_WITHIN_PARTS`] parts in all, two hash
+/// functions); the device's errors.
 #[allow(clippy::too_many_arguments)] // the batch's parts, each its own concern
 pub fn split<K: Key, V: bytemuck::Pod>(
     gpu: &Gpu,
@@ -162,30 +161,45 @@ pub fn split<K: Key, V: bytemuck::Pod>(
 ) -> Result<SplitBatch<K, V>> {
     let n = keys.len();
     check(f, n)?;
+    if let Some(w) = within {
+        if ops.is_some() {
+            return Err(Error::invalid(
+                "a split ordered within its parts carries no operations",
+            ));
+        }
+        if let Some(v) = values {
+            crate::error::check_same_len("sharded split (values)", n, v.len())?;
+        }
+        element_bytes::<V>("values")?;
+        let (split, positions) = multisplit_within(gpu, keys, values, f, w, positions)?;
+        // The plan keeps the outer parts (the shards): each `w.parts` consecutive offsets.
+        let offsets: Vec<u64> = split
+            .offsets
+            .iter()
+            .step_by(w.parts as usize)
+            .copied()
+            .collect();
+        return Ok(SplitBatch {
+            plan: SplitPlan {
+                offsets,
+                parts: f.parts,
+                n: n as u64,
+                positions,
+            },
+            keys: split.keys,
+            values: split.values,
+            ops: None,
+        });
+    }
     if let Some(v) = values {
         crate::error::check_same_len("sharded split (values)", n, v.len())?;
     }
     if let Some(o) = ops {
         crate::error::check_same_len("sharded split (operations)", n, o.len())?;
     }
-    let (within_seed, within) = match within {
-        None => (0u64, 1u32),
-        Some(w) => {
-            w.check()?;
-            if w.hash != f.hash || f.parts as u64 * w.parts as u64 > MAX_SPLIT_PARTS as u64 {
-                return Err(Error::invalid(format!(
-                    "a split into {} shards of {} parts each ({:?} and {:?}): at most \
-                     {MAX_SPLIT_PARTS} parts in all, by one hash function",
-                    f.parts, w.parts, f.hash, w.hash
-                )));
-            }
-            (w.seed, w.parts)
-        }
-    };
     let value_bytes = element_bytes::<V>("values")?;
     let module = module::<K>(gpu, f)?;
-    // The kernels split into every (shard, part within it); the plan keeps the shards.
-    let (n64, seed, parts) = (n as u64, f.seed, f.parts * within);
+    let (n64, seed, parts) = (n as u64, f.seed, f.parts);
     let tiles = (n64.div_ceil(TILE)).max(1);
     let mut tile_prefix = alloc.alloc::<u32>(tiles as usize * parts as usize)?;
     let mut totals = alloc.alloc::<u64>(parts as usize)?;
@@ -196,12 +210,9 @@ pub fn split<K: Key, V: bytemuck::Pod>(
         .arg(&n64)
         .arg(&seed)
         .arg(&parts)
-        .arg(&within_seed)
-        .arg(&within)
         .arg(&tiles)
         .buf_mut(&mut tile_prefix);
-    // SAFETY: shard_count's (keys, n, seed, parts, within_seed, within, tiles, tile_counts) in
-    // order (parts = shards × within, each part below parts); block b reads
+    // SAFETY: shard_count's (keys, n, seed, parts, tiles, tile_counts) in order; block b reads
     // keys of tile b below n and writes tile_counts[p * tiles + b] for p < parts (allocated:
     // tiles * parts); its dynamic shared memory holds `parts` counters.
     unsafe { l.run(tiles as u32, BLOCK, parts * 4) }?;
@@ -224,8 +235,6 @@ pub fn split<K: Key, V: bytemuck::Pod>(
         .arg(&n64)
         .arg(&seed)
         .arg(&parts)
-        .arg(&within_seed)
-        .arg(&within)
         .arg(&tiles)
         .buf(&tile_prefix)
         .buf(&totals)
@@ -244,9 +253,9 @@ pub fn split<K: Key, V: bytemuck::Pod>(
         Some(p) => l.buf_mut(p),
         None => l.arg(&null),
     };
-    // SAFETY: shard_scatter's (keys, n, seed, parts, within_seed, within, tiles, tile_prefix,
-    // totals, keys_out, payload0, payload0_out, payload0_bytes, payload1, payload1_out,
-    // payload1_bytes, positions); missing payloads are null pairs and a missing positions array null, which
+    // SAFETY: shard_scatter's (keys, n, seed, parts, tiles, tile_prefix, totals, keys_out,
+    // payload0, payload0_out, payload0_bytes, payload1, payload1_out, payload1_bytes,
+    // positions); missing payloads are null pairs and a missing positions array null, which
     // the kernel skips. Every key below n goes to a distinct position below n (the prefixes
     // and totals of the same keys and part function), so each output (n elements of its size)
     // is written in bounds, and positions[i] for i < n (n elements; n < 2^32, checked); the
@@ -254,19 +263,19 @@ pub fn split<K: Key, V: bytemuck::Pod>(
     unsafe { l.run(tiles as u32, BLOCK, rank_shared_bytes(parts)) }?;
 
     let sizes = gpu.download(&totals)?;
-    let mut offsets = Vec::with_capacity(f.parts as usize + 1);
+    let mut offsets = Vec::with_capacity(parts as usize + 1);
     offsets.push(0u64);
-    for shard in sizes.chunks(within as usize) {
-        offsets.push(offsets[offsets.len() - 1] + shard.iter().sum::<u64>());
+    for s in sizes {
+        offsets.push(offsets[offsets.len() - 1] + s);
     }
     debug_assert_eq!(
-        offsets[f.parts as usize], n64,
+        offsets[parts as usize], n64,
         "the parts hold every key once"
     );
     Ok(SplitBatch {
         plan: SplitPlan {
             offsets,
-            parts: f.parts,
+            parts,
             n: n64,
             positions,
         },

@@ -426,7 +426,7 @@ fn split<K: Key, V: bytemuck::Pod>(
     let counting =
         method == Method::Counting && !keys.is_empty() && Method::counting_serves(f.parts);
     if counting {
-        split_counting(gpu, &module, keys, values, f, read_offsets)
+        split_counting(gpu, &module, keys, values, f, None, None, read_offsets)
     } else {
         split_claiming(gpu, &module, keys, values, f, read_offsets)
     }
@@ -540,16 +540,99 @@ impl Cut {
     }
 }
 
+/// The most parts of a [`multisplit_within`] (one pass of the counting split).
+pub const MAX_WITHIN_PARTS: u32 = 1 << MAX_BIN_BITS;
+
+/// A split, and where each key went ([`multisplit_within`]).
+pub type SplitWithPositions<K, V> = (Split<K, V>, Option<DeviceBuffer<u32>>);
+
+/// Splits `keys` (and `values`) into `outer.parts × within.parts` parts: by `outer`, and each
+/// outer part by `within` (part `o × within.parts + w`), in one pass of the counting split (not
+/// stable); with `positions`, also where each key went (4 bytes per key, in input order). The
+/// sharded table's split for shards whose tables take their keys in the order of their
+/// stretches ([`DeviceHashTable::stretch_order`](crate::DeviceHashTable::stretch_order)): one
+/// pass near copy bandwidth, where the stable tile split slows with many parts (bench/NOTES.md,
+/// issue 14). Reads the offsets back (`parts + 1` of them).
+///
+/// # Errors
+/// [`Error::InvalidInput`] for more than [`MAX_WITHIN_PARTS`] parts in all, two hash functions,
+/// or (with `positions`) a batch of `u32::MAX` keys or more; those of [`multisplit_by`].
+pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    keys: &DeviceBuffer<K>,
+    values: Option<&DeviceBuffer<V>>,
+    outer: &PartFunction,
+    within: &PartFunction,
+    positions: bool,
+) -> Result<SplitWithPositions<K, V>> {
+    outer.check()?;
+    within.check()?;
+    let parts = outer.parts as u64 * within.parts as u64;
+    if parts > MAX_WITHIN_PARTS as u64 || outer.hash != within.hash {
+        return Err(Error::invalid(format!(
+            "multisplit into {} x {} parts ({:?}, {:?}): at most {MAX_WITHIN_PARTS} in all, by one \
+             hash function",
+            outer.parts, within.parts, outer.hash, within.hash
+        )));
+    }
+    if positions && keys.len() as u64 >= u32::MAX as u64 {
+        return Err(Error::invalid(format!(
+            "multisplit of {} keys with positions: fewer than {}",
+            keys.len(),
+            u32::MAX
+        )));
+    }
+    if let Some(v) = values {
+        crate::error::check_same_len("multisplit", keys.len(), v.len())?;
+        check_value_size::<V>()?;
+    }
+    let whole = PartFunction {
+        parts: parts as u32,
+        ..*outer
+    };
+    let mut pos = positions
+        .then(|| gpu.alloc::<u32>(keys.len()))
+        .transpose()?;
+    if keys.is_empty() {
+        let split = split(gpu, keys, values, &whole, Method::Claiming, true)?;
+        return Ok((split, pos));
+    }
+    let value_bytes = values.map(|_| std::mem::size_of::<V>());
+    let module: Module = gpu.module(&kernel_source(
+        K::BYTES,
+        value_bytes,
+        outer.hash,
+        gpu.shared_per_block_optin(),
+    ))?;
+    let split = split_counting(
+        gpu,
+        &module,
+        keys,
+        values,
+        &whole,
+        Some(within),
+        pos.as_mut(),
+        true,
+    )?;
+    Ok((split, pos))
+}
+
 /// The counting split (see the [module docs](self)): [`Method::counting_serves`] holds and the
-/// batch is not empty.
+/// batch is not empty. With `within` (one pass: at most [`MAX_WITHIN_PARTS`] parts), part
+/// `o × within.parts + w` for outer part `o` by `f` (`f.parts / within.parts` of them) and `w`
+/// by `within`; with `positions`, where each key went.
+#[allow(clippy::too_many_arguments)] // the split's parts, each its own concern
 fn split_counting<K: Key, V: bytemuck::Pod>(
     gpu: &Gpu,
     module: &Module,
     keys: &DeviceBuffer<K>,
     values: Option<&DeviceBuffer<V>>,
     f: &PartFunction,
+    within: Option<&PartFunction>,
+    positions: Option<&mut DeviceBuffer<u32>>,
     read_offsets: bool,
 ) -> Result<Split<K, V>> {
+    let (within_seed, within_parts) = within.map_or((0u64, 1u32), |w| (w.seed, w.parts));
     let n = keys.len();
     let parts = f.parts as usize;
     let shape = CountingTile::new(
@@ -580,7 +663,8 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     let min_groups = knob("WARPMAP_MULTISPLIT_MIN_GROUPS").unwrap_or(2 * gpu.sm_count());
     let mut cut = Cut::new(f.parts, min_groups);
     // `WARPMAP_MULTISPLIT_COARSE_BITS` sets the groups' bits directly (for measurements).
-    if let Some(coarse) = knob::<u32>("WARPMAP_MULTISPLIT_COARSE_BITS") {
+    if let Some(coarse) = knob::<u32>("WARPMAP_MULTISPLIT_COARSE_BITS").filter(|_| within.is_none())
+    {
         let bits = part_bits(f.parts);
         if bits > MAX_BIN_BITS && (bits - MAX_BIN_BITS..=MAX_BIN_BITS).contains(&coarse) {
             cut = Cut::with_fine_bits(f.parts, bits - coarse);
@@ -588,6 +672,10 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     }
     let groups = cut.groups as usize;
     let two_passes = cut.fine_bits > 0;
+    debug_assert!(
+        within.is_none() || !two_passes,
+        "a composite split is one pass"
+    );
 
     let mut counts = gpu.alloc::<u64>(groups * chunks)?;
     let mut totals = gpu.alloc::<u64>(groups)?;
@@ -617,11 +705,13 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
         .arg(&seed)
         .arg(&parts32)
         .arg(&fine_bits)
+        .arg(&within_seed)
+        .arg(&within_parts)
         .arg(&groups32)
         .arg(&chunk64)
         .buf_mut(&mut counts);
-    // SAFETY: multisplit_coarse_count's (keys, n, seed, parts, fine_bits, groups, chunk,
-    // counts) in order and type; block c reads keys[c * chunk .. min(n, (c + 1) * chunk)) and
+    // SAFETY: multisplit_coarse_count's (keys, n, seed, parts, fine_bits, within_seed, within,
+    // groups, chunk, counts) in order and type (a composite group is below parts = groups); block c reads keys[c * chunk .. min(n, (c + 1) * chunk)) and
     // writes counts[g * chunks + c] for g < groups (groups <= 2^10, the kernel's bins): `counts`
     // holds groups * chunks, and chunks blocks run.
     unsafe { l.run(chunks32, BLOCK, 0) }?;
@@ -657,6 +747,8 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
             .arg(&seed)
             .arg(&parts32)
             .arg(&fine_bits)
+            .arg(&within_seed)
+            .arg(&within_parts)
             .arg(&groups32)
             .arg(&chunk64)
             .buf(&counts)
@@ -666,9 +758,15 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
             Some(v) => l.buf_mut(v),
             None => l.arg(&null),
         };
-        // SAFETY: multisplit_coarse_scatter's (keys, values, n, seed, parts, fine_bits, groups,
-        // chunk, counts, group_offsets, keys_out, values_out) in order; a missing value buffer
-        // is a null pointer, which the kernel does not touch. Block c reads its chunk of
+        // Positions only of a one-pass split (the composite one): relative to the result.
+        match positions.filter(|_| !two_passes) {
+            Some(p) => l.buf_mut(p),
+            None => l.arg(&null),
+        };
+        // SAFETY: multisplit_coarse_scatter's (keys, values, n, seed, parts, fine_bits,
+        // within_seed, within, groups, chunk, counts, group_offsets, keys_out, values_out,
+        // positions) in order; a missing value or positions buffer is a null pointer, which the
+        // kernel does not touch (positions, when given, hold n entries: item i writes entry i). Block c reads its chunk of
         // keys/values (as the count did, with the same chunks blocks) and writes each item once
         // into [0, n): group g's items of chunk c go to group_offsets[g] + (the items of g in
         // the chunks before c) + (their rank in chunk c), which the counts and scans above
