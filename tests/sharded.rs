@@ -428,6 +428,28 @@ fn ordered_shards_against_an_oracle() {
         a.sort_unstable();
         b.sort_unstable();
         assert_eq!(a, b, "{name}: the same keys as shards in input order");
+
+        // The host pipeline (chunks of 7000 keys) takes the same path for inserts without
+        // statuses, finds and contains.
+        let mut piped =
+            ShardedMap::<u32, u32>::new(config(LocalityMode::On).pipeline_batch(7000), gpus)
+                .unwrap();
+        piped.insert(&keys, &values).unwrap();
+        assert_eq!(piped.len().unwrap(), unique.len(), "{name}: piped len");
+        let got = piped.find(&queries).unwrap();
+        let has = piped.contains(&queries).unwrap();
+        let piped_stored = contents(&name, &piped);
+        for (i, q) in queries.iter().enumerate() {
+            let want = oracle.get(q).map(|_| piped_stored[q]);
+            assert_eq!(got[i], want, "{name}: piped find {q}");
+            assert_eq!(has[i], want.is_some(), "{name}: piped contains {q}");
+            if let Some(v) = want {
+                assert!(
+                    oracle[q].contains(&v),
+                    "{name}: piped {q} holds one of its values"
+                );
+            }
+        }
     }
 }
 

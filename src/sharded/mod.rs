@@ -1404,6 +1404,7 @@ impl Ctx {
         chunk: usize,
         b: HostBatch<'_, K, V>,
         out: &mut HostOut<'_, V>,
+        order: Option<PartFunction>,
         op: &mut ShardOp<'_, T, K, V>,
     ) -> Result<()> {
         let mut clock = pipeline_clock();
@@ -1413,7 +1414,7 @@ impl Ctx {
         let chunk = chunk.max(1);
         let want = out.want();
         let shape = Shape {
-            order: None, // chunks too short for the shards' ordered kernels to gain
+            order,
             values: b.values.is_some(),
             ops: b.ops.is_some(),
             status: want.0,
@@ -1772,6 +1773,11 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
     ) -> Result<()> {
         let (part, chunk) = (self.part, self.config.chunk());
         let d = self.device_mut()?;
+        // Statuses come back from the plain insert only.
+        let order = match status {
+            None => shard_order(&d.tables, chunk.min(keys.len())),
+            Some(_) => None,
+        };
         d.ctx.host_run(
             &d.staging,
             &mut d.tables,
@@ -1787,13 +1793,15 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
                 status,
                 ..HostOut::nothing()
             },
+            order,
             &mut |t, p, io| {
-                t[p].insert_device_async_with_mode(
-                    io.keys,
-                    io.values.expect("values travel"),
-                    io.status,
-                    mode,
-                )
+                let values = io.values.expect("values travel");
+                match (io.ordered, io.status) {
+                    (true, None) => t[p].insert_device_ordered_async(io.keys, values, mode),
+                    (_, status) => {
+                        t[p].insert_device_async_with_mode(io.keys, values, status, mode)
+                    }
+                }
             },
         )
     }
@@ -1987,6 +1995,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         found: Some(found),
                         found_of: Some(op_bytes),
                     },
+                    None,
                     &mut |t, p, io| {
                         t[p].mixed_device_async(
                             io.ops.expect("operations travel"),
@@ -2055,12 +2064,14 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         found: Some(&mut *found),
                         found_of: None,
                     },
+                    shard_order(&d.tables, self.config.chunk().min(keys.len())),
                     &mut |t, p, io| {
-                        t[p].find_device_async(
-                            io.keys,
-                            io.out.expect("values come back"),
-                            io.found.expect("found flags come back"),
-                        )
+                        let out = io.out.expect("values come back");
+                        let found = io.found.expect("found flags come back");
+                        match io.ordered {
+                            true => t[p].find_device_ordered_async(io.keys, Some(out), found),
+                            false => t[p].find_device_async(io.keys, out, found),
+                        }
                     },
                 )?;
                 self.settle()?;
@@ -2101,8 +2112,13 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         found: Some(&mut found),
                         found_of: None,
                     },
+                    shard_order(&d.tables, self.config.chunk().min(keys.len())),
                     &mut |t, p, io| {
-                        t[p].contains_device_async(io.keys, io.found.expect("found flags"))
+                        let found = io.found.expect("found flags");
+                        match io.ordered {
+                            true => t[p].find_device_ordered_async(io.keys, None, found),
+                            false => t[p].contains_device_async(io.keys, found),
+                        }
                     },
                 )?;
                 self.settle()?;
@@ -2143,6 +2159,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         kept: Kept::Nothing,
                     },
                     &mut HostOut::nothing(),
+                    None,
                     &mut |t, p, io| t[p].erase_device_async(io.keys),
                 )?;
                 self.settle()?;
