@@ -20,6 +20,18 @@
 //! writes its range of the split buffers in place (views). With one shard in all, an operation
 //! goes straight to the one table.
 //!
+//! **Shards in the order of their stretches.** Where every shard's table names the same order
+//! that it takes fastest ([`DeviceHashTable::stretch_order`]: WarpDrive's stretches, once a
+//! shard's share of a batch is long enough for its keys in flight to stay in L2) and the shards
+//! sit on the one source's GPU (one rank, copies), the split also orders each shard's keys by
+//! its table's stretches, in the same pass (the engine's counting split by (shard, stretch),
+//! [`multisplit_within`](crate::table::engine::multisplit::multisplit_within), with positions),
+//! and the shards insert and look up through their ordered kernels. Inserts without statuses,
+//! finds and contains take that path, device batches and host chunks alike; statuses, erases and
+//! mixed batches keep the stable split. On the H100 (u32 pairs, 2^27 keys, load 0.8, 8 shards):
+//! device inserts 0.66 → 1.05 of the bare table, finds 0.75 → 0.97-0.98 (bench/NOTES.md,
+//! Issue 14, session M).
+//!
 //! Inputs can be on the host ([`HashTable`]: the batch is cut into one piece per rank) or
 //! already on the GPU ([`DeviceHashTable`]: the batch is on rank 0; [`ShardedMap::ranks`] gives
 //! the handles).
@@ -136,13 +148,16 @@ impl ShardedConfig {
         self
     }
     /// The host pipeline's chunk in keys per rank: `pipeline_batch`, or by default 2^24 per
-    /// four shards of a rank (2^24 for up to 4, 2^25 for 5 to 8, ...): each shard's insert
-    /// needs enough keys per chunk to keep the GPU's memory busy. On the H100, 2^27 pinned pairs
-    /// into 8 shards of one rank went at 0.61 of the bus in chunks of 2^24 and at 0.70 in
-    /// chunks of 2^25; into 1 shard at 0.81 and 0.79 (bench/NOTES.md, Issue 14).
+    /// two shards of a rank (2^24 for 1 or 2, 2^25 for 3 or 4, 2^26 for 7 or 8, ...): each
+    /// shard's insert needs enough keys per chunk to keep the GPU's memory busy, and enough to
+    /// take its keys in the order of its table's stretches (see [`ShardedMap`]'s module docs).
+    /// On the H100, 2^27 pinned pairs into 8 shards of one rank went at 0.61 of the bus in
+    /// chunks of 2^24, 0.70-0.72 in chunks of 2^25, 0.78 in chunks of 2^26 (0.65 with the
+    /// shards in input order); into 1 shard at 0.81 in chunks of 2^24 and 0.78 in chunks of 2^26
+    /// (bench/NOTES.md, Issue 14).
     pub fn chunk(&self) -> usize {
         self.pipeline_batch
-            .unwrap_or_else(|| (1usize << 24) * self.shards_per_rank.div_ceil(4).max(1))
+            .unwrap_or_else(|| (1usize << 24) * self.shards_per_rank.div_ceil(2).max(1))
     }
     /// Shards per rank.
     pub fn shards_per_rank(mut self, n: usize) -> Self {
