@@ -412,17 +412,7 @@ fn split<K: Key, V: bytemuck::Pod>(
     read_offsets: bool,
 ) -> Result<Split<K, V>> {
     f.check()?;
-    if let Some(v) = values {
-        crate::error::check_same_len("multisplit", keys.len(), v.len())?;
-        check_value_size::<V>()?;
-    }
-    let value_bytes = values.map(|_| std::mem::size_of::<V>());
-    let module: Module = gpu.module(&kernel_source(
-        K::BYTES,
-        value_bytes,
-        f.hash,
-        gpu.shared_per_block_optin(),
-    ))?;
+    let module = split_module(gpu, keys, values, f.hash)?;
     let counting =
         method == Method::Counting && !keys.is_empty() && Method::counting_serves(f.parts);
     if counting {
@@ -430,6 +420,27 @@ fn split<K: Key, V: bytemuck::Pod>(
     } else {
         split_claiming(gpu, &module, keys, values, f, read_offsets)
     }
+}
+
+/// The split kernels for these keys and values (checked: as many values as keys, of a size the
+/// kernels move) under `hash`.
+fn split_module<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    keys: &DeviceBuffer<K>,
+    values: Option<&DeviceBuffer<V>>,
+    hash: HashFunction,
+) -> Result<Module> {
+    if let Some(v) = values {
+        crate::error::check_same_len("multisplit", keys.len(), v.len())?;
+        check_value_size::<V>()?;
+    }
+    let value_bytes = values.map(|_| std::mem::size_of::<V>());
+    gpu.module(&kernel_source(
+        K::BYTES,
+        value_bytes,
+        hash,
+        gpu.shared_per_block_optin(),
+    ))
 }
 
 /// The claiming split (see the [module docs](self)).
@@ -582,10 +593,7 @@ pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
             u32::MAX
         )));
     }
-    if let Some(v) = values {
-        crate::error::check_same_len("multisplit", keys.len(), v.len())?;
-        check_value_size::<V>()?;
-    }
+    let module = split_module(gpu, keys, values, outer.hash)?;
     let whole = PartFunction {
         parts: parts as u32,
         ..*outer
@@ -597,13 +605,6 @@ pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
         let split = split(gpu, keys, values, &whole, Method::Claiming, true)?;
         return Ok((split, pos));
     }
-    let value_bytes = values.map(|_| std::mem::size_of::<V>());
-    let module: Module = gpu.module(&kernel_source(
-        K::BYTES,
-        value_bytes,
-        outer.hash,
-        gpu.shared_per_block_optin(),
-    ))?;
     let split = split_counting(
         gpu,
         &module,
