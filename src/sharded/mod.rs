@@ -147,17 +147,14 @@ impl ShardedConfig {
         self.pipeline_batch = Some(keys.max(1));
         self
     }
-    /// The host pipeline's chunk in keys per rank: `pipeline_batch`, or by default 2^24 per
-    /// two shards of a rank (2^24 for 1 or 2, 2^25 for 3 or 4, 2^26 for 7 or 8, ...): each
-    /// shard's insert needs enough keys per chunk to keep the GPU's memory busy, and enough to
-    /// take its keys in the order of its table's stretches (see [`ShardedMap`]'s module docs).
-    /// On the H100, 2^27 pinned pairs into 8 shards of one rank went at 0.61 of the bus in
-    /// chunks of 2^24, 0.70-0.72 in chunks of 2^25, 0.78 in chunks of 2^26 (0.65 with the
-    /// shards in input order); into 1 shard at 0.81 in chunks of 2^24 and 0.78 in chunks of 2^26
-    /// (bench/NOTES.md, Issue 14).
+    /// The host pipeline's chunk in keys per rank: `pipeline_batch`, or by default 2^24 (the
+    /// issue's own example): long enough for every shard's share to go in the order of its
+    /// table's stretches (see the [module docs](self)), short enough that the uploads overlap
+    /// the shards' work. On the H100, 2^27 pinned pairs into 8 shards of one rank, in that order,
+    /// went at 0.89 of the bus in chunks of 2^24, 0.85 in chunks of 2^25, 0.78 in chunks of 2^26;
+    /// in input order at 0.61 / 0.72 / 0.65 (bench/NOTES.md, Issue 14).
     pub fn chunk(&self) -> usize {
-        self.pipeline_batch
-            .unwrap_or_else(|| (1usize << 24) * self.shards_per_rank.div_ceil(2).max(1))
+        self.pipeline_batch.unwrap_or(1usize << 24)
     }
     /// Shards per rank.
     pub fn shards_per_rank(mut self, n: usize) -> Self {
