@@ -340,9 +340,11 @@ mod tests {
         assert_eq!((f.parts, f.seed), (16, 7));
         // No chunk length asked for: shorter than MIN_CHUNK, the keys in flight still local.
         assert!(order_for(&st(256 << 20, LocalityMode::Auto), 12 << 20, H100).is_some());
+        // Longer than a chunk's rule allows: the keys in flight within twice the L2 cache.
+        assert!(order_for(&st(256 << 20, LocalityMode::Auto), 1 << 22, H100).is_some());
         // Too short for that; a table in L2; off.
         assert_eq!(
-            order_for(&st(256 << 20, LocalityMode::Auto), 1 << 22, H100),
+            order_for(&st(256 << 20, LocalityMode::Auto), 1 << 20, H100),
             None
         );
         assert_eq!(
