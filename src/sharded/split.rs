@@ -138,9 +138,10 @@ fn rank_shared_bytes(parts: u32) -> u32 {
 /// in the order its table takes fastest, [`DeviceHashTable::stretch_order`]): then by the
 /// engine's counting split in one pass ([`multisplit_within`]; not stable, no operations), as
 /// the tile split slows with many parts (H100, 2^27 pairs: 8 shards × 8 stretches took 6.6 ms
-/// where 8 shards take 1.6 ms; bench/NOTES.md, issue 14). Either way on `gpu`'s stream, into buffers that belong to `alloc`'s stream (the stream that
-/// will finish with them: freeing them there does not hold `gpu`'s stream back); waits for the
-/// part sizes on `gpu`'s stream (the host needs them to size what follows). With `positions`,
+/// where 8 shards take 1.6 ms; bench/NOTES.md, issue 14). Either way on `gpu`'s stream, into
+/// buffers that belong to `alloc`'s stream (the stream that will finish with them: freeing them
+/// there does not hold `gpu`'s stream back); waits for the part sizes on `gpu`'s stream (the
+/// host needs them to size what follows). With `positions`,
 /// also where each key went, for [`unsplit`] (4 bytes per key).
 ///
 /// # Errors
@@ -167,10 +168,7 @@ pub fn split<K: Key, V: bytemuck::Pod>(
                 "a split ordered within its parts carries no operations",
             ));
         }
-        if let Some(v) = values {
-            crate::error::check_same_len("sharded split (values)", n, v.len())?;
-        }
-        element_bytes::<V>("values")?;
+        element_bytes::<V>("values")?; // (the lengths: multisplit_within checks them)
         let (split, positions) = multisplit_within(gpu, keys, values, f, w, positions)?;
         // The plan keeps the outer parts (the shards): each `w.parts` consecutive offsets.
         let offsets: Vec<u64> = split

@@ -133,10 +133,9 @@ pub struct Stretches {
 pub struct Plan {
     /// The split: parts in the order of the table's stretches.
     pub part: PartFunction,
-    /// Keys per chunk (each chunk is split, then inserted).
+    /// Keys per chunk (each chunk is split, then inserted; the ordered insert runs one resident
+    /// wave, [`OrderedKernel::resident_blocks`]).
     pub chunk: usize,
-    /// Blocks of the ordered insert: one resident wave.
-    pub grid: u32,
 }
 
 impl Plan {
@@ -208,7 +207,6 @@ pub fn plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
     let mut plan = Plan {
         part: parts_for(st, machine),
         chunk,
-        grid: machine.resident_blocks.max(1),
     };
     // Measurement knobs: the chunk and the parts.
     if let Some(c) = knob::<usize>("WARPMAP_LOCALITY_CHUNK") {
@@ -279,7 +277,7 @@ mod tests {
     fn auto_partitions_large_batches_into_large_tables() {
         // 2^28 slots of 8 bytes (the compare preset at load 0.5): 2 GiB, in one chunk.
         let p = plan(&st(2 << 30, LocalityMode::Auto), 1 << 27, H100).expect("partitioned");
-        assert_eq!((p.part.parts, p.part.seed, p.grid), (128, 7, 660));
+        assert_eq!((p.part.parts, p.part.seed), (128, 7));
         assert_eq!(p.chunks(1 << 27).collect::<Vec<_>>(), vec![0..1 << 27]);
         // The keys in flight span at most a third of L2, in every chunk.
         let span = |len: usize| H100.in_flight() as u128 * (2u128 << 30) / len as u128;
@@ -320,7 +318,6 @@ mod tests {
         let p = |chunk| Plan {
             part: PartFunction::new(4, 1),
             chunk,
-            grid: 1,
         };
         let all = |chunk, n| p(chunk).chunks(n).collect::<Vec<_>>();
         assert_eq!(

@@ -712,9 +712,10 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
         .arg(&chunk64)
         .buf_mut(&mut counts);
     // SAFETY: multisplit_coarse_count's (keys, n, seed, parts, fine_bits, within_seed, within,
-    // groups, chunk, counts) in order and type (a composite group is below parts = groups); block c reads keys[c * chunk .. min(n, (c + 1) * chunk)) and
-    // writes counts[g * chunks + c] for g < groups (groups <= 2^10, the kernel's bins): `counts`
-    // holds groups * chunks, and chunks blocks run.
+    // groups, chunk, counts) in order and type (a composite group is below parts = groups);
+    // block c reads keys[c * chunk .. min(n, (c + 1) * chunk)) and writes counts[g * chunks + c]
+    // for g < groups (groups <= 2^10, the kernel's bins): `counts` holds groups * chunks, and
+    // chunks blocks run.
     unsafe { l.run(chunks32, BLOCK, 0) }?;
 
     let rows = module.kernel("multisplit_scan_rows")?;
@@ -767,11 +768,11 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
         // SAFETY: multisplit_coarse_scatter's (keys, values, n, seed, parts, fine_bits,
         // within_seed, within, groups, chunk, counts, group_offsets, keys_out, values_out,
         // positions) in order; a missing value or positions buffer is a null pointer, which the
-        // kernel does not touch (positions, when given, hold n entries: item i writes entry i). Block c reads its chunk of
-        // keys/values (as the count did, with the same chunks blocks) and writes each item once
-        // into [0, n): group g's items of chunk c go to group_offsets[g] + (the items of g in
-        // the chunks before c) + (their rank in chunk c), which the counts and scans above
-        // computed from the same keys and part function. `shared` bytes of dynamic shared
+        // kernel does not touch (positions, when given, hold n entries: item i writes entry i).
+        // Block c reads its chunk of keys/values (as the count did, with the same chunks
+        // blocks) and writes each item once into [0, n): group g's items of chunk c go to
+        // group_offsets[g] + (the items of g in the chunks before c) + (their rank in chunk c),
+        // which the counts and scans above computed from the same keys and part function. `shared` bytes of dynamic shared
         // memory, allowed above: at least the kernel's tile (it checks).
         unsafe { l.run(chunks32, cblock, shared) }?;
     }
