@@ -326,13 +326,14 @@ __device__ __forceinline__ u32 sl_search_all(const sl_view& t, u32 bucket, sl_wo
 #define SL_PENDING 1u
 #define SL_SLOW 2u
 
-// REPLACE (unique) or INSERT (multimap) of (kw, vw) by source lane `src`, walking the list.
-// Returns the status. `assign`: REPLACE gives a present key the new value (else it keeps its
-// own).
-__device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 bucket, sl_word kw, sl_word vw,
+// REPLACE (unique) or INSERT (multimap) of (kw, vw) by source lane `src`, walking the list from
+// `slab`: its base slab, or a slab before which the key cannot be (a unique list's slabs before
+// its first empty slot are full, and a REPLACE places keys only at that slot) and which a
+// multimap INSERT found full. Returns the status. `assign`: REPLACE gives a present key the new
+// value (else it keeps its own).
+__device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, sl_word* slab, sl_word kw, sl_word vw,
                                          bool assign, int src) {
   const bool me = (int)sl_lane() == src;
-  sl_word* slab = sl_base_slab(t, bucket);
   sl_word w = sl_read<true>(t, slab);
   for (;;) {
 #if SL_UNIQUE
@@ -373,9 +374,9 @@ __device__ __forceinline__ u32 sl_insert(const sl_view& t, sl_alloc& a, u32 buck
 }
 
 // DELETE (unique: the first copy becomes a tombstone) or DELETEALL (multimap: every copy becomes
-// empty), walking the list. Returns the number of copies this call removed.
-__device__ __forceinline__ u32 sl_delete(const sl_view& t, u32 bucket, sl_word kw) {
-  sl_word* slab = sl_base_slab(t, bucket);
+// empty), walking the list from `slab`: its base slab, or (DELETE) a slab before which the key
+// cannot be. Returns the number of copies this call removed.
+__device__ __forceinline__ u32 sl_delete(const sl_view& t, sl_word* slab, sl_word kw) {
   sl_word w = sl_read<true>(t, slab);
   u32 removed = 0;
   for (;;) {
@@ -707,6 +708,215 @@ __device__ __forceinline__ void sl_insert_result(wm_key k, u32& status, long lon
   else if ((status & (WM_STATUS_UPDATED | WM_STATUS_PRESENT)) == 0u) inserted++;
 }
 
+// ---------------------------------------------------------------------------------------------
+// A thread per operation (beyond the paper; 4-byte words). A warp-wide or half-warp step serves
+// one or two operations per round trip and spends tens of instructions (ballots, shuffles, the
+// work queue) on each; a mixed batch of 2^20 operations then runs out of instruction issue long
+// before memory (bench/NOTES.md, issue 11). Here the warp copies the 32 slabs its lanes need
+// into shared memory together (sl_tread), and each lane scans its own and goes on alone; lanes
+// whose key lies further along their lists read their next slabs together, in as many rounds as
+// the longest walk. Inserts that need a new slab, CASes that lost, and the multimap's DELETEALL
+// take the warp-wide slow step, from the slab where the lane stopped. Slabs of 8-byte words (256
+// bytes) stay with the half-warp groups.
+
+#if SL_WORD_BYTES == 4
+// Blocks per multiprocessor for the thread kernels: a lane holds a whole slab (32 registers)
+// while it scans, so the group kernels' cap (SL_MIN_BLOCKS) would spill it.
+#ifndef SL_THREAD_MIN_BLOCKS
+#define SL_THREAD_MIN_BLOCKS 4
+#endif
+#define SL_THREAD_BOUNDS __launch_bounds__(WM_BLOCK, SL_THREAD_MIN_BLOCKS)
+// The batch kernels that run a thread per operation (bits: 1 find, 2 insert, 4 erase, 8 mixed);
+// the others run the half-warp groups. Measured per kernel: bench/NOTES.md, issue 11.
+#ifndef SL_THREAD_KERNELS
+#define SL_THREAD_KERNELS 11
+#endif
+#else
+#define SL_THREAD_KERNELS 0
+#endif
+
+#if SL_THREAD_KERNELS
+#define SL_NO_SLOT 15u  // a scan's "no such slot" (slots are 0..14)
+
+// What one lane saw of one slab: the first slot holding its key and that slot's value, the
+// first empty slot and its value (a pair CAS compares both words), and the next slab.
+struct sl_tscan {
+  u32 hit, empty, next;
+  sl_word hit_value, empty_value;
+};
+
+// Scans a slab (q[i]: pairs 2i in .x and 2i + 1 in .y; q[7].y: the auxiliary word, then the
+// next slab's address) for `kw` and for the first empty slot.
+__device__ __forceinline__ sl_tscan sl_tscan_of(const ulonglong2 (&q)[8], sl_word kw) {
+  sl_tscan s{SL_NO_SLOT, SL_NO_SLOT, (u32)(q[7].y >> 32), 0, 0};
+#pragma unroll
+  for (int j = 14; j >= 0; j--) {  // downwards: the lowest slot wins
+    const u64 pair = (j & 1) ? q[j >> 1].y : q[j >> 1].x;
+    const sl_word k = (u32)pair, v = (u32)(pair >> 32);
+    if (k == kw) {
+      s.hit = (u32)j;
+      s.hit_value = v;
+    }
+    if (k == SL_EMPTY) {
+      s.empty = (u32)j;
+      s.empty_value = v;
+    }
+  }
+  return s;
+}
+
+// A warp's staging area: a slab per lane. A lane reading its own slab alone makes 8 requests of
+// 16 bytes to L2 (searches so ran 15.3 G/s against 19.7 for half-warp groups, and 23.1 staged:
+// bench/NOTES.md), so the warp copies the slabs together, 4 whole slabs per instruction
+// (cp.async: from L2 to shared memory, no registers held while they fly), and each lane then
+// reads its own from shared memory. Lane o's 16-byte chunk c is stored at c ^ (o & 7), so that
+// 8 lanes reading chunk c of their own slabs hit 8 different banks. Every 16-byte chunk is two
+// whole 8-byte pairs, so a pair (placed by one 64-bit CAS) is never seen torn.
+typedef ulonglong2 sl_stage[32][8];
+
+__device__ __forceinline__ void sl_copy16(void* to_shared, const void* from_global) {
+  const u32 s = (u32)__cvta_generic_to_shared(to_shared);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(from_global) : "memory");
+}
+
+// Reads `slab` (each lane its own) for the lanes whose `has` is set, and scans it for `kw`.
+// Every lane calls it (warp-synchronous).
+__device__ __forceinline__ sl_tscan sl_tread(sl_stage& stage, bool has, const sl_word* slab, sl_word kw) {
+  const u32 lane = sl_lane(), c = lane & 7u;
+  const u32 reading = __ballot_sync(SL_FULL, has);
+  const u64 at = reinterpret_cast<u64>(slab);
+  __syncwarp();  // the previous read's scans are done with the stage
+#pragma unroll
+  for (int r = 0; r < 8; r++) {
+    const int o = 4 * r + (int)(lane >> 3);
+    const u64 from = __shfl_sync(SL_FULL, at, o);
+    if ((reading >> o) & 1u) sl_copy16(&stage[o][c ^ (u32)(o & 7)], reinterpret_cast<const ulonglong2*>(from) + c);
+  }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  __syncwarp();
+  ulonglong2 q[8];
+#pragma unroll
+  for (int i = 0; i < 8; i++) q[i] = stage[lane][(u32)i ^ c];
+  return sl_tscan_of(q, kw);
+}
+
+// One lane's operation on its list. A search walks until its key or the list's end; a REPLACE
+// (unique) walks likewise, then updates the key where it found it or issues the pair's CAS
+// into the last slab's first empty slot; an INSERT (multimap) walks to the first slab with an
+// empty slot and issues its CAS there; a DELETE (unique) issues its key's tombstone CAS where it
+// found it. The CASes are checked by sl_settle_*; what needs a new slab (every slot to the
+// list's end full), and DELETEALL, is left to the slow step, which starts at `resume`. Every
+// lane calls it (the slabs are read by the warp); `known`: this lane has an operation.
+__device__ __forceinline__ void sl_tstep(const sl_view& t, sl_stage& stage, bool known, u32 kind, sl_job job,
+                                         sl_word vw, bool assign, u32& state, u32& result, sl_word& value,
+                                         sl_cas& cas, sl_word& old, sl_word*& resume) {
+  const bool deletes_all = !SL_UNIQUE && kind == WM_OP_ERASE;
+  const bool want_empty = !SL_UNIQUE && kind == WM_OP_INSERT;
+  sl_word* slab = sl_base_slab(t, job.bucket);
+  bool reading = known && !deletes_all;
+  sl_tscan s = sl_tread(stage, reading, slab, job.kw);
+  reading = reading && (want_empty ? s.empty : s.hit) == SL_NO_SLOT && s.next != SL_NULL;
+  while (__any_sync(SL_FULL, reading)) {
+    if (reading) slab = sl_pool_slab(t, s.next);
+    const sl_tscan n = sl_tread(stage, reading, slab, job.kw);
+    if (reading) {
+      s = n;
+      reading = (want_empty ? s.empty : s.hit) == SL_NO_SLOT && s.next != SL_NULL;
+    }
+  }
+  resume = slab;
+  if (!known) return;
+  if (deletes_all) {
+    state = SL_SLOW;
+  } else if (kind == WM_OP_FIND) {
+    result = s.hit != SL_NO_SLOT ? 1u : 0u;
+    value = s.hit_value;
+  } else if (kind == WM_OP_INSERT) {
+    if (SL_UNIQUE && s.hit != SL_NO_SLOT) {
+      if (assign) sl_exch_word(slab + 2 * s.hit + 1, vw);
+      result = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
+    } else if (s.empty != SL_NO_SLOT) {
+      // Unique table: past the key's every slab, so the empty slot is in the list's last slab.
+      cas = sl_cas_pair(slab, 2 * s.empty, SL_EMPTY, s.empty_value, job.kw, vw);
+      state = SL_PENDING;
+    } else {
+      state = SL_SLOW;
+    }
+  } else if (s.hit != SL_NO_SLOT) {
+    old = sl_cas_word(slab + 2 * s.hit, job.kw, SL_TOMBSTONE);
+    state = SL_PENDING;
+  } else {
+    result = 0;  // absent: not in its list
+  }
+}
+
+// A batch kernel's body with a thread per operation: KIND one of WM_OP_*, or -1 (mixed: the
+// operation of each key from b.ops). `a`: the warp's allocator (unused by searches).
+template <int KIND>
+__device__ __forceinline__ void sl_thread_batch(const sl_view& t, const wm_bulk& b, sl_alloc& a, sl_stage& stage,
+                                                long long& inserted, long long& failed) {
+  const bool assign = b.assign != 0;
+  sl_for_each_round(b.n, [&](u64 i, bool active) {
+    const u32 op = !active ? 255u : KIND >= 0 ? (u32)KIND : (u32)b.ops[i];
+    const bool known = op == WM_OP_INSERT || op == WM_OP_FIND || op == WM_OP_ERASE;
+    const wm_key k = known ? b.keys[i] : wm_key(0);
+    const sl_word vw = op == WM_OP_INSERT ? (sl_word)b.values[i] : 0;
+    const sl_job job = sl_job_of(t, known, k);
+    u32 state = SL_DONE, result = 0;
+    sl_word value = 0, old = 0;
+    sl_cas cas;
+    sl_word* resume;
+    sl_tstep(t, stage, known, op, job, vw, assign, state, result, value, cas, old, resume);
+    if (KIND != WM_OP_FIND) {
+      if (op == WM_OP_INSERT) sl_settle_insert(state, result, cas);
+      if (op == WM_OP_ERASE) sl_settle_delete(state, result, old, job.kw);
+      sl_slow_steps(state, job, [&](int src, sl_job s) {
+        const bool me = (int)sl_lane() == src;
+        sl_word* from = reinterpret_cast<sl_word*>(__shfl_sync(SL_FULL, reinterpret_cast<u64>(resume), src));
+        if (__shfl_sync(SL_FULL, op, src) == WM_OP_INSERT) {
+          const u32 st = sl_insert(t, a, from, s.kw, sl_shfl(vw, src), assign, src);
+          if (me) result = st;
+        } else {
+          const u32 r = sl_delete(t, from, s.kw);
+          if (me) result = r;
+        }
+      });
+    }
+    if (!known) return;
+    if (op == WM_OP_INSERT) {
+      sl_insert_result(k, result, inserted, failed);
+      if (b.status != nullptr) b.status[i] = result;
+    } else if (op == WM_OP_FIND) {
+      if (result != 0u && b.out != nullptr) b.out[i] = (wm_value)value;
+      b.found[i] = result != 0u ? 1 : 0;
+    } else {
+      if (KIND < 0) b.found[i] = result != 0u ? 1 : 0;
+      inserted -= result;
+    }
+  });
+}
+
+// The thread kernels' shared memory, and a kernel's start: the warp's stage and allocator.
+#define SL_THREAD_KERNEL_START                                  \
+  __shared__ sl_alloc_state alloc_warps[SL_ALLOC_WARPS];       \
+  __shared__ sl_stage stages[SL_ALLOC_WARPS];                  \
+  sl_stage& stage = stages[threadIdx.x >> 5];                  \
+  sl_alloc a;                                                  \
+  sl_alloc_init(a, alloc_warps);                               \
+  long long inserted = 0, failed = 0
+#define SL_THREAD_KERNEL_END                  \
+  wm_add_count_warp(t.meta, inserted);         \
+  wm_add_count_warp(t.meta + 1, failed);       \
+  wm_add_count_warp(t.alloc_meta, a.net)
+#endif
+
+#if SL_THREAD_KERNELS & 2
+extern "C" __global__ void SL_THREAD_BOUNDS slab_insert(sl_view t, wm_bulk b) {
+  SL_THREAD_KERNEL_START;
+  sl_thread_batch<WM_OP_INSERT>(t, b, a, stage, inserted, failed);
+  SL_THREAD_KERNEL_END;
+}
+#else
 extern "C" __global__ void SL_BOUNDS slab_insert(sl_view t, wm_bulk b) {
   __shared__ sl_alloc_state alloc_warps[SL_ALLOC_WARPS];
   sl_alloc a;
@@ -726,7 +936,7 @@ extern "C" __global__ void SL_BOUNDS slab_insert(sl_view t, wm_bulk b) {
     });
     sl_settle_insert(state, status, cas);
     sl_slow_steps(state, job, [&](int src, sl_job s) {
-      const u32 st = sl_insert(t, a, s.bucket, s.kw, sl_shfl(vw, src), assign, src);
+      const u32 st = sl_insert(t, a, sl_base_slab(t, s.bucket), s.kw, sl_shfl(vw, src), assign, src);
       if ((int)sl_lane() == src) status = st;
     });
     if (active) {
@@ -739,6 +949,15 @@ extern "C" __global__ void SL_BOUNDS slab_insert(sl_view t, wm_bulk b) {
   wm_add_count_warp(t.alloc_meta, a.net);
 }
 
+#endif
+
+#if SL_THREAD_KERNELS & 1
+extern "C" __global__ void SL_THREAD_BOUNDS slab_find(sl_view t, wm_bulk b) {
+  SL_THREAD_KERNEL_START;
+  sl_thread_batch<WM_OP_FIND>(t, b, a, stage, inserted, failed);
+  SL_THREAD_KERNEL_END;
+}
+#else
 extern "C" __global__ void slab_find(sl_view t, wm_bulk b) {
   sl_for_each_round(b.n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : wm_key(0);
@@ -752,6 +971,15 @@ extern "C" __global__ void slab_find(sl_view t, wm_bulk b) {
   });
 }
 
+#endif
+
+#if SL_THREAD_KERNELS & 4
+extern "C" __global__ void SL_THREAD_BOUNDS slab_erase(sl_view t, wm_bulk b) {
+  SL_THREAD_KERNEL_START;
+  sl_thread_batch<WM_OP_ERASE>(t, b, a, stage, inserted, failed);
+  SL_THREAD_KERNEL_END;
+}
+#else
 // DELETE (unique) or DELETEALL (multimap) of each key.
 extern "C" __global__ void slab_erase(sl_view t, wm_bulk b) {
   long long removed_total = 0;
@@ -767,7 +995,7 @@ extern "C" __global__ void slab_erase(sl_view t, wm_bulk b) {
     });
     sl_settle_delete(state, removed, old, job.kw);
     sl_slow_steps(state, job, [&](int src, sl_job s) {
-      const u32 r = sl_delete(t, s.bucket, s.kw);
+      const u32 r = sl_delete(t, sl_base_slab(t, s.bucket), s.kw);
       if ((int)sl_lane() == src) removed = r;
     });
     removed_total += removed;
@@ -775,6 +1003,16 @@ extern "C" __global__ void slab_erase(sl_view t, wm_bulk b) {
   wm_add_count_warp(t.meta, -removed_total);
 }
 
+#endif
+
+#if SL_THREAD_KERNELS & 8
+// Insert (REPLACE / INSERT), search and delete in one concurrent batch.
+extern "C" __global__ void SL_THREAD_BOUNDS slab_mixed(sl_view t, wm_bulk b) {
+  SL_THREAD_KERNEL_START;
+  sl_thread_batch<-1>(t, b, a, stage, inserted, failed);
+  SL_THREAD_KERNEL_END;
+}
+#else
 // Insert (REPLACE / INSERT), search and delete in one concurrent batch: each source's operation
 // is shuffled to its group with its key.
 extern "C" __global__ void SL_BOUNDS slab_mixed(sl_view t, wm_bulk b) {
@@ -800,10 +1038,10 @@ extern "C" __global__ void SL_BOUNDS slab_mixed(sl_view t, wm_bulk b) {
     sl_slow_steps(state, job, [&](int src, sl_job s) {
       const bool me = (int)sl_lane() == src;
       if (__shfl_sync(SL_FULL, op, src) == WM_OP_INSERT) {
-        const u32 st = sl_insert(t, a, s.bucket, s.kw, sl_shfl(vw, src), assign, src);
+        const u32 st = sl_insert(t, a, sl_base_slab(t, s.bucket), s.kw, sl_shfl(vw, src), assign, src);
         if (me) result = st;
       } else {
-        const u32 r = sl_delete(t, s.bucket, s.kw);
+        const u32 r = sl_delete(t, sl_base_slab(t, s.bucket), s.kw);
         if (me) result = r;
       }
     });
@@ -823,6 +1061,8 @@ extern "C" __global__ void SL_BOUNDS slab_mixed(sl_view t, wm_bulk b) {
   wm_add_count_warp(t.meta + 1, failed);
   wm_add_count_warp(t.alloc_meta, a.net);
 }
+
+#endif
 
 // SEARCHALL, first pass: the number of copies of each key, into b.status (u32 per key).
 extern "C" __global__ void slab_count(sl_view t, wm_bulk b) {

@@ -249,6 +249,8 @@ pub(crate) fn concurrent_cell<K: Key, V: Value>(
     let (mut cout, mut cfound) = (vec![V::zeroed(); nc], vec![0u8; nc]);
 
     let (mut ms, mut failures) = (Vec::new(), Vec::new());
+    // The host's share of a timed batch: from the start event's record to the launch's return.
+    let mut host_us = Vec::new();
     let (mut u0, mut u1) = (Vec::new(), Vec::new());
     let mut first: Option<SlabInfo> = None;
     for r in 0..plan.runs {
@@ -279,8 +281,13 @@ pub(crate) fn concurrent_cell<K: Key, V: Value>(
             gpu.fill_bytes(&mut d_st, 0xaa)?;
             gpu.fill_bytes(&mut d_out, 0xaa)?;
             gpu.fill_bytes(&mut d_found, 0xaa)?;
+            // The copies above are asynchronous: the timed region starts once they are done, so
+            // that a launch queued behind them does not count their tail.
+            gpu.synchronize()?;
+            let host = std::time::Instant::now();
             timer.start()?;
             t.mixed_device_async(&d_ops, &dk, &dv, &mut d_st, &mut d_out, &mut d_found)?;
+            host_us.push(host.elapsed().as_secs_f64() * 1e6);
             ms.push(timer.stop_ms()?);
             table_full_is_failure(t.synchronize(), &mut failures, r)?;
             gpu.copy_to_host(&d_st, &mut st)?;
@@ -327,6 +334,10 @@ pub(crate) fn concurrent_cell<K: Key, V: Value>(
         }
         u1.push(slab::info(&t)?.utilization);
     }
+    cx.say(format!(
+        "{what}: host time per timed batch (start event to launch returned) median {:.1} us",
+        median(&host_us)
+    ));
     let mut row = SlabRow::new::<K, V>(experiment, SlabOp::Concurrent, n0, bops, &ms, failures);
     row.utilization_target = Some(target);
     row.utilization = Some(median(&u0));
