@@ -12,10 +12,15 @@
 //!
 //! Every lane of a warp takes one operation; the lanes then run them one at a time (a ballot
 //! forms the work queue, the source lane's key is shuffled to all), reading one slab per step.
-//! Searches, inserts, deletes and mixed batches do so in half-warp groups: 16 lanes read a slab
+//! Deletes, and every batch of 8-byte words, do so in half-warp groups: 16 lanes read a slab
 //! (a pair per lane), so a warp serves two operations per step, and each group reads the base
-//! slabs of its next operations ahead ([`SlabConfig::read_ahead`]). Walks past a full base slab,
-//! SEARCHALL, FLUSH and the allocator run warp-wide, as in the paper.
+//! slabs of its next operations ahead ([`SlabConfig::read_ahead`]). Finds, inserts and mixed
+//! batches of 4-byte pairs (128-byte slabs) go further, beyond the paper: the warp copies the
+//! 32 slabs its lanes need into shared memory together (`cp.async`, 4 whole slabs per
+//! instruction), and each lane scans its own and goes on alone (its walk, its CAS), so a warp
+//! has 32 operations in flight in one round trip and spends a few instructions on each.
+//! Inserts that need a new slab, CASes that lost, SEARCHALL, FLUSH and the allocator run
+//! warp-wide, as in the paper.
 //!
 //! Two tables share the device code:
 //! - [`Slab<K, V>`]: unique keys. `insert` is the paper's REPLACE, `find` SEARCH, `erase`
@@ -36,7 +41,9 @@
 //! insert it again. Only an exhausted budget ([`SlabConfig::memory_budget`]; by default the
 //! device's free memory at creation less 1 GiB or 5 %) or device memory leaves a key out, and
 //! then it is reported (a status, [`Error::TableFull`]). Device-buffer inserts report such keys
-//! by status and at [`synchronize`](crate::DeviceHashTable::synchronize).
+//! by status and at [`synchronize`](crate::DeviceHashTable::synchronize). The table's
+//! [`counters`](crate::DeviceHashTable::counters) say how often it read the exact count
+//! (`pool_count_reads`: each a synchronisation) and how many super blocks the pool has.
 //!
 //! Every key value is insertable: keys equal to the slab's internal markers (all ones, all ones
 //! minus one) are kept in two lists of their own.
@@ -68,7 +75,9 @@ use std::sync::Arc;
 /// Pairs in a slab (lanes 0..29).
 pub const PAIRS_PER_SLAB: usize = 15;
 /// Base slabs each kernel's warps read ahead by default ([`SlabConfig::read_ahead`]): insert,
-/// find (and SEARCHALL), erase, mixed, per group of 16 lanes (a warp runs two groups). Measured
+/// find (and SEARCHALL), erase, mixed, per group of 16 lanes (a warp runs two groups), in the
+/// kernels that run in half-warp groups (all of 8-byte words; the erase kernel and SEARCHALL of
+/// 4-byte pairs: the others run a thread per operation and read no further ahead). Measured
 /// on an H100 (u32 pairs, 2^24 keys at utilisation 0.615; bench/NOTES.md): searches run 19.0 G/s
 /// reading one slab at a time, 19.7 with 2 ahead, 18.1 with 4; deletes 12.1, 12.1, 11.7; builds
 /// 10.5 with 1 or 2; mixed batches 7.4, 7.3, 6.7.
@@ -323,10 +332,13 @@ pub fn kernel_source(
         .define("SL_MIN_BLOCKS", min_blocks_per_sm())
 }
 
-/// Blocks per multiprocessor the insert and mixed kernels are compiled for (capping their
-/// registers at 40: measured on an H100, 6 blocks build 11 % and run mixed batches 15 % faster
-/// than the compiler's 48-56 registers, a few spilled words notwithstanding); 0 leaves the
-/// choice to the compiler. `WARPMAP_SLAB_MIN_BLOCKS` sets it for measurements.
+/// Blocks per multiprocessor the half-warp insert and mixed kernels (8-byte words) are compiled
+/// for (capping their registers at 40: measured on an H100, 6 blocks build 11 % and run mixed
+/// batches 15 % faster than the compiler's 48-56 registers, a few spilled words
+/// notwithstanding); 0 leaves the choice to the compiler. `WARPMAP_SLAB_MIN_BLOCKS` sets it for
+/// measurements. The kernels with a thread per operation (4-byte pairs) are compiled for 4
+/// blocks (64 registers: a lane holds a whole slab while it scans; at 6 they spill and ran
+/// mixed batches at half the rate).
 pub const DEFAULT_MIN_BLOCKS: u32 = 6;
 
 fn min_blocks_per_sm() -> u32 {
@@ -574,6 +586,19 @@ unsafe impl<K: Key, V: Value> Scheme for SlabScheme<K, V> {
 
     fn grow_after_failures(&mut self, gpu: &Gpu, failed: usize) -> Result<bool> {
         self.pool.grow_for(gpu, failed)
+    }
+
+    /// `pool_count_reads`: how often the table read the pool's exact allocation count from the
+    /// device (a synchronisation) because its estimate ran short before a batch that may
+    /// insert, or after keys found the pool full; `pool_super_blocks`: super blocks in the pool.
+    fn counters(table: &GpuTable<Self>) -> Result<Vec<(&'static str, u64)>> {
+        Ok(vec![
+            ("pool_count_reads", table.scheme.pool.count_reads),
+            (
+                "pool_super_blocks",
+                table.scheme.pool.super_block_count() as u64,
+            ),
+        ])
     }
 }
 

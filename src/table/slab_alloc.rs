@@ -48,6 +48,9 @@ pub(crate) struct SlabPool {
     budget_bytes: usize,
     /// Slabs the pool can still give by the host's estimate (see `reserve`).
     free_estimate: i64,
+    /// Reads of the exact count from the device (each synchronises the table's stream): the
+    /// table's counter `pool_count_reads`.
+    pub(crate) count_reads: u64,
 }
 
 impl SlabPool {
@@ -73,6 +76,7 @@ impl SlabPool {
             slab_bytes,
             budget_bytes,
             free_estimate: 0,
+            count_reads: 0,
         };
         for _ in 0..super_blocks.max(1) {
             if !pool.add_super_block(gpu)? {
@@ -167,6 +171,7 @@ impl SlabPool {
             return Ok(());
         }
         let used = self.allocated(gpu)? as i64;
+        self.count_reads += 1;
         let want = used + cost + self.slabs() as i64 / 8;
         while (self.slabs() as i64) < want {
             if !self.add_super_block(gpu)? {
@@ -181,6 +186,7 @@ impl SlabPool {
     /// `failed` / 15 + an eighth of the pool are free); false when none could be added.
     pub(crate) fn grow_for(&mut self, gpu: &Gpu, failed: usize) -> Result<bool> {
         let used = self.allocated(gpu)?;
+        self.count_reads += 1;
         let want = used + failed.div_ceil(PAIRS_PER_SLAB) + self.slabs() / 8;
         let mut grew = false;
         loop {

@@ -6,7 +6,8 @@
 //! initial memory utilisation for Γ0 = (0.5, 0.5, 0, 0), Γ1 = (0.2, 0.2, 0.3, 0.3) and
 //! Γ2 = (0.1, 0.1, 0.4, 0.4); `slab-compare`'s concurrent cell is Γ2 from n0 = 2^24.
 //!
-//! The batches are made on the host (`next_batch`) from the run's `KeyPool`: deletes and
+//! The batches are made on the host (`next_batch`) from the run's `KeyPool`, all of a run's
+//! before its first timed launch and copied to the device (`BatchBuffers`): deletes and
 //! hits are distinct present keys (so a search never meets a key its own batch deletes), inserts
 //! are keys never inserted before, misses keys never inserted at all (indices from
 //! `ABSENT_BASE` = 2^31 of the run's key sequence). Every answer is checked (`check_batch`): every
@@ -21,9 +22,10 @@ use crate::harness::verify::table_full_is_failure;
 use crate::plan::Mix;
 use crate::schemes::slab::{self, SlabInfo};
 use rayon::prelude::*;
+use warpmap::device::DeviceBuffer;
 use warpmap::keygen::{self, value_matches, Stream};
 use warpmap::status::InsertStatus;
-use warpmap::{DeviceHashTable, Error, HashTable, Key, MixedOp, Result, Value};
+use warpmap::{DeviceHashTable, Error, Gpu, HashTable, Key, MixedOp, Result, Value};
 
 /// The first index of the absent keys in a run's key sequence: far beyond every inserted
 /// index (at most 2^28 initial keys plus the batches' inserts), and distinct from them for
@@ -193,6 +195,14 @@ pub(crate) fn check_batch<K: Key, V: Value>(
     c
 }
 
+/// The table's `pool_count_reads` counter (0 where it has none).
+fn pool_count_reads<K: Key, V: Value>(t: &warpmap::Slab<K, V>) -> Result<u64> {
+    Ok(t.counters()?
+        .iter()
+        .find(|(name, _)| *name == "pool_count_reads")
+        .map_or(0, |c| c.1))
+}
+
 /// The preset: per initial utilisation, a cell per mix.
 pub(crate) fn run<K: Key, V: Value>(cx: &mut SlabCx<'_>) -> Result<()> {
     let plan = cx.plan;
@@ -205,6 +215,49 @@ pub(crate) fn run<K: Key, V: Value>(cx: &mut SlabCx<'_>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// One batch's device buffers: its inputs, its outputs, and the check after it.
+struct BatchBuffers<K: Key, V: Value> {
+    ops: DeviceBuffer<u8>,
+    keys: DeviceBuffer<K>,
+    vals: DeviceBuffer<V>,
+    st: DeviceBuffer<u32>,
+    out: DeviceBuffer<V>,
+    found: DeviceBuffer<u8>,
+    /// The keys the batch inserts, then those it deletes (searched for after it).
+    check: DeviceBuffer<K>,
+    cout: DeviceBuffer<V>,
+    cfound: DeviceBuffer<u8>,
+}
+
+impl<K: Key, V: Value> BatchBuffers<K, V> {
+    fn new(gpu: &Gpu, ops: usize, checks: usize) -> Result<Self> {
+        Ok(BatchBuffers {
+            ops: gpu.alloc(ops)?,
+            keys: gpu.alloc(ops)?,
+            vals: gpu.alloc(ops)?,
+            st: gpu.alloc(ops)?,
+            out: gpu.alloc(ops)?,
+            found: gpu.alloc(ops)?,
+            check: gpu.alloc(checks.max(1))?,
+            cout: gpu.alloc(checks.max(1))?,
+            cfound: gpu.alloc(checks.max(1))?,
+        })
+    }
+
+    /// Batch `b`'s inputs and check keys in, its outputs poisoned (an unwritten one fails).
+    fn upload(&mut self, gpu: &Gpu, b: &MixedBatch<K, V>) -> Result<()> {
+        gpu.copy_to_device(&b.ops, &mut self.ops)?;
+        gpu.copy_to_device(&b.keys, &mut self.keys)?;
+        gpu.copy_to_device(&b.vals, &mut self.vals)?;
+        if !b.check.is_empty() {
+            gpu.copy_to_device(&b.check, &mut self.check)?;
+        }
+        gpu.fill_bytes(&mut self.st, 0xaa)?;
+        gpu.fill_bytes(&mut self.out, 0xaa)?;
+        gpu.fill_bytes(&mut self.found, 0xaa)
+    }
 }
 
 /// One concurrent cell: a table of `n0` keys at utilisation `target`, then per run
@@ -235,22 +288,22 @@ pub(crate) fn concurrent_cell<K: Key, V: Value>(
 
     let mut d0k = gpu.alloc::<K>(n0)?;
     let mut d0v = gpu.alloc::<V>(n0)?;
-    let mut d_ops = gpu.alloc::<u8>(bops)?;
-    let mut dk = gpu.alloc::<K>(bops)?;
-    let mut dv = gpu.alloc::<V>(bops)?;
-    let mut d_st = gpu.alloc::<u32>(bops)?;
-    let mut d_out = gpu.alloc::<V>(bops)?;
-    let mut d_found = gpu.alloc::<u8>(bops)?;
     let nc = counts[0] + counts[1];
-    let mut d_ck = gpu.alloc::<K>(nc.max(1))?;
-    let mut d_cout = gpu.alloc::<V>(nc.max(1))?;
-    let mut d_cfound = gpu.alloc::<u8>(nc.max(1))?;
+    // Every batch of a run on the device before its first timed launch (inputs, the keys of the
+    // check after it, poisoned outputs), and the answers checked after the run: with a batch
+    // copied in and the previous one checked just before its start event, the host took a
+    // median 27 us from that event to the launch's return, against 19-22 us so (H100 host;
+    // 7-9 us for batches of 2^10), and the timed batch pays it (bench/NOTES.md, issue 11).
+    let mut bufs = (0..per_run)
+        .map(|_| BatchBuffers::<K, V>::new(gpu, bops, nc))
+        .collect::<Result<Vec<_>>>()?;
     let (mut st, mut out, mut found) = (vec![0u32; bops], vec![V::zeroed(); bops], vec![0u8; bops]);
     let (mut cout, mut cfound) = (vec![V::zeroed(); nc], vec![0u8; nc]);
 
     let (mut ms, mut failures) = (Vec::new(), Vec::new());
     // The host's share of a timed batch: from the start event's record to the launch's return.
-    let mut host_us = Vec::new();
+    let (mut host_us, mut record_us) = (Vec::new(), Vec::new());
+    let reads_before = pool_count_reads(&t)?;
     let (mut u0, mut u1) = (Vec::new(), Vec::new());
     let mut first: Option<SlabInfo> = None;
     for r in 0..plan.runs {
@@ -273,34 +326,29 @@ pub(crate) fn concurrent_cell<K: Key, V: Value>(
         if r == 0 {
             first = Some(info);
         }
-        for bi in 0..per_run {
-            let b = next_batch::<K, V>(&mut pool, counts, &mut rng)?;
-            gpu.copy_to_device(&b.ops, &mut d_ops)?;
-            gpu.copy_to_device(&b.keys, &mut dk)?;
-            gpu.copy_to_device(&b.vals, &mut dv)?;
-            gpu.fill_bytes(&mut d_st, 0xaa)?;
-            gpu.fill_bytes(&mut d_out, 0xaa)?;
-            gpu.fill_bytes(&mut d_found, 0xaa)?;
-            // The copies above are asynchronous: the timed region starts once they are done, so
-            // that a launch queued behind them does not count their tail.
-            gpu.synchronize()?;
+        let batches = (0..per_run)
+            .map(|_| next_batch::<K, V>(&mut pool, counts, &mut rng))
+            .collect::<Result<Vec<_>>>()?;
+        for (b, d) in batches.iter().zip(bufs.iter_mut()) {
+            d.upload(gpu, b)?;
+        }
+        gpu.synchronize()?;
+        for (bi, (b, d)) in batches.iter().zip(bufs.iter_mut()).enumerate() {
             let host = std::time::Instant::now();
             timer.start()?;
-            t.mixed_device_async(&d_ops, &dk, &dv, &mut d_st, &mut d_out, &mut d_found)?;
+            let recorded = host.elapsed().as_secs_f64() * 1e6;
+            t.mixed_device_async(
+                &d.ops,
+                &d.keys,
+                &d.vals,
+                &mut d.st,
+                &mut d.out,
+                &mut d.found,
+            )?;
             host_us.push(host.elapsed().as_secs_f64() * 1e6);
+            record_us.push(recorded);
             ms.push(timer.stop_ms()?);
             table_full_is_failure(t.synchronize(), &mut failures, r)?;
-            gpu.copy_to_host(&d_st, &mut st)?;
-            gpu.copy_to_host(&d_out, &mut out)?;
-            gpu.copy_to_host(&d_found, &mut found)?;
-            let bad = check_batch(&b, &st, &out, &found);
-            if bad.iter().any(|&x| x > 0) {
-                failures.push(format!(
-                    "run {r} batch {bi}: wrong inserts {}, deletes {}, hits {}, misses {} of \
-                     {counts:?}",
-                    bad[0], bad[1], bad[2], bad[3]
-                ));
-            }
             expect = expect + counts[0] - counts[1];
             let len = t.len()?;
             if len != expect {
@@ -308,12 +356,11 @@ pub(crate) fn concurrent_cell<K: Key, V: Value>(
             }
             // Untimed: the inserted keys are there, the deleted ones gone.
             if nc > 0 {
-                gpu.copy_to_device(&b.check, &mut d_ck)?;
-                gpu.fill_bytes(&mut d_cfound, 0xaa)?;
-                t.find_device_async(&d_ck, &mut d_cout, &mut d_cfound)?;
+                gpu.fill_bytes(&mut d.cfound, 0xaa)?;
+                t.find_device_async(&d.check, &mut d.cout, &mut d.cfound)?;
                 t.synchronize()?;
-                gpu.copy_to_host(&d_cout, &mut cout)?;
-                gpu.copy_to_host(&d_cfound, &mut cfound)?;
+                gpu.copy_to_host(&d.cout, &mut cout)?;
+                gpu.copy_to_host(&d.cfound, &mut cfound)?;
                 let ni = b.inserts;
                 let bad = (0..nc)
                     .filter(|&i| {
@@ -332,11 +379,28 @@ pub(crate) fn concurrent_cell<K: Key, V: Value>(
                 }
             }
         }
+        // Every batch's answers, after the run's batches.
+        for (bi, (b, d)) in batches.iter().zip(bufs.iter()).enumerate() {
+            gpu.copy_to_host(&d.st, &mut st)?;
+            gpu.copy_to_host(&d.out, &mut out)?;
+            gpu.copy_to_host(&d.found, &mut found)?;
+            let bad = check_batch(b, &st, &out, &found);
+            if bad.iter().any(|&x| x > 0) {
+                failures.push(format!(
+                    "run {r} batch {bi}: wrong inserts {}, deletes {}, hits {}, misses {} of \
+                     {counts:?}",
+                    bad[0], bad[1], bad[2], bad[3]
+                ));
+            }
+        }
         u1.push(slab::info(&t)?.utilization);
     }
     cx.say(format!(
-        "{what}: host time per timed batch (start event to launch returned) median {:.1} us",
-        median(&host_us)
+        "{what}: host time per timed batch (start event to launch returned) median {:.1} us \
+         (the start event's record {:.1} us); the pool's count read {} times in the cell",
+        median(&host_us),
+        median(&record_us),
+        pool_count_reads(&t)? - reads_before
     ));
     let mut row = SlabRow::new::<K, V>(experiment, SlabOp::Concurrent, n0, bops, &ms, failures);
     row.utilization_target = Some(target);

@@ -566,11 +566,13 @@ impl SlabPlan {
                       batches of mixed operations, each one launch of the mixed kernel \
                       (inserts of new keys, deletes of present keys, searches of present keys \
                       not deleted by the batch, searches of keys never inserted), shuffled so \
-                      that every warp mixes them, timed alone (its inputs copied and the \
-                      stream synchronised before the start event); verified per batch: every \
-                      insert new and placed, every delete reported, every hit found with its \
-                      value, every miss absent, len = len before + inserts - deletes, and \
-                      (untimed) the batch's inserted keys found and deleted keys absent after it";
+                      that every warp mixes them, timed alone (all of a run's batches copied \
+                      to the device and the stream synchronised before the first start \
+                      event); verified: per batch len = len before + inserts - deletes and \
+                      (untimed) the batch's inserted keys found and deleted keys absent after \
+                      it, and after the run's batches every answer: every insert new and \
+                      placed, every delete reported, every hit found with its value, every miss \
+                      absent";
             }
             _ => {}
         }
