@@ -765,38 +765,13 @@ __device__ __forceinline__ sl_tscan sl_tscan_of(const ulonglong2 (&q)[8], sl_wor
   return s;
 }
 
-// A warp's staging area: a slab per lane. A lane reading its own slab alone makes 8 requests of
-// 16 bytes to L2 (searches so ran 15.3 G/s against 19.7 for half-warp groups, and 23.1 staged:
-// bench/NOTES.md), so the warp copies the slabs together, 4 whole slabs per instruction
-// (cp.async: from L2 to shared memory, no registers held while they fly), and each lane then
-// reads its own from shared memory. Lane o's 16-byte chunk c is stored at c ^ (o & 7), so that
-// 8 lanes reading chunk c of their own slabs hit 8 different banks. Every 16-byte chunk is two
-// whole 8-byte pairs, so a pair (placed by one 64-bit CAS) is never seen torn.
-typedef ulonglong2 sl_stage[32][8];
-
-__device__ __forceinline__ void sl_copy16(void* to_shared, const void* from_global) {
-  const u32 s = (u32)__cvta_generic_to_shared(to_shared);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(from_global) : "memory");
-}
-
-// Reads `slab` (each lane its own) for the lanes whose `has` is set, and scans it for `kw`.
-// Every lane calls it (warp-synchronous).
-__device__ __forceinline__ sl_tscan sl_tread(sl_stage& stage, bool has, const sl_word* slab, sl_word kw) {
-  const u32 lane = sl_lane(), c = lane & 7u;
-  const u32 reading = __ballot_sync(SL_FULL, has);
-  const u64 at = reinterpret_cast<u64>(slab);
-  __syncwarp();  // the previous read's scans are done with the stage
-#pragma unroll
-  for (int r = 0; r < 8; r++) {
-    const int o = 4 * r + (int)(lane >> 3);
-    const u64 from = __shfl_sync(SL_FULL, at, o);
-    if ((reading >> o) & 1u) sl_copy16(&stage[o][c ^ (u32)(o & 7)], reinterpret_cast<const ulonglong2*>(from) + c);
-  }
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-  __syncwarp();
+// Reads `slab` (each lane its own) for the lanes whose `has` is set, staged by the warp
+// (kernels/common/stage.cuh), and scans it for `kw`. Every lane calls it (warp-synchronous).
+__device__ __forceinline__ sl_tscan sl_tread(wm_stage& stage, bool has, const sl_word* slab, sl_word kw) {
+  wm_stage_lines(stage, has, slab);
   ulonglong2 q[8];
 #pragma unroll
-  for (int i = 0; i < 8; i++) q[i] = stage[lane][(u32)i ^ c];
+  for (int i = 0; i < 8; i++) q[i] = wm_staged(stage, (u32)i);
   return sl_tscan_of(q, kw);
 }
 
@@ -807,7 +782,7 @@ __device__ __forceinline__ sl_tscan sl_tread(sl_stage& stage, bool has, const sl
 // found it. The CASes are checked by sl_settle_*; what needs a new slab (every slot to the
 // list's end full), and DELETEALL, is left to the slow step, which starts at `resume`. Every
 // lane calls it (the slabs are read by the warp); `known`: this lane has an operation.
-__device__ __forceinline__ void sl_tstep(const sl_view& t, sl_stage& stage, bool known, u32 kind, sl_job job,
+__device__ __forceinline__ void sl_tstep(const sl_view& t, wm_stage& stage, bool known, u32 kind, sl_job job,
                                          sl_word vw, bool assign, u32& state, u32& result, sl_word& value,
                                          sl_cas& cas, sl_word& old, sl_word*& resume) {
   const bool deletes_all = !SL_UNIQUE && kind == WM_OP_ERASE;
@@ -853,7 +828,7 @@ __device__ __forceinline__ void sl_tstep(const sl_view& t, sl_stage& stage, bool
 // A batch kernel's body with a thread per operation: KIND one of WM_OP_*, or -1 (mixed: the
 // operation of each key from b.ops). `a`: the warp's allocator (unused by searches).
 template <int KIND>
-__device__ __forceinline__ void sl_thread_batch(const sl_view& t, const wm_bulk& b, sl_alloc& a, sl_stage& stage,
+__device__ __forceinline__ void sl_thread_batch(const sl_view& t, const wm_bulk& b, sl_alloc& a, wm_stage& stage,
                                                 long long& inserted, long long& failed) {
   const bool assign = b.assign != 0;
   sl_for_each_round(b.n, [&](u64 i, bool active) {
@@ -899,8 +874,8 @@ __device__ __forceinline__ void sl_thread_batch(const sl_view& t, const wm_bulk&
 // The thread kernels' shared memory, and a kernel's start: the warp's stage and allocator.
 #define SL_THREAD_KERNEL_START                                  \
   __shared__ sl_alloc_state alloc_warps[SL_ALLOC_WARPS];       \
-  __shared__ sl_stage stages[SL_ALLOC_WARPS];                  \
-  sl_stage& stage = stages[threadIdx.x >> 5];                  \
+  __shared__ wm_stage stages[SL_ALLOC_WARPS];                   \
+  wm_stage& stage = stages[threadIdx.x >> 5];                   \
   sl_alloc a;                                                  \
   sl_alloc_init(a, alloc_warps);                               \
   long long inserted = 0, failed = 0

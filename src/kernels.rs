@@ -33,6 +33,7 @@ pub const COMMON: &[KernelFile] = &[
     kernel_file!("common/warp.cuh"),
     kernel_file!("common/atomic.cuh"),
     kernel_file!("common/cache.cuh"),
+    kernel_file!("common/stage.cuh"),
     kernel_file!("common/record.cuh"),
     kernel_file!("common/probe.cuh"),
     kernel_file!("common/side.cuh"),

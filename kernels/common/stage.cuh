@@ -1,0 +1,42 @@
+// Staging a warp's 32 random lines in shared memory: each lane needs one 128-byte line of its
+// own (a slab, a bucket) and scans it alone. A lane reading its line itself makes 8 requests of
+// 16 bytes to L2 (the slab hash's searches so ran 15.3 G/s against 23.1 staged: bench/NOTES.md,
+// issue 11), so the warp copies the lines together, 4 whole lines per instruction, with cp.async
+// (from L2 to shared memory, no registers held while they fly), and each lane then reads its own
+// row. Chunk c of lane o's line is stored at c ^ (o & 7), so that 8 lanes reading chunk c of
+// their own lines hit 8 different banks. Every 16-byte chunk is two 8-byte words read whole.
+
+// One line per lane of a warp: 32 rows of 8 chunks of 16 bytes (4 KiB).
+typedef ulonglong2 wm_stage[32][8];
+
+// A 16-byte copy from global to shared memory through L2, in flight until wm_stage_lines waits.
+__device__ __forceinline__ void wm_copy16_async(void* to_shared, const void* from_global) {
+  const u32 s = (u32)__cvta_generic_to_shared(to_shared);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(from_global) : "memory");
+}
+
+// Copies, for every lane whose `has` is set, the 128-byte line at `line` (16-byte aligned; each
+// lane its own) into its row of `stage`. Every lane of the warp calls it (warp-synchronous);
+// afterwards a lane reads its row with wm_staged.
+__device__ __forceinline__ void wm_stage_lines(wm_stage& stage, bool has, const void* line) {
+  const u32 lane = threadIdx.x & 31u, c = lane & 7u;
+  const u32 reading = __ballot_sync(0xffffffffu, has);
+  const u64 at = reinterpret_cast<u64>(line);
+  __syncwarp();  // the previous lines' readers are done with the stage
+#pragma unroll
+  for (int r = 0; r < 8; r++) {
+    const int o = 4 * r + (int)(lane >> 3);
+    const u64 from = __shfl_sync(0xffffffffu, at, o);
+    if ((reading >> o) & 1u) {
+      wm_copy16_async(&stage[o][c ^ (u32)(o & 7)], reinterpret_cast<const ulonglong2*>(from) + c);
+    }
+  }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  __syncwarp();
+}
+
+// Chunk i (bytes 16i .. 16i + 15) of this lane's staged line.
+__device__ __forceinline__ ulonglong2 wm_staged(const wm_stage& stage, u32 i) {
+  const u32 lane = threadIdx.x & 31u;
+  return stage[lane][i ^ (lane & 7u)];
+}
