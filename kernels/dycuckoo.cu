@@ -970,18 +970,42 @@ __device__ __forceinline__ void dc_insert_tiles(const dc_view& t, const wm_bulk&
   }
 }
 
-// One lane reads a whole bucket's keys (eight 16-byte loads from L2): the first slot holding k
-// (`hit`) and the first empty one (`empty`), -1 where none.
+// Slice q of a bucket scanned in slot order: the first slot holding k (`hit`) and the first
+// empty one (`empty`) so far, -1 where none.
+__device__ __forceinline__ void dc_scan_slice(const dc_slice& sl, u32 q, const wm_key& k, int& hit, int& empty) {
+#pragma unroll
+  for (int x = 0; x < DC_SPL; x++) {
+    const int slot = (int)(q * DC_SPL) + x;
+    if (hit < 0 && sl.s[x] == k) hit = slot;
+    if (empty < 0 && sl.s[x] == WM_KEY_EMPTY) empty = slot;
+  }
+}
+
+// One lane reads a whole bucket's keys (eight 16-byte loads from L2) and scans them
+// (dc_scan_slice).
 __device__ __forceinline__ void dc_scan_bucket(const wm_key* line, const wm_key& k, int& hit, int& empty) {
 #pragma unroll
-  for (u32 q = 0; q < DC_TILE; q++) {
-    const dc_slice sl = dc_read_slice(line, q);
+  for (u32 q = 0; q < DC_TILE; q++) dc_scan_slice(dc_read_slice(line, q), q, k, hit, empty);
+}
+
+// The same scan of this lane's bucket staged by its warp in shared memory (kernels/common/
+// stage.cuh: one request to L2 per bucket, not a lane's 8; first fit's build 4.95 → 5.49 G/s at
+// fill 0.8, bench/NOTES.md).
+__device__ __forceinline__ void dc_scan_staged(const wm_stage& stage, const wm_key& k, int& hit, int& empty) {
 #pragma unroll
-    for (int x = 0; x < DC_SPL; x++) {
-      const int slot = (int)(q * DC_SPL) + x;
-      if (hit < 0 && sl.s[x] == k) hit = slot;
-      if (empty < 0 && sl.s[x] == WM_KEY_EMPTY) empty = slot;
-    }
+  for (u32 q = 0; q < DC_TILE; q++) {
+    const ulonglong2 v = wm_staged(stage, q);
+    dc_slice sl;
+#if WM_KEY_BYTES == 4
+    sl.s[0] = (u32)v.x;
+    sl.s[1] = (u32)(v.x >> 32);
+    sl.s[2] = (u32)v.y;
+    sl.s[3] = (u32)(v.y >> 32);
+#else
+    sl.s[0] = v.x;
+    sl.s[1] = v.y;
+#endif
+    dc_scan_slice(sl, q, k, hit, empty);
   }
 }
 
@@ -1161,8 +1185,9 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_insert(dc_view t, wm_bulk b) { dc_
 
 // The first launch of a fresh batch (no key of it in the table; narrow values): each lane places
 // its own key without a lock, first fit along the key's order of buckets (its target subtable,
-// then dc_next): it reads the bucket (eight 16-byte loads from L2) and takes the *first* empty
-// slot it saw with a CAS of the key from empty, then writes the value; a CAS that loses re-reads
+// then dc_next): it reads the bucket (the target staged by the warp, dc_scan_staged; a later
+// one by the lane, dc_scan_bucket) and takes the *first* empty slot it saw with a CAS of the
+// key from empty, then writes the value; a CAS that loses re-reads
 // the bucket (at most DC_THREAD_TRIES times). Copies of one key in the batch cannot both land:
 // no slot empties during an insert, so a copy that finds a slot taken has seen the other copy's
 // key there (and leaves the key to the second launch) or a third key (on which the other
@@ -1173,32 +1198,6 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_insert(dc_view t, wm_bulk b) { dc_
 // (bucket locks, eviction chains, full checks) for the keys left, alone, so no eviction's store
 // into an empty slot races a CAS of this launch. One atomic and two round trips per key instead
 // of the locked thread insert's two atomics, two fences and three round trips.
-// First fit's scan of its target bucket, staged by the warp in shared memory
-// (kernels/common/stage.cuh: one request to L2 per bucket, not a lane's 8; measured: build 4.95
-// → 5.49 G/s at fill 0.8, bench/NOTES.md). The buckets after a full target are read by the lane.
-__device__ __forceinline__ void dc_scan_staged(const wm_stage& stage, const wm_key& k, int& hit, int& empty) {
-#pragma unroll
-  for (u32 q = 0; q < DC_TILE; q++) {
-    const ulonglong2 v = wm_staged(stage, q);
-    dc_slice sl;
-#if WM_KEY_BYTES == 4
-    sl.s[0] = (u32)v.x;
-    sl.s[1] = (u32)(v.x >> 32);
-    sl.s[2] = (u32)v.y;
-    sl.s[3] = (u32)(v.y >> 32);
-#else
-    sl.s[0] = v.x;
-    sl.s[1] = v.y;
-#endif
-#pragma unroll
-    for (int x = 0; x < DC_SPL; x++) {
-      const int slot = (int)(q * DC_SPL) + x;
-      if (hit < 0 && sl.s[x] == k) hit = slot;
-      if (empty < 0 && sl.s[x] == WM_KEY_EMPTY) empty = slot;
-    }
-  }
-}
-
 extern "C" __global__ void DC_BOUNDS dycuckoo_first_fit(dc_view t, wm_bulk b) {
   long long inserted = 0;
   long long delta[DC_D];

@@ -1068,7 +1068,8 @@ pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
 
     /// The scheme's own counters, by name: what its kernels and its resizing did since the
     /// table was made (two_level: bucket rebuilds with new seeds, failed builds, splits,
-    /// coalesces, buckets; slab: reads of the pool's exact count, super blocks). Empty for schemes that keep none. Waits for the table's stream.
+    /// coalesces, buckets; slab: reads of the pool's exact count, super blocks). Empty for schemes
+    /// that keep none. Waits for the table's stream.
     ///
     /// # Examples
     ///
