@@ -1183,7 +1183,39 @@ __device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk&
 // Inserts b.keys[i] -> b.values[i]; b.status (if not null) gets each key's status.
 extern "C" __global__ void DC_BOUNDS dycuckoo_insert(dc_view t, wm_bulk b) { dc_insert_batch<false>(t, b); }
 
-// The first launch of a fresh batch (no key of it in the table; narrow values): each lane places
+// The check of a batch that may hold keys already in the table (dycuckoo_first_fit with
+// t.fresh == 0): such a key may sit in any of its d buckets (erases since it went in may have
+// emptied slots before it in this batch's order), so the warp stages and scans every lane's d
+// buckets, in the key's order, one bucket each round. A key seen in one of them, or with all d
+// full, leaves (`pending` cleared: the second launch decides its status, or runs its eviction
+// chain); otherwise `sub` and `empty` name the first empty slot of the order. Keys do not move
+// during the launch (no lock, no eviction), so a key that was in the table is seen; from there
+// on the key is placed as in a fresh batch (copies of it in the batch meet as there).
+__device__ __forceinline__ void dc_check_all(const dc_view& t, wm_stage& stage, const u32 (&cand)[DC_D], u32 target,
+                                             const wm_key& k, bool& pending, u32& sub, int& empty) {
+  u32 s = target;
+  bool seen = false, visiting = pending;
+  for (int j = 0; j < DC_D; j++) {
+    const dc_place pl = dc_place_in(t, cand, s);
+    wm_stage_lines(stage, visiting, pl.keys + (u64)pl.bucket * DC_SLOTS);
+    if (visiting) {
+      int hit = -1, first = -1;
+      dc_scan_staged(stage, k, hit, first);
+      seen = seen || hit >= 0;
+      if (empty < 0 && first >= 0) {
+        empty = first;
+        sub = s;
+      }
+      const u32 next = dc_next(t, s);
+      visiting = next != target && next != s;
+      s = next;
+    }
+  }
+  if (seen || empty < 0) pending = false;
+}
+
+// The first launch of a plain batch of narrow values, fresh (t.fresh: no key of it in the table)
+// or checked (every key first looked for in all its buckets, dc_check_all): each lane places
 // its own key without a lock, first fit along the key's order of buckets (its target subtable,
 // then dc_next): it reads the bucket (the target staged by the warp, dc_scan_staged; a later
 // one by the lane, dc_scan_bucket) and takes the *first* empty slot it saw with a CAS of the
@@ -1215,10 +1247,13 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_first_fit(dc_view t, wm_bulk b) {
     u32 cand[DC_D];
     dc_buckets(t, k, pending, cand);
     u32 sub = target, lost = 0;
-    bool placed = false, staged = true;
-    {
+    bool placed = false, staged = t.fresh != 0u;
+    int known_empty = -1;  // checked: a slot of bucket `sub` seen empty by dc_check_all
+    if (staged) {
       const dc_place pl = dc_place_in(t, cand, sub);
       wm_stage_lines(stage, pending, pl.keys + (u64)pl.bucket * DC_SLOTS);
+    } else {
+      dc_check_all(t, stage, cand, target, k, pending, sub, known_empty);
     }
     while (pending) {
       const dc_place pl = dc_place_in(t, cand, sub);
@@ -1227,7 +1262,10 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_first_fit(dc_view t, wm_bulk b) {
       wm_value* const values = pl.values;
       const wm_key* line = keys + (u64)bucket * DC_SLOTS;
       int hit = -1, empty = -1;
-      if (staged) {
+      if (known_empty >= 0) {
+        empty = known_empty;
+        known_empty = -1;
+      } else if (staged) {
         dc_scan_staged(stage, k, hit, empty);
         staged = false;
       } else {

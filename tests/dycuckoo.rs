@@ -648,6 +648,103 @@ fn fresh_batches_store_repeated_keys_once<K: Key, V: Value>() {
     }
 }
 
+/// Checked batches (plain batches into a non-empty table that the bound does not count): the
+/// first launch looks for each key in all its buckets before it takes the first empty slot of
+/// its order. The batch mixes keys present (updates), keys erased before it (their slots, and
+/// others before them in their order, now empty), and new keys, some twice; then a batch of
+/// present keys only. Each key is stored once with the batch's value and reported new once at
+/// most.
+fn checked_batches_update_and_place_once<K: Key, V: Value>() {
+    let Some(gpu) = gpu() else { return };
+    let probe = DyCuckooConfig::new(1 << 16).fill_bounds(0.4, 0.95);
+    let cap = dycuckoo::<K, V>(&gpu, probe.clone()).capacity();
+    let mut t = dycuckoo::<K, V>(&gpu, probe.min_capacity(cap).max_capacity(cap));
+    let mut rng = SplitMix64::new(67);
+    let keys = unique_keys::<K>(&mut rng, cap * 55 / 100, false);
+    let (first, new) = keys.split_at(cap * 40 / 100);
+    let mut oracle = HashMap::new();
+    let values: Vec<V> = first.iter().map(|&k| value_for(k, 0)).collect();
+    t.insert(first, &values).unwrap();
+    oracle.extend(first.iter().map(|&k| (k, value_for::<K, V>(k, 0))));
+    // Every third key erased (from here on its slot is a hole in its bucket).
+    let erased: Vec<K> = first.iter().copied().step_by(3).collect();
+    t.erase(&erased).unwrap();
+    for k in &erased {
+        oracle.remove(k);
+    }
+    check_table("before the checked batches", &t, &oracle);
+    let before = t.stats().unwrap();
+
+    // Round 1: some of the present keys, every erased key, and the new keys; one key in five
+    // twice.
+    let present: Vec<K> = (0..first.len())
+        .filter(|i| i % 3 != 0 && i % 4 == 1)
+        .map(|i| first[i])
+        .collect();
+    let unique: Vec<K> = present.iter().chain(&erased).chain(new).copied().collect();
+    let mut batch: Vec<K> = unique
+        .iter()
+        .enumerate()
+        .flat_map(|(j, &k)| std::iter::repeat_n(k, 1 + usize::from(j % 5 == 0)))
+        .collect();
+    for i in (1..batch.len()).rev() {
+        batch.swap(i, rng.next_u64() as usize % (i + 1));
+    }
+    for (round, batch) in [(1u64, batch), (2, present.clone())] {
+        let what = format!("checked batch {round}, {} keys", batch.len());
+        let values: Vec<V> = batch.iter().map(|&k| value_for(k, round)).collect();
+        let mut st = statuses(batch.len());
+        let failed = t.insert_with_status(&batch, &values, &mut st).unwrap();
+        assert_eq!(failed, 0, "{what}: keys not placed");
+        let mut reported_new = HashMap::new();
+        for (k, s) in batch.iter().zip(&st) {
+            assert!(s.is_ok(), "{what}: {k:?} {s:?}");
+            if !s.was_update() {
+                *reported_new.entry(*k).or_insert(0) += 1;
+            }
+        }
+        let absent_before = batch
+            .iter()
+            .copied()
+            .collect::<std::collections::HashSet<K>>()
+            .into_iter()
+            .filter(|k| !oracle.contains_key(k))
+            .count();
+        assert_eq!(
+            reported_new.len(),
+            absent_before,
+            "{what}: keys reported new"
+        );
+        assert!(
+            reported_new.keys().all(|k| !oracle.contains_key(k)),
+            "{what}: a present key reported new"
+        );
+        assert!(
+            reported_new.values().all(|&c| c == 1),
+            "{what}: a key reported new more than once"
+        );
+        oracle.extend(batch.iter().map(|&k| (k, value_for::<K, V>(k, round))));
+        check_table(&what, &t, &oracle);
+    }
+    let after = t.stats().unwrap();
+    assert_eq!(
+        after.checked_batches - before.checked_batches,
+        2,
+        "both batches checked ({after:?})"
+    );
+    assert_eq!(after.counted_batches, before.counted_batches, "{after:?}");
+}
+
+#[test]
+fn checked_batches_update_and_place_once_u32_u32() {
+    checked_batches_update_and_place_once::<u32, u32>();
+}
+
+#[test]
+fn checked_batches_update_and_place_once_u64_u64() {
+    checked_batches_update_and_place_once::<u64, u64>();
+}
+
 #[test]
 fn fresh_batches_store_repeated_keys_once_u32_u32() {
     fresh_batches_store_repeated_keys_once::<u32, u32>();

@@ -87,7 +87,7 @@
 
 pub mod policy;
 
-use crate::device::{DeviceBuffer, Gpu, Kernel, KernelArg, Module};
+use crate::device::{DeviceBuffer, Event, Gpu, Kernel, KernelArg, Module, PinnedBuffer};
 use crate::kernels::{KernelSource, DYCUCKOO};
 use crate::key::{Key, Value};
 use crate::table::engine::{bulk_grid, engine_source, Bulk, GpuTable, Scheme, SchemeConfig};
@@ -376,6 +376,14 @@ struct DcKernels {
     first_fit: Kernel,
 }
 
+/// How insert batches went so far (see [`DyCuckooStats`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct InsertPaths {
+    counted: u64,
+    fresh: u64,
+    checked: u64,
+}
+
 /// Resizes so far (see [`DyCuckooStats`]).
 #[derive(Clone, Copy, Debug, Default)]
 struct Resizes {
@@ -422,9 +430,27 @@ pub struct DyCuckooScheme<K: Key, V: Value> {
     known: u64,
     pending: u64,
     erasing: u64,
+    /// The counts as the last insert launch left them, copied to the host without a wait
+    /// (`FreshMode::Checked`): once the copy is done, `known` takes it and `pending` and
+    /// `erasing` keep only the batches launched after it, so the bounds stay tight without a
+    /// read.
+    snapshot: Option<CountSnapshot>,
     resizes: Resizes,
+    paths: InsertPaths,
     kernels: Option<DcKernels>,
     _kv: PhantomData<(K, V)>,
+}
+
+/// An asynchronous copy of the counts (see `DyCuckooScheme::snapshot`).
+struct CountSnapshot {
+    host: PinnedBuffer<u64>,
+    /// Recorded after the copy.
+    done: Event,
+    /// `pending` and `erasing` as the copy was enqueued (the batches it already counts).
+    pending: u64,
+    erasing: u64,
+    /// Enqueued and not yet taken (nor made stale by an exact read or a clear).
+    live: bool,
 }
 
 /// A DyCuckoo table on a GPU: [`GpuTable`] over [`DyCuckooScheme`]. See the
@@ -446,12 +472,56 @@ impl<K: Key, V: Value> DyCuckooScheme<K, V> {
     /// Reads the per-subtable counts (synchronises): the exact number of keys in the subtables.
     fn read_counts(&mut self, gpu: &Gpu) -> Result<Vec<u64>> {
         let all = gpu.download(&self.counts)?;
+        self.drop_snapshot();
         self.absent = all[ABSENT_WORD];
         let counts = all[..self.subtables.len()].to_vec();
         self.known = counts.iter().sum();
         self.pending = 0;
         self.erasing = 0;
         Ok(counts)
+    }
+    /// Enqueues a copy of the counts to the host (after an insert batch's launches; the host
+    /// does not wait), taken by the next [`take_snapshot`](Self::take_snapshot) that finds it
+    /// done.
+    fn enqueue_snapshot(&mut self, gpu: &Gpu) -> Result<()> {
+        if self.snapshot.is_none() {
+            self.snapshot = Some(CountSnapshot {
+                host: gpu.alloc_pinned::<u64>(COUNT_WORDS)?,
+                done: gpu.new_event()?,
+                pending: 0,
+                erasing: 0,
+                live: false,
+            });
+        }
+        let (pending, erasing) = (self.pending, self.erasing);
+        let snap = self.snapshot.as_mut().expect("made above");
+        gpu.copy_to_pinned(&self.counts, 0, &mut snap.host, 0, COUNT_WORDS)?;
+        snap.done.record(gpu)?;
+        (snap.pending, snap.erasing, snap.live) = (pending, erasing, true);
+        Ok(())
+    }
+    /// Takes the last snapshot of the counts if its copy is done (never waits): `known` becomes
+    /// its sum, and `pending` and `erasing` keep only what was launched after it.
+    fn take_snapshot(&mut self) -> Result<()> {
+        let d = self.subtables.len();
+        let Some(snap) = self
+            .snapshot
+            .as_mut()
+            .filter(|s| s.live && s.done.is_complete())
+        else {
+            return Ok(());
+        };
+        snap.live = false;
+        self.known = snap.host.as_slice()?[..d].iter().sum();
+        self.pending = self.pending.saturating_sub(snap.pending);
+        self.erasing = self.erasing.saturating_sub(snap.erasing);
+        Ok(())
+    }
+    /// Makes a snapshot in flight stale (an exact read or a clear came after it).
+    fn drop_snapshot(&mut self) {
+        if let Some(s) = self.snapshot.as_mut() {
+            s.live = false;
+        }
     }
     /// Copies the counts into `launch_counts`, on the table's stream, before an insert launch.
     fn snapshot_counts(&mut self, gpu: &Gpu) -> Result<()> {
@@ -528,7 +598,9 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             known: 0,
             pending: 0,
             erasing: 0,
+            snapshot: None,
             resizes: Resizes::default(),
+            paths: InsertPaths::default(),
             kernels: None,
             _kv: PhantomData,
         };
@@ -623,6 +695,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         self.known = 0;
         self.pending = 0;
         self.erasing = 0;
+        self.drop_snapshot();
         Ok(())
     }
 
@@ -632,12 +705,15 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
     }
 
     /// Grows (doubling the smallest subtable) until the batch's keys absent from the table fit
-    /// within β. The keys are counted on the device: for every plain batch into a non-empty
-    /// table (`FreshMode::Count`), else only when the table's bound on its keys says the batch
-    /// might cross β; an upsize that cannot allocate stops the growth (the keys that then find
-    /// no room are reported). Then decides whether the launch is fresh (none of its keys in the
-    /// table: the table is empty, or the count found every key of a plain insert absent), and
-    /// copies the counts the launch draws targets from.
+    /// within β. The keys are counted on the device only when the table's bound on its keys
+    /// (the last snapshot of the counts taken, plus every insert launched since) says the batch
+    /// might cross β (`FreshMode::Count`: for every plain batch into a non-empty table); an
+    /// upsize that cannot allocate stops the growth (the keys that then find no room are
+    /// reported). Then decides whether the launch is fresh (none of its keys in the table: the
+    /// table is empty, or the count found every key of a plain insert absent), copies the
+    /// counts the launch draws targets from, and launches the first fit of a plain batch of
+    /// narrow values: fresh, or checked (`FreshMode::Checked`, the default: each key looked
+    /// for in all its buckets first).
     fn before_insert(
         table: &mut GpuTable<Self>,
         keys: &DeviceBuffer<K>,
@@ -646,6 +722,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
     ) -> Result<()> {
         let n = keys.len() as u64;
         let gpu = table.gpu.clone();
+        table.scheme.take_snapshot()?;
         let s = &table.scheme;
         let limit = policy::keys_at(s.capacity(), s.config.beta);
         let empty = |s: &Self| s.known == 0 && s.pending == 0;
@@ -660,6 +737,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             // The count goes first, so that one download brings it and the exact counts.
             count_absent(table, keys, ops)?;
             table.scheme.read_counts(&gpu)?;
+            table.scheme.paths.counted += 1;
             clock.mark("count_absent and read_counts");
             let s = &table.scheme;
             absent = Some(s.absent);
@@ -674,6 +752,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         let s = &mut table.scheme;
         s.fresh =
             s.fresh_mode != FreshMode::Off && (empty(s) || (ops.is_none() && absent == Some(n)));
+        let checked = !s.fresh && s.fresh_mode == FreshMode::Checked;
         s.outcome = None;
         clock.report(format_args!(
             "dycuckoo before_insert: {n} keys, {} known, fresh {}, {} upsizes",
@@ -683,10 +762,26 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         ));
         s.pending += n;
         s.snapshot_counts(&gpu)?;
-        if table.scheme.fresh && ops.is_none() && V::BYTES <= 8 && first_fit_on() {
+        if (table.scheme.fresh || checked) && ops.is_none() && V::BYTES <= 8 && first_fit_on() {
+            let paths = &mut table.scheme.paths;
+            if checked {
+                paths.checked += 1;
+            } else {
+                paths.fresh += 1;
+            }
             first_fit(table, keys, values)?;
         }
         Ok(())
+    }
+
+    /// Copies the counts to the host without waiting (`FreshMode::Checked`): the next batch's
+    /// bound starts from them once the copy is done.
+    fn after_insert(table: &mut GpuTable<Self>) -> Result<()> {
+        if table.scheme.fresh_mode != FreshMode::Checked {
+            return Ok(());
+        }
+        let gpu = table.gpu.clone();
+        table.scheme.enqueue_snapshot(&gpu)
     }
 
     /// Doubles subtables (at least one) until the stored keys and the `failed` ones fit within
@@ -719,11 +814,18 @@ enum FreshMode {
     /// counted (only when the table's bound on its keys said it might cross β) and found all
     /// absent.
     Bound,
-    /// The default: as `Bound`, and every plain batch into a non-empty table counts its absent
+    /// `count`: as `Bound`, and every plain batch into a non-empty table counts its absent
     /// keys first (a find pass and a synchronisation). On an H100 (u32 pairs, the dynamic
     /// workload of `--preset dycuckoo-compare`) that made the inserts 1.6x as fast as `Bound`:
     /// a fresh insert reads one bucket where the other reads d, under fewer round trips.
     Count,
+    /// The default: as `Bound`, and a plain batch of narrow values that is not fresh takes the
+    /// first-fit launch checked (each key looked for in all its d buckets, staged, before it
+    /// takes the first empty slot: `dc_check_all`), which is a count's pass without its
+    /// synchronisation and the fresh launch after it; the bound starts from an asynchronous
+    /// snapshot of the counts taken after each insert batch, so only a batch that may cross β
+    /// is counted.
+    Checked,
 }
 
 impl FreshMode {
@@ -734,7 +836,8 @@ impl FreshMode {
         {
             Ok("off") => FreshMode::Off,
             Ok("bound") => FreshMode::Bound,
-            _ => FreshMode::Count,
+            Ok("count") => FreshMode::Count,
+            _ => FreshMode::Checked,
         }
     }
 }
@@ -832,6 +935,7 @@ fn grow<K: Key, V: Value>(
 /// Halves subtables while the fill is below α, within the floor (reads the counts:
 /// synchronises). A downsize that is rolled back or cannot allocate stops it.
 fn shrink<K: Key, V: Value>(table: &mut GpuTable<DyCuckooScheme<K, V>>) -> Result<()> {
+    table.scheme.take_snapshot()?;
     if !may_shrink(&table.scheme) {
         return Ok(());
     }
@@ -1018,6 +1122,16 @@ pub struct DyCuckooStats {
     pub residuals: u64,
     /// Downsizes rolled back (a residual found no place).
     pub rollbacks: u64,
+    /// Insert batches whose absent keys were counted before the launch (the growth check, when
+    /// the bound on the keys says the batch might cross β).
+    pub counted_batches: u64,
+    /// Plain insert batches of values of 8 bytes at most whose lock-free first launch was
+    /// fresh (no key of the batch in the table: each key reads its buckets only up to the
+    /// first with room).
+    pub fresh_batches: u64,
+    /// Such batches whose first launch was checked (each key looked for in all its buckets
+    /// first), without a count of their absent keys.
+    pub checked_batches: u64,
 }
 
 impl DyCuckooStats {
@@ -1059,6 +1173,9 @@ impl<K: Key, V: Value> GpuTable<DyCuckooScheme<K, V>> {
             downsizes: self.scheme.resizes.downsizes,
             residuals: self.scheme.resizes.residuals,
             rollbacks: self.scheme.resizes.rollbacks,
+            counted_batches: self.scheme.paths.counted,
+            fresh_batches: self.scheme.paths.fresh,
+            checked_batches: self.scheme.paths.checked,
         })
     }
 

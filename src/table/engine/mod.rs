@@ -138,6 +138,11 @@ pub unsafe trait Scheme: Sized + Send + Sync + 'static {
     ) -> Result<()> {
         table.scheme.reserve_for_insert(&table.gpu, keys.len())
     }
+    /// After the launches of a batch that may insert (an insert or a mixed batch), on the
+    /// table's stream; nothing has waited for them. Default: nothing.
+    fn after_insert(_table: &mut GpuTable<Self>) -> Result<()> {
+        Ok(())
+    }
     /// After `failed` keys of a host-slice insert found no room: grows and returns true to have
     /// the engine insert them again. Default: [`grow_after_failures`](Scheme::grow_after_failures).
     fn grow_table(table: &mut GpuTable<Self>, failed: usize) -> Result<bool> {

@@ -647,12 +647,15 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
             return Ok(());
         }
         S::before_insert(self, keys, values, None)?;
-        if status.is_none() {
-            if let Some(plan) = self.partition_plan(keys.len())? {
-                return self.insert_partitioned(keys, values, mode, &plan);
-            }
+        let plan = match status {
+            None => self.partition_plan(keys.len())?,
+            Some(_) => None,
+        };
+        match plan {
+            Some(plan) => self.insert_partitioned(keys, values, mode, &plan)?,
+            None => self.launch_insert(keys, values, status, mode)?,
         }
-        self.launch_insert(keys, values, status, mode)
+        S::after_insert(self)
     }
 
     fn find_device_async(
@@ -684,9 +687,11 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         }
         S::before_insert(self, keys, values, None)?;
         if self.scheme.insert_kernel(keys.len()).is_some() {
-            return self.launch_insert(keys, values, None, mode);
+            self.launch_insert(keys, values, None, mode)?;
+        } else {
+            self.launch_ordered_insert(keys, values, mode)?;
         }
-        self.launch_ordered_insert(keys, values, mode)
+        S::after_insert(self)
     }
 
     fn find_device_ordered_async(
@@ -746,7 +751,8 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         self.launch(&self.kernels.mixed, grid, &view, &bulk, |l| {
             l.reads(ops).reads(keys).reads(values);
             l.writes(status).writes(out).writes(found);
-        })
+        })?;
+        S::after_insert(self)
     }
 
     fn retrieve_device(&self) -> Result<(DeviceBuffer<S::Key>, DeviceBuffer<S::Value>)> {

@@ -642,6 +642,17 @@ fn dynamic_cell<K: Key, V: Value>(
             points.push(p);
         }
         dc_runs.push(tot);
+        let s = t.stats()?;
+        cx.say(format!(
+            "{what} run {}/{}: insert batches {} counted, {} fresh, {} checked; {} upsizes, {} downsizes",
+            r + 1,
+            plan.runs,
+            s.counted_batches,
+            s.fresh_batches,
+            s.checked_batches,
+            s.upsizes,
+            s.downsizes
+        ));
         drop(t);
         for x in model.present.iter_mut() {
             *x = false;
