@@ -1225,13 +1225,14 @@ __device__ __forceinline__ void dc_check_all(const dc_view& t, wm_stage& stage, 
 // key there (and leaves the key to the second launch) or a third key (on which the other
 // copy's CAS from empty fails), and a copy that passes a bucket as full saw the other copy's key
 // in it if it was there. t.outcome[i] = 1 for a key placed (counted here), 0 for a key left:
-// all of its buckets full, a copy of it seen, a sentinel key, or lost CASes. The engine's insert
+// all of its buckets full, a copy of it seen, a sentinel key, or lost CASes (the keys left are
+// added to *t.scratch, which the host reads with the counts). The engine's insert
 // launch that follows (t.first_fit) gives placed keys their status and runs the locked paths
 // (bucket locks, eviction chains, full checks) for the keys left, alone, so no eviction's store
 // into an empty slot races a CAS of this launch. One atomic and two round trips per key instead
 // of the locked thread insert's two atomics, two fences and three round trips.
 extern "C" __global__ void DC_BOUNDS dycuckoo_first_fit(dc_view t, wm_bulk b) {
-  long long inserted = 0;
+  long long inserted = 0, left = 0;
   long long delta[DC_D];
 #pragma unroll
   for (int j = 0; j < DC_D; j++) delta[j] = 0;
@@ -1290,9 +1291,11 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_first_fit(dc_view t, wm_bulk b) {
       if (old == k || ++lost >= DC_THREAD_TRIES) break;  // a copy of the key, or contention
     }
     if (active) t.outcome[i] = placed ? 1 : 0;
+    left += active && !placed;
   });
 #endif
   wm_add_count(t.meta, inserted);
+  wm_add_count(t.scratch, left);
   dc_flush_counts(t.counts, delta);
 }
 
@@ -1422,10 +1425,60 @@ __device__ __forceinline__ void dc_locate(const dc_view& t, const dc_choice& cho
   dc_search_tiles(t, want, k, sub, bucket, skip, found, found_sub, found_at);
 }
 
+// Whether the phase-separated kernels (find, erase) search with their buckets staged
+// (dc_locate_staged) rather than by tiles (dc_locate). 1 by default; 0 for measurements.
+#ifndef DC_STAGED_SEARCH
+#define DC_STAGED_SEARCH 1
+#endif
+
+// dc_locate with each lane's buckets staged by its warp in shared memory (kernels/common/
+// stage.cuh): round j copies the j-th bucket of the search order of every lane still looking
+// (one request to L2 per bucket, where a tile's lanes make one per 16-byte slice), and each
+// lane scans its own; a lane stops at its key, the warp once every lane has. Every lane of the
+// warp calls it.
+__device__ __forceinline__ void dc_locate_staged(const dc_view& t, const dc_choice& choice, bool want, wm_key k,
+                                                 u32 skip, wm_stage& stage, bool& found, u32& found_sub,
+                                                 u64& found_at) {
+  u32 cand[DC_D], sub[DC_D], bucket[DC_D];
+  dc_buckets(t, k, want, cand);
+  dc_search_order(t, choice, k, want, cand, sub, bucket);
+  found = false;
+  bool open = want;
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) {
+    if (!__any_sync(DC_FULL, open)) break;
+    const bool look = open && sub[j] != skip;
+    wm_stage_lines(stage, look, dc_keys_of(t, sub[j]) + (u64)bucket[j] * DC_SLOTS);
+    if (look) {
+      int hit = -1, empty = -1;
+      dc_scan_staged(stage, k, hit, empty);
+      if (hit >= 0) {
+        found = true;
+        found_sub = sub[j];
+        found_at = dc_slot(bucket[j], (u32)hit);
+        open = false;
+      }
+    }
+  }
+}
+
+// The phase-separated kernels' lookup (see DC_STAGED_SEARCH).
+__device__ __forceinline__ void dc_lookup(const dc_view& t, const dc_choice& choice, bool want, wm_key k, u32 skip,
+                                          wm_stage& stage, bool& found, u32& found_sub, u64& found_at) {
+#if DC_STAGED_SEARCH
+  dc_locate_staged(t, choice, want, k, skip, stage, found, found_sub, found_at);
+#else
+  (void)stage;
+  dc_locate(t, choice, want, k, skip, found, found_sub, found_at);
+#endif
+}
+
 // b.found[i] = 1 and b.out[i] = value where b.keys[i] is present; 0 otherwise (b.out[i] left
 // alone). b.out may be null (contains).
 extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
   const dc_choice choice = dc_weights(t, t.counts);
+  __shared__ wm_stage stages[WM_BLOCK / 32];
+  wm_stage& stage = stages[threadIdx.x >> 5];
   dc_for_each_round(b.n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : (wm_key)0;
     const bool on_side = active && wm_side_slot(k) >= 0;
@@ -1442,7 +1495,7 @@ extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
     u32 hit_sub = 0;
     u64 hit_at = 0;
     bool in_table = false;
-    dc_locate(t, choice, active && !on_side, k, DC_NONE, in_table, hit_sub, hit_at);
+    dc_lookup(t, choice, active && !on_side, k, DC_NONE, stage, in_table, hit_sub, hit_at);
     if (b.out != nullptr) {
 #ifdef WM_VALUE_WIDE
       for (u32 q = __ballot_sync(DC_FULL, in_table); q != 0u; q &= q - 1u) {
@@ -1469,6 +1522,8 @@ __device__ __forceinline__ void dc_erase_batch(const dc_view& t, const wm_bulk& 
   long long delta[DC_D];
 #pragma unroll
   for (int j = 0; j < DC_D; j++) delta[j] = 0;
+  __shared__ wm_stage stages[WM_BLOCK / 32];
+  wm_stage& stage = stages[threadIdx.x >> 5];
   dc_for_each_round(n, [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : (wm_key)0;
     const bool on_side = active && wm_side_slot(k) >= 0;
@@ -1481,7 +1536,7 @@ __device__ __forceinline__ void dc_erase_batch(const dc_view& t, const wm_bulk& 
     bool tried = false;
     u32 from = 0;
     u64 slot = 0;
-    dc_locate(t, choice, active && !on_side, k, skip, tried, from, slot);
+    dc_lookup(t, choice, active && !on_side, k, skip, stage, tried, from, slot);
     wm_key old = WM_KEY_EMPTY;
     if (tried) {
       wm_key* at = dc_keys_of(t, from) + slot;
@@ -1628,6 +1683,8 @@ extern "C" __global__ void dycuckoo_recount(dc_view t, wm_bulk b) {
 extern "C" __global__ void dycuckoo_count_absent(dc_view t, wm_bulk b) {
   const dc_choice choice = dc_weights(t, t.counts);
   long long absent = 0;
+  __shared__ wm_stage stages[WM_BLOCK / 32];
+  wm_stage& stage = stages[threadIdx.x >> 5];
   dc_for_each_round(b.n, [&](u64 i, bool active) {
     const bool insert = active && (b.ops == nullptr || b.ops[i] == WM_OP_INSERT);
     const wm_key k = insert ? b.keys[i] : (wm_key)0;
@@ -1635,7 +1692,7 @@ extern "C" __global__ void dycuckoo_count_absent(dc_view t, wm_bulk b) {
     bool found = false;
     u32 sub_at = 0;
     u64 slot_at = 0;
-    dc_locate(t, choice, subtable_key, k, DC_NONE, found, sub_at, slot_at);
+    dc_lookup(t, choice, subtable_key, k, DC_NONE, stage, found, sub_at, slot_at);
     if (subtable_key && !found) absent++;
   });
   wm_add_count(t.scratch, absent);

@@ -428,6 +428,52 @@ fn growth<K: Key, V: Value>() {
     );
 }
 
+/// A batch that may cross β in a table much larger than the batch grows on the bound (every
+/// key taken as new, no count), also when every key of it is already in: the values update,
+/// nothing is stored twice, and the fill stays within [α, β].
+#[test]
+fn growth_on_the_bound_with_a_batch_of_updates() {
+    let Some(gpu) = gpu() else { return };
+    let mut t = dycuckoo::<u32, u32>(&gpu, DyCuckooConfig::new(1).fill_bounds(0.4, 0.9));
+    let mut rng = SplitMix64::new(7);
+    let keys = unique_keys::<u32>(&mut rng, 200_000, true);
+    let mut oracle = HashMap::new();
+    for (r, part) in keys.chunks(20_000).enumerate() {
+        let values: Vec<u32> = part.iter().map(|&k| value_for(k, r as u64)).collect();
+        t.insert(part, &values).unwrap();
+        oracle.extend(part.iter().copied().zip(values));
+    }
+    // Fill up to just below β with new keys, then send batches of keys already in until one
+    // of them crosses the bound.
+    let before = t.stats().unwrap().grown_on_bound_batches;
+    let mut round = 0u64;
+    while t.stats().unwrap().grown_on_bound_batches == before {
+        round += 1;
+        assert!(round < 4, "no batch grew on the bound");
+        let again: Vec<u32> = keys
+            .iter()
+            .copied()
+            .skip(round as usize)
+            .step_by(2)
+            .collect();
+        let values: Vec<u32> = again.iter().map(|&k| value_for(k, 100 + round)).collect();
+        let mut st = statuses(again.len());
+        let failed = t.insert_with_status(&again, &values, &mut st).unwrap();
+        assert_eq!(failed, 0, "round {round}");
+        assert!(
+            st.iter().all(|s| s.is_ok() && s.was_update()),
+            "round {round}: an update was not one"
+        );
+        oracle.extend(again.iter().copied().zip(values));
+        let what = format!("updates, round {round}");
+        check_fill_after_insert(&what, &t);
+        let f = t.stats().unwrap().fill_factor();
+        assert!(f >= t.config().alpha, "{what}: fill {f} below alpha");
+        check_table(&what, &t, &oracle);
+    }
+    assert_eq!(t.len().unwrap(), keys.len());
+}
+
 #[test]
 fn growth_u32_u32() {
     growth::<u32, u32>();

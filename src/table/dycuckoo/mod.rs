@@ -380,6 +380,7 @@ struct DcKernels {
 #[derive(Clone, Copy, Debug, Default)]
 struct InsertPaths {
     counted: u64,
+    grown_on_bound: u64,
     fresh: u64,
     checked: u64,
 }
@@ -405,7 +406,8 @@ pub struct DyCuckooScheme<K: Key, V: Value> {
     side: DeviceBuffer<u32>,
     side_values: DeviceBuffer<V>,
     /// Keys stored per subtable (`MAX_SUBTABLES` words), kept by the kernels, then the last
-    /// count of a batch's absent keys (`ABSENT_WORD`: read with the counts, one download).
+    /// count of a batch's absent keys (`ABSENT_WORD`: read with the counts, one download), then
+    /// the keys first-fit launches left to the locked paths (`LEFT_WORD`).
     counts: DeviceBuffer<u64>,
     /// `counts` as an insert launch began (copied before each): every warp of the launch draws
     /// a key's target subtable from the same weights.
@@ -420,6 +422,8 @@ pub struct DyCuckooScheme<K: Key, V: Value> {
     outcome: Option<DeviceBuffer<u8>>,
     /// The `ABSENT_WORD` of the last read of the counts.
     absent: u64,
+    /// The `LEFT_WORD` of the last read or snapshot of the counts.
+    first_fit_left: u64,
     /// Capacity bounds of the resize policy (slots).
     floor: usize,
     ceiling: usize,
@@ -474,6 +478,7 @@ impl<K: Key, V: Value> DyCuckooScheme<K, V> {
         let all = gpu.download(&self.counts)?;
         self.drop_snapshot();
         self.absent = all[ABSENT_WORD];
+        self.first_fit_left = all[LEFT_WORD];
         let counts = all[..self.subtables.len()].to_vec();
         self.known = counts.iter().sum();
         self.pending = 0;
@@ -512,7 +517,9 @@ impl<K: Key, V: Value> DyCuckooScheme<K, V> {
             return Ok(());
         };
         snap.live = false;
-        self.known = snap.host.as_slice()?[..d].iter().sum();
+        let all = snap.host.as_slice()?;
+        self.known = all[..d].iter().sum();
+        self.first_fit_left = all[LEFT_WORD];
         self.pending = self.pending.saturating_sub(snap.pending);
         self.erasing = self.erasing.saturating_sub(snap.erasing);
         Ok(())
@@ -594,6 +601,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             fresh_mode: FreshMode::from_env(),
             outcome: None,
             absent: 0,
+            first_fit_left: 0,
             floor,
             known: 0,
             pending: 0,
@@ -696,6 +704,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         self.pending = 0;
         self.erasing = 0;
         self.drop_snapshot();
+        self.first_fit_left = 0;
         Ok(())
     }
 
@@ -722,7 +731,10 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
     ) -> Result<()> {
         let n = keys.len() as u64;
         let gpu = table.gpu.clone();
+        static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let mut clock = PhaseClock::new(env_flag(&TRACE, "WARPMAP_TRACE_DYCUCKOO"));
         table.scheme.take_snapshot()?;
+        clock.mark("take_snapshot");
         let s = &table.scheme;
         let limit = policy::keys_at(s.capacity(), s.config.beta);
         let empty = |s: &Self| s.known == 0 && s.pending == 0;
@@ -730,10 +742,16 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         let count_always =
             s.fresh_mode == FreshMode::Count && ops.is_none() && !empty(&table.scheme);
         let mut absent = None;
-        static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let mut clock = PhaseClock::new(env_flag(&TRACE, "WARPMAP_TRACE_DYCUCKOO"));
         let upsizes = table.scheme.resizes.upsizes;
-        if s.known.saturating_add(s.pending).saturating_add(n) > limit || count_always {
+        let bound = s.known.saturating_add(s.pending).saturating_add(n);
+        if bound > limit && !count_always && grows_on_bound(s, n) {
+            // Every key taken as new: the growth this needs keeps the fill at α or above even
+            // if none is, so no count (a find pass and a synchronisation) is needed to plan it.
+            let incoming = s.pending.saturating_add(n);
+            grow(table, incoming, false)?;
+            table.scheme.paths.grown_on_bound += 1;
+            clock.mark("upsizes on the bound");
+        } else if bound > limit || count_always {
             // The count goes first, so that one download brings it and the exact counts.
             count_absent(table, keys, ops)?;
             table.scheme.read_counts(&gpu)?;
@@ -754,14 +772,10 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             s.fresh_mode != FreshMode::Off && (empty(s) || (ops.is_none() && absent == Some(n)));
         let checked = !s.fresh && s.fresh_mode == FreshMode::Checked;
         s.outcome = None;
-        clock.report(format_args!(
-            "dycuckoo before_insert: {n} keys, {} known, fresh {}, {} upsizes",
-            s.known,
-            s.fresh,
-            s.resizes.upsizes - upsizes
-        ));
+        clock.mark("last outcome freed");
         s.pending += n;
         s.snapshot_counts(&gpu)?;
+        clock.mark("launch counts copied");
         if (table.scheme.fresh || checked) && ops.is_none() && V::BYTES <= 8 && first_fit_on() {
             let paths = &mut table.scheme.paths;
             if checked {
@@ -770,7 +784,16 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
                 paths.fresh += 1;
             }
             first_fit(table, keys, values)?;
+            clock.mark("first fit launched");
         }
+        let s = &table.scheme;
+        clock.report(format_args!(
+            "dycuckoo before_insert: {n} keys, {} known, fresh {}, checked {checked}, {} upsizes, {} left by first fits so far",
+            s.known,
+            s.fresh,
+            s.resizes.upsizes - upsizes,
+            s.first_fit_left
+        ));
         Ok(())
     }
 
@@ -842,10 +865,37 @@ impl FreshMode {
     }
 }
 
-/// Words of the counts buffer: a count per subtable, then [`ABSENT_WORD`].
-const COUNT_WORDS: usize = MAX_SUBTABLES + 1;
+/// Whether a batch of `n` keys that may cross β can grow the table as if every key were new,
+/// without counting the absent ones: the upsizes that this asks for
+/// ([`policy::plan_upsizes`] from the last known count, plus every insert launched since and
+/// the batch) must leave the fill at α or above even if no key of the batch is new and every
+/// erase launched since removed a key (the fewest keys the table can then hold). Then the
+/// growth never takes the fill out of [α, β] where the exact count would not have, and the
+/// batch is spared a pass over its keys and a synchronisation; the counted path stays for
+/// batches large beside the table (the first batches of a growing table), where taking every
+/// key as new could overshoot. `WARPMAP_DYCUCKOO_GROW=count` always counts (measurements).
+fn grows_on_bound<K: Key, V: Value>(s: &DyCuckooScheme<K, V>, n: u64) -> bool {
+    static COUNT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let always_count = *COUNT
+        .get_or_init(|| std::env::var("WARPMAP_DYCUCKOO_GROW").is_ok_and(|v| v.trim() == "count"));
+    if always_count || s.fresh_mode != FreshMode::Checked {
+        return false;
+    }
+    let geometry = s.geometry();
+    let incoming = s.pending.saturating_add(n);
+    let plan = policy::plan_upsizes(&geometry, s.known, incoming, s.config.beta, s.ceiling);
+    let grown = plan.iter().fold(geometry, |g, &i| g.upsized(i));
+    let fewest = s.known.saturating_sub(s.erasing);
+    fewest as f64 >= grown.capacity() as f64 * s.config.alpha
+}
+
+/// Words of the counts buffer: a count per subtable, then [`ABSENT_WORD`] and [`LEFT_WORD`].
+const COUNT_WORDS: usize = MAX_SUBTABLES + 2;
 /// Where `count_absent` writes (read by the next [`DyCuckooScheme::read_counts`]).
 const ABSENT_WORD: usize = MAX_SUBTABLES;
+/// Where `dycuckoo_first_fit` adds the keys it leaves to the locked paths (since the table was
+/// made or cleared; [`DyCuckooStats::first_fit_left`]).
+const LEFT_WORD: usize = MAX_SUBTABLES + 1;
 
 /// Counts the keys of `keys` (of insert operations, with `ops`) absent from the table into the
 /// counts' `ABSENT_WORD`, on the table's stream (the next read of the counts brings it).
@@ -892,6 +942,8 @@ fn first_fit<K: Key, V: Value>(
     let mut outcome = gpu.alloc::<u8>(keys.len())?;
     let mut view = table.view();
     view.outcome = outcome.device_address();
+    let word = std::mem::size_of::<u64>();
+    view.scratch = table.scheme.counts.device_address() + (LEFT_WORD * word) as u64;
     let bulk = Bulk::insert(keys, values, None, true);
     let grid = bulk_grid(&gpu, keys.len() as u64);
     let kernel = &table.scheme.kernels().first_fit;
@@ -1125,6 +1177,13 @@ pub struct DyCuckooStats {
     /// Insert batches whose absent keys were counted before the launch (the growth check, when
     /// the bound on the keys says the batch might cross β).
     pub counted_batches: u64,
+    /// Insert batches that might cross β and grew the table taking every key as new, without
+    /// a count (where that growth keeps the fill at α or above whatever the batch holds).
+    pub grown_on_bound_batches: u64,
+    /// Keys that the lock-free first launches left to the locked paths (all their buckets
+    /// full, a copy of the key seen, CASes lost), since the table was made or cleared, as of
+    /// the last read or snapshot of the counts.
+    pub first_fit_left: u64,
     /// Plain insert batches of values of 8 bytes at most whose lock-free first launch was
     /// fresh (no key of the batch in the table: each key reads its buckets only up to the
     /// first with room).
@@ -1174,6 +1233,8 @@ impl<K: Key, V: Value> GpuTable<DyCuckooScheme<K, V>> {
             residuals: self.scheme.resizes.residuals,
             rollbacks: self.scheme.resizes.rollbacks,
             counted_batches: self.scheme.paths.counted,
+            grown_on_bound_batches: self.scheme.paths.grown_on_bound,
+            first_fit_left: self.scheme.first_fit_left,
             fresh_batches: self.scheme.paths.fresh,
             checked_batches: self.scheme.paths.checked,
         })
@@ -1230,6 +1291,7 @@ impl<K: Key, V: Value> GpuTable<DyCuckooScheme<K, V>> {
     /// where a downsize is possible: not while the last exact count of keys, less every erase
     /// launched since, keeps the fill at α or above.
     pub fn fit_fill_bounds(&mut self) -> Result<()> {
+        self.scheme.take_snapshot()?;
         if !may_shrink(&self.scheme) {
             return Ok(()); // no downsize is possible: nothing to wait for
         }

@@ -415,8 +415,17 @@ fn timed_op<K: Key, V: Value, T: DeviceHashTable<K, V>>(
             gpu.copy_to_device(&model.vals[range.clone()], &mut bufs.vals)?;
             gpu.fill_bytes(&mut bufs.status, 0xaa)?;
             timer.start()?;
+            let host = Instant::now();
             t.insert_device_async(&bufs.keys, &bufs.vals, Some(&mut bufs.status))?;
+            let host = host.elapsed();
             let ms = timer.stop_ms()?;
+            if trace_inserts() {
+                eprintln!(
+                    "warpmap bench {what}: insert of {len} keys: host {:.1} us, events {:.1} us",
+                    host.as_secs_f64() * 1e6,
+                    ms * 1e3
+                );
+            }
             match t.synchronize() {
                 Ok(()) | Err(Error::TableFull { .. }) => {}
                 Err(e) => return Err(e),
@@ -459,6 +468,13 @@ fn timed_op<K: Key, V: Value, T: DeviceHashTable<K, V>>(
         note(fail, format!("{what}: len {got}, the model {}", model.len));
     }
     Ok(ms)
+}
+
+/// Whether each timed insert prints its host time beside its events' time
+/// (`WARPMAP_TRACE_DYCUCKOO`, which also traces the table's growth checks).
+fn trace_inserts() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("WARPMAP_TRACE_DYCUCKOO").is_some())
 }
 
 /// The baseline: a static WarpDrive table resized by rebuilding.
@@ -644,12 +660,14 @@ fn dynamic_cell<K: Key, V: Value>(
         dc_runs.push(tot);
         let s = t.stats()?;
         cx.say(format!(
-            "{what} run {}/{}: insert batches {} counted, {} fresh, {} checked; {} upsizes, {} downsizes",
+            "{what} run {}/{}: insert batches {} counted, {} grown on the bound, {} fresh, {} checked ({} keys left by first fit); {} upsizes, {} downsizes",
             r + 1,
             plan.runs,
             s.counted_batches,
+            s.grown_on_bound_batches,
             s.fresh_batches,
             s.checked_batches,
+            s.first_fit_left,
             s.upsizes,
             s.downsizes
         ));
