@@ -52,8 +52,10 @@ trap 'rm -f "$JSON_TESTS" "$JSON_CLI"' EXIT
 say "cargo test --workspace --release --no-run --features warpmap/nccl"
 cargo test --workspace --release --no-run --features warpmap/nccl \
   --message-format=json-render-diagnostics > "$JSON_TESTS"
-say "cargo build --release -p warpmap-cli"
-cargo build --release -p warpmap-cli --message-format=json-render-diagnostics > "$JSON_CLI"
+# The CLI with `nccl` too (its sharded bench's --exchange nccl), the same features as the tests.
+say "cargo build --release -p warpmap-cli --features nccl"
+cargo build --release -p warpmap-cli --features nccl \
+  --message-format=json-render-diagnostics > "$JSON_CLI"
 
 rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE/tests"

@@ -91,6 +91,48 @@ fn gpu_configs() -> Vec<(&'static str, ShardedConfig)> {
     v
 }
 
+/// The GPU sets the GPU cases run on: GPU 0 alone, and every GPU of the machine where it has
+/// several (the multi-GPU runs: every shard's exchange then crosses GPUs).
+fn gpu_sets() -> Vec<(String, Vec<std::sync::Arc<Gpu>>)> {
+    let Some(gpu) = gpu() else { return Vec::new() };
+    let mut sets = vec![(String::new(), vec![gpu])];
+    let count = Gpu::count().unwrap_or(1);
+    if count > 1 {
+        let all = (0..count)
+            .map(|i| {
+                if i == 0 {
+                    Gpu::default_gpu()
+                } else {
+                    Gpu::new(i)
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .expect("every GPU of the machine opens");
+        sets.push((format!(" on {count} GPUs"), all));
+    }
+    sets
+}
+
+/// A sharded map of every GPU configuration on every GPU set, of `capacity` keys (`skip`: the
+/// configurations to leave out).
+fn gpu_maps<K: Key, V: warpmap::Value>(
+    capacity: usize,
+    skip: &[&str],
+) -> Vec<(String, ShardedMap<K, V>)> {
+    let mut maps = Vec::new();
+    for (set, gpus) in gpu_sets() {
+        for (name, c) in gpu_configs() {
+            if skip.contains(&name) {
+                continue;
+            }
+            let c = ShardedConfig { capacity, ..c };
+            let map = ShardedMap::new(c, &gpus).unwrap_or_else(|e| panic!("{name}{set}: {e}"));
+            maps.push((format!("{name}{set}"), map));
+        }
+    }
+    maps
+}
+
 #[test]
 fn shards_hold_their_partition() {
     let mut rng = SplitMix64::new(11);
@@ -101,18 +143,7 @@ fn shards_hold_their_partition() {
         "cpu/7".to_string(),
         ShardedMap::<u64, u32>::new(cpu, &[]).unwrap(),
     )];
-    if let Some(gpu) = gpu() {
-        for (name, c) in gpu_configs() {
-            let c = ShardedConfig {
-                capacity: 30_000,
-                ..c
-            };
-            maps.push((
-                name.to_string(),
-                ShardedMap::new(c, std::slice::from_ref(&gpu)).unwrap(),
-            ));
-        }
-    }
+    maps.extend(gpu_maps(30_000, &[]));
     for (name, mut map) in maps {
         map.insert(&keys, &values).unwrap();
         check_shard_contents(&name, &map, &keys);
@@ -458,12 +489,8 @@ fn ordered_shards_against_an_oracle() {
 #[test]
 fn device_batches_against_an_oracle() {
     let Some(gpu) = gpu() else { return };
-    for (name, c) in gpu_configs() {
-        let c = ShardedConfig {
-            capacity: 50_000,
-            ..c
-        };
-        let mut map = ShardedMap::<u64, u64>::new(c, std::slice::from_ref(&gpu)).unwrap();
+    for (name, mut map) in gpu_maps::<u64, u64>(50_000, &[]) {
+        let name = name.as_str();
         let mut rng = SplitMix64::new(77);
         let keys = unique_keys::<u64>(&mut rng, 30_000, true);
         let (first, second) = keys.split_at(20_000);
@@ -639,21 +666,7 @@ fn a_shard_filled_to_the_brim_reports_its_keys() {
         )
         .unwrap(),
     )];
-    if let Some(gpu) = gpu() {
-        for (name, c) in gpu_configs()
-            .into_iter()
-            .filter(|(n, _)| *n != "warpdrive/1x1")
-        {
-            let c = ShardedConfig {
-                capacity: 4000,
-                ..c
-            };
-            maps.push((
-                name.into(),
-                ShardedMap::new(c, std::slice::from_ref(&gpu)).unwrap(),
-            ));
-        }
-    }
+    maps.extend(gpu_maps(4000, &["warpdrive/1x1"]));
     for (name, mut map) in maps {
         let f = *map.partition();
         let mut rng = SplitMix64::new(8);
@@ -699,6 +712,127 @@ fn a_shard_filled_to_the_brim_reports_its_keys() {
         let ov: Vec<u32> = others.iter().map(|&k| value_for(k, 0)).collect();
         map.insert(&others, &ov)
             .unwrap_or_else(|e| panic!("{name}: other shards refused keys: {e}"));
+    }
+}
+
+/// Batches held across the ranks (`insert_ranks_async`, `find_ranks_async`: each rank's keys on
+/// its own GPU, split there side by side): every key in its shard, each rank's answers in its
+/// keys' order, a rank without keys, a key sent by two ranks, and refused inputs.
+#[test]
+fn per_rank_batches_against_an_oracle() {
+    for (name, mut map) in gpu_maps::<u64, u64>(60_000, &[]) {
+        let ranks = map.ranks().to_vec();
+        let r = ranks.len();
+        let mut rng = SplitMix64::new(4242);
+        let keys = unique_keys::<u64>(&mut rng, 40_000, true);
+        // Rank i takes an even piece, the last rank none (where there are several), and the
+        // first key again at the end of the last piece that has keys (the same value: both
+        // copies agree).
+        let with_keys = if r > 1 { r - 1 } else { 1 };
+        let each = keys.len().div_ceil(with_keys);
+        let mut pieces: Vec<Vec<u64>> = (0..r)
+            .map(|i| keys.iter().copied().skip(i * each).take(each).collect())
+            .collect();
+        if r > 1 {
+            pieces[r - 1].clear();
+        }
+        pieces[with_keys - 1].push(keys[0]);
+        let value = |k: u64| value_for(k, 3);
+        let dk: Vec<_> = pieces
+            .iter()
+            .zip(&ranks)
+            .map(|(p, g)| g.upload(p).unwrap())
+            .collect();
+        let dv: Vec<_> = pieces
+            .iter()
+            .zip(&ranks)
+            .map(|(p, g)| {
+                g.upload(&p.iter().map(|&k| value(k)).collect::<Vec<_>>())
+                    .unwrap()
+            })
+            .collect();
+        let kr: Vec<_> = dk.iter().collect();
+        let vr: Vec<_> = dv.iter().collect();
+        map.insert_ranks_async(&kr, &vr)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        map.synchronize().unwrap();
+        assert_eq!(map.len().unwrap(), keys.len(), "{name}: len");
+        check_shard_contents_u64(&name, &map, &keys);
+
+        // Finds per rank: each rank asks a third of the keys and some absent ones.
+        let absent = unique_keys::<u64>(&mut SplitMix64::new(31), 3000, false);
+        let queries: Vec<Vec<u64>> = (0..r)
+            .map(|i| {
+                let mut q: Vec<u64> = keys.iter().copied().skip(i).step_by(3).collect();
+                q.extend(absent.iter().copied().skip(i).step_by(r));
+                q
+            })
+            .collect();
+        let poison = 0x5a5a_5a5a_5a5a_5a5au64;
+        let dq: Vec<_> = queries
+            .iter()
+            .zip(&ranks)
+            .map(|(q, g)| g.upload(q).unwrap())
+            .collect();
+        let mut dvals: Vec<_> = queries
+            .iter()
+            .zip(&ranks)
+            .map(|(q, g)| g.upload(&vec![poison; q.len()]).unwrap())
+            .collect();
+        let mut dfound: Vec<_> = queries
+            .iter()
+            .zip(&ranks)
+            .map(|(q, g)| g.alloc_filled::<u8>(q.len(), 7).unwrap())
+            .collect();
+        {
+            let qr: Vec<_> = dq.iter().collect();
+            let mut vr: Vec<_> = dvals.iter_mut().collect();
+            let mut fr: Vec<_> = dfound.iter_mut().collect();
+            map.find_ranks_async(&qr, &mut vr, &mut fr)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        map.synchronize().unwrap();
+        let present: std::collections::HashSet<u64> = keys.iter().copied().collect();
+        for (i, q) in queries.iter().enumerate() {
+            let g = &ranks[i];
+            let (vals, found) = (
+                g.download(&dvals[i]).unwrap(),
+                g.download(&dfound[i]).unwrap(),
+            );
+            for (j, k) in q.iter().enumerate() {
+                let want = if present.contains(k) {
+                    (1, value(*k))
+                } else {
+                    (0, poison)
+                };
+                assert_eq!(
+                    (found[j], vals[j]),
+                    want,
+                    "{name}: rank {i} query {j} ({k})"
+                );
+            }
+        }
+
+        // Refused before anything runs: another number of batches, other lengths.
+        let e = map
+            .insert_ranks_async(&kr[..r - 1], &vr[..r - 1])
+            .unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{name}: {e}");
+        let short: Vec<_> = ranks.iter().map(|g| g.upload(&[1u64]).unwrap()).collect();
+        let sr: Vec<_> = short.iter().collect();
+        if pieces.iter().any(|p| p.len() != 1) {
+            let e = map.insert_ranks_async(&kr, &sr).unwrap_err();
+            assert!(matches!(e, Error::InvalidInput(_)), "{name}: {e}");
+        }
+        // A rank's buffer on another GPU than the rank's.
+        if let Some(other) = ranks.iter().position(|g| g.ordinal() != ranks[0].ordinal()) {
+            let mut wrong: Vec<_> = ranks.iter().map(|g| g.upload(&[7u64]).unwrap()).collect();
+            wrong[other] = ranks[0].upload(&[7u64]).unwrap();
+            let wr: Vec<_> = wrong.iter().collect();
+            let e = map.insert_ranks_async(&wr, &sr).unwrap_err();
+            assert!(matches!(e, Error::InvalidInput(_)), "{name}: {e}");
+        }
+        assert_eq!(map.len().unwrap(), keys.len(), "{name}: len after refusals");
     }
 }
 

@@ -399,6 +399,68 @@ impl Gpu {
         self.dev.ordinal
     }
 
+    /// Whether `buf` is in this GPU's memory (it may belong to any handle of the GPU).
+    pub fn holds<T: bytemuck::Pod>(&self, buf: &DeviceBuffer<T>) -> bool {
+        buf.bytes.stream().context() == self.stream.context()
+    }
+
+    /// Lets this GPU and `peer` reach each other's memory directly (NVLink or PCIe peer to
+    /// peer), both ways: peer access between the two contexts, and access of each device to
+    /// the other's default memory pool (stream-ordered allocations, which every
+    /// [`DeviceBuffer`] is, are outside the contexts' peer mappings). Without it a copy between
+    /// two GPUs ([`Gpu::copy_range`]) is staged through host memory. Returns whether access is
+    /// on: false for the same GPU, or where the driver says the two cannot reach each other
+    /// (copies then still work, staged). Calling it again is harmless.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the driver refuses an access it said was possible.
+    pub fn enable_peer_access(&self, peer: &Gpu) -> Result<bool> {
+        use drv_sys::cudaError_enum as E;
+        if self.dev.ordinal == peer.dev.ordinal {
+            return Ok(false);
+        }
+        let (a, b) = (self.dev.ctx.cu_device(), peer.dev.ctx.cu_device());
+        let (mut ab, mut ba) = (0i32, 0i32);
+        // SAFETY: out-pointers to locals; both device handles come from live contexts.
+        let asked = unsafe {
+            drv_sys::cuDeviceCanAccessPeer(&mut ab, a, b)
+                .result()
+                .and_then(|()| drv_sys::cuDeviceCanAccessPeer(&mut ba, b, a).result())
+        };
+        if asked.is_err() || ab == 0 || ba == 0 {
+            return Ok(false);
+        }
+        for (from, to) in [(self, peer), (peer, self)] {
+            from.dev
+                .ctx
+                .bind_to_thread()
+                .map_err(|e| driver_err("binding a context for peer access", e))?;
+            // SAFETY: `to`'s context is alive (its Device holds it); the call maps it into the
+            // context just bound to this thread.
+            let r = unsafe { drv_sys::cuCtxEnablePeerAccess(to.dev.ctx.cu_ctx(), 0) };
+            if r != E::CUDA_SUCCESS && r != E::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
+                return Err(driver_err("enabling peer access", DriverError(r)));
+            }
+            let mut pool: drv_sys::CUmemoryPool = std::ptr::null_mut();
+            let desc = drv_sys::CUmemAccessDesc {
+                location: drv_sys::CUmemLocation {
+                    type_: drv_sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                    id: from.dev.ordinal as i32,
+                },
+                flags: drv_sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+            };
+            // SAFETY: `pool` is an out-pointer to a local; the access descriptor is one valid
+            // element, naming `from`'s device, for `to`'s default pool.
+            unsafe {
+                drv_sys::cuDeviceGetDefaultMemPool(&mut pool, to.dev.ctx.cu_device())
+                    .result()
+                    .and_then(|()| drv_sys::cuMemPoolSetAccess(pool, &desc, 1).result())
+            }
+            .map_err(|e| driver_err("granting a peer access to the memory pool", e))?;
+        }
+        Ok(true)
+    }
+
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub fn name(&self) -> &str {
         &self.dev.name

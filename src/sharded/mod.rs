@@ -80,7 +80,7 @@ use crate::trace::{env_flag, PhaseClock};
 use crate::{Error, Result};
 use exchange::{CopyExchange, Exchange};
 use rayon::prelude::*;
-use split::{split, unsplit, Keep, SplitBatch};
+use split::{split_async, unsplit, Keep, SplitBatch};
 use std::sync::Arc;
 
 /// The partition seed: unlike every table's default seed, so that one shard's keys spread over
@@ -568,6 +568,7 @@ impl Ctx {
         let results = want.0 || want.1 || want.2;
         // Split every rank's batch.
         let in_place = ranks.len() == 1 && matches!(exchange, exchange::Transport::Copy(_));
+        let mut trace = CascadeTrace::new(!in_place, ranks)?;
         // Shards on the one source's GPU take their ranges of its split as they are: the split
         // also puts each shard's keys in the order its table takes fastest (at no cost of its
         // own: the ranking is the same pass), where the parts fit one split.
@@ -576,12 +577,14 @@ impl Ctx {
                 && o.hash == part.hash
                 && part.parts as u64 * o.parts as u64 <= MAX_WITHIN_PARTS as u64
         });
-        let mut sources: Vec<(usize, SplitBatch<K, V>)> = Vec::new();
+        // Every rank's split is enqueued before the host waits for any part sizes, so that the
+        // ranks' GPUs split side by side.
+        let mut pending = Vec::new();
         for (r, input) in inputs.iter().enumerate() {
             if let Some(b) = input.as_ref().filter(|b| !b.keys.is_empty()) {
-                sources.push((
+                pending.push((
                     r,
-                    split(
+                    split_async(
                         &ranks[r],
                         &gathers[r],
                         part,
@@ -594,6 +597,11 @@ impl Ctx {
                 ));
             }
         }
+        let sources: Vec<(usize, SplitBatch<K, V>)> = pending
+            .into_iter()
+            .map(|(r, p)| Ok((r, p.finish(&ranks[r])?)))
+            .collect::<Result<_>>()?;
+        trace.mark("split", ranks)?;
         if sources.is_empty() && !self.joined {
             return Ok(()); // (in a group of processes, this one still serves the others)
         }
@@ -712,6 +720,7 @@ impl Ctx {
                 true => Some(deliver!(sb => sb.ops.as_ref())),
                 false => None,
             };
+            trace.mark("delivered", ranks)?;
             let mut status: Option<Vec<DeviceBuffer<u32>>> =
                 want.0.then(|| receive(gpus, &local_totals)).transpose()?;
             let mut out: Option<Vec<DeviceBuffer<V>>> =
@@ -733,6 +742,7 @@ impl Ctx {
                 };
                 op(tables, l, io)?;
             }
+            trace.mark("shards' op", gpus)?;
             // The answers travel back: shard p's piece for rank g to where g's part p is in
             // its split.
             let moves = reversed(&moves);
@@ -760,6 +770,9 @@ impl Ctx {
             back!(status, 0);
             back!(out, 1);
             back!(found, 2);
+            if results {
+                trace.mark("answers back", gathers)?;
+            }
         }
         // Put every source's results in its caller's order.
         let keep_ops: Vec<Option<&DeviceBuffer<u8>>> =
@@ -785,6 +798,85 @@ impl Ctx {
                 bf.as_ref().zip(o.found.as_deref_mut()),
             )?;
         }
+        if results {
+            trace.mark("unsplit", gathers)?;
+        }
+        trace.report()
+    }
+}
+
+/// A timeline of one cascade over several ranks (`WARPMAP_TRACE_CASCADE`): stamps on the
+/// streams of each phase, each GPU's measured from a stamp taken on its ranks' streams as the
+/// cascade began (stamps of one GPU only compare with each other), and the host's time per
+/// phase. Printed once the cascade's work is done (tracing waits for it).
+struct CascadeTrace {
+    on: bool,
+    clock: PhaseClock,
+    /// Per GPU ordinal, the cascade's start on it.
+    starts: Vec<(usize, Stamp)>,
+    marks: Vec<(&'static str, usize, Stamp)>,
+}
+
+impl CascadeTrace {
+    fn new(several: bool, ranks: &[Arc<Gpu>]) -> Result<Self> {
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let on = several && env_flag(&ON, "WARPMAP_TRACE_CASCADE");
+        let mut starts: Vec<(usize, Stamp)> = Vec::new();
+        if on {
+            for g in ranks {
+                if !starts.iter().any(|(o, _)| *o == g.ordinal()) {
+                    starts.push((g.ordinal(), g.stamp()?));
+                }
+            }
+        }
+        Ok(CascadeTrace {
+            on,
+            clock: PhaseClock::new(on),
+            starts,
+            marks: Vec::new(),
+        })
+    }
+    /// Stamps the end of `phase` on every stream of `on`.
+    fn mark(&mut self, phase: &'static str, on: &[Arc<Gpu>]) -> Result<()> {
+        if !self.on {
+            return Ok(());
+        }
+        self.clock.mark(phase);
+        for g in on {
+            self.marks.push((phase, g.ordinal(), g.stamp()?));
+        }
+        Ok(())
+    }
+    /// Waits for every stamp and prints, per phase, each GPU's latest stamp.
+    fn report(&mut self) -> Result<()> {
+        if !self.on {
+            return Ok(());
+        }
+        let mut phases: Vec<&'static str> = Vec::new();
+        for (p, _, _) in &self.marks {
+            if !phases.contains(p) {
+                phases.push(p);
+            }
+        }
+        let mut line = String::new();
+        for p in phases {
+            line.push_str(&format!(" {p}:"));
+            for (o, start) in &self.starts {
+                let t = self
+                    .marks
+                    .iter()
+                    .filter(|(q, g, _)| *q == p && g == o)
+                    .map(|(_, _, s)| s.ms_since(start))
+                    .collect::<Result<Vec<f32>>>()?
+                    .into_iter()
+                    .fold(f32::NAN, f32::max);
+                line.push_str(&format!(" gpu{o} {t:.2}"));
+            }
+            line.push(';');
+        }
+        self.clock.report(format_args!(
+            "warpmap cascade (ms since its start, per GPU):{line} host"
+        ));
         Ok(())
     }
 }
@@ -928,6 +1020,12 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
         }
         let world = ranks.len();
         partition_of(&config, world * config.shards_per_rank)?;
+        // Peer copies between the GPUs go over their link (NVLink), not through host memory.
+        for (i, a) in gpus.iter().enumerate() {
+            for b in &gpus[i + 1..] {
+                a.enable_peer_access(b)?;
+            }
+        }
         let exchange = match config.transport {
             Transport::Copy => exchange::Transport::Copy(CopyExchange::new(ranks.clone())),
             #[cfg(feature = "nccl")]
@@ -1103,6 +1201,143 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
             Body::Host(_) => &[],
             Body::Device(d) => &d.ctx.ranks,
         }
+    }
+
+    /// Inserts a batch held across the ranks, the paper's device-sided setting (WarpDrive
+    /// §IV-B, Fig. 9): `keys[r]` and `values[r]` are in the memory of rank `r`'s GPU
+    /// ([`ranks`](Self::ranks)`[r]`; an empty buffer where a rank has none). Every rank splits
+    /// its own pairs on its GPU (the ranks side by side), the parts are exchanged (all-to-all)
+    /// and each shard inserts what it received, as [`DeviceHashTable::insert_device_async`]
+    /// does for a batch on rank 0. Duplicate keys update the value (which copy wins between
+    /// ranks is unspecified). No statuses: keys that find no room are reported by
+    /// [`DeviceHashTable::synchronize`] ([`Error::TableFull`]). Asynchronous but for the
+    /// splits' part sizes. In a table over processes ([`ShardedMap::join`]), each process
+    /// passes the ranks it holds, in [`ranks`](Self::ranks)' order.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for another number of batches than ranks, keys and values of
+    /// different lengths, or a buffer on another GPU than its rank's; a CPU-shard table is
+    /// [`Error::Unsupported`].
+    pub fn insert_ranks_async(
+        &mut self,
+        keys: &[&DeviceBuffer<K>],
+        values: &[&DeviceBuffer<V>],
+    ) -> Result<()> {
+        let held = self.ranks().to_vec();
+        self.agree(check_rank_batches("insert", &held, keys, values))?;
+        let total = keys.iter().map(|k| k.len()).sum();
+        let part = self.part;
+        let d = self.device_mut()?;
+        let inputs: Vec<Option<Input<'_, K, V>>> = keys
+            .iter()
+            .zip(values)
+            .map(|(k, v)| {
+                Some(Input {
+                    keys: k,
+                    values: Some(v),
+                    ops: None,
+                })
+            })
+            .collect();
+        let mut outputs: Vec<Option<Output<'_, V>>> = held.iter().map(|_| None).collect();
+        let shape = Shape {
+            order: shard_order(&d.tables, total),
+            values: true,
+            ops: false,
+            status: false,
+            out: false,
+            found: false,
+        };
+        let Shards { ctx, tables, .. } = d;
+        ctx.cascade(
+            tables,
+            &part,
+            &inputs,
+            &mut outputs,
+            Kept::Nothing,
+            shape,
+            &mut |t, p, io| {
+                let values = io.values.expect("values");
+                match io.ordered {
+                    true => t[p].insert_device_ordered_async(io.keys, values, InsertMode::Assign),
+                    false => t[p].insert_device_async(io.keys, values, None),
+                }
+            },
+            &ctx.lanes[0],
+        )
+    }
+
+    /// Looks up a batch held across the ranks (see [`insert_ranks_async`](Self::insert_ranks_async)):
+    /// `keys[r]` on rank `r`'s GPU, and its answers into `values[r]` and `found[r]` (1 where
+    /// the key is in, its value then; a miss leaves its value as it was), on the same GPU, in
+    /// `keys[r]`'s order. Asynchronous but for the splits' part sizes.
+    ///
+    /// # Errors
+    /// As [`insert_ranks_async`](Self::insert_ranks_async), for `values` and `found` too.
+    pub fn find_ranks_async(
+        &self,
+        keys: &[&DeviceBuffer<K>],
+        values: &mut [&mut DeviceBuffer<V>],
+        found: &mut [&mut DeviceBuffer<u8>],
+    ) -> Result<()> {
+        let held = self.ranks().to_vec();
+        let values_ro: Vec<&DeviceBuffer<V>> = values.iter().map(|v| &**v).collect();
+        let found_ro: Vec<&DeviceBuffer<u8>> = found.iter().map(|f| &**f).collect();
+        self.agree(
+            check_rank_batches("find (values)", &held, keys, &values_ro).and(check_rank_batches(
+                "find (found)",
+                &held,
+                keys,
+                &found_ro,
+            )),
+        )?;
+        let total = keys.iter().map(|k| k.len()).sum();
+        let d = self.device()?;
+        let inputs: Vec<Option<Input<'_, K, V>>> = keys
+            .iter()
+            .map(|k| {
+                Some(Input {
+                    keys: k,
+                    values: None,
+                    ops: None,
+                })
+            })
+            .collect();
+        let mut outputs: Vec<Option<Output<'_, V>>> = values
+            .iter_mut()
+            .zip(found.iter_mut())
+            .map(|(v, f)| {
+                Some(Output {
+                    status: None,
+                    out: Some(&mut **v),
+                    found: Some(&mut **f),
+                })
+            })
+            .collect();
+        let shape = Shape {
+            order: shard_order(&d.tables, total),
+            values: false,
+            ops: false,
+            status: false,
+            out: true,
+            found: true,
+        };
+        d.ctx.cascade(
+            &mut &d.tables,
+            &self.part,
+            &inputs,
+            &mut outputs,
+            Kept::ValuesOfMisses,
+            shape,
+            &mut |t, p, io| {
+                let (out, found) = (io.out.expect("values"), io.found.expect("found"));
+                match io.ordered {
+                    true => t[p].find_device_ordered_async(io.keys, Some(out), found),
+                    false => t[p].find_device_async(io.keys, out, found),
+                }
+            },
+            &d.ctx.lanes[0],
+        )
     }
 
     /// The exchange's name ("copy", "nccl"), or "host" for CPU shards.
@@ -2256,6 +2491,39 @@ fn refused_by(g: usize) -> Error {
 fn check_lens(what: &str, keys: usize, others: &[usize]) -> Result<()> {
     for &n in others {
         crate::error::check_same_len(what, keys, n)?;
+    }
+    Ok(())
+}
+
+/// Refuses per-rank batches (`keys[r]`, `others[r]` on `ranks[r]`'s GPU) that do not match the
+/// ranks: another count, other lengths, a buffer on another GPU.
+fn check_rank_batches<K: Key, T: bytemuck::Pod>(
+    what: &str,
+    ranks: &[Arc<Gpu>],
+    keys: &[&DeviceBuffer<K>],
+    others: &[&DeviceBuffer<T>],
+) -> Result<()> {
+    if ranks.is_empty() {
+        return Err(Error::Unsupported(
+            "a sharded table of CPU tables has no device-buffer operations".into(),
+        ));
+    }
+    if keys.len() != ranks.len() || others.len() != ranks.len() {
+        return Err(Error::invalid(format!(
+            "{what} per rank: {} key buffers and {} others for {} ranks",
+            keys.len(),
+            others.len(),
+            ranks.len()
+        )));
+    }
+    for (r, ((k, o), g)) in keys.iter().zip(others).zip(ranks).enumerate() {
+        crate::error::check_same_len(what, k.len(), o.len())?;
+        if !g.holds(k) || !g.holds(o) {
+            return Err(Error::invalid(format!(
+                "{what} per rank: rank {r}'s buffers must be in GPU {}'s memory",
+                g.ordinal()
+            )));
+        }
     }
     Ok(())
 }

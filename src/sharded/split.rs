@@ -160,6 +160,59 @@ pub fn split<K: Key, V: bytemuck::Pod>(
     ops: Option<&DeviceBuffer<u8>>,
     positions: bool,
 ) -> Result<SplitBatch<K, V>> {
+    split_async(gpu, alloc, f, within, keys, values, ops, positions)?.finish(gpu)
+}
+
+/// A split whose kernels are enqueued and whose part sizes the host has not read yet
+/// ([`split_async`]); [`finish`](PendingSplit::finish) reads them.
+pub struct PendingSplit<K, V> {
+    batch: SplitBatch<K, V>,
+    /// The part sizes on the device, where they are still to be read.
+    totals: Option<DeviceBuffer<u64>>,
+}
+
+impl<K, V> PendingSplit<K, V> {
+    /// Waits for the part sizes on `gpu`'s stream (the stream the split ran on) and returns the
+    /// split batch.
+    ///
+    /// # Errors
+    /// The device's errors.
+    pub fn finish(mut self, gpu: &Gpu) -> Result<SplitBatch<K, V>> {
+        if let Some(totals) = self.totals.take() {
+            let sizes = gpu.download(&totals)?;
+            let offsets = &mut self.batch.plan.offsets;
+            offsets.clear();
+            offsets.push(0u64);
+            for s in sizes {
+                offsets.push(offsets[offsets.len() - 1] + s);
+            }
+            debug_assert_eq!(
+                offsets[self.batch.plan.parts as usize], self.batch.plan.n,
+                "the parts hold every key once"
+            );
+        }
+        Ok(self.batch)
+    }
+}
+
+/// [`split`] without the wait for the part sizes: the kernels are enqueued on `gpu`'s stream
+/// and [`PendingSplit::finish`] reads the sizes. Several ranks' splits launched first and
+/// finished after run side by side on their GPUs, where one [`split`] after another would
+/// wait for each GPU in turn. (An ordered split, `within`, waits inside, as [`split`] does.)
+///
+/// # Errors
+/// As [`split`].
+#[allow(clippy::too_many_arguments)] // the batch's parts, each its own concern
+pub fn split_async<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    alloc: &Gpu,
+    f: &PartFunction,
+    within: Option<&PartFunction>,
+    keys: &DeviceBuffer<K>,
+    values: Option<&DeviceBuffer<V>>,
+    ops: Option<&DeviceBuffer<u8>>,
+    positions: bool,
+) -> Result<PendingSplit<K, V>> {
     let n = keys.len();
     check(f, n)?;
     if let Some(w) = within {
@@ -177,16 +230,19 @@ pub fn split<K: Key, V: bytemuck::Pod>(
             .step_by(w.parts as usize)
             .copied()
             .collect();
-        return Ok(SplitBatch {
-            plan: SplitPlan {
-                offsets,
-                parts: f.parts,
-                n: n as u64,
-                positions,
+        return Ok(PendingSplit {
+            batch: SplitBatch {
+                plan: SplitPlan {
+                    offsets,
+                    parts: f.parts,
+                    n: n as u64,
+                    positions,
+                },
+                keys: split.keys,
+                values: split.values,
+                ops: None,
             },
-            keys: split.keys,
-            values: split.values,
-            ops: None,
+            totals: None,
         });
     }
     if let Some(v) = values {
@@ -260,26 +316,19 @@ pub fn split<K: Key, V: bytemuck::Pod>(
     // dynamic shared memory is rank_shared_bytes(parts), what the ranking carves.
     unsafe { l.run(tiles as u32, BLOCK, rank_shared_bytes(parts)) }?;
 
-    let sizes = gpu.download(&totals)?;
-    let mut offsets = Vec::with_capacity(parts as usize + 1);
-    offsets.push(0u64);
-    for s in sizes {
-        offsets.push(offsets[offsets.len() - 1] + s);
-    }
-    debug_assert_eq!(
-        offsets[parts as usize], n64,
-        "the parts hold every key once"
-    );
-    Ok(SplitBatch {
-        plan: SplitPlan {
-            offsets,
-            parts,
-            n: n64,
-            positions,
+    Ok(PendingSplit {
+        batch: SplitBatch {
+            plan: SplitPlan {
+                offsets: Vec::with_capacity(parts as usize + 1),
+                parts,
+                n: n64,
+                positions,
+            },
+            keys: keys_out,
+            values: values_out,
+            ops: ops_out,
         },
-        keys: keys_out,
-        values: values_out,
-        ops: ops_out,
+        totals: Some(totals),
     })
 }
 

@@ -47,6 +47,7 @@ fn config(a: &BenchArgs) -> Result<ShardedBenchConfig> {
         seed: a.seed.unwrap_or(d.seed),
         host_sided: true,
         pipeline_batch: a.pipeline_batch,
+        strong_keys_log2: None,
     })
 }
 
@@ -56,8 +57,9 @@ fn row_line(r: &ShardedRow) -> String {
         r.scheme,
         r.gpus,
         r.shards,
-        match r.memory {
-            Some("pinned") => "host/pinned".to_string(),
+        match (r.memory, r.scaling) {
+            (Some("pinned"), _) => "host/pinned".to_string(),
+            (_, Some(s)) => format!("local/{s}"),
             _ => r.sided.to_string(),
         },
         r.op,

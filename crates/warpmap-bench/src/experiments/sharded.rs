@@ -45,6 +45,9 @@ pub struct ShardedBenchConfig {
     pub host_sided: bool,
     /// The sharded tables' host pipeline chunk (keys per rank; `None`: the default).
     pub pipeline_batch: Option<usize>,
+    /// Strong scaling on several GPUs: 2^strong_keys_log2 keys in all (default keys_log2 + 1,
+    /// 2^28: the issues' figure), spread over the GPUs, against one GPU with all of them.
+    pub strong_keys_log2: Option<u32>,
 }
 
 impl Default for ShardedBenchConfig {
@@ -60,6 +63,7 @@ impl Default for ShardedBenchConfig {
             seed: 0x54a2_d0c1_7e11,
             host_sided: true,
             pipeline_batch: None,
+            strong_keys_log2: None,
         }
     }
 }
@@ -102,6 +106,14 @@ pub struct ShardedRow {
     /// Bytes per second, 10^9 (h2d rows).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gbs: Option<f64>,
+    /// Rows sided "local": "weak" (n keys per GPU; of_bare is the rate over GPUs x the bare
+    /// table's) or "strong" (the keys of one GPU's run spread over the GPUs; of_bare is the
+    /// speedup over one GPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<&'static str>,
+    /// h2d rows: the GPU the pairs were copied to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<usize>,
     /// Whether every run was checked and correct.
     pub verified: bool,
     /// What failed.
@@ -164,8 +176,14 @@ clock (Instant) around each call, which waits for every shard; host-sided: HashT
 from host memory (statuses come back), Instant, the pairs in pageable memory (Vec) and then in \
 page-locked memory (copied there before the clock; after each such insert a host-sided find \
 of every key checks the values); h2d: a pinned buffer of the n pairs' bytes \
-copied to the device (CUDA events). Median of the runs; every run verified (len after insert, \
-every key found with its value).";
+copied to the device (CUDA events; with several GPUs, to each GPU in turn from pinned memory \
+of its own, and the rates summed; and a row of the copies to every GPU at once, wall clock). With several GPUs also, each GPU holding its own keys (sided \
+\"local\", the paper's device-sided setting, Fig. 9: ShardedMap::insert_ranks_async / \
+find_ranks_async, one shard per GPU, wall clock until every GPU is done): weak scaling, n keys \
+per GPU (of_bare: the rate over GPUs x the bare table's), and strong scaling, 2^strong keys in \
+all (of_bare: the rate over the bare table's with all 2^strong keys on GPU 0, measured in the \
+same run). Median of the runs; every run verified (len after insert, every key found with its \
+value).";
 
 struct Timed {
     ms: Vec<f64>,
@@ -210,6 +228,8 @@ impl Timed {
             runs: self.ms.len(),
             of_bare: None,
             gbs: None,
+            scaling: None,
+            gpu: None,
             verified: !self.ms.is_empty() && self.failures.is_empty(),
             failures: self.failures,
         }
@@ -264,6 +284,140 @@ fn device_run(
             .push(format!("run {run}: {bad} of {n} keys not found or wrong"));
     }
     Ok(())
+}
+
+/// Weak and strong scaling with each GPU holding its own keys (see [`SHARDED_METHOD`]): rows
+/// sided "local" (and the strong baseline, the bare table with all keys on GPU 0).
+/// `bare_rates`: the bare table's insert and find rates at n keys, measured in this run.
+fn local_scaling(
+    cfg: &ShardedBenchConfig,
+    gpus: &[Arc<Gpu>],
+    bare_rates: (f64, f64),
+) -> Result<Vec<ShardedRow>> {
+    let g = gpus.len();
+    let per_gpu = 1usize << cfg.keys_log2;
+    let strong_n = 1usize << cfg.strong_keys_log2.unwrap_or(cfg.keys_log2 + 1);
+    let mut rows = Vec::new();
+    // The strong baseline: one GPU with every key.
+    let (mut si, mut sf) = (Timed::new(), Timed::new());
+    {
+        let cap = (strong_n as f64 / cfg.load_factor).ceil() as usize;
+        let mut bare = WarpDrive::<u32, u32>::new(gpus[0].clone(), WarpDriveConfig::new(cap))?;
+        for run in 0..cfg.runs {
+            let keys =
+                keygen::unique::<u32>(strong_n, cfg.seed ^ 0x5707 ^ ((run as u64 + 1) << 40))?;
+            let values = keygen::values_for::<u32, u32>(&keys);
+            let (dk, dv) = (gpus[0].upload(&keys)?, gpus[0].upload(&values)?);
+            device_run(&gpus[0], &mut bare, &keys, &dk, &dv, run, &mut si, &mut sf)?;
+        }
+    }
+    let bi = si.row("warpdrive", 1, 0, "device", None, "insert", strong_n);
+    let bf = sf.row("warpdrive", 1, 0, "device", None, "find", strong_n);
+    let strong_rates = (bi.gops, bf.gops);
+    rows.push(bi);
+    rows.push(bf);
+    for (total, baseline, weak) in [
+        (
+            per_gpu * g,
+            (bare_rates.0 * g as f64, bare_rates.1 * g as f64),
+            true,
+        ),
+        (strong_n, strong_rates, false),
+    ] {
+        let cap = (total as f64 / cfg.load_factor).ceil() as usize;
+        let c = ShardedConfig::new(cap, TableConfig::WarpDrive(WarpDriveConfig::new(0)))
+            .transport(cfg.transport);
+        let mut map = ShardedMap::<u32, u32>::new(c, gpus)?;
+        let ranks = map.ranks().to_vec();
+        let (mut ins, mut find) = (Timed::new(), Timed::new());
+        // Warm-up: every rank's kernels and pools.
+        {
+            let warm = keygen::unique::<u32>(1 << 12, cfg.seed ^ 0xbeef)?;
+            let wv = keygen::values_for::<u32, u32>(&warm);
+            let dk: Vec<_> = ranks
+                .iter()
+                .map(|r| r.upload(&warm))
+                .collect::<Result<_>>()?;
+            let dv: Vec<_> = ranks.iter().map(|r| r.upload(&wv)).collect::<Result<_>>()?;
+            map.insert_ranks_async(
+                &dk.iter().collect::<Vec<_>>(),
+                &dv.iter().collect::<Vec<_>>(),
+            )?;
+            map.synchronize()?;
+            map.clear()?;
+        }
+        for run in 0..cfg.runs {
+            let keys = keygen::unique::<u32>(total, cfg.seed ^ 0x10ca1 ^ ((run as u64 + 1) << 40))?;
+            let values = keygen::values_for::<u32, u32>(&keys);
+            let each = total.div_ceil(g);
+            let pieces: Vec<std::ops::Range<usize>> = (0..g)
+                .map(|r| (r * each).min(total)..((r + 1) * each).min(total))
+                .collect();
+            let dk: Vec<_> = pieces
+                .iter()
+                .zip(&ranks)
+                .map(|(p, r)| r.upload(&keys[p.clone()]))
+                .collect::<Result<_>>()?;
+            let dv: Vec<_> = pieces
+                .iter()
+                .zip(&ranks)
+                .map(|(p, r)| r.upload(&values[p.clone()]))
+                .collect::<Result<_>>()?;
+            map.clear()?;
+            map.synchronize()?;
+            for r in &ranks {
+                r.synchronize()?;
+            }
+            let (kr, vr): (Vec<_>, Vec<_>) = (dk.iter().collect(), dv.iter().collect());
+            wall(&mut ins, || {
+                map.insert_ranks_async(&kr, &vr)?;
+                map.synchronize()
+            })?;
+            let len = map.len()?;
+            if len != total {
+                ins.failures
+                    .push(format!("run {run}: len {len} after inserting {total} keys"));
+            }
+            let mut out: Vec<_> = pieces
+                .iter()
+                .zip(&ranks)
+                .map(|(p, r)| r.alloc_filled::<u32>(p.len(), 0xaa))
+                .collect::<Result<_>>()?;
+            let mut found: Vec<_> = pieces
+                .iter()
+                .zip(&ranks)
+                .map(|(p, r)| r.alloc_filled::<u8>(p.len(), 0))
+                .collect::<Result<_>>()?;
+            for r in &ranks {
+                r.synchronize()?;
+            }
+            {
+                let mut or: Vec<_> = out.iter_mut().collect();
+                let mut fr: Vec<_> = found.iter_mut().collect();
+                wall(&mut find, || {
+                    map.find_ranks_async(&kr, &mut or, &mut fr)?;
+                    map.synchronize()
+                })?;
+            }
+            let mut bad = 0;
+            for ((p, r), (o, f)) in pieces.iter().zip(&ranks).zip(out.iter().zip(&found)) {
+                bad += bad_hits(&keys[p.clone()], &r.download(o)?, &r.download(f)?);
+            }
+            if bad > 0 {
+                find.failures.push(format!(
+                    "run {run}: {bad} of {total} keys not found or wrong"
+                ));
+            }
+        }
+        let exchange = Some(map.exchange_name());
+        for (t, op, base) in [(ins, "insert", baseline.0), (find, "find", baseline.1)] {
+            let mut r = t.row("sharded", g, map.shards(), "local", exchange, op, total);
+            r.scaling = Some(if weak { "weak" } else { "strong" });
+            r.of_bare = Some(r.gops / base);
+            rows.push(r);
+        }
+    }
+    Ok(rows)
 }
 
 /// Runs the benchmark on GPUs 0..cfg.gpus. `progress` hears each finished row.
@@ -343,7 +497,6 @@ pub fn run_sharded(
     let mut host: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
     let mut host_pinned: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
     let mut bare_pinned = Timed::new();
-    let mut h2d = Timed::new();
     // The split's own cost, at the most shards measured (keys and values; keys alone; the
     // inverse of a find: values and found flags back).
     let most = cfg.shards_per_gpu.iter().max().copied().unwrap_or(1) * cfg.gpus;
@@ -354,11 +507,20 @@ pub fn run_sharded(
         .unwrap_or(maps[0].partition());
     let (mut split_kv, mut split_k, mut unsplit_vf) = (Timed::new(), Timed::new(), Timed::new());
     let timer = gpu.timer()?;
+    // Per GPU: pinned memory of its own (pinned for its context) and a device buffer.
     let mut staging = if cfg.host_sided {
-        Some((gpu.alloc_pinned::<u64>(n)?, gpu.alloc::<u64>(n)?))
+        Some(
+            gpus.iter()
+                .map(|g| Ok((g.alloc_pinned::<u64>(n)?, g.alloc::<u64>(n)?, g.timer()?)))
+                .collect::<Result<Vec<_>>>()?,
+        )
     } else {
         None
     };
+    let mut h2d_each: Vec<Timed> = gpus.iter().map(|_| Timed::new()).collect();
+    // With several GPUs: the pairs to every GPU at once (wall clock), what the bus carries
+    // together.
+    let mut h2d_all = Timed::new();
     // The pairs in page-locked memory, for the host-sided rows from pinned memory.
     let mut pinned_pairs = if cfg.host_sided {
         Some((gpu.alloc_pinned::<u32>(n)?, gpu.alloc_pinned::<u32>(n)?))
@@ -483,13 +645,28 @@ pub fn run_sharded(
                 }
             }
         }
-        if let Some((pinned, dst)) = staging.as_mut() {
-            // The copy bandwidth: the pairs' bytes from pinned memory.
-            gpu.synchronize()?;
-            timer.start()?;
-            gpu.copy_from_pinned(pinned, 0, dst, 0, n)?;
-            h2d.ms.push(timer.stop_ms()?);
-            let _ = pinned.as_mut_slice()?;
+        if let Some(staging) = staging.as_mut() {
+            // The copy bandwidth: the pairs' bytes from pinned memory, to each GPU in turn.
+            for ((g, (pinned, dst, timer)), t) in
+                gpus.iter().zip(staging.iter_mut()).zip(&mut h2d_each)
+            {
+                g.synchronize()?;
+                timer.start()?;
+                g.copy_from_pinned(pinned, 0, dst, 0, n)?;
+                t.ms.push(timer.stop_ms()?);
+                let _ = pinned.as_mut_slice()?;
+            }
+            if gpus.len() > 1 {
+                for g in &gpus {
+                    g.synchronize()?;
+                }
+                wall(&mut h2d_all, || {
+                    for (g, (pinned, dst, _)) in gpus.iter().zip(staging.iter_mut()) {
+                        g.copy_from_pinned(pinned, 0, dst, 0, n)?;
+                    }
+                    gpus.iter().try_for_each(|g| g.synchronize())
+                })?;
+            }
         }
     }
     let mut rows = Vec::new();
@@ -580,11 +757,27 @@ pub fn run_sharded(
     }
     let mut bw = None;
     if cfg.host_sided {
-        let mut r = h2d.row("h2d", 1, 0, "host", None, "copy", n);
-        let gbs = (n * 8) as f64 / (r.median_ms * 1e6);
-        r.gbs = Some(gbs);
-        bw = Some(gbs);
-        push(r, &mut rows);
+        // One row per GPU; the bar is their sum.
+        let mut sum = 0.0;
+        for (i, t) in h2d_each.into_iter().enumerate() {
+            let mut r = t.row("h2d", 1, 0, "host", None, "copy", n);
+            let gbs = (n * 8) as f64 / (r.median_ms * 1e6);
+            r.gbs = Some(gbs);
+            r.gpu = Some(i);
+            sum += gbs;
+            push(r, &mut rows);
+        }
+        bw = Some(sum);
+        if !h2d_all.ms.is_empty() {
+            let mut r = h2d_all.row("h2d", cfg.gpus, 0, "host", None, "copy", n * cfg.gpus);
+            r.gbs = Some((n * 8 * cfg.gpus) as f64 / (r.median_ms * 1e6));
+            push(r, &mut rows);
+        }
+    }
+    if cfg.gpus > 1 {
+        for r in local_scaling(cfg, &gpus, (bi_rate, bf_rate))? {
+            push(r, &mut rows);
+        }
     }
     let targets = targets(&rows, cfg, bw);
     Ok(ShardedReport {
@@ -623,6 +816,31 @@ fn targets(rows: &[ShardedRow], cfg: &ShardedBenchConfig, bw: Option<f64>) -> Ve
             }
         }
     }
+    if cfg.gpus > 1 {
+        // Issue 15 (2 GPUs): weak >= 0.9, strong >= 1.6x; issue 16 (4): weak >= 0.85, strong
+        // >= 3x; otherwise the 4-GPU bars scaled (weak 0.85, strong 0.75 x GPUs).
+        let (weak_bar, strong_bar) = match cfg.gpus {
+            2 => (0.9, 1.6),
+            4 => (0.85, 3.0),
+            g => (0.85, 0.75 * g as f64),
+        };
+        for r in rows.iter().filter(|r| r.sided == "local") {
+            let (bar, what) = match r.scaling {
+                Some("weak") => (weak_bar, "weak scaling, of GPUs x one GPU"),
+                _ => (strong_bar, "strong scaling, speedup over one GPU"),
+            };
+            let f = r.of_bare.unwrap_or(0.0);
+            v.push(TargetCheck {
+                target: format!(
+                    "{} GPUs, each with its own keys, {} of {} keys: {what}",
+                    r.gpus, r.op, r.n
+                ),
+                figure: f,
+                bar,
+                met: f >= bar,
+            });
+        }
+    }
     if let Some(bw) = bw {
         // Pairs per second the bus carries: bytes per second over 8 bytes per pair.
         let bus = bw / 8.0;
@@ -633,8 +851,8 @@ fn targets(rows: &[ShardedRow], cfg: &ShardedBenchConfig, bw: Option<f64>) -> Ve
             let f = r.gops / bus;
             v.push(TargetCheck {
                 target: format!(
-                    "{} shard(s), host-sided insert ({} pairs): of the H2D bandwidth / pair size \
-                     ({:.2} G pairs/s)",
+                    "{} shard(s), host-sided insert ({} pairs): of the H2D bandwidth (summed over \
+                     the GPUs) / pair size ({:.2} G pairs/s)",
                     r.shards,
                     r.memory.unwrap_or("pageable"),
                     bus
