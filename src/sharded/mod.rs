@@ -375,7 +375,7 @@ impl Lane {
             .map(|r| r.with_new_stream())
             .collect::<Result<Vec<_>>>()?;
         Ok(Lane {
-            back_copies: CopyExchange::new(gathers.clone()),
+            back_copies: CopyExchange::new(gathers.clone())?,
             gathers,
             copies,
         })
@@ -1027,7 +1027,7 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
             }
         }
         let exchange = match config.transport {
-            Transport::Copy => exchange::Transport::Copy(CopyExchange::new(ranks.clone())),
+            Transport::Copy => exchange::Transport::Copy(CopyExchange::new(ranks.clone())?),
             #[cfg(feature = "nccl")]
             Transport::Nccl => exchange::Transport::Nccl(exchange::NcclExchange::new(
                 crate::device::nccl::Communicator::from_devices(&ranks)?,
