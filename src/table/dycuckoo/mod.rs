@@ -12,8 +12,10 @@
 //!
 //! # Operations
 //!
-//! - `find`, `contains` and `erase`: a warp per key, no lock; the warp reads the key's bucket in
-//!   each subtable in turn (the paper's Algorithm 1).
+//! - `find`, `contains` and `erase`: no lock; the key's bucket in each subtable in turn, target
+//!   first (the paper's Algorithm 1). The paper gives each key a warp; here each lane holds a
+//!   key, the warp copies the 32 buckets its lanes need next into shared memory together
+//!   (`cp.async`, one request per bucket) and each lane scans its own.
 //! - `insert`: the voter scheme (Algorithm 2). The lanes of a warp each hold a key; the warp
 //!   elects a leader, whose lane locks the key's bucket in the key's target subtable; a lock
 //!   held by another warp makes the warp revote (the next lane leads), otherwise the warp
@@ -27,13 +29,15 @@
 //! sequence locks, so an insert checks the key's buckets in the other subtables (the paper's
 //! insert looks only at the target bucket, and would store a key twice) and a concurrent find
 //! reads consistent buckets. A batch known to hold no key of the table (*fresh*: the table is
-//! empty, or a count on the device, which every plain insert batch into a non-empty table
-//! runs first, found all its keys absent) skips that check: each thread inserts its own key
+//! empty, or the growth check counted its keys and found all absent) skips that check: each
+//! thread inserts its own key
 //! into the first of the key's buckets with room, in the order target, next subtable, ...,
 //! under that bucket's lock, which is safe because a key of the batch can only be in that
 //! bucket or a full one before it (`kernels/dycuckoo.cu`, `dc_insert_threads`). With values
 //! of at most 8 bytes a fresh plain batch first runs a lock-free launch (`dycuckoo_first_fit`:
-//! one CAS of the key into the first empty slot of that bucket), and the insert launch after it
+//! one CAS of the key into the first empty slot of that bucket), and so does any other plain
+//! batch of such values, *checked*: the launch first looks for each key in all its d buckets
+//! (staged in shared memory) and leaves a key it sees. The insert launch after it
 //! runs the locked paths only for the keys it left (all d buckets full, a copy of the key seen,
 //! lost CASes), alone, so no eviction races its CASes. An eviction
 //! chain is built under the locks of all its buckets and then moved from its end back to its
@@ -46,9 +50,11 @@
 //!
 //! The fill factor θ (keys in the subtables over their slots) is kept within
 //! `[α, β]` ([`DyCuckooConfig::fill_bounds`], 0.4 and 0.9 by default as in the paper):
-//! - before a batch that could take θ above β, the table counts the batch's keys that are absent
-//!   (a find pass, which also tells whether the batch is fresh) and **doubles the smallest
-//!   subtable** until they fit below β. The upsize rehash is conflict-free: a key of bucket
+//! - before a batch that could take θ above β, the table **doubles the smallest subtable**
+//!   until the batch fits below β: taking every key of the batch as new where the growth that
+//!   asks for keeps θ at α or above even if no key is new (a batch small beside the table),
+//!   else after counting the batch's absent keys on the device (a find pass, which also tells
+//!   whether the batch is fresh). The upsize rehash is conflict-free: a key of bucket
 //!   `loc` goes to `loc` or `loc + |h^i|`. Keys that still find no room (a chain ran out) make
 //!   the table double a
 //!   subtable and insert them again; only at [`DyCuckooConfig::max_capacity`] or when device
