@@ -875,7 +875,7 @@ impl CascadeTrace {
             line.push(';');
         }
         self.clock.report(format_args!(
-            "warpmap cascade (ms since its start, per GPU):{line} host"
+            "cascade (ms since its start, per GPU):{line} host"
         ));
         Ok(())
     }
