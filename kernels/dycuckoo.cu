@@ -124,7 +124,12 @@ struct dc_view {
   u32 resize_subtable;   // the subtable being resized
   u32 new_buckets;       // its bucket count after the resize
   // Insert launches (insert, mixed, reinsert):
-  u64* launch_counts;    // the counts as the launch began (a copy the host makes before it)
+  // Every launch: the keys per subtable as the host last knew them (an exact read, or the last
+  // snapshot it took), by value. Every warp of a launch draws a key's target subtable from the
+  // same weights (dc_weights), and a find or erase after an insert draws the targets that insert
+  // drew (the weights change only when the host takes a newer count), so it finds a key of that
+  // insert in the first bucket it reads unless that key went on past a full bucket.
+  u64 launch_counts[DC_MAX_SUBTABLES];
   u32 fresh;             // 1: no key of the batch was in the table before it (the host knows)
   u32 first_fit;         // 1: dycuckoo_first_fit ran on this batch (outcome per key below)
   u8* outcome;           // first_fit: 1 where the key was placed there, 0 where it was left
@@ -182,23 +187,23 @@ __device__ __forceinline__ void dc_buckets(const dc_view& t, wm_key k, bool acti
 
 // ---------------------------------------------------------------------------------------------
 // The insert distribution (§5.2): subtable i with probability proportional to n_i / C(m_i, 2),
-// n_i its slots and m_i its keys as the kernel starts (C(m, 2) taken as at least 1, so empty
-// subtables weigh by their size). Host twin: policy.rs `insert_weights`.
+// n_i its slots and m_i its keys as the host last knew them (t.launch_counts; C(m, 2) taken as
+// at least 1, so empty subtables weigh by their size). Host twin: policy.rs `insert_weights`.
 
 struct dc_choice {
   float cum[DC_D];  // cumulative weights
 };
 
-// `counts`: t.launch_counts in the insert kernels, so that every warp of a launch draws the same
+// From t.launch_counts, fixed for the launch, so that every warp of a launch draws the same
 // target for a key whatever the warps that finished before it added (copies of a key in one batch
-// then meet in one bucket: the fresh insert below relies on it); t.counts elsewhere.
-__device__ __forceinline__ dc_choice dc_weights(const dc_view& t, const u64* counts) {
+// then meet in one bucket: the fresh insert below relies on it).
+__device__ __forceinline__ dc_choice dc_weights(const dc_view& t) {
   dc_choice c;
   float acc = 0.0f;
 #pragma unroll
   for (int j = 0; j < DC_D; j++) {
     if ((u32)j != t.exclude) {
-      const float m = (float)__ldcg(counts + j);
+      const float m = (float)t.launch_counts[j];
       const float pairs = fmaxf(m * (m - 1.0f) * 0.5f, 1.0f);
       acc += (float)t.sub[j].buckets * (float)DC_SLOTS / pairs;
     }
@@ -1127,7 +1132,7 @@ __device__ __forceinline__ void dc_insert_keys(const dc_view& t, const wm_bulk& 
 // failures counted in t.scratch[1] instead of t.meta[1].
 template <bool REINSERT>
 __device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk& b) {
-  const dc_choice choice = dc_weights(t, t.launch_counts);
+  const dc_choice choice = dc_weights(t);
   const bool assign = b.assign != 0u;
   const u64 n = REINSERT ? min(b.n, __ldcg(t.scratch)) : b.n;
   long long inserted = 0, failed = 0;
@@ -1237,7 +1242,7 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_first_fit(dc_view t, wm_bulk b) {
 #pragma unroll
   for (int j = 0; j < DC_D; j++) delta[j] = 0;
 #ifndef WM_VALUE_WIDE
-  const dc_choice choice = dc_weights(t, t.launch_counts);
+  const dc_choice choice = dc_weights(t);
   __shared__ wm_stage stages[WM_BLOCK / 32];
   wm_stage& stage = stages[threadIdx.x >> 5];
   dc_for_each_round(b.n, [&](u64 i, bool active) {
@@ -1476,7 +1481,7 @@ __device__ __forceinline__ void dc_lookup(const dc_view& t, const dc_choice& cho
 // b.found[i] = 1 and b.out[i] = value where b.keys[i] is present; 0 otherwise (b.out[i] left
 // alone). b.out may be null (contains).
 extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
-  const dc_choice choice = dc_weights(t, t.counts);
+  const dc_choice choice = dc_weights(t);
   __shared__ wm_stage stages[WM_BLOCK / 32];
   wm_stage& stage = stages[threadIdx.x >> 5];
   dc_for_each_round(b.n, [&](u64 i, bool active) {
@@ -1515,7 +1520,7 @@ extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
 // never from subtable t.exclude, and t.meta untouched (the keys stay in the old subtable).
 template <bool UNPLACE>
 __device__ __forceinline__ void dc_erase_batch(const dc_view& t, const wm_bulk& b) {
-  const dc_choice choice = dc_weights(t, t.counts);
+  const dc_choice choice = dc_weights(t);
   const u64 n = UNPLACE ? min(b.n, __ldcg(t.scratch)) : b.n;
   const u32 skip = UNPLACE ? t.exclude : DC_NONE;
   long long erased = 0;
@@ -1569,7 +1574,7 @@ extern "C" __global__ void dycuckoo_unplace(dc_view t, wm_bulk b) { dc_erase_bat
 // updated in this launch is found with its old or its new value, or not at all if it is new).
 // Erases are left alone (the host refuses them: phase-separated, as in the paper).
 extern "C" __global__ void DC_BOUNDS dycuckoo_mixed(dc_view t, wm_bulk b) {
-  const dc_choice choice = dc_weights(t, t.launch_counts);
+  const dc_choice choice = dc_weights(t);
   const bool assign = b.assign != 0u;
   long long inserted = 0, failed = 0;
   long long delta[DC_D];
@@ -1681,7 +1686,7 @@ extern "C" __global__ void dycuckoo_recount(dc_view t, wm_bulk b) {
 // and repeated in the batch counts each time). The host's growth decision (the side path's keys
 // take no slot and are not counted).
 extern "C" __global__ void dycuckoo_count_absent(dc_view t, wm_bulk b) {
-  const dc_choice choice = dc_weights(t, t.counts);
+  const dc_choice choice = dc_weights(t);
   long long absent = 0;
   __shared__ wm_stage stages[WM_BLOCK / 32];
   wm_stage& stage = stages[threadIdx.x >> 5];

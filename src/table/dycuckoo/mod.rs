@@ -329,7 +329,7 @@ pub struct DyCuckooView {
     res_capacity: u64,
     resize_subtable: u32,
     new_buckets: u32,
-    launch_counts: u64,
+    launch_counts: [u64; MAX_SUBTABLES],
     fresh: u32,
     first_fit: u32,
     outcome: u64,
@@ -415,17 +415,25 @@ pub struct DyCuckooScheme<K: Key, V: Value> {
     /// count of a batch's absent keys (`ABSENT_WORD`: read with the counts, one download), then
     /// the keys first-fit launches left to the locked paths (`LEFT_WORD`).
     counts: DeviceBuffer<u64>,
-    /// `counts` as an insert launch began (copied before each): every warp of the launch draws
-    /// a key's target subtable from the same weights.
-    launch_counts: DeviceBuffer<u64>,
+    /// The keys per subtable as the host last knew them (the last exact read of `counts`, or
+    /// the last snapshot taken), passed by value to every launch (the view's `launch_counts`):
+    /// every warp of a launch draws a key's target subtable from the same weights, and a find
+    /// after an insert draws the targets that insert drew. (A device-side copy before each
+    /// insert cost a driver call per batch: ~10 µs of host time each on the H100 machine.)
+    host_counts: [u64; MAX_SUBTABLES],
     /// Whether the next insert launch is fresh: none of its keys was in the table before it
     /// (set by [`Scheme::before_insert`] for the launch that follows it).
     fresh: bool,
     fresh_mode: FreshMode,
     /// For the insert launch that follows a first-fit launch (`dycuckoo_first_fit`): a byte per
     /// key of the batch, 1 where that launch placed the key. Kept until the next batch's
-    /// [`Scheme::before_insert`], so it outlives the launch that reads it.
+    /// [`Scheme::before_insert`] at least, so it outlives the launch that reads it, and reused by
+    /// later batches while it is at most [`OUTCOME_KEPT_BYTES`] (an allocation and a free per
+    /// batch cost two driver calls).
     outcome: Option<DeviceBuffer<u8>>,
+    /// Whether the next insert launch follows a first-fit launch over its batch (`outcome`
+    /// holds that launch's results).
+    after_first_fit: bool,
     /// The `ABSENT_WORD` of the last read of the counts.
     absent: u64,
     /// The `LEFT_WORD` of the last read or snapshot of the counts.
@@ -486,6 +494,8 @@ impl<K: Key, V: Value> DyCuckooScheme<K, V> {
         self.absent = all[ABSENT_WORD];
         self.first_fit_left = all[LEFT_WORD];
         let counts = all[..self.subtables.len()].to_vec();
+        self.host_counts = [0; MAX_SUBTABLES];
+        self.host_counts[..counts.len()].copy_from_slice(&counts);
         self.known = counts.iter().sum();
         self.pending = 0;
         self.erasing = 0;
@@ -524,6 +534,8 @@ impl<K: Key, V: Value> DyCuckooScheme<K, V> {
         };
         snap.live = false;
         let all = snap.host.as_slice()?;
+        self.host_counts = [0; MAX_SUBTABLES];
+        self.host_counts[..d].copy_from_slice(&all[..d]);
         self.known = all[..d].iter().sum();
         self.first_fit_left = all[LEFT_WORD];
         self.pending = self.pending.saturating_sub(snap.pending);
@@ -535,10 +547,6 @@ impl<K: Key, V: Value> DyCuckooScheme<K, V> {
         if let Some(s) = self.snapshot.as_mut() {
             s.live = false;
         }
-    }
-    /// Copies the counts into `launch_counts`, on the table's stream, before an insert launch.
-    fn snapshot_counts(&mut self, gpu: &Gpu) -> Result<()> {
-        gpu.copy_device(&self.counts, &mut self.launch_counts)
     }
     fn allocate_side(gpu: &Gpu) -> Result<(DeviceBuffer<u32>, DeviceBuffer<V>)> {
         // Two side-path locks, two present flags, and the escalation token of the kernels'
@@ -602,10 +610,11 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             side,
             side_values,
             counts: gpu.alloc_filled::<u64>(COUNT_WORDS, 0)?,
-            launch_counts: gpu.alloc_filled::<u64>(COUNT_WORDS, 0)?,
+            host_counts: [0; MAX_SUBTABLES],
             fresh: false,
             fresh_mode: FreshMode::from_env(),
             outcome: None,
+            after_first_fit: false,
             absent: 0,
             first_fit_left: 0,
             floor,
@@ -669,10 +678,13 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             res_capacity: 0,
             resize_subtable: NONE,
             new_buckets: 0,
-            launch_counts: self.launch_counts.device_address(),
+            launch_counts: self.host_counts,
             fresh: u32::from(self.fresh),
-            first_fit: u32::from(self.outcome.is_some()),
-            outcome: self.outcome.as_ref().map_or(0, |o| o.device_address()),
+            first_fit: u32::from(self.after_first_fit),
+            outcome: match &self.outcome {
+                Some(o) if self.after_first_fit => o.device_address(),
+                _ => 0,
+            },
         }
     }
 
@@ -693,7 +705,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             + self.side.num_bytes()
             + self.side_values.num_bytes()
             + self.counts.num_bytes()
-            + self.launch_counts.num_bytes()
+            + self.outcome.as_ref().map_or(0, |o| o.num_bytes())
     }
 
     /// Every key empty, every lock free, the counts and the side path zero; the subtables keep
@@ -705,7 +717,8 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         }
         gpu.fill_bytes(&mut self.side, 0)?;
         gpu.fill_bytes(&mut self.counts, 0)?;
-        gpu.fill_bytes(&mut self.launch_counts, 0)?;
+        self.host_counts = [0; MAX_SUBTABLES];
+        self.after_first_fit = false;
         self.known = 0;
         self.pending = 0;
         self.erasing = 0;
@@ -777,11 +790,12 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         s.fresh =
             s.fresh_mode != FreshMode::Off && (empty(s) || (ops.is_none() && absent == Some(n)));
         let checked = !s.fresh && s.fresh_mode == FreshMode::Checked;
-        s.outcome = None;
-        clock.mark("last outcome freed");
+        s.after_first_fit = false;
+        if s.outcome.as_ref().is_some_and(|o| o.num_bytes() > OUTCOME_KEPT_BYTES) {
+            s.outcome = None;
+            clock.mark("last outcome freed");
+        }
         s.pending += n;
-        s.snapshot_counts(&gpu)?;
-        clock.mark("launch counts copied");
         if (table.scheme.fresh || checked) && ops.is_none() && V::BYTES <= 8 && first_fit_on() {
             let paths = &mut table.scheme.paths;
             if checked {
@@ -895,6 +909,10 @@ fn grows_on_bound<K: Key, V: Value>(s: &DyCuckooScheme<K, V>, n: u64) -> bool {
     fewest as f64 >= grown.capacity() as f64 * s.config.alpha
 }
 
+/// The largest first-fit outcome buffer (a byte per key of a batch) a table keeps for later
+/// batches; a larger one (a batch of more than 16 Mi keys) is freed at the next batch.
+const OUTCOME_KEPT_BYTES: usize = 16 << 20;
+
 /// Words of the counts buffer: a count per subtable, then [`ABSENT_WORD`] and [`LEFT_WORD`].
 const COUNT_WORDS: usize = MAX_SUBTABLES + 2;
 /// Where `count_absent` writes (read by the next [`DyCuckooScheme::read_counts`]).
@@ -945,7 +963,10 @@ fn first_fit<K: Key, V: Value>(
     values: &DeviceBuffer<V>,
 ) -> Result<()> {
     let gpu = table.gpu.clone();
-    let mut outcome = gpu.alloc::<u8>(keys.len())?;
+    let mut outcome = match table.scheme.outcome.take() {
+        Some(o) if o.len() >= keys.len() => o,
+        _ => gpu.alloc::<u8>(keys.len())?,
+    };
     let mut view = table.view();
     view.outcome = outcome.device_address();
     let word = std::mem::size_of::<u64>();
@@ -958,6 +979,7 @@ fn first_fit<K: Key, V: Value>(
     })?;
     let s = &mut table.scheme;
     s.outcome = Some(outcome);
+    s.after_first_fit = true;
     s.fresh = false;
     Ok(())
 }
@@ -1106,7 +1128,8 @@ fn downsize_subtable<K: Key, V: Value>(
 
     // The new arrays take the subtable's place; the old ones stay for a rollback.
     let old = std::mem::replace(&mut table.scheme.subtables[i], fresh);
-    table.scheme.snapshot_counts(&gpu)?;
+    // (The reinsert's weights: the counts read above. Subtable i, whose count the downsize
+    // changed, is excluded; the others' are unchanged.)
     let mut view = table.view();
     view.exclude = i as u32;
     view.scratch = scratch.device_address();
