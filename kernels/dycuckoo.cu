@@ -133,11 +133,6 @@ struct dc_view {
   u32 fresh;             // 1: no key of the batch was in the table before it (the host knows)
   u32 first_fit;         // 1: dycuckoo_first_fit ran on this batch (outcome per key below)
   u8* outcome;           // first_fit: 1 where the key was placed there, 0 where it was left
-  // The count mailbox (dc_publish_counts; null: none): host memory mapped into the GPU, where the
-  // insert launch's last block writes the counts' DC_COUNT_WORDS words, then snapshot_seq.
-  u64* snapshot_to;
-  u64 snapshot_seq;
-  u64* snapshot_arrived;  // blocks of the launch past their count flushes (zero between launches)
 };
 WM_CHECK_VIEW(dc_view);
 
@@ -702,31 +697,6 @@ __device__ __forceinline__ void dc_flush_counts(u64* counts, long long (&delta)[
   for (int i = 0; i < DC_D; i++) wm_add_count(counts + i, delta[i]);
 }
 
-// Words of the counts the mailbox gets: a count per subtable, the absent count, the keys first
-// fit left (host twin: COUNT_WORDS in src/table/dycuckoo/mod.rs).
-#define DC_COUNT_WORDS (DC_MAX_SUBTABLES + 2)
-
-// The count mailbox: the last block of an insert launch to pass its count flushes copies the
-// counts into host memory mapped into the GPU (t.snapshot_to), then, after a system-scope fence,
-// the launch's sequence number. The host polls it before its next batch (a read of its own
-// memory) instead of enqueueing a copy and an event after each insert and querying the event
-// later: three driver calls fewer per batch, ~10 µs each on the H100 machine (bench/NOTES.md,
-// issue 12, session P). Thread 0 of every block calls it after dc_flush_counts (thread 0 issued
-// the block's count atomics: its fence orders them before its arrival). The last block resets
-// the arrival count for the next launch.
-__device__ __forceinline__ void dc_publish_counts(const dc_view& t) {
-  if (t.snapshot_to == nullptr || threadIdx.x != 0) return;
-  __threadfence();
-  const unsigned long long arrived = atomicAdd(reinterpret_cast<unsigned long long*>(t.snapshot_arrived), 1ull);
-  if (arrived != (unsigned long long)gridDim.x - 1ull) return;
-  __threadfence();  // every block's flushes (before its arrival) are seen by the reads below
-#pragma unroll
-  for (int w = 0; w < DC_COUNT_WORDS; w++) t.snapshot_to[w] = __ldcg(t.counts + w);
-  __threadfence_system();
-  t.snapshot_to[DC_COUNT_WORDS] = t.snapshot_seq;
-  *t.snapshot_arrived = 0ull;
-}
-
 // Serves the insert of lane src's key in a dc_vote round: the key, its value and its target are
 // shuffled to the warp; lane src records the outcome.
 template <bool REINSERT>
@@ -1195,7 +1165,6 @@ __device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk&
     wm_add_count(t.meta + 1, failed);
   }
   dc_flush_counts(t.counts, delta);
-  if (!REINSERT) dc_publish_counts(t);
 }
 
 // The insert kernels' occupancy, blocks per multiprocessor (0: the compiler's choice, 72

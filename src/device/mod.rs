@@ -1974,24 +1974,6 @@ impl<T: bytemuck::Pod> MappedBuffer<T> {
     pub fn huge_page_bytes(&self) -> Option<u64> {
         anon_huge_page_bytes(self.host, self.num_bytes())
     }
-    /// The contents as they are now, without waiting for anything: kernels may be writing them
-    /// meanwhile, so each element is read once (a volatile read; an aligned element of at most 8
-    /// bytes is read whole), in index order, and the reads are ordered before what the caller
-    /// does next (an acquire fence). For a mailbox that kernels write and the host polls: a
-    /// kernel writes its words, then a system-scope fence, then a sequence word, which the
-    /// caller checks (see DyCuckoo's count mailbox). No driver call.
-    pub fn peek(&self) -> Vec<T> {
-        // SAFETY: the buffer holds `len` elements of T at `host` (page-locked, mapped, alive as
-        // long as `self`; T is Pod, so any bit pattern is a value), page-aligned, so every
-        // element is aligned; volatile reads, because a kernel may write the memory
-        // concurrently (which plain reads would let the compiler assume it does not).
-        let v = (0..self.len)
-            .map(|i| unsafe { std::ptr::read_volatile((self.host as *const T).add(i)) })
-            .collect();
-        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-        v
-    }
-
     /// The contents, after waiting for every stream whose kernels used it (they may be writing
     /// it).
     pub fn to_vec(&self) -> Result<Vec<T>> {

@@ -69,10 +69,7 @@
 //!
 //! `capacity()` is the slots of all subtables and changes with resizes; `max_load_factor()` is
 //! β. Device-buffer inserts ([`DeviceHashTable`]) grow the same way, and
-//! synchronise only when the table's estimate of its keys comes near β (the estimate starts
-//! from the counts that each insert launch's last block writes into mapped host memory, so it
-//! costs no driver call: two kernel launches are all an insert batch's host side pays, where
-//! each call costs ~10 µs on the H100 machine); device-buffer erases do
+//! synchronise only when the table's estimate of its keys comes near β; device-buffer erases do
 //! not shrink the table ([`DyCuckoo::fit_fill_bounds`] does). A resize that cannot allocate its
 //! arrays returns [`Error::OutOfMemory`] from [`DyCuckoo::upsize`] / [`DyCuckoo::downsize`] and
 //! changes nothing (inside an insert, the keys that then find no room are reported).
@@ -96,7 +93,7 @@
 
 pub mod policy;
 
-use crate::device::{DeviceBuffer, Gpu, Kernel, KernelArg, MappedBuffer, Module};
+use crate::device::{DeviceBuffer, Event, Gpu, Kernel, KernelArg, Module, PinnedBuffer};
 use crate::kernels::{KernelSource, DYCUCKOO};
 use crate::key::{Key, Value};
 use crate::table::engine::{bulk_grid, engine_source, Bulk, GpuTable, Scheme, SchemeConfig};
@@ -336,9 +333,6 @@ pub struct DyCuckooView {
     fresh: u32,
     first_fit: u32,
     outcome: u64,
-    snapshot_to: u64,
-    snapshot_seq: u64,
-    snapshot_arrived: u64,
 }
 
 // SAFETY: #[repr(C)] plain data (u64 addresses and integers), the layout of dc_view (its size
@@ -454,32 +448,26 @@ pub struct DyCuckooScheme<K: Key, V: Value> {
     known: u64,
     pending: u64,
     erasing: u64,
-    /// The counts as the last insert launch left them, written by that launch into host memory
-    /// (`FreshMode::Checked`; the mailbox): once they are there, `known` takes them and
-    /// `pending` and `erasing` keep only the batches launched after it, so the bounds stay
-    /// tight without a read.
-    snapshot: Option<CountMailbox>,
+    /// The counts as the last insert launch left them, copied to the host without a wait
+    /// (`FreshMode::Checked`): once the copy is done, `known` takes it and `pending` and
+    /// `erasing` keep only the batches launched after it, so the bounds stay tight without a
+    /// read.
+    snapshot: Option<CountSnapshot>,
     resizes: Resizes,
     paths: InsertPaths,
     kernels: Option<DcKernels>,
     _kv: PhantomData<(K, V)>,
 }
 
-/// The count mailbox (see `DyCuckooScheme::snapshot`): host memory mapped into the GPU, where
-/// the last block of an insert launch writes the counts, then the launch's sequence number
-/// (`dc_publish_counts` in kernels/dycuckoo.cu). The host reads it before its next batch without
-/// a driver call; an asynchronous copy and an event after each insert, and a query of the event
-/// before the next, cost three (~10 µs each on the H100 machine: bench/NOTES.md, issue 12,
-/// session P).
-struct CountMailbox {
-    /// `COUNT_WORDS` words of the counts, then the sequence number of the launch that wrote them.
-    words: MappedBuffer<u64>,
-    /// The sequence number of the last batch armed (its insert launch writes it).
-    seq: u64,
-    /// `pending` and `erasing` as that batch was launched (the batches its counts include).
+/// An asynchronous copy of the counts (see `DyCuckooScheme::snapshot`).
+struct CountSnapshot {
+    host: PinnedBuffer<u64>,
+    /// Recorded after the copy.
+    done: Event,
+    /// `pending` and `erasing` as the copy was enqueued (the batches it already counts).
     pending: u64,
     erasing: u64,
-    /// Armed and not yet taken (nor made stale by an exact read or a clear).
+    /// Enqueued and not yet taken (nor made stale by an exact read or a clear).
     live: bool,
 }
 
@@ -513,40 +501,39 @@ impl<K: Key, V: Value> DyCuckooScheme<K, V> {
         self.erasing = 0;
         Ok(counts)
     }
-    /// Arms the mailbox for the batch being launched (its pending inserts counted): the insert
-    /// launch that follows writes the counts there, taken by the next
-    /// [`take_snapshot`](Self::take_snapshot) that finds them.
-    fn arm_snapshot(&mut self, gpu: &Gpu) -> Result<()> {
+    /// Enqueues a copy of the counts to the host (after an insert batch's launches; the host
+    /// does not wait), taken by the next [`take_snapshot`](Self::take_snapshot) that finds it
+    /// done.
+    fn enqueue_snapshot(&mut self, gpu: &Gpu) -> Result<()> {
         if self.snapshot.is_none() {
-            self.snapshot = Some(CountMailbox {
-                words: gpu.alloc_mapped::<u64>(COUNT_WORDS + 1)?,
-                seq: 0,
+            self.snapshot = Some(CountSnapshot {
+                host: gpu.alloc_pinned::<u64>(COUNT_WORDS)?,
+                done: gpu.new_event()?,
                 pending: 0,
                 erasing: 0,
                 live: false,
             });
         }
         let (pending, erasing) = (self.pending, self.erasing);
-        let m = self.snapshot.as_mut().expect("made above");
-        m.seq += 1;
-        (m.pending, m.erasing, m.live) = (pending, erasing, true);
+        let snap = self.snapshot.as_mut().expect("made above");
+        gpu.copy_to_pinned(&self.counts, 0, &mut snap.host, 0, COUNT_WORDS)?;
+        snap.done.record(gpu)?;
+        (snap.pending, snap.erasing, snap.live) = (pending, erasing, true);
         Ok(())
     }
-    /// Takes the counts the last armed batch's insert launch wrote, if they are there (never
-    /// waits, no driver call): `known` becomes their sum, and `pending` and `erasing` keep only
-    /// what was launched after it.
+    /// Takes the last snapshot of the counts if its copy is done (never waits): `known` becomes
+    /// its sum, and `pending` and `erasing` keep only what was launched after it.
     fn take_snapshot(&mut self) -> Result<()> {
         let d = self.subtables.len();
-        let Some(snap) = self.snapshot.as_mut().filter(|s| s.live) else {
+        let Some(snap) = self
+            .snapshot
+            .as_mut()
+            .filter(|s| s.live && s.done.is_complete())
+        else {
             return Ok(());
         };
-        if snap.words.peek()[COUNT_WORDS] != snap.seq {
-            return Ok(()); // that launch has not finished
-        }
-        // Read again, after the sequence number: the launch wrote the counts before it (behind
-        // a system-scope fence), so these reads see them.
-        let all = snap.words.peek();
         snap.live = false;
+        let all = snap.host.as_slice()?;
         self.host_counts = [0; MAX_SUBTABLES];
         self.host_counts[..d].copy_from_slice(&all[..d]);
         self.known = all[..d].iter().sum();
@@ -622,7 +609,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             subtables,
             side,
             side_values,
-            counts: gpu.alloc_filled::<u64>(COUNT_WORDS + 1, 0)?,
+            counts: gpu.alloc_filled::<u64>(COUNT_WORDS, 0)?,
             host_counts: [0; MAX_SUBTABLES],
             fresh: false,
             fresh_mode: FreshMode::from_env(),
@@ -698,12 +685,6 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
                 Some(o) if self.after_first_fit => o.device_address(),
                 _ => 0,
             },
-            snapshot_to: match &self.snapshot {
-                Some(m) if m.live => m.words.device_address(),
-                _ => 0,
-            },
-            snapshot_seq: self.snapshot.as_ref().map_or(0, |m| m.seq),
-            snapshot_arrived: self.counts.device_address() + (ARRIVED_WORD * 8) as u64,
         }
     }
 
@@ -815,11 +796,6 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             clock.mark("last outcome freed");
         }
         s.pending += n;
-        if s.fresh_mode == FreshMode::Checked && ops.is_none() {
-            // The insert launch writes the counts into the mailbox (the next batch's bound
-            // starts from them); a mixed batch's kernel does not.
-            s.arm_snapshot(&gpu)?;
-        }
         if (table.scheme.fresh || checked) && ops.is_none() && V::BYTES <= 8 && first_fit_on() {
             let paths = &mut table.scheme.paths;
             if checked {
@@ -839,6 +815,16 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             s.first_fit_left
         ));
         Ok(())
+    }
+
+    /// Copies the counts to the host without waiting (`FreshMode::Checked`): the next batch's
+    /// bound starts from them once the copy is done.
+    fn after_insert(table: &mut GpuTable<Self>) -> Result<()> {
+        if table.scheme.fresh_mode != FreshMode::Checked {
+            return Ok(());
+        }
+        let gpu = table.gpu.clone();
+        table.scheme.enqueue_snapshot(&gpu)
     }
 
     /// Doubles subtables (at least one) until the stored keys and the `failed` ones fit within
@@ -879,9 +865,9 @@ enum FreshMode {
     /// The default: as `Bound`, and a plain batch of narrow values that is not fresh takes the
     /// first-fit launch checked (each key looked for in all its d buckets, staged, before it
     /// takes the first empty slot: `dc_check_all`), which is a count's pass without its
-    /// synchronisation and the fresh launch after it; the bound starts from the counts each
-    /// insert launch writes into host memory as it ends (the count mailbox, `CountMailbox`), so
-    /// only a batch that may cross β is counted.
+    /// synchronisation and the fresh launch after it; the bound starts from an asynchronous
+    /// snapshot of the counts taken after each insert batch, so only a batch that may cross β
+    /// is counted.
     Checked,
 }
 
@@ -927,12 +913,8 @@ fn grows_on_bound<K: Key, V: Value>(s: &DyCuckooScheme<K, V>, n: u64) -> bool {
 /// batches; a larger one (a batch of more than 16 Mi keys) is freed at the next batch.
 const OUTCOME_KEPT_BYTES: usize = 16 << 20;
 
-/// Words of the counts (`DC_COUNT_WORDS` in the kernels): a count per subtable, then
-/// [`ABSENT_WORD`] and [`LEFT_WORD`]. The counts buffer has one word more, [`ARRIVED_WORD`].
+/// Words of the counts buffer: a count per subtable, then [`ABSENT_WORD`] and [`LEFT_WORD`].
 const COUNT_WORDS: usize = MAX_SUBTABLES + 2;
-/// The blocks of an insert launch past their count flushes (`dc_publish_counts`), zero between
-/// launches.
-const ARRIVED_WORD: usize = COUNT_WORDS;
 /// Where `count_absent` writes (read by the next [`DyCuckooScheme::read_counts`]).
 const ABSENT_WORD: usize = MAX_SUBTABLES;
 /// Where `dycuckoo_first_fit` adds the keys it leaves to the locked paths (since the table was
