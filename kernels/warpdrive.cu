@@ -216,11 +216,40 @@ __device__ __forceinline__ void wd_store_value(const wd_arrays& a, u64 i, wd_see
 #endif
 }
 
+// Reduces v into the value of slot i, whose key is already k (reduce by key: the mode word
+// `word`, kernels/common/apply.cuh), atomically on the value alone. Values of 4 or 8 bytes (the
+// host refuses the others). Every layout keeps a claimed slot's value in place before another
+// insert can see its key: the packed layout claims key and value in one 64-bit CAS, the pair
+// layout in one 128-bit CAS (sm_90; the host refuses reduce by key on a pair layout before it),
+// and the tagged layout holds the slot busy until both are written.
+__device__ __forceinline__ void wd_apply_value(const wd_arrays& a, u64 i, const wm_value& v, u32 word) {
+#if defined(WD_LAYOUT_PACKED)
+  wm_apply32(reinterpret_cast<u32*>(a.slots + i) + 1, (u32)v, word);  // the value: the high half
+#elif defined(WD_LAYOUT_PAIR)
+  wm_apply_value(reinterpret_cast<wm_value*>(&a.slots[i].y), v, word);  // 4 bytes: the low half
+#elif !defined(WM_VALUE_WIDE)
+  wm_apply_value(a.values + i, v, word);
+#else
+  (void)a, (void)i, (void)v, (void)word;
+  __trap();  // never: the host refuses reduce by key on values wider than 8 bytes
+#endif
+}
+
+// What an insert does to a present key's slot i (its tag `s`) as the mode word says: keep,
+// assign (wd_store_value) or apply (wd_apply_value).
+__device__ __forceinline__ void wd_present(const wd_arrays& a, u64 i, wd_seen s, const wm_key& k, const wm_value& v,
+                                           u32 word) {
+  const u32 mode = wm_mode_of(word);
+  if (mode == WM_MODE_ASSIGN) wd_store_value(a, i, s, k, v);
+  else if (mode == WM_MODE_APPLY) wd_apply_value(a, i, v, word);
+}
+
 // Tries to claim free slot i, last seen holding `seen` (an empty or tombstone key), for (k, v).
-// Returns 1 when claimed, 2 when the slot meanwhile holds k (its value replaced if `assign`),
-// 0 when lost to another key. `fingerprint`: the tagged layout's tag for k.
+// Returns 1 when claimed, 2 when the slot meanwhile holds k (its value replaced or reduced into,
+// as the mode word `word` says), 0 when lost to another key. `fingerprint`: the tagged layout's
+// tag for k.
 __device__ __forceinline__ int wd_claim(const wd_arrays& a, u64 i, wd_seen seen, const wm_key& k,
-                                        const wm_value& v, bool assign, u32 fingerprint) {
+                                        const wm_value& v, u32 word, u32 fingerprint) {
   wd_slot* slots = a.slots;
 #if defined(WD_LAYOUT_TAGGED)
   // Lost to another insert: the caller rescans the window, where it waits while the slot is
@@ -235,7 +264,7 @@ __device__ __forceinline__ int wd_claim(const wd_arrays& a, u64 i, wd_seen seen,
   const u64 old = atomicCAS(slots + i, seen, wd_make(k, v));
   if (old == seen) return 1;
   if (wd_key(old) == k) {
-    if (assign) atomicExch(slots + i, wd_make(k, v));
+    wd_present(a, i, old, k, v, word);
     return 2;
   }
   return 0;
@@ -243,11 +272,14 @@ __device__ __forceinline__ int wd_claim(const wd_arrays& a, u64 i, wd_seen seen,
   const ulonglong2 old = wm_cas128(slots + i, seen, make_ulonglong2((u64)k, (u64)v));
   if (old.x == seen.x && old.y == seen.y) return 1;
   if (old.x == (u64)k) {
-    if (assign) atomicExch(&slots[i].y, (u64)v);
+    wd_present(a, i, old, k, v, word);
     return 2;
   }
   return 0;
 #else
+  // Key first, value after: a reduction could meet a value not yet written, so the host refuses
+  // reduce by key here (before sm_90); assign and keep only.
+  const bool assign = wm_mode_of(word) == WM_MODE_ASSIGN;
   const u64 old = atomicCAS(&slots[i].x, seen.x, (u64)k);
   if (old == seen.x || (old == (u64)k && assign)) atomicExch(&slots[i].y, (u64)v);
   return old == seen.x ? 1 : (old == (u64)k ? 2 : 0);
@@ -415,16 +447,17 @@ struct wd_solo_window {
 #endif
 
 // Inserts (k, v) into table t, probing with window w; returns its status. `inserted` / `failed`
-// count on the leader. assign: a present key gets the new value (UPDATED); otherwise it keeps
-// its value (PRESENT).
+// count on the leader. The mode word `word` (kernels/common/apply.cuh): a present key gets the
+// new value (assign: UPDATED), has it reduced into its own (apply: UPDATED), or keeps its value
+// (keep: PRESENT).
 template <typename W>
 __device__ __forceinline__ u32 wd_insert_one(W& w, const wd_view& t, const wd_arrays& a, const wm_key& k,
-                                             const wm_value& v, bool assign, long long& inserted,
+                                             const wm_value& v, u32 word, long long& inserted,
                                              long long& failed) {
-  const u32 present = assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT;
+  const u32 present = wm_mode_of(word) == WM_MODE_KEEP ? WM_STATUS_PRESENT : WM_STATUS_UPDATED;
 #if !defined(WD_LAYOUT_TAGGED)
   const int side_slot = wm_side_slot(k);
-  if (side_slot >= 0) return w.leader() ? wm_side_insert(t.side, side_slot, v, assign, inserted) : 0u;
+  if (side_slot >= 0) return w.leader() ? wm_side_insert_mode(t.side, side_slot, v, word, inserted) : 0u;
 #endif
   wd_probe p(k, t.windows, t.seed);
   u32 probe = 0;
@@ -443,7 +476,7 @@ __device__ __forceinline__ u32 wd_insert_one(W& w, const wd_view& t, const wd_ar
       const u32 match = w.where([&](u64 i, wd_seen s) { return wd_holds<true>(a, i, s, k, p); });
       if (match) {
         const u32 r = __ffs(match) - 1;
-        if (assign && w.holds(r)) wd_store_value(a, w.base + r, w.own(r), k, v);
+        if (w.holds(r)) wd_present(a, w.base + r, w.own(r), k, v, word);
         return present;
       }
 #if defined(WD_LAYOUT_TAGGED)
@@ -469,7 +502,7 @@ __device__ __forceinline__ u32 wd_insert_one(W& w, const wd_view& t, const wd_ar
       // An empty slot ends the chain: k is not further on. Claim the first free slot.
     }
     int got = 0;
-    if (w.leader()) got = wd_claim(a, free_slot, free_seen, k, v, assign, p.fingerprint);
+    if (w.leader()) got = wd_claim(a, free_slot, free_seen, k, v, word, p.fingerprint);
     got = w.from_leader(got);
     if (got == 1) {
       if (w.leader()) inserted++;
@@ -537,7 +570,7 @@ extern "C" __global__ void warpdrive_insert(wd_view t, wm_bulk b) {
     const wm_key k = b.keys[idx];
     const wm_value v = wm_load_elem(b.values, idx);
     wd_group_window w(g);
-    const u32 st = wd_insert_one(w, t, a, k, v, b.assign != 0u, inserted, failed);
+    const u32 st = wd_insert_one(w, t, a, k, v, b.assign, inserted, failed);
     if (b.status != nullptr && g.rank == 0) b.status[idx] = st;
   });
   wm_add_count(t.meta, inserted);
@@ -557,7 +590,7 @@ extern "C" __global__ void warpdrive_insert_ordered(wd_view t, wm_bulk b) {
     const wm_key k = b.keys[idx];
     const wm_value v = wm_load_elem(b.values, idx);
     wd_solo_window w;
-    wd_insert_one(w, t, a, k, v, b.assign != 0u, inserted, failed);
+    wd_insert_one(w, t, a, k, v, b.assign, inserted, failed);
   });
   wm_add_count(t.meta, inserted);
   wm_add_count(t.meta + 1, failed);
@@ -612,7 +645,7 @@ extern "C" __global__ void warpdrive_mixed(wd_view t, wm_bulk b) {
     if (op == WM_OP_INSERT) {
       const wm_value v = wm_load_elem(b.values, idx);
       wd_group_window w(g);
-      const u32 st = wd_insert_one(w, t, a, k, v, true, inserted, failed);
+      const u32 st = wd_insert_one(w, t, a, k, v, WM_MODE_ASSIGN, inserted, failed);
       if (g.rank == 0) b.status[idx] = st;
     } else if (op == WM_OP_FIND) {
       wd_group_window w(g);

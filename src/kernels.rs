@@ -36,6 +36,7 @@ pub const COMMON: &[KernelFile] = &[
     kernel_file!("common/stage.cuh"),
     kernel_file!("common/record.cuh"),
     kernel_file!("common/probe.cuh"),
+    kernel_file!("common/apply.cuh"),
     kernel_file!("common/side.cuh"),
     kernel_file!("common/bulk.cuh"),
     kernel_file!("common/multisplit.cuh"),

@@ -91,6 +91,30 @@ pub trait Value:
     /// mixed tails; all ones for `u64::MAX`, all ones but a first byte `0xfe` for
     /// `u64::MAX - 1`).
     fn from_bits(bits: u64) -> Self;
+    /// The arithmetic kind of a numeric value (`u32`, `i32`, `f32`, `u64`, `i64`, `f64`), which
+    /// reduce by key ([`InsertMode::Apply`](crate::InsertMode::Apply)) needs; `None` for the
+    /// others (byte arrays, 128-bit integers).
+    const NUMERIC: Option<Numeric> = None;
+    /// `op(self, incoming)`: a wrapping sum for integers, the IEEE sum for floats, the minimum
+    /// or maximum (for floats as [`f32::min`] / [`f32::max`]: a NaN loses to a number). Types
+    /// without [`NUMERIC`](Value::NUMERIC) return `self` (the tables refuse to reduce them).
+    fn reduce(self, incoming: Self, op: crate::Reduce) -> Self {
+        let _ = (incoming, op);
+        self
+    }
+}
+
+/// The arithmetic kind of a numeric [`Value`] (see [`Value::NUMERIC`]); the kernels take it in
+/// the mode word of a reducing insert.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Numeric {
+    /// `u32`, `u64`.
+    Unsigned = 0,
+    /// `i32`, `i64` (two's complement: their sums are the unsigned ones).
+    Signed = 1,
+    /// `f32`, `f64`.
+    Float = 2,
 }
 
 /// Salts the tails of wide `from_bits` so that they are unrelated to [`digest`].
@@ -168,13 +192,21 @@ fn pod_from_bits<T: bytemuck::Pod>(bits: u64) -> T {
 /// Implements `Value` (and `Key` with `key: true`) for primitive types of at most 8 bytes, by
 /// casting to and from the unsigned integer of their width.
 macro_rules! impl_narrow {
-    ($($t:ty => $bits:ty, $name:literal, key: $is_key:tt;)*) => {$(
+    ($($t:ty => $bits:ty, $name:literal, key: $is_key:tt, $num:ident, $sum:ident;)*) => {$(
         impl sealed::Sealed for $t {}
         impl Value for $t {
             const BYTES: usize = std::mem::size_of::<$t>();
             const NAME: &'static str = $name;
+            const NUMERIC: Option<Numeric> = Some(Numeric::$num);
             fn to_bits(self) -> u64 { bytemuck::cast::<$t, $bits>(self) as u64 }
             fn from_bits(bits: u64) -> Self { bytemuck::cast::<$bits, $t>(bits as $bits) }
+            fn reduce(self, incoming: Self, op: crate::Reduce) -> Self {
+                match op {
+                    crate::Reduce::Sum => impl_narrow!(@sum $sum self, incoming),
+                    crate::Reduce::Min => self.min(incoming),
+                    crate::Reduce::Max => self.max(incoming),
+                }
+            }
         }
         impl_narrow!(@key $is_key $t, $bits, $name);
     )*};
@@ -187,15 +219,17 @@ macro_rules! impl_narrow {
         }
     };
     (@key false $t:ty, $bits:ty, $name:literal) => {};
+    (@sum wrapping $a:expr, $b:expr) => { $a.wrapping_add($b) };
+    (@sum ieee $a:expr, $b:expr) => { $a + $b };
 }
 
 impl_narrow! {
-    u32 => u32, "u32", key: true;
-    i32 => u32, "i32", key: true;
-    u64 => u64, "u64", key: true;
-    i64 => u64, "i64", key: true;
-    f32 => u32, "f32", key: false;
-    f64 => u64, "f64", key: false;
+    u32 => u32, "u32", key: true, Unsigned, wrapping;
+    i32 => u32, "i32", key: true, Signed, wrapping;
+    u64 => u64, "u64", key: true, Unsigned, wrapping;
+    i64 => u64, "i64", key: true, Signed, wrapping;
+    f32 => u32, "f32", key: false, Float, ieee;
+    f64 => u64, "f64", key: false, Float, ieee;
 }
 
 /// Implements `Value` (and `Key` with `key: true`) through the type's bytes: `u128`, `i128`

@@ -19,11 +19,11 @@ pub use device::{
 };
 pub use error::{Error, Result};
 pub use hash::HashFunction;
-pub use key::{Key, Value};
+pub use key::{Key, Numeric, Value};
 pub use status::InsertStatus;
 pub use table::dycuckoo::{DyCuckoo, DyCuckooConfig, DyCuckooStats};
 pub use table::slab::{Slab, SlabConfig, SlabMultiMap, SlabStats};
 pub use table::stadium::{InsertStrategy, Location, Stadium, StadiumConfig};
 pub use table::two_level::{TwoLevel, TwoLevelConfig, TwoLevelCpu};
 pub use table::warpdrive::{WarpDrive, WarpDriveConfig};
-pub use table::{Backend, DeviceHashTable, HashTable, InsertMode, MixedOp, MultiMap};
+pub use table::{Backend, DeviceHashTable, HashTable, InsertMode, MixedOp, MultiMap, Reduce};

@@ -26,7 +26,7 @@ struct wm_bulk {
   u64 n;                   // keys in the batch; retrieve: the output's capacity
   u64* counter;            // retrieve: pairs written (zeroed by the host)
   wm_key* out_keys;        // retrieve: the keys
-  u32 assign;              // insert: 1 = a present key gets the new value, 0 = it keeps its own
+  u32 assign;              // insert: the mode word (apply.cuh): 0 keep, 1 assign, 2 apply (WarpDrive only)
   u32 reserved;
 };
 static_assert(sizeof(wm_bulk) == WM_BULK_BYTES, "wm_bulk differs from src/table/engine/ Bulk");

@@ -6,9 +6,10 @@
 // sentinels; a table with wide values keeps slot states apart from its keys).
 #if defined(WM_KEY_BYTES) && defined(WM_VALUE_BYTES) && !defined(WM_KEY_WIDE) && !defined(WM_VALUE_WIDE)
 
-// Inserts (k, v) into side slot `slot`; returns its status and counts a new key in `inserted`.
-__device__ __forceinline__ u32 wm_side_insert(u64* side, int slot, const wm_value& v, bool assign,
-                                              long long& inserted) {
+// Inserts (k, v) into side slot `slot` as the insert mode word says (kernels/common/apply.cuh:
+// keep, assign or apply); returns its status and counts a new key in `inserted`.
+__device__ __forceinline__ u32 wm_side_insert_mode(u64* side, int slot, const wm_value& v, u32 word,
+                                                   long long& inserted) {
   unsigned long long* flag = side + 2 * slot;
   if (atomicCAS(flag, 0ull, 2ull) == 0ull) {
     side[2 * slot + 1] = (u64)v;
@@ -17,8 +18,25 @@ __device__ __forceinline__ u32 wm_side_insert(u64* side, int slot, const wm_valu
     inserted++;
     return WM_STATUS_SENTINEL_KEY;
   }
-  if (assign) atomicExch(side + 2 * slot + 1, (u64)v);
-  return WM_STATUS_SENTINEL_KEY | (assign ? WM_STATUS_UPDATED : WM_STATUS_PRESENT);
+  const u32 mode = wm_mode_of(word);
+  if (mode == WM_MODE_ASSIGN) {
+    atomicExch(side + 2 * slot + 1, (u64)v);
+  } else if (mode == WM_MODE_APPLY) {
+    // The claimer's value must be in before it is reduced into (flag 2: still being written;
+    // inserts never meet an erase, so the flag goes on to 1).
+    while (__ldcg(flag) != 1ull) {
+    }
+    __threadfence();
+    // A 4-byte value is the low half of its (zero-extended) word: little-endian.
+    wm_apply_value(reinterpret_cast<wm_value*>(side + 2 * slot + 1), v, word);
+  }
+  return WM_STATUS_SENTINEL_KEY | (mode == WM_MODE_KEEP ? WM_STATUS_PRESENT : WM_STATUS_UPDATED);
+}
+
+// wm_side_insert_mode with assign (true) or keep (false).
+__device__ __forceinline__ u32 wm_side_insert(u64* side, int slot, const wm_value& v, bool assign,
+                                              long long& inserted) {
+  return wm_side_insert_mode(side, slot, v, assign ? WM_MODE_ASSIGN : WM_MODE_KEEP, inserted);
 }
 
 // Looks side slot `slot` up: true when present, and then writes its value to *out (if not null).

@@ -165,6 +165,7 @@ impl<K: Key, V: Value> CpuTable<K, V> {
     ) -> Result<usize> {
         check_same_len("insert", keys.len(), values.len())?;
         check_same_len("insert status", keys.len(), status.len())?;
+        mode.check_values::<V>("CpuTable")?;
         if keys.is_empty() {
             return Ok(0);
         }
@@ -273,8 +274,8 @@ impl<K: Key, V: Value> CpuTable<K, V> {
         statuses
     }
 
-    /// An insert of a key already present: the value replaced (`Assign`) or kept (`IfAbsent`);
-    /// the status bits.
+    /// An insert of a key already present: the value replaced (`Assign`), kept (`IfAbsent`) or
+    /// reduced into (`Apply`); the status bits.
     fn insert_present(
         mut e: std::collections::hash_map::OccupiedEntry<'_, K, V>,
         value: V,
@@ -286,6 +287,11 @@ impl<K: Key, V: Value> CpuTable<K, V> {
                 status::UPDATED
             }
             InsertMode::IfAbsent => status::PRESENT,
+            InsertMode::Apply(op) => {
+                let v = e.get().reduce(value, op);
+                e.insert(v);
+                status::UPDATED
+            }
         }
     }
 

@@ -1915,6 +1915,25 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
     /// or, where another process refused, [`refused_by`] (a collective call in a group; `mine`
     /// as it is otherwise). So that no process starts an exchange that another one will not
     /// join.
+    /// [`Error::Unsupported`] for [`InsertMode::Apply`] where the shards' tables refuse it,
+    /// before any shard inserts: each is asked with an empty insert, which checks the mode
+    /// before it looks at the batch. The other modes pass.
+    fn check_mode(&mut self, mode: InsertMode) -> Result<()> {
+        if !matches!(mode, InsertMode::Apply(_)) {
+            return Ok(());
+        }
+        let mine = match &mut self.body {
+            Body::Host(tables) => tables
+                .iter_mut()
+                .try_for_each(|t| t.insert_with_mode(&[], &[], &mut [], mode).map(drop)),
+            Body::Device(d) => d
+                .tables
+                .iter_mut()
+                .try_for_each(|t| t.insert_with_mode(&[], &[], &mut [], mode).map(drop)),
+        };
+        self.agree(mine)
+    }
+
     fn agree(&self, mine: Result<()>) -> Result<()> {
         let Body::Device(d) = &self.body else {
             return mine;
@@ -2115,6 +2134,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 crate::error::check_same_len("insert (status)", keys.len(), status.len()),
             ),
         )?;
+        self.check_mode(mode)?;
         let part = self.part;
         match &mut self.body {
             Body::Host(tables) => {
@@ -2590,6 +2610,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
             Some(s) => check_lens("insert (status)", n, &[s.len()]),
             None => Ok(()),
         }))?;
+        self.check_mode(mode)?;
         let part = self.part;
         let d = self.device_mut()?;
         // Statuses come back from the plain insert only.

@@ -62,6 +62,65 @@ pub enum InsertMode {
     Assign,
     /// Keep its value (status [`PRESENT`](crate::status::PRESENT)); cuCollections' `insert`.
     IfAbsent,
+    /// Reduce by key: a present key's value becomes `op(stored, incoming)` (status
+    /// [`UPDATED`](crate::status::UPDATED)), atomically on the value; a new key stores its
+    /// value, and its later copies in the batch are reduced into it. cuCollections calls this
+    /// `insert_or_apply`, HierarchicalKV `accum_or_assign`. Numeric values only
+    /// ([`Value::NUMERIC`]: integers and floats of 4 and 8 bytes; integer sums wrap), on the
+    /// tables that implement it: WarpDrive and the CPU backend. Elsewhere
+    /// [`Error::Unsupported`], before anything is inserted. See
+    /// [`HashTable::insert_or_apply`].
+    Apply(Reduce),
+}
+
+/// How [`InsertMode::Apply`] combines a present key's value with an incoming one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Reduce {
+    /// The sum (integers wrap; floats add in whatever order the inserts meet, so a float sum
+    /// may differ from a sequential one in its last bits).
+    Sum = 0,
+    /// The smaller (for floats, a NaN loses to a number, as [`f32::min`]).
+    Min = 1,
+    /// The larger (for floats, a NaN loses to a number, as [`f32::max`]).
+    Max = 2,
+}
+
+impl InsertMode {
+    /// The kernels' mode word (`wm_bulk.assign`, read by kernels/common/apply.cuh) for values
+    /// of type `V`: 0 keep, 1 assign, 2 apply, the reduction in bits 4–7 and the value's
+    /// [`Numeric`](crate::key::Numeric) kind in bits 8–11.
+    pub(crate) fn word<V: Value>(self) -> u32 {
+        match self {
+            InsertMode::IfAbsent => 0,
+            InsertMode::Assign => 1,
+            InsertMode::Apply(op) => 2 | (op as u32) << 4 | V::NUMERIC.map_or(0, |n| n as u32) << 8,
+        }
+    }
+
+    /// [`Error::Unsupported`] for [`InsertMode::Apply`] on values that are not numeric; `what`
+    /// names the table.
+    pub(crate) fn check_values<V: Value>(self, what: &str) -> Result<()> {
+        match self {
+            InsertMode::Apply(op) if V::NUMERIC.is_none() => Err(Error::Unsupported(format!(
+                "{what}: reduce by key ({op:?}) needs numeric values (integers or floats of 4 or \
+                 8 bytes), not {}",
+                V::NAME
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Error::Unsupported`] for [`InsertMode::Apply`] on a table that does not implement it
+    /// (`what` names it); the other modes pass.
+    pub(crate) fn refuse_apply(self, what: &str) -> Result<()> {
+        match self {
+            InsertMode::Apply(op) => Err(Error::Unsupported(format!(
+                "{what} does not reduce by key ({op:?}): WarpDrive and the CPU backend do"
+            ))),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// One operation of a [`HashTable::mixed_batch`]. The device variant
@@ -221,6 +280,31 @@ pub trait HashTable<K: Key, V: Value>: Send + Sync {
     /// ```
     fn insert_if_absent(&mut self, keys: &[K], values: &[V]) -> Result<()> {
         insert_all(self, keys, values, InsertMode::IfAbsent)
+    }
+
+    /// Reduce by key ([`InsertMode::Apply`]): every pair's value is combined by `op` into its
+    /// key's stored value, or stored where the key is new, so that a batch (or many) of
+    /// `(key, value)` rows ends as one value per key: the sum, minimum or maximum of its rows
+    /// (and of the value it had). A group-by in one call; counting is `Sum` with ones.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Unsupported`] on tables without it (all but WarpDrive and the CPU backend) and
+    /// for values that are not numeric ([`Value::NUMERIC`]), before anything is inserted; then
+    /// as [`insert`](HashTable::insert).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{CpuTable, HashTable, Reduce};
+    /// let mut table = CpuTable::<u32, u64>::new(8)?;
+    /// table.insert_or_apply(&[1, 2, 1, 1], &[10, 20, 1, 5], Reduce::Sum)?;
+    /// table.insert_or_apply(&[2], &[2], Reduce::Sum)?;
+    /// assert_eq!(table.find(&[1, 2])?, vec![Some(16), Some(22)]);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    fn insert_or_apply(&mut self, keys: &[K], values: &[V], op: Reduce) -> Result<()> {
+        insert_all(self, keys, values, InsertMode::Apply(op))
     }
 
     /// The general insert: one status per key into `status`, present keys treated as `mode`

@@ -381,6 +381,25 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
     const NO_MIXED_ERASE: Option<&'static str> =
         Some("erases are phase-separated from inserts, as in the paper (tombstones)");
 
+    /// Reduce by key on every layout (numeric values: 4 or 8 bytes). A new key's value is in
+    /// its slot before another insert can see the key: one 64-bit CAS claims both (packed
+    /// layout), one 128-bit CAS (pair layout: sm_90 and later; before it the value follows the
+    /// key and a reduction could meet it unwritten, so [`Error::Unsupported`] there), or the
+    /// slot stays busy until both are written (tagged layout).
+    fn check_apply(&self, gpu: &Gpu) -> Result<()> {
+        let pair = K::BYTES <= 8 && V::BYTES <= 8 && !(K::BYTES == 4 && V::BYTES == 4);
+        if pair && gpu.sm() < 90 {
+            return Err(Error::Unsupported(format!(
+                "WarpDrive reduces {} -> {} pairs by key from sm_90 on (a 128-bit CAS claims key \
+                 and value together); this GPU is sm_{}",
+                K::NAME,
+                V::NAME,
+                gpu.sm()
+            )));
+        }
+        Ok(())
+    }
+
     /// [`Error::InvalidInput`] for a capacity of 0, a group size outside [`GROUP_SIZES`],
     /// `max_probes` 0 or filter bits other than 1, 2, 4, 8; [`Error::Unsupported`] for key or
     /// value widths WarpDrive does not store ([`supports_widths`]) or more than 2^31 windows;

@@ -791,7 +791,10 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             s.fresh_mode != FreshMode::Off && (empty(s) || (ops.is_none() && absent == Some(n)));
         let checked = !s.fresh && s.fresh_mode == FreshMode::Checked;
         s.after_first_fit = false;
-        if s.outcome.as_ref().is_some_and(|o| o.num_bytes() > OUTCOME_KEPT_BYTES) {
+        if s.outcome
+            .as_ref()
+            .is_some_and(|o| o.num_bytes() > OUTCOME_KEPT_BYTES)
+        {
             s.outcome = None;
             clock.mark("last outcome freed");
         }

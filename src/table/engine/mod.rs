@@ -28,7 +28,7 @@ pub use table::GpuTable;
 use crate::device::{DeviceBuffer, Gpu, Kernel, KernelArg, Module};
 use crate::kernels::{KernelFile, KernelSource};
 use crate::key::{Key, Value};
-use crate::Result;
+use crate::{InsertMode, Result};
 use std::sync::Arc;
 
 /// Threads per block of every engine launch (`WM_BLOCK` in the kernels).
@@ -121,6 +121,13 @@ pub unsafe trait Scheme: Sized + Send + Sync + 'static {
     /// [`DeviceHashTable::counters`](crate::DeviceHashTable::counters)). Default: none.
     fn counters(_table: &GpuTable<Self>) -> Result<Vec<(&'static str, u64)>> {
         Ok(Vec::new())
+    }
+
+    /// `Ok` where the scheme's insert kernels reduce by key ([`InsertMode::Apply`]) on `gpu`.
+    /// Default: [`Error::Unsupported`](crate::Error::Unsupported) (their kernels read the mode
+    /// word as a flag: assign or keep).
+    fn check_apply(&self, _gpu: &Gpu) -> Result<()> {
+        InsertMode::Apply(crate::Reduce::Sum).refuse_apply(Self::NAME)
     }
 
     // Table-level hooks, for a scheme that resizes itself with kernels of its own (DyCuckoo):
@@ -246,12 +253,28 @@ impl Bulk {
         status: Option<&DeviceBuffer<u32>>,
         assign: bool,
     ) -> Self {
+        let mode = if assign {
+            InsertMode::Assign
+        } else {
+            InsertMode::IfAbsent
+        };
+        Self::insert_mode(keys, values, status, mode)
+    }
+    /// An insert batch whose present keys are treated as `mode` says (the kernels' mode word,
+    /// [`InsertMode::word`]; only the schemes whose [`Scheme::check_apply`] passes get
+    /// [`InsertMode::Apply`]).
+    pub(crate) fn insert_mode<K: Key, V: Value>(
+        keys: &DeviceBuffer<K>,
+        values: &DeviceBuffer<V>,
+        status: Option<&DeviceBuffer<u32>>,
+        mode: InsertMode,
+    ) -> Self {
         Bulk {
             keys: addr(keys),
             values: addr(values),
             status: status.map_or(0, addr),
             n: keys.len() as u64,
-            assign: u32::from(assign),
+            assign: mode.word::<V>(),
             ..Bulk::default()
         }
     }

@@ -165,6 +165,16 @@ impl<S: Scheme> GpuTable<S> {
         unsafe { l.run(grid, BLOCK, 0) }
     }
 
+    /// [`Error::Unsupported`] for [`InsertMode::Apply`] where the values are not numeric or the
+    /// scheme does not reduce by key ([`Scheme::check_apply`]); the other modes pass.
+    fn check_mode(&self, mode: InsertMode) -> Result<()> {
+        if let InsertMode::Apply(_) = mode {
+            mode.check_values::<S::Value>(S::NAME)?;
+            self.scheme.check_apply(&self.gpu)?;
+        }
+        Ok(())
+    }
+
     /// The scheme's view, with the engine's counters.
     pub(crate) fn view(&self) -> S::View {
         self.scheme.view(self.counters.buf.device_address())
@@ -296,7 +306,7 @@ impl<S: Scheme> GpuTable<S> {
         status: Option<&mut DeviceBuffer<u32>>,
         mode: InsertMode,
     ) -> Result<()> {
-        let bulk = Bulk::insert(keys, values, status.as_deref(), mode == InsertMode::Assign);
+        let bulk = Bulk::insert_mode(keys, values, status.as_deref(), mode);
         let view = self.view();
         let (kernel, grid) = self
             .scheme
@@ -358,7 +368,7 @@ impl<S: Scheme> GpuTable<S> {
         let tiles = 2 * std::mem::size_of::<u64>();
         self.gpu
             .fill_range(&mut self.counters.buf, tiles, std::mem::size_of::<u64>(), 0)?;
-        let bulk = Bulk::insert(keys, values, None, mode == InsertMode::Assign);
+        let bulk = Bulk::insert_mode(keys, values, None, mode);
         let view = self.view();
         self.launch(ordered.kernel, ordered.resident_blocks, &view, &bulk, |l| {
             l.reads(keys).reads(values);
@@ -442,6 +452,7 @@ impl<S: Scheme> HashTable<S::Key, S::Value> for GpuTable<S> {
     ) -> Result<usize> {
         check_same_len("insert", keys.len(), values.len())?;
         check_same_len("insert status", keys.len(), status.len())?;
+        self.check_mode(mode)?;
         if keys.is_empty() {
             return Ok(0);
         }
@@ -643,6 +654,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if let Some(s) = &status {
             check_same_len("insert status", keys.len(), s.len())?;
         }
+        self.check_mode(mode)?;
         if keys.is_empty() {
             return Ok(());
         }
@@ -682,6 +694,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         mode: InsertMode,
     ) -> Result<()> {
         check_same_len("insert", keys.len(), values.len())?;
+        self.check_mode(mode)?;
         if keys.is_empty() {
             return Ok(());
         }

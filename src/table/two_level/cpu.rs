@@ -622,6 +622,7 @@ impl<K: Key, V: Value> HashTable<K, V> for TwoLevelCpu<K, V> {
     ) -> Result<usize> {
         check_same_len("insert", keys.len(), values.len())?;
         check_same_len("insert status", keys.len(), status.len())?;
+        mode.refuse_apply("TwoLevelCpu")?;
         if keys.is_empty() {
             return Ok(0);
         }

@@ -66,6 +66,35 @@ pub(crate) fn bad_hits<K: Key, V: Value, F: Flag>(keys: &[K], out: &[V], found: 
     bad_answers(keys, out, found, |_| true)
 }
 
+/// reduce: wrong answers of a find of every row's key after the rows were reduced by key with
+/// [`Reduce::Sum`](warpmap::Reduce): each key must be found holding the sum of its rows'
+/// values. With distinct keys that is each row's own value ([`bad_hits`]); with repeats the sums
+/// are folded on the host first (in row order: integer sums wrap, and the workloads' float
+/// values are whole numbers, so any order of the additions gives the same sum at these sizes).
+pub(crate) fn bad_sums<K: Key, V: Value, F: Flag>(
+    keys: &[K],
+    vals: &[V],
+    out: &[V],
+    found: &[F],
+    distinct: usize,
+) -> usize {
+    if distinct == keys.len() {
+        return bad_hits(keys, out, found);
+    }
+    let mut sums: std::collections::HashMap<K, V> =
+        std::collections::HashMap::with_capacity(distinct);
+    for (&k, &v) in keys.iter().zip(vals) {
+        sums.entry(k)
+            .and_modify(|s| *s = s.reduce(v, warpmap::Reduce::Sum))
+            .or_insert(v);
+    }
+    keys.iter()
+        .zip(out)
+        .zip(found)
+        .filter(|&((k, v), f)| !f.is_found() || sums.get(k) != Some(v))
+        .count()
+}
+
 /// find_half: wrong answers to [`Workload::half`]'s queries: an even position (`keys[i]`,
 /// inserted) not found or with a value other than `value_for(key)`, an odd one (absent) found
 /// or left unwritten.

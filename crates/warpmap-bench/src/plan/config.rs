@@ -141,6 +141,12 @@ pub enum Op {
     Contains,
     /// Erase the `n` inserted keys.
     Erase,
+    /// Reduce by key: the `n` pairs `insert_or_apply`'d with [`Reduce::Sum`](warpmap::Reduce)
+    /// into the empty table (the same batch as [`Op::Insert`], so with distinct keys the same
+    /// table results, and the two rates compare); checked by `len` and by a find of every key
+    /// against the per-key sums. Numeric values on the tables that reduce (WarpDrive, the CPU
+    /// backend); elsewhere the row reports the refusal. Only when asked for.
+    Reduce,
     /// The mixed-batch experiment (the Stadium paper's Fig. 15,
     /// [`stadium_fig15`](crate::experiments::stadium_fig15)): `n` keys inserted in slices,
     /// each slice also finding the previous slice's keys, run once as one mixed insert/find
@@ -152,16 +158,18 @@ pub enum Op {
 impl Op {
     /// Every operation of the per-operation loop, in the order they run ([`Op::Mixed`] is an
     /// experiment of its own).
-    pub const ALL: [Op; 6] = [
+    pub const ALL: [Op; 7] = [
         Op::Insert,
         Op::FindHit,
         Op::FindHalf,
         Op::FindMiss,
         Op::Contains,
         Op::Erase,
+        Op::Reduce,
     ];
 
-    /// The operations measured when none are named (all but [`Op::FindHalf`]).
+    /// The operations measured when none are named (all but [`Op::FindHalf`] and
+    /// [`Op::Reduce`]).
     pub const DEFAULT: [Op; 5] = [
         Op::Insert,
         Op::FindHit,
@@ -179,6 +187,7 @@ impl Op {
             Op::FindMiss => "find_miss",
             Op::Contains => "contains",
             Op::Erase => "erase",
+            Op::Reduce => "reduce",
             Op::Mixed => "mixed",
         }
     }
@@ -192,7 +201,7 @@ impl Op {
     /// `contains` compare with the random gather; [`Op::Mixed`], half inserts and half finds,
     /// with their harmonic mean).
     pub fn writes(self) -> bool {
-        matches!(self, Op::Insert | Op::Erase)
+        matches!(self, Op::Insert | Op::Erase | Op::Reduce)
     }
 }
 
@@ -213,7 +222,7 @@ impl FromStr for Op {
             .ok_or_else(|| {
                 format!(
                     "unknown operation '{s}' (insert, find_hit, find_half, find_miss, contains, \
-                     erase; or mixed, the mixed-batch experiment, alone)"
+                     erase, reduce; or mixed, the mixed-batch experiment, alone)"
                 )
             })
     }

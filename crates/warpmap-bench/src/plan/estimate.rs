@@ -164,7 +164,7 @@ impl Plan {
                                 * match op {
                                     Op::FindHit | Op::FindHalf => (vb + 1) as f64,
                                     Op::FindMiss | Op::Contains => 1.0,
-                                    Op::Insert | Op::Erase | Op::Mixed => 0.0,
+                                    Op::Insert | Op::Erase | Op::Reduce | Op::Mixed => 0.0,
                                 };
                         }
                         let mut verify = nf * self.ops.len() as f64 * 2e-9 / threads;

@@ -829,6 +829,12 @@ impl Plan {
             m += ". find_half: n queries, the inserted key at even positions and an absent key at \
                   odd ones, every answer checked (found with value_for(key), or not found)";
         }
+        if self.ops.contains(&Op::Reduce) {
+            m += ". reduce: the insert's batch reduced by key (insert_or_apply, Reduce::Sum) into \
+                  the cleared table, timed like the insert (so with distinct keys the two rates \
+                  compare at the same load); verified: len == distinct, and a find of every row's \
+                  key finds the sum of its rows' values (folded on the host where keys repeat)";
+        }
         if self.ops != Op::DEFAULT {
             m += &format!(
                 ". Operations measured: {} (insert runs in every run, as the others need a \

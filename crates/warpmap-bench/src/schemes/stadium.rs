@@ -136,7 +136,7 @@ pub(crate) fn op_rate(
                 (10e9 * (1.0 - lf)).max(1e9)
             };
             match op {
-                Op::Insert | Op::Erase => 4e9,
+                Op::Insert | Op::Erase | Op::Reduce => 4e9,
                 Op::FindHit | Op::Contains => 5e9,
                 Op::FindMiss => miss,
                 Op::FindHalf => harmonic(5e9, miss),
@@ -154,7 +154,7 @@ pub(crate) fn op_rate(
             let board = 1.0 / 10e9;
             let t = |host_accesses: f64| 1.0 / (board + host_accesses / b);
             match op {
-                Op::Insert => t(1.0 + insert_reads),
+                Op::Insert | Op::Reduce => t(1.0 + insert_reads),
                 Op::FindHit | Op::Contains => t(hit_reads),
                 Op::FindMiss => t(miss_reads),
                 Op::FindHalf => harmonic(t(hit_reads), t(miss_reads)),

@@ -135,7 +135,7 @@ pub(crate) fn device_bytes(shape: TwoLevelShape, kb: usize, vb: usize, cap: f64)
 pub(crate) fn op_rate(op: Op) -> f64 {
     let (ins, hit, miss, erase) = (4e9, 12e9, 8e9, 8e9);
     match op {
-        Op::Insert => ins,
+        Op::Insert | Op::Reduce => ins,
         Op::FindHit | Op::Contains => hit,
         Op::FindMiss => miss,
         Op::FindHalf => harmonic(hit, miss),

@@ -9,7 +9,8 @@
 use crate::harness::report::{BenchResult, Measured, OpStats, Progress, Roofline, Sink};
 use crate::harness::timing::warm_up_host;
 use crate::harness::verify::{
-    bad_contains, bad_half, bad_hits, bad_misses, check_len_after_insert, table_full_is_failure,
+    bad_contains, bad_half, bad_hits, bad_misses, bad_sums, check_len_after_insert,
+    table_full_is_failure,
 };
 use crate::harness::workloads::{resize_par, Tag, Workload, WorkloadSpec, Workloads};
 use crate::plan::{keys_for, with_kv_types, Distribution, Op, Plan};
@@ -17,7 +18,7 @@ use crate::schemes::cpu::make_table;
 use rayon::prelude::*;
 use std::time::Instant;
 use warpmap::table::{Backend, HashTable};
-use warpmap::{Key, Result, Value};
+use warpmap::{Error, Key, Reduce, Result, Value};
 
 pub(crate) const METHOD: &str = "CPU backend: std::time::Instant around each bulk HashTable call \
 on host slices (keys generated before timing; the call's own output allocations included); one \
@@ -240,6 +241,35 @@ fn run_once<K: Key, V: Value>(
             s.failures.push(format!(
                 "run {r}: erased {erased} of {} distinct, len {len} after erase",
                 w.distinct
+            ));
+        }
+    }
+
+    // reduce: the insert's batch, reduced by key (sums) into the cleared table
+    if on(Op::Reduce) {
+        let s = &mut stats[Op::Reduce.index()];
+        table.clear()?;
+        let t = Instant::now();
+        match table.insert_or_apply(keys, vals, Reduce::Sum) {
+            Err(Error::Unsupported(why)) => {
+                s.failures
+                    .push(format!("run {r}: reduce by key refused: {why}"));
+                return Ok(());
+            }
+            res => {
+                s.ms.push(t.elapsed().as_secs_f64() * 1e3);
+                table_full_is_failure(res, &mut s.failures, r)?;
+            }
+        }
+        let len = table.len()?;
+        s.failures
+            .extend(check_len_after_insert(r, len, n, w.distinct));
+        found.par_iter_mut().for_each(|f| *f = false);
+        table.find_into(keys, out, found)?;
+        let bad = bad_sums(keys, vals, out, found, w.distinct);
+        if bad > 0 {
+            s.failures.push(format!(
+                "run {r}: {bad} of {n} keys not holding the sum of their rows"
             ));
         }
     }

@@ -15,7 +15,8 @@ use crate::harness::report::{BenchResult, Measured, OpStats, Progress, Roofline}
 use crate::harness::session::{attach_host_bound, run_sets, SetCx};
 use crate::harness::timing::warm_up_device;
 use crate::harness::verify::{
-    bad_contains, bad_half, bad_hits, bad_misses, check_len_after_insert, table_full_is_failure,
+    bad_contains, bad_half, bad_hits, bad_misses, bad_sums, check_len_after_insert,
+    table_full_is_failure,
 };
 use crate::harness::workloads::{resize_par, Tag, Workload, WorkloadSpec, Workloads};
 use crate::plan::{keys_for, with_kv_types, Distribution, Op, Plan};
@@ -23,7 +24,7 @@ use crate::schemes::{build_table, largest_table_bytes, Built};
 use std::sync::Arc;
 use warpmap::device::{DeviceBuffer, Timer};
 use warpmap::table::{Backend, DeviceHashTable};
-use warpmap::{Gpu, Key, Result, Value};
+use warpmap::{Error, Gpu, InsertMode, Key, Reduce, Result, Value};
 
 pub(crate) const METHOD: &str = "GPU: CUDA events around each kernel launch only (keys and values \
 uploaded and outputs poisoned before the start event; verification after the stop event); one \
@@ -394,6 +395,39 @@ fn run_once<K: Key, V: Value>(
         if len != 0 {
             s.failures
                 .push(format!("run {r}: len {len} after erasing all {n} keys"));
+        }
+    }
+
+    // reduce: the insert's batch, reduced by key (sums) into the cleared table
+    if on(Op::Reduce) {
+        let s = &mut stats[Op::Reduce.index()];
+        table.clear()?;
+        timer.start()?;
+        let sum = InsertMode::Apply(Reduce::Sum);
+        match table.insert_device_async_with_mode(&d.keys, &d.vals, None, sum) {
+            Err(Error::Unsupported(why)) => {
+                s.failures
+                    .push(format!("run {r}: reduce by key refused: {why}"));
+                return Ok(());
+            }
+            other => other?,
+        }
+        s.ms.push(timer.stop_ms()?);
+        table_full_is_failure(table.synchronize(), &mut s.failures, r)?;
+        let len = table.len()?;
+        s.failures
+            .extend(check_len_after_insert(r, len, n, w.distinct));
+        gpu.fill_bytes(d_out, 0xaa)?;
+        gpu.fill_bytes(d_found, 0xaa)?;
+        table.find_device_async(&d.keys, d_out, d_found)?;
+        table.synchronize()?;
+        gpu.copy_to_host(d_found, found)?;
+        gpu.copy_to_host(d_out, out)?;
+        let bad = bad_sums(&w.keys, &w.vals, out, found, w.distinct);
+        if bad > 0 {
+            s.failures.push(format!(
+                "run {r}: {bad} of {n} keys not holding the sum of their rows"
+            ));
         }
     }
     Ok(())
