@@ -325,3 +325,45 @@ fn refusals_before_anything_is_inserted() {
     );
     assert_eq!(dc.len().unwrap(), 0);
 }
+
+/// The side path under contention: batches of nothing but the two sentinel keys (every row a
+/// copy), counted by `Sum` of ones and reduced by `Max`, many times over, on each layout with
+/// sentinels (packed u32 pairs, the pair layout): each count must be exact, each maximum right.
+#[test]
+fn sentinel_keys_reduce_under_contention() {
+    fn case<K: Key, V: Small>(gpu: &std::sync::Arc<warpmap::Gpu>, group: u32) {
+        let [a, b] = sentinel_keys::<K>();
+        let mut rng = SplitMix64::new(5);
+        for round in 0..20 {
+            let name = format!("WarpDrive<{}, {}> g{group} round {round}", K::NAME, V::NAME);
+            let mut t = warpdrive::<K, V>(gpu, WarpDriveConfig::new(64).group_size(group));
+            let keys: Vec<K> = (0..20_000).map(|i| if i % 3 == 0 { a } else { b }).collect();
+            // A small whole value of every type (1 for the signed ones, 1.0 for f32), so that the
+            // sums are exact (the GPU's float atomics flush subnormals to zero).
+            let ones: Vec<V> = keys.iter().map(|_| V::small(501)).collect();
+            t.insert_or_apply(&keys, &ones, Reduce::Sum)
+                .unwrap_or_else(|e| panic!("{name}: sum: {e}"));
+            let sums = fold(&HashMap::new(), &keys, &ones, Reduce::Sum);
+            assert_eq!(
+                t.find(&[a, b]).unwrap(),
+                vec![sums.get(&a).copied(), sums.get(&b).copied()],
+                "{name}: counts"
+            );
+            let vals: Vec<V> = keys.iter().map(|_| V::small(rng.next_u64())).collect();
+            let mut t = warpdrive::<K, V>(gpu, WarpDriveConfig::new(64).group_size(group));
+            t.insert_or_apply(&keys, &vals, Reduce::Max)
+                .unwrap_or_else(|e| panic!("{name}: max: {e}"));
+            let oracle = fold(&HashMap::new(), &keys, &vals, Reduce::Max);
+            assert_eq!(
+                t.find(&[a, b]).unwrap(),
+                vec![oracle.get(&a).copied(), oracle.get(&b).copied()],
+                "{name}: maxima"
+            );
+        }
+    }
+    let Some(gpu) = gpu() else { return };
+    case::<u32, u32>(&gpu, 4);
+    case::<u32, f32>(&gpu, 1);
+    case::<u64, u64>(&gpu, 8);
+    case::<u64, f64>(&gpu, 4);
+}

@@ -78,7 +78,8 @@ pub enum InsertMode {
 #[repr(u32)]
 pub enum Reduce {
     /// The sum (integers wrap; floats add in whatever order the inserts meet, so a float sum
-    /// may differ from a sequential one in its last bits).
+    /// may differ from a sequential one in its last bits, and on the GPU a subnormal addend or
+    /// result is flushed to zero, as the hardware's float atomics do).
     Sum = 0,
     /// The smaller (for floats, a NaN loses to a number, as [`f32::min`]).
     Min = 1,
