@@ -337,7 +337,9 @@ fn sentinel_keys_reduce_under_contention() {
         for round in 0..20 {
             let name = format!("WarpDrive<{}, {}> g{group} round {round}", K::NAME, V::NAME);
             let mut t = warpdrive::<K, V>(gpu, WarpDriveConfig::new(64).group_size(group));
-            let keys: Vec<K> = (0..20_000).map(|i| if i % 3 == 0 { a } else { b }).collect();
+            let keys: Vec<K> = (0..20_000)
+                .map(|i| if i % 3 == 0 { a } else { b })
+                .collect();
             // A small whole value of every type (1 for the signed ones, 1.0 for f32), so that the
             // sums are exact (the GPU's float atomics flush subnormals to zero).
             let ones: Vec<V> = keys.iter().map(|_| V::small(501)).collect();

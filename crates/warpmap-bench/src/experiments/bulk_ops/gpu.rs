@@ -61,7 +61,11 @@ struct DevSet<K: Key, V: Value> {
 }
 
 /// The device copies of the run sets: one per run (uploaded once) or one reused (uploaded per
-/// run), all of `n` keys, plus the outputs.
+/// run), all of `n` keys, plus the outputs. Every slot is allocated up front, before the first
+/// timed operation: an allocation between runs takes memory the pool kept from the previous
+/// run's batches, so a partitioned insert then maps its split's scratch afresh (1.5 ms of 8.8
+/// for 2^27 u32 pairs at load 0.5 on an H100: bench/NOTES.md, issue 18, session P), which a
+/// program inserting batch after batch does not pay.
 struct DevSets<K: Key, V: Value> {
     n: usize,
     sets: Vec<Option<DevSet<K, V>>>,
@@ -70,10 +74,19 @@ struct DevSets<K: Key, V: Value> {
 }
 
 impl<K: Key, V: Value> DevSets<K, V> {
-    fn new(gpu: &Gpu, n: usize, slots: usize) -> Result<Self> {
+    fn new(gpu: &Gpu, plan: &Plan, n: usize, slots: usize) -> Result<Self> {
+        let set = || -> Result<Option<DevSet<K, V>>> {
+            Ok(Some(DevSet {
+                tag: None,
+                keys: gpu.alloc::<K>(n)?,
+                vals: gpu.alloc::<V>(n)?,
+                miss: gpu.alloc::<K>(if plan.needs_misses() { n } else { 1 })?,
+                half: gpu.alloc::<K>(if plan.needs_half() { n } else { 1 })?,
+            }))
+        };
         Ok(DevSets {
             n,
-            sets: (0..slots.max(1)).map(|_| None).collect(),
+            sets: (0..slots.max(1)).map(|_| set()).collect::<Result<_>>()?,
             out: gpu.alloc::<V>(n)?,
             found: gpu.alloc::<u8>(n)?,
         })
@@ -86,17 +99,7 @@ impl<K: Key, V: Value> DevSets<K, V> {
         if have.is_some() && have == w.tag {
             return Ok(i);
         }
-        if self.sets[i].is_none() {
-            let set = DevSet {
-                tag: None,
-                keys: gpu.alloc::<K>(self.n)?,
-                vals: gpu.alloc::<V>(self.n)?,
-                miss: gpu.alloc::<K>(if w.miss.is_empty() { 1 } else { self.n })?,
-                half: gpu.alloc::<K>(if w.half.is_empty() { 1 } else { self.n })?,
-            };
-            self.sets[i] = Some(set);
-        }
-        let d = self.sets[i].as_mut().expect("allocated above");
+        let d = self.sets[i].as_mut().expect("allocated by DevSets::new");
         d.tag = None;
         gpu.copy_to_device(&w.keys, &mut d.keys)?;
         gpu.copy_to_device(&w.vals, &mut d.vals)?;
@@ -213,7 +216,7 @@ fn bench_set<K: Key, V: Value>(
             if dev.as_ref().map(|d| d.n) != Some(n) {
                 drop(dev.take());
                 let slots = if Some(n) == keys_mode { dev_slots } else { 1 };
-                dev = Some(DevSets::new(gpu, n, slots)?);
+                dev = Some(DevSets::new(gpu, plan, n, slots)?);
             }
             let dev = dev.as_mut().expect("made above");
             resize_par(&mut h_out, n, V::zeroed());
