@@ -369,3 +369,35 @@ fn sentinel_keys_reduce_under_contention() {
     case::<u64, u64>(&gpu, 8);
     case::<u64, f64>(&gpu, 4);
 }
+
+/// Every backend of the registry on this machine (the CPU ones always, the GPU ones with a GPU,
+/// the sharded ones included): a table that reduces by key ends as the oracle says, and one that
+/// does not refuses with `Unsupported` and stays empty. Which is which: WarpDrive, the CPU
+/// backend, and sharded tables of those reduce (each key lives in one shard).
+#[test]
+fn every_backend_reduces_or_refuses() {
+    let mut rng = SplitMix64::new(3);
+    let universe = unique_keys::<u64>(&mut rng, 200, true);
+    let (keys, values) = rows::<u64, u64>(&mut rng, &universe, 2000);
+    let oracle = fold(&HashMap::new(), &keys, &values, Reduce::Sum);
+    for (name, mut t) in backends::<u64, u64>(4096) {
+        // "scheme/label", a sharded one "sharded/inner/label" or "sharded_cpu/inner/label".
+        let mut parts = name.split('/');
+        let scheme = match parts.next() {
+            Some("sharded" | "sharded_cpu") => parts.next(),
+            other => other,
+        };
+        let reduces = matches!(scheme, Some("cpu" | "warpdrive"));
+        match t.insert_or_apply(&keys, &values, Reduce::Sum) {
+            Ok(()) => {
+                assert!(reduces, "{name}: reduced by key, but is not meant to");
+                assert_matches(&name, t.as_ref(), &oracle);
+            }
+            Err(Error::Unsupported(_)) => {
+                assert!(!reduces, "{name}: refused to reduce by key");
+                assert_eq!(t.len().unwrap(), 0, "{name}: a refusal inserted keys");
+            }
+            Err(e) => panic!("{name}: {e}"),
+        }
+    }
+}

@@ -127,7 +127,10 @@ pub unsafe trait Scheme: Sized + Send + Sync + 'static {
     /// Default: [`Error::Unsupported`](crate::Error::Unsupported) (their kernels read the mode
     /// word as a flag: assign or keep).
     fn check_apply(&self, _gpu: &Gpu) -> Result<()> {
-        InsertMode::Apply(crate::Reduce::Sum).refuse_apply(Self::NAME)
+        Err(crate::Error::Unsupported(format!(
+            "{} does not reduce by key: WarpDrive and the CPU backend do",
+            Self::NAME
+        )))
     }
 
     // Table-level hooks, for a scheme that resizes itself with kernels of its own (DyCuckoo):
