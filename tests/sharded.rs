@@ -11,8 +11,9 @@
 //! - a shard filled to the brim reports its keys, per key and as `TableFull`, while the other
 //!   shards keep taking keys;
 //! - the split that also orders each shard's keys by its table's stretches puts every key in
-//!   its shard in that order, and shards on one GPU that take their keys in that order (WarpDrive's ordered
-//!   kernels) give the oracle's results.
+//!   its shard in that order, and shards that take their keys in that order (WarpDrive's
+//!   ordered kernels), of one rank or of several (the parts that stay in place beside the
+//!   exchanged ones), give the oracle's results.
 
 mod common;
 
@@ -391,11 +392,23 @@ fn split_within_shards_orders_each_shard() {
 fn ordered_shards_against_an_oracle() {
     let Some(gpu) = gpu() else { return };
     use warpmap::table::warpdrive::LocalityMode;
-    for (shards, g) in [(8usize, 4u32), (5, 1), (3, 8), (4, 16)] {
-        let name = format!("{shards} shards, g{g}");
+    // (ranks on the GPU, shards per rank, group size): with several ranks, a shard's part of
+    // its own rank's split stays in place and the other ranks' parts come through the
+    // exchange, each in its order.
+    for (ranks, shards, g) in [
+        (1usize, 8usize, 4u32),
+        (1, 5, 1),
+        (1, 3, 8),
+        (1, 4, 16),
+        (3, 2, 4),
+        (2, 1, 8),
+    ] {
+        let name = format!("{ranks} ranks x {shards} shards, g{g}");
         let config = |m: LocalityMode| {
             let wd = WarpDriveConfig::new(0).group_size(g).locality(m);
-            ShardedConfig::new(80_000, TableConfig::WarpDrive(wd)).shards_per_rank(shards)
+            ShardedConfig::new(80_000, TableConfig::WarpDrive(wd))
+                .ranks_per_gpu(ranks)
+                .shards_per_rank(shards)
         };
         let gpus = std::slice::from_ref(&gpu);
         let mut map = ShardedMap::<u32, u32>::new(config(LocalityMode::On), gpus).unwrap();

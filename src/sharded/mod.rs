@@ -444,10 +444,11 @@ enum Kept {
 
 /// The pieces of the forward exchange: `counts[g][p]` keys go from rank `g` to shard `p`, from
 /// where part `p` is in rank `g`'s split (after its parts for lower shards) to where shard `p`
-/// receives them (after the parts of lower ranks). Returns the pieces (from rank `g`, to shard
-/// `p`; empty ones left out) and each shard's total. The way back is the same pieces with
-/// `from` and `to` swapped.
-fn exchange_plan(counts: &[Vec<u64>]) -> (Vec<Move>, Vec<u64>) {
+/// receives them (after the parts of lower ranks), except the parts that stay on their rank
+/// (shard `p` belongs to rank `p / per_rank`: it reads its part of that rank's split in place).
+/// Returns the pieces (from rank `g`, to shard `p`; empty ones left out) and each shard's
+/// total received. The way back is the same pieces with `from` and `to` swapped.
+fn exchange_plan(counts: &[Vec<u64>], per_rank: usize) -> (Vec<Move>, Vec<u64>) {
     let shards = counts.first().map_or(0, |c| c.len());
     let mut received = vec![0u64; shards];
     let mut moves = Vec::with_capacity(counts.len() * shards);
@@ -455,7 +456,7 @@ fn exchange_plan(counts: &[Vec<u64>]) -> (Vec<Move>, Vec<u64>) {
         let mut at = 0u64;
         for (p, got) in received.iter_mut().enumerate() {
             let len = row[p];
-            if len > 0 {
+            if len > 0 && p / per_rank != g {
                 moves.push(Move {
                     from: g,
                     from_at: at,
@@ -463,9 +464,9 @@ fn exchange_plan(counts: &[Vec<u64>]) -> (Vec<Move>, Vec<u64>) {
                     to_at: *got,
                     len,
                 });
+                *got += len;
             }
             at += len;
-            *got += len;
         }
     }
     (moves, received)
@@ -567,15 +568,15 @@ impl Ctx {
         // Results come back to the sources' order through the split's positions.
         let results = want.0 || want.1 || want.2;
         // Split every rank's batch.
-        let in_place = ranks.len() == 1 && matches!(exchange, exchange::Transport::Copy(_));
-        let mut trace = CascadeTrace::new(!in_place, ranks)?;
-        // Shards on the one source's GPU take their ranges of its split as they are: the split
-        // also puts each shard's keys in the order its table takes fastest (at no cost of its
-        // own: the ranking is the same pass), where the parts fit one split.
+        let one_gpu = ranks.len() == 1 && matches!(exchange, exchange::Transport::Copy(_));
+        let mut trace = CascadeTrace::new(!one_gpu, ranks)?;
+        // The split also puts each shard's keys in the order its table takes fastest (at no
+        // cost of its own: the ranking is the same pass), where the parts fit one split. A
+        // shard then takes its range of the one source's split as it is, or the pieces of
+        // every source one after another: each piece in that order, so that the shard's
+        // ordered kernels run through its stretches once per source.
         let within = shape.order.filter(|o| {
-            in_place
-                && o.hash == part.hash
-                && part.parts as u64 * o.parts as u64 <= MAX_WITHIN_PARTS as u64
+            o.hash == part.hash && part.parts as u64 * o.parts as u64 <= MAX_WITHIN_PARTS as u64
         });
         // Every rank's split is enqueued before the host waits for any part sizes, so that the
         // ranks' GPUs split side by side.
@@ -616,123 +617,137 @@ impl Ctx {
                 want.2.then(|| g.alloc::<u8>(n)).transpose()?,
             ));
         }
-        if in_place {
-            // One source on the shards' own GPU: each shard works on its range in place.
-            let sb = &sources[0].1;
-            let ranges = sb.plan.ranges();
-            let keys = views(&sb.keys, &ranges, gpus)?;
+        // Every rank's part sizes: counts[g][p] keys go from rank g to shard p (all ranks of
+        // the group, all shards; from other processes through NCCL).
+        let all_shards = self.world * per_rank;
+        let mut rows = vec![vec![0u64; all_shards]; ranks.len()];
+        for (r, sb) in &sources {
+            rows[*r] = (0..all_shards).map(|p| sb.plan.part_len(p)).collect();
+        }
+        let counts = self.gather_world(rows)?;
+        // A shard's part of its own rank's split stays where it is; the other parts travel.
+        let (moves, totals) = exchange_plan(&counts, per_rank);
+        // The shards held here: local shard l is shard global[l] of the group.
+        let global: Vec<usize> = (0..shards).map(|l| self.global_shard(l)).collect();
+        let local_totals: Vec<u64> = global.iter().map(|&p| totals[p]).collect();
+        fn receive<T: bytemuck::Pod>(
+            gpus: &[Arc<Gpu>],
+            totals: &[u64],
+        ) -> Result<Vec<DeviceBuffer<T>>> {
+            gpus.iter()
+                .zip(totals)
+                .map(|(g, &t)| g.alloc::<T>(t as usize))
+                .collect()
+        }
+        // Per shard of the group: its buffer where it is held here, and its rank.
+        fn by_shard<'b, T>(
+            bufs: &'b mut [DeviceBuffer<T>],
+            global: &[usize],
+            all_shards: usize,
+            per_rank: usize,
+        ) -> Vec<(Option<&'b mut DeviceBuffer<T>>, usize)> {
+            let mut v: Vec<(Option<&mut DeviceBuffer<T>>, usize)> =
+                (0..all_shards).map(|p| (None, p / per_rank)).collect();
+            for (b, &p) in bufs.iter_mut().zip(global) {
+                v[p].0 = Some(b);
+            }
+            v
+        }
+        // Per rank of the group: its source, where it is one here.
+        let source_of: Vec<Option<usize>> = (0..self.world)
+            .map(|g| sources.iter().position(|(r, _)| self.held[*r] == g))
+            .collect();
+        let travel = !moves.is_empty(); // (the same in every process: from the same counts)
+        // What a shard receives belongs to its rank's gather stream, not to the shard's own:
+        // the copies into it then hold back the gather stream and the shard's work on what it
+        // received, not the shard's work on its own part, which runs beside them.
+        let owners: Vec<Arc<Gpu>> = (0..shards)
+            .map(|l| gathers[l / per_rank].clone())
+            .collect();
+        // The parts that stay first: each shard works on its range of its rank's split in
+        // place. (First, as the views of the results order each shard's stream after its
+        // rank's gather stream, which the copies below will hold up.)
+        for ((r, sb), (bs, bv, bf)) in sources.iter().zip(back.iter_mut()) {
+            let all_ranges = sb.plan.ranges();
+            let mine: Vec<usize> = (r * per_rank..(r + 1) * per_rank)
+                .filter(|&l| !all_ranges[global[l]].is_empty())
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let ranges: Vec<_> = mine.iter().map(|&l| all_ranges[global[l]].clone()).collect();
+            let on: Vec<Arc<Gpu>> = mine.iter().map(|&l| gpus[l].clone()).collect();
+            let keys = views(&sb.keys, &ranges, &on)?;
             let values = sb
                 .values
                 .as_ref()
-                .map(|v| views(v, &ranges, gpus))
+                .map(|v| views(v, &ranges, &on))
                 .transpose()?;
             let ops = sb
                 .ops
                 .as_ref()
-                .map(|o| views(o, &ranges, gpus))
+                .map(|o| views(o, &ranges, &on))
                 .transpose()?;
-            let (bs, bv, bf) = &mut back[0];
-            let mut status = views_mut(bs.as_mut(), &ranges, gpus)?;
-            let mut out = views_mut(bv.as_mut(), &ranges, gpus)?;
-            let mut found = views_mut(bf.as_mut(), &ranges, gpus)?;
-            for p in 0..shards {
-                if ranges[p].is_empty() {
-                    continue;
-                }
+            let mut status = views_mut(bs.as_mut(), &ranges, &on)?;
+            let mut out = views_mut(bv.as_mut(), &ranges, &on)?;
+            let mut found = views_mut(bf.as_mut(), &ranges, &on)?;
+            for (j, &l) in mine.iter().enumerate() {
                 let io = Io {
                     ordered: within.is_some(),
-                    keys: &keys[p],
-                    values: values.as_ref().map(|v| &*v[p]),
-                    ops: ops.as_ref().map(|o| &*o[p]),
-                    status: status.as_mut().map(|v| &mut *v[p]),
-                    out: out.as_mut().map(|v| &mut *v[p]),
-                    found: found.as_mut().map(|v| &mut *v[p]),
+                    keys: &keys[j],
+                    values: values.as_ref().map(|v| &*v[j]),
+                    ops: ops.as_ref().map(|o| &*o[j]),
+                    status: status.as_mut().map(|v| &mut *v[j]),
+                    out: out.as_mut().map(|v| &mut *v[j]),
+                    found: found.as_mut().map(|v| &mut *v[j]),
                 };
-                op(tables, p, io)?;
+                op(tables, l, io)?;
             }
-            // Dropping the views orders the source's stream after the shards' work.
-        } else {
-            // Every rank's part sizes: counts[g][p] keys go from rank g to shard p (all ranks
-            // of the group, all shards; from other processes through NCCL).
-            let all_shards = self.world * per_rank;
-            let mut rows = vec![vec![0u64; all_shards]; ranks.len()];
-            for (r, sb) in &sources {
-                rows[*r] = (0..all_shards).map(|p| sb.plan.part_len(p)).collect();
-            }
-            let counts = self.gather_world(rows)?;
-            let (moves, totals) = exchange_plan(&counts);
-            // The shards held here: local shard l is shard global[l] of the group.
-            let global: Vec<usize> = (0..shards).map(|l| self.global_shard(l)).collect();
-            let local_totals: Vec<u64> = global.iter().map(|&p| totals[p]).collect();
-            fn receive<T: bytemuck::Pod>(
-                gpus: &[Arc<Gpu>],
-                totals: &[u64],
-            ) -> Result<Vec<DeviceBuffer<T>>> {
-                gpus.iter()
-                    .zip(totals)
-                    .map(|(g, &t)| g.alloc::<T>(t as usize))
-                    .collect()
-            }
-            // Per shard of the group: its buffer where it is held here, and its rank.
-            fn by_shard<'b, T>(
-                bufs: &'b mut [DeviceBuffer<T>],
-                global: &[usize],
-                all_shards: usize,
-                per_rank: usize,
-            ) -> Vec<(Option<&'b mut DeviceBuffer<T>>, usize)> {
-                let mut v: Vec<(Option<&mut DeviceBuffer<T>>, usize)> =
-                    (0..all_shards).map(|p| (None, p / per_rank)).collect();
-                for (b, &p) in bufs.iter_mut().zip(global) {
-                    v[p].0 = Some(b);
-                }
-                v
-            }
-            // Per rank of the group: its source, where it is one here.
-            let source_of: Vec<Option<usize>> = (0..self.world)
-                .map(|g| sources.iter().position(|(r, _)| self.held[*r] == g))
-                .collect();
-            // Part p of every source to shard p, into a new buffer per shard held here.
-            macro_rules! deliver {
-                ($sb:ident => $field:expr) => {{
-                    let mut bufs = receive(gpus, &local_totals)?;
-                    let send: Vec<_> = source_of
-                        .iter()
-                        .enumerate()
-                        .map(|(g, s)| {
-                            let buf = s.and_then(|i| {
-                                let $sb = &sources[i].1;
-                                $field
-                            });
-                            (buf, g)
-                        })
-                        .collect();
-                    let mut recv = by_shard(&mut bufs, &global, all_shards, per_rank);
-                    exchange.transfer(&send, &mut recv, &moves)?;
-                    bufs
-                }};
-            }
-            let keys = deliver!(sb => Some(&sb.keys));
-            let values = match shape.values {
-                true => Some(deliver!(sb => sb.values.as_ref())),
-                false => None,
-            };
-            let ops = match shape.ops {
-                true => Some(deliver!(sb => sb.ops.as_ref())),
-                false => None,
-            };
-            trace.mark("delivered", ranks)?;
+            // Dropping the views orders the source's streams after the shards' work.
+        }
+        trace.mark("own parts", gpus)?;
+        // Then the travelling parts, whose copies run beside the shards' work on the parts that
+        // stay: part p of every other source to shard p, into a new buffer per shard held here.
+        macro_rules! deliver {
+            ($sb:ident => $field:expr) => {{
+                let mut bufs = receive(&owners, &local_totals)?;
+                let send: Vec<_> = source_of
+                    .iter()
+                    .enumerate()
+                    .map(|(g, s)| {
+                        let buf = s.and_then(|i| {
+                            let $sb = &sources[i].1;
+                            $field
+                        });
+                        (buf, g)
+                    })
+                    .collect();
+                let mut recv = by_shard(&mut bufs, &global, all_shards, per_rank);
+                exchange.transfer(&send, &mut recv, &moves)?;
+                bufs
+            }};
+        }
+        let (mut keys, mut values, mut ops) = (None, None, None);
+        if travel {
+            keys = Some(deliver!(sb => Some(&sb.keys)));
+            values = shape.values.then(|| Ok(deliver!(sb => sb.values.as_ref()))).transpose()?;
+            ops = shape.ops.then(|| Ok(deliver!(sb => sb.ops.as_ref()))).transpose()?;
+            trace.mark("delivered", gathers)?;
+        }
+        if travel {
+            let keys = keys.expect("delivered keys");
             let mut status: Option<Vec<DeviceBuffer<u32>>> =
-                want.0.then(|| receive(gpus, &local_totals)).transpose()?;
+                want.0.then(|| receive(&owners, &local_totals)).transpose()?;
             let mut out: Option<Vec<DeviceBuffer<V>>> =
-                want.1.then(|| receive(gpus, &local_totals)).transpose()?;
+                want.1.then(|| receive(&owners, &local_totals)).transpose()?;
             let mut found: Option<Vec<DeviceBuffer<u8>>> =
-                want.2.then(|| receive(gpus, &local_totals)).transpose()?;
+                want.2.then(|| receive(&owners, &local_totals)).transpose()?;
             for l in 0..shards {
                 if local_totals[l] == 0 {
                     continue;
                 }
                 let io = Io {
-                    ordered: false,
+                    ordered: within.is_some(),
                     keys: &keys[l],
                     values: values.as_ref().map(|v| &v[l]),
                     ops: ops.as_ref().map(|o| &o[l]),
@@ -1225,46 +1240,54 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
     ) -> Result<()> {
         let held = self.ranks().to_vec();
         self.agree(check_rank_batches("insert", &held, keys, values))?;
-        let total = keys.iter().map(|k| k.len()).sum();
+        let total: usize = keys.iter().map(|k| k.len()).sum();
         let part = self.part;
         let d = self.device_mut()?;
-        let inputs: Vec<Option<Input<'_, K, V>>> = keys
-            .iter()
-            .zip(values)
-            .map(|(k, v)| {
-                Some(Input {
-                    keys: k,
-                    values: Some(v),
-                    ops: None,
-                })
-            })
-            .collect();
-        let mut outputs: Vec<Option<Output<'_, V>>> = held.iter().map(|_| None).collect();
+        let Shards { ctx, tables, .. } = d;
+        let subs = sub_batches(ctx, total);
         let shape = Shape {
-            order: shard_order(&d.tables, total),
+            order: shard_order(tables, total.div_ceil(subs)),
             values: true,
             ops: false,
             status: false,
             out: false,
             found: false,
         };
-        let Shards { ctx, tables, .. } = d;
-        ctx.cascade(
-            tables,
-            &part,
-            &inputs,
-            &mut outputs,
-            Kept::Nothing,
-            shape,
-            &mut |t, p, io| {
-                let values = io.values.expect("values");
-                match io.ordered {
-                    true => t[p].insert_device_ordered_async(io.keys, values, InsertMode::Assign),
-                    false => t[p].insert_device_async(io.keys, values, None),
-                }
-            },
-            &ctx.lanes[0],
-        )
+        let key_views = rank_views(&ctx.ranks, keys, subs)?;
+        let value_views = rank_views(&ctx.ranks, values, subs)?;
+        for c in 0..subs {
+            let inputs: Vec<Option<Input<'_, K, V>>> = key_views
+                .iter()
+                .zip(&value_views)
+                .map(|(k, v)| {
+                    Some(Input {
+                        keys: &k[c],
+                        values: Some(&v[c]),
+                        ops: None,
+                    })
+                })
+                .collect();
+            let mut outputs: Vec<Option<Output<'_, V>>> = held.iter().map(|_| None).collect();
+            ctx.cascade(
+                tables,
+                &part,
+                &inputs,
+                &mut outputs,
+                Kept::Nothing,
+                shape,
+                &mut |t, p, io| {
+                    let values = io.values.expect("values");
+                    match io.ordered {
+                        true => {
+                            t[p].insert_device_ordered_async(io.keys, values, InsertMode::Assign)
+                        }
+                        false => t[p].insert_device_async(io.keys, values, None),
+                    }
+                },
+                &ctx.lanes[c % SLOTS],
+            )?;
+        }
+        Ok(())
     }
 
     /// Looks up a batch held across the ranks (see [`insert_ranks_async`](Self::insert_ranks_async)):
@@ -1291,53 +1314,61 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
                 &found_ro,
             )),
         )?;
-        let total = keys.iter().map(|k| k.len()).sum();
+        let total: usize = keys.iter().map(|k| k.len()).sum();
         let d = self.device()?;
-        let inputs: Vec<Option<Input<'_, K, V>>> = keys
-            .iter()
-            .map(|k| {
-                Some(Input {
-                    keys: k,
-                    values: None,
-                    ops: None,
-                })
-            })
-            .collect();
-        let mut outputs: Vec<Option<Output<'_, V>>> = values
-            .iter_mut()
-            .zip(found.iter_mut())
-            .map(|(v, f)| {
-                Some(Output {
-                    status: None,
-                    out: Some(&mut **v),
-                    found: Some(&mut **f),
-                })
-            })
-            .collect();
+        let ctx = &d.ctx;
+        let subs = sub_batches(ctx, total);
         let shape = Shape {
-            order: shard_order(&d.tables, total),
+            order: shard_order(&d.tables, total.div_ceil(subs)),
             values: false,
             ops: false,
             status: false,
             out: true,
             found: true,
         };
-        d.ctx.cascade(
-            &mut &d.tables,
-            &self.part,
-            &inputs,
-            &mut outputs,
-            Kept::ValuesOfMisses,
-            shape,
-            &mut |t, p, io| {
-                let (out, found) = (io.out.expect("values"), io.found.expect("found"));
-                match io.ordered {
-                    true => t[p].find_device_ordered_async(io.keys, Some(out), found),
-                    false => t[p].find_device_async(io.keys, out, found),
-                }
-            },
-            &d.ctx.lanes[0],
-        )
+        let key_views = rank_views(&ctx.ranks, keys, subs)?;
+        let mut value_views = lane_views_mut(&ctx.lanes, values, subs)?;
+        let mut found_views = lane_views_mut(&ctx.lanes, found, subs)?;
+        for c in 0..subs {
+            let inputs: Vec<Option<Input<'_, K, V>>> = key_views
+                .iter()
+                .map(|k| {
+                    Some(Input {
+                        keys: &k[c],
+                        values: None,
+                        ops: None,
+                    })
+                })
+                .collect();
+            let mut outputs: Vec<Option<Output<'_, V>>> = value_views
+                .iter_mut()
+                .zip(found_views.iter_mut())
+                .map(|(v, f)| {
+                    Some(Output {
+                        status: None,
+                        out: Some(&mut *v[c]),
+                        found: Some(&mut *f[c]),
+                    })
+                })
+                .collect();
+            ctx.cascade(
+                &mut &d.tables,
+                &self.part,
+                &inputs,
+                &mut outputs,
+                Kept::ValuesOfMisses,
+                shape,
+                &mut |t, p, io| {
+                    let (out, found) = (io.out.expect("values"), io.found.expect("found"));
+                    match io.ordered {
+                        true => t[p].find_device_ordered_async(io.keys, Some(out), found),
+                        false => t[p].find_device_async(io.keys, out, found),
+                    }
+                },
+                &ctx.lanes[c % SLOTS],
+            )?;
+        }
+        Ok(())
     }
 
     /// The exchange's name ("copy", "nccl"), or "host" for CPU shards.
@@ -2571,6 +2602,62 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
 /// The order every shard's table takes a batch of `n / shards` keys fastest
 /// ([`DeviceHashTable::stretch_order`]), where they all name the same one (tables of one
 /// configuration do).
+/// Sub-batches of a batch of `total` keys held across the ranks: `WARPMAP_SHARDED_SUB_BATCHES`
+/// (default 1), each at least 2^20 keys in all; one in a group of processes (whose totals
+/// differ). Sub-batch `c` runs on lane `c % SLOTS`, so that its split and exchange overlap the
+/// shards' work on the one before.
+fn sub_batches(ctx: &Ctx, total: usize) -> usize {
+    let asked = crate::table::engine::knob::<usize>("WARPMAP_SHARDED_SUB_BATCHES").unwrap_or(1);
+    match ctx.joined {
+        true => 1,
+        false => asked.clamp(1, (total >> 20).max(1)),
+    }
+}
+
+/// `len` elements in `subs` consecutive ranges of (nearly) equal length.
+fn sub_ranges(len: usize, subs: usize) -> Vec<std::ops::Range<usize>> {
+    let each = len.div_ceil(subs);
+    (0..subs)
+        .map(|c| (c * each).min(len)..((c + 1) * each).min(len))
+        .collect()
+}
+
+/// Per rank, writable views of [`sub_ranges`] of its buffer, sub-batch `c`'s on the streams of
+/// lane `c % SLOTS` (where its results are put in order).
+fn lane_views_mut<'a, T: bytemuck::Pod>(
+    lanes: &[Lane],
+    bufs: &'a mut [&mut DeviceBuffer<T>],
+    subs: usize,
+) -> Result<Vec<Vec<BufferViewMut<'a, T>>>> {
+    bufs.iter_mut()
+        .enumerate()
+        .map(|(r, b)| {
+            let on: Vec<&Gpu> = (0..subs)
+                .map(|c| lanes[c % SLOTS].gathers[r].as_ref())
+                .collect();
+            let ranges = sub_ranges(b.len(), subs);
+            Gpu::views_mut(&mut **b, &ranges, &on)
+        })
+        .collect()
+}
+
+/// Per rank, read-only views of [`sub_ranges`] of its buffer, on the rank's stream.
+fn rank_views<'a, T: bytemuck::Pod>(
+    ranks: &[Arc<Gpu>],
+    bufs: &[&'a DeviceBuffer<T>],
+    subs: usize,
+) -> Result<Vec<Vec<BufferView<'a, T>>>> {
+    bufs.iter()
+        .zip(ranks)
+        .map(|(b, g)| {
+            sub_ranges(b.len(), subs)
+                .into_iter()
+                .map(|r| g.view(b, r))
+                .collect()
+        })
+        .collect()
+}
+
 fn shard_order<K: Key, V: Value>(
     tables: &[Box<dyn DeviceHashTable<K, V>>],
     n: usize,
@@ -2821,5 +2908,50 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
         self.device()
             .ok()
             .and_then(|d| d.tables[0].mixed_erase_refusal())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exchange_plan_moves_the_parts_that_leave_their_rank() {
+        // 2 ranks of 2 shards: rank 0 holds shards 0 and 1, rank 1 shards 2 and 3.
+        let counts = vec![vec![5, 0, 7, 2], vec![1, 3, 4, 6]];
+        let (moves, received) = exchange_plan(&counts, 2);
+        let m = |from, from_at, to, to_at, len| Move {
+            from,
+            from_at,
+            to,
+            to_at,
+            len,
+        };
+        // Rank 0's parts for shards 2 and 3 start after its parts 0 and 1 (5 + 0 keys); rank
+        // 1's parts for shards 0 and 1 at its split's front. Parts 0 and 1 of rank 0 and parts
+        // 2 and 3 of rank 1 stay.
+        assert_eq!(
+            moves,
+            vec![
+                m(0, 5, 2, 0, 7),
+                m(0, 12, 3, 0, 2),
+                m(1, 0, 0, 0, 1),
+                m(1, 1, 1, 0, 3),
+            ]
+        );
+        assert_eq!(received, vec![1, 3, 7, 2]);
+        // One rank: everything stays.
+        let (moves, received) = exchange_plan(&[vec![3, 4, 5]], 3);
+        assert!(moves.is_empty());
+        assert_eq!(received, vec![0, 0, 0]);
+        // A shard per rank, received after the parts of lower ranks.
+        let (moves, received) = exchange_plan(&[vec![1, 2, 3], vec![4, 5, 6], vec![7, 8, 9]], 1);
+        assert_eq!(received, vec![4 + 7, 2 + 8, 3 + 6]);
+        assert_eq!(moves.len(), 6);
+        assert_eq!(moves[0], m(0, 1, 1, 0, 2));
+        assert_eq!(moves[2], m(1, 0, 0, 0, 4));
+        assert_eq!(moves[3], m(1, 9, 2, 3, 6));
+        assert_eq!(moves[4], m(2, 0, 0, 4, 7));
+        assert_eq!(moves[5], m(2, 7, 1, 2, 8));
     }
 }

@@ -168,7 +168,16 @@ pub fn split<K: Key, V: bytemuck::Pod>(
 pub struct PendingSplit<K, V> {
     batch: SplitBatch<K, V>,
     /// The part sizes on the device, where they are still to be read.
-    totals: Option<DeviceBuffer<u64>>,
+    sizes: Option<Sizes>,
+}
+
+/// Where a pending split's part sizes are on the device.
+enum Sizes {
+    /// One count per part (the tile split's totals).
+    Counts(DeviceBuffer<u64>),
+    /// The offsets of `step` times as many parts (an ordered split's, each part cut in `step`
+    /// by the order within): every `step`-th is a part's start.
+    Offsets(DeviceBuffer<u64>, usize),
 }
 
 impl<K, V> PendingSplit<K, V> {
@@ -178,19 +187,25 @@ impl<K, V> PendingSplit<K, V> {
     /// # Errors
     /// The device's errors.
     pub fn finish(mut self, gpu: &Gpu) -> Result<SplitBatch<K, V>> {
-        if let Some(totals) = self.totals.take() {
-            let sizes = gpu.download(&totals)?;
-            let offsets = &mut self.batch.plan.offsets;
-            offsets.clear();
-            offsets.push(0u64);
-            for s in sizes {
-                offsets.push(offsets[offsets.len() - 1] + s);
+        let offsets = match self.sizes.take() {
+            None => return Ok(self.batch),
+            Some(Sizes::Counts(totals)) => {
+                let mut offsets = vec![0u64];
+                for s in gpu.download(&totals)? {
+                    offsets.push(offsets[offsets.len() - 1] + s);
+                }
+                offsets
             }
-            debug_assert_eq!(
-                offsets[self.batch.plan.parts as usize], self.batch.plan.n,
-                "the parts hold every key once"
-            );
-        }
+            Some(Sizes::Offsets(all, step)) => {
+                gpu.download(&all)?.into_iter().step_by(step).collect()
+            }
+        };
+        debug_assert_eq!(offsets.len(), self.batch.plan.parts as usize + 1);
+        debug_assert_eq!(
+            offsets[self.batch.plan.parts as usize], self.batch.plan.n,
+            "the parts hold every key once"
+        );
+        self.batch.plan.offsets = offsets;
         Ok(self.batch)
     }
 }
@@ -198,7 +213,7 @@ impl<K, V> PendingSplit<K, V> {
 /// [`split`] without the wait for the part sizes: the kernels are enqueued on `gpu`'s stream
 /// and [`PendingSplit::finish`] reads the sizes. Several ranks' splits launched first and
 /// finished after run side by side on their GPUs, where one [`split`] after another would
-/// wait for each GPU in turn. (An ordered split, `within`, waits inside, as [`split`] does.)
+/// wait for each GPU in turn (ordered splits, `within`, too).
 ///
 /// # Errors
 /// As [`split`].
@@ -222,18 +237,12 @@ pub fn split_async<K: Key, V: bytemuck::Pod>(
             ));
         }
         element_bytes::<V>("values")?; // (the lengths: multisplit_within checks them)
-        let (split, positions) = multisplit_within(gpu, keys, values, f, w, positions)?;
+        let (split, positions) = multisplit_within(gpu, alloc, keys, values, f, w, positions, false)?;
         // The plan keeps the outer parts (the shards): each `w.parts` consecutive offsets.
-        let offsets: Vec<u64> = split
-            .offsets
-            .iter()
-            .step_by(w.parts as usize)
-            .copied()
-            .collect();
         return Ok(PendingSplit {
             batch: SplitBatch {
                 plan: SplitPlan {
-                    offsets,
+                    offsets: Vec::new(),
                     parts: f.parts,
                     n: n as u64,
                     positions,
@@ -242,7 +251,7 @@ pub fn split_async<K: Key, V: bytemuck::Pod>(
                 values: split.values,
                 ops: None,
             },
-            totals: None,
+            sizes: Some(Sizes::Offsets(split.device_offsets, w.parts as usize)),
         });
     }
     if let Some(v) = values {
@@ -319,7 +328,7 @@ pub fn split_async<K: Key, V: bytemuck::Pod>(
     Ok(PendingSplit {
         batch: SplitBatch {
             plan: SplitPlan {
-                offsets: Vec::with_capacity(parts as usize + 1),
+                offsets: Vec::new(),
                 parts,
                 n: n64,
                 positions,
@@ -328,7 +337,7 @@ pub fn split_async<K: Key, V: bytemuck::Pod>(
             values: values_out,
             ops: ops_out,
         },
-        totals: Some(totals),
+        sizes: Some(Sizes::Counts(totals)),
     })
 }
 

@@ -416,7 +416,7 @@ fn split<K: Key, V: bytemuck::Pod>(
     let counting =
         method == Method::Counting && !keys.is_empty() && Method::counting_serves(f.parts);
     if counting {
-        split_counting(gpu, &module, keys, values, f, None, None, read_offsets)
+        split_counting(gpu, gpu, &module, keys, values, f, None, None, read_offsets)
     } else {
         split_claiming(gpu, &module, keys, values, f, read_offsets)
     }
@@ -563,18 +563,26 @@ pub type SplitWithPositions<K, V> = (Split<K, V>, Option<DeviceBuffer<u32>>);
 /// sharded table's split for shards whose tables take their keys in the order of their
 /// stretches ([`DeviceHashTable::stretch_order`](crate::DeviceHashTable::stretch_order)): one
 /// pass near copy bandwidth, where the stable tile split slows with many parts (bench/NOTES.md,
-/// issue 14). Reads the offsets back (`parts + 1` of them).
+/// issue 14). With `read_offsets`, reads the offsets back (`parts + 1` of them) and waits for
+/// them; without, the split's [`offsets`](Split::offsets) are empty and the caller reads
+/// [`device_offsets`](Split::device_offsets) when it needs them (several GPUs' splits then run
+/// side by side). The kernels run on `gpu`'s stream; the result's buffers belong to `alloc`'s
+/// (a handle of the same GPU: the stream that finishes with them, so that their frees do not
+/// hold `gpu`'s stream back).
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for more than [`MAX_WITHIN_PARTS`] parts in all, two hash functions,
 /// or (with `positions`) a batch of `u32::MAX` keys or more; those of [`multisplit_by`].
+#[allow(clippy::too_many_arguments)] // the split's parts, each its own concern
 pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
     gpu: &Gpu,
+    alloc: &Gpu,
     keys: &DeviceBuffer<K>,
     values: Option<&DeviceBuffer<V>>,
     outer: &PartFunction,
     within: &PartFunction,
     positions: bool,
+    read_offsets: bool,
 ) -> Result<SplitWithPositions<K, V>> {
     outer.check()?;
     within.check()?;
@@ -599,21 +607,22 @@ pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
         ..*outer
     };
     let mut pos = positions
-        .then(|| gpu.alloc::<u32>(keys.len()))
+        .then(|| alloc.alloc::<u32>(keys.len()))
         .transpose()?;
     if keys.is_empty() {
-        let split = split(gpu, keys, values, &whole, Method::Claiming, true)?;
+        let split = split(gpu, keys, values, &whole, Method::Claiming, read_offsets)?;
         return Ok((split, pos));
     }
     let split = split_counting(
         gpu,
+        alloc,
         &module,
         keys,
         values,
         &whole,
         Some(within),
         pos.as_mut(),
-        true,
+        read_offsets,
     )?;
     Ok((split, pos))
 }
@@ -621,10 +630,12 @@ pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
 /// The counting split (see the [module docs](self)): [`Method::counting_serves`] holds and the
 /// batch is not empty. With `within` (one pass: at most [`MAX_WITHIN_PARTS`] parts), part
 /// `o × within.parts + w` for outer part `o` by `f` (`f.parts / within.parts` of them) and `w`
-/// by `within`; with `positions`, where each key went.
+/// by `within`; with `positions`, where each key went. The result's buffers belong to `alloc`'s
+/// stream (see [`multisplit_within`]), the kernels run on `gpu`'s.
 #[allow(clippy::too_many_arguments)] // the split's parts, each its own concern
 fn split_counting<K: Key, V: bytemuck::Pod>(
     gpu: &Gpu,
+    alloc: &Gpu,
     module: &Module,
     keys: &DeviceBuffer<K>,
     values: Option<&DeviceBuffer<V>>,
@@ -680,12 +691,13 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
 
     let mut counts = gpu.alloc::<u64>(groups * chunks)?;
     let mut totals = gpu.alloc::<u64>(groups)?;
-    let mut group_offsets = gpu.alloc::<u64>(groups + 1)?;
-    let mut scratch = gpu.alloc::<u64>(groups)?;
     // The coarse pass's output: the result itself in one pass.
-    let mut coarse_keys = gpu.alloc::<K>(n)?;
+    let out = if two_passes { gpu } else { alloc };
+    let mut group_offsets = out.alloc::<u64>(groups + 1)?;
+    let mut scratch = gpu.alloc::<u64>(groups)?;
+    let mut coarse_keys = out.alloc::<K>(n)?;
     let mut coarse_values = match values {
-        Some(_) => Some(gpu.alloc::<V>(n)?),
+        Some(_) => Some(out.alloc::<V>(n)?),
         None => None,
     };
     let (n64, seed, parts32, fine_bits, groups32, chunk64, chunks32) = (
@@ -781,12 +793,12 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
         // The groups are the parts.
         return finish(gpu, coarse_keys, coarse_values, group_offsets, read_offsets);
     }
-    let mut keys_out = gpu.alloc::<K>(n)?;
+    let mut keys_out = alloc.alloc::<K>(n)?;
     let mut values_out = match values {
-        Some(_) => Some(gpu.alloc::<V>(n)?),
+        Some(_) => Some(alloc.alloc::<V>(n)?),
         None => None,
     };
-    let mut device_offsets = gpu.alloc::<u64>(parts + 1)?;
+    let mut device_offsets = alloc.alloc::<u64>(parts + 1)?;
     let mut l = fine.launch();
     l.buf(&coarse_keys);
     match coarse_values.as_ref() {
