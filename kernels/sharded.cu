@@ -193,10 +193,7 @@ extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_scatter(const wm
 //   for finds and erases;
 // - with `values_where_found`, values only where the found flag (array 2, split order) is set.
 // Those outputs keep what the caller had in them, as the tables' own kernels do.
-// Only the keys whose position lies in [lo, hi) (`inside` 1) or outside it (`inside` 0): the
-// results of a rank's own shards, ready before the others come back, go first.
 extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_unsplit(const u32* __restrict__ positions, u64 n,
-                  u64 lo, u64 hi, u32 inside,
                   const u8* __restrict__ ops, u32 values_where_found,
                   const u8* __restrict__ split0, u8* __restrict__ out0, u32 bytes0,
                   const u8* __restrict__ split1, u8* __restrict__ out1, u32 bytes1,
@@ -204,7 +201,6 @@ extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_unsplit(const u3
   for (u64 i = (u64)blockIdx.x * WM_SH_BLOCK + threadIdx.x; i < n; i += (u64)gridDim.x * WM_SH_BLOCK) {
     const u64 pos = positions[i];
     if (pos >= n) continue;  // always below n for a split of these n keys; a bound regardless
-    if ((pos >= lo && pos < hi) != (inside != 0u)) continue;
     const u32 op = ops != nullptr ? ops[pos] : 0xffu;
     const bool any = op == 0xffu;
     const bool found = split2 == nullptr || split2[pos] != 0;

@@ -20,7 +20,7 @@ mod common;
 use common::*;
 use std::collections::HashMap;
 use warpmap::hash::HashFunction;
-use warpmap::sharded::split::{split, unsplit, unsplit_some, Keep, MAX_SHARDS};
+use warpmap::sharded::split::{split, unsplit, Keep, MAX_SHARDS};
 #[cfg(feature = "nccl")]
 use warpmap::sharded::Transport;
 use warpmap::sharded::{shard_capacity, sharded_capacity, ShardedConfig, ShardedMap};
@@ -287,43 +287,6 @@ fn split_equals_the_host_twin_and_unsplit_inverts_it() {
                 (st, va, fo),
                 "{what}: by operation at {i} (op {op})"
             );
-        }
-        // In two passes, the positions in a range (the parts of the middle shard) and then
-        // the rest: the same as one.
-        let mid = f.parts as usize / 2;
-        let own = sb.plan.offsets[mid]..sb.plan.offsets[mid + 1];
-        let mut out_v = gpu.alloc_filled::<u32>(n, 0xee).unwrap();
-        let mut out_f = gpu.alloc_filled::<u8>(n, 0xee).unwrap();
-        let pass = |only: (std::ops::Range<u64>, bool), out_v: &mut _, out_f: &mut _| {
-            unsplit_some(
-                gpu,
-                &f,
-                &sb.plan,
-                &dk,
-                Keep::ValuesWhereMissing,
-                None,
-                Some((dvs, out_v)),
-                Some((&df, out_f)),
-                Some(only),
-            )
-            .unwrap();
-        };
-        pass((own.clone(), true), &mut out_v, &mut out_f);
-        gpu.synchronize().unwrap();
-        let first = gpu.download(&out_f).unwrap();
-        // The first pass wrote exactly the keys of that shard.
-        for (i, &fo) in first.iter().enumerate() {
-            let want = match f.part_of(&keys[i]) as usize == mid {
-                true => (i % 2) as u8,
-                false => 0xee,
-            };
-            assert_eq!(fo, want, "{what}: first pass at {i}");
-        }
-        pass((own, false), &mut out_v, &mut out_f);
-        let (v, fl) = (gpu.download(&out_v).unwrap(), gpu.download(&out_f).unwrap());
-        for i in 0..n {
-            let want = if i % 2 == 1 { i as u32 } else { 0xeeee_eeee };
-            assert_eq!((v[i], fl[i]), (want, (i % 2) as u8), "{what}: two passes at {i}");
         }
     }
     let mut rng = SplitMix64::new(5);

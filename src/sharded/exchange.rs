@@ -46,25 +46,6 @@ pub struct CopyExchange {
 /// rank; more pieces than streams share them in turn).
 const PIECE_STREAMS: usize = 4;
 
-/// The shortest piece a move is cut into, in bytes.
-const MIN_CUT_BYTES: usize = 8 << 20;
-
-/// `m` in up to `cuts` consecutive pieces of at least `min` elements each.
-fn cut(m: &Move, cuts: usize, min: usize) -> Vec<Move> {
-    let pieces = (m.len / min.max(1) as u64).clamp(1, cuts.max(1) as u64);
-    let each = m.len.div_ceil(pieces);
-    (0..pieces)
-        .map(|i| i * each)
-        .take_while(|&at| at < m.len)
-        .map(|at| Move {
-            from_at: m.from_at + at,
-            to_at: m.to_at + at,
-            len: each.min(m.len - at),
-            ..*m
-        })
-        .collect()
-}
-
 impl CopyExchange {
     /// Copies between the buffers of `ranks` (any handles, of one GPU or several).
     ///
@@ -74,7 +55,7 @@ impl CopyExchange {
         let streams = ranks
             .iter()
             .map(|r| {
-                (0..PIECE_STREAMS)
+                (0..ranks.len().min(PIECE_STREAMS))
                     .map(|_| r.with_new_stream())
                     .collect()
             })
@@ -106,26 +87,12 @@ impl Exchange for CopyExchange {
             ))
         };
         // The moves into each receive buffer, together.
-        let mut by_buffer: Vec<Vec<Move>> = vec![Vec::new(); recv.len()];
+        let mut by_buffer: Vec<Vec<&Move>> = vec![Vec::new(); recv.len()];
         for m in moves {
-            by_buffer.get_mut(m.to).ok_or_else(|| missing(m))?.push(*m);
-        }
-        // Fewer pieces into a buffer than streams: each cut into several, so that more copy
-        // engines carry it (one peer copy of 256 MiB moved ~130-310 GB/s between two H200s of
-        // an NVLink rated 450 GB/s each way; bench/NOTES.md, session Q).
-        let size = std::mem::size_of::<T>().max(1);
-        // `WARPMAP_EXCHANGE_CUT_MIB` sets the shortest piece (for measurements).
-        let min_cut = crate::table::engine::knob::<usize>("WARPMAP_EXCHANGE_CUT_MIB")
-            .map_or(MIN_CUT_BYTES, |mib| mib << 20);
-        for ms in by_buffer.iter_mut() {
-            if ms.is_empty() || ms.len() >= PIECE_STREAMS {
-                continue;
-            }
-            let cuts = PIECE_STREAMS / ms.len();
-            *ms = ms.iter().flat_map(|m| cut(m, cuts, min_cut / size)).collect();
+            by_buffer.get_mut(m.to).ok_or_else(|| missing(m))?.push(m);
         }
         for (to, ms) in by_buffer.iter().enumerate() {
-            let Some(first) = ms.first() else { continue };
+            let Some(&first) = ms.first() else { continue };
             let (Some(dst), to_rank) = &mut recv[to] else {
                 return Err(missing(first));
             };
@@ -225,37 +192,5 @@ impl Exchange for Transport {
             #[cfg(feature = "nccl")]
             Transport::Nccl(x) => x.transfer(send, recv, moves),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_move_is_cut_into_consecutive_pieces() {
-        let m = Move {
-            from: 1,
-            from_at: 100,
-            to: 2,
-            to_at: 7,
-            len: 10,
-        };
-        let pieces = cut(&m, 4, 2);
-        assert_eq!(pieces.len(), 4);
-        assert_eq!(pieces.iter().map(|p| p.len).sum::<u64>(), 10);
-        let mut at = 0;
-        for p in &pieces {
-            assert_eq!((p.from, p.to), (1, 2));
-            assert_eq!((p.from_at, p.to_at), (100 + at, 7 + at));
-            at += p.len;
-        }
-        // Never below the shortest piece, never more pieces than asked, never empty.
-        assert_eq!(cut(&m, 4, 4).len(), 2);
-        assert_eq!(cut(&m, 4, 20), vec![m]);
-        assert_eq!(cut(&m, 1, 1), vec![m]);
-        let pieces = cut(&Move { len: 9, ..m }, 4, 2);
-        assert!(pieces.iter().all(|p| p.len > 0));
-        assert_eq!(pieces.iter().map(|p| p.len).sum::<u64>(), 9);
     }
 }

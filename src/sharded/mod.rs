@@ -80,7 +80,7 @@ use crate::trace::{env_flag, PhaseClock};
 use crate::{Error, Result};
 use exchange::{CopyExchange, Exchange};
 use rayon::prelude::*;
-use split::{split_async, unsplit_some, Keep, SplitBatch};
+use split::{split_async, unsplit, Keep, SplitBatch};
 use std::sync::Arc;
 
 /// The partition seed: unlike every table's default seed, so that one shard's keys spread over
@@ -532,8 +532,8 @@ impl Ctx {
         } = self;
         let Lane {
             gathers,
-            copies,
             back_copies,
+            ..
         } = lane;
         let per_rank = *per_rank;
         let shards = gpus.len();
@@ -658,29 +658,16 @@ impl Ctx {
             .map(|g| sources.iter().position(|(r, _)| self.held[*r] == g))
             .collect();
         let travel = !moves.is_empty(); // (the same in every process: from the same counts)
-        // What a shard receives belongs to its rank's upload stream of the lane (idle in a
-        // device-sided operation; in a host pipeline it has uploaded this batch already), not to
-        // the shard's own stream nor the gather stream: the copies into it then hold back only
-        // the shard's work on what it received, not its work on its own part or the unsplit of
-        // that, which run beside them.
+        // What a shard receives belongs to its rank's gather stream, not to the shard's own:
+        // the copies into it then hold back the gather stream and the shard's work on what it
+        // received, not the shard's work on its own part, which runs beside them.
         let owners: Vec<Arc<Gpu>> = (0..shards)
-            .map(|l| copies[l / per_rank].clone())
+            .map(|l| gathers[l / per_rank].clone())
             .collect();
-        // What each source's results keep of its caller's buffers.
-        let keep_of = |i: usize| match (kept, sources[i].1.ops.as_ref()) {
-            (Kept::ByOperation, Some(ops)) => Keep::ByOperation(ops),
-            (Kept::ValuesOfMisses, _) => Keep::ValuesWhereMissing,
-            _ => Keep::Nothing,
-        };
-        // The split positions of rank r's own shards (consecutive parts), where results travel.
-        let own_range = |r: usize, plan: &split::SplitPlan| {
-            let first = self.held[r] * per_rank;
-            (travel && results).then(|| plan.offsets[first]..plan.offsets[first + per_rank])
-        };
         // The parts that stay first: each shard works on its range of its rank's split in
         // place. (First, as the views of the results order each shard's stream after its
         // rank's gather stream, which the copies below will hold up.)
-        for (i, ((r, sb), (bs, bv, bf))) in sources.iter().zip(back.iter_mut()).enumerate() {
+        for ((r, sb), (bs, bv, bf)) in sources.iter().zip(back.iter_mut()) {
             let all_ranges = sb.plan.ranges();
             let mine: Vec<usize> = (r * per_rank..(r + 1) * per_rank)
                 .filter(|&l| !all_ranges[global[l]].is_empty())
@@ -717,23 +704,6 @@ impl Ctx {
                 op(tables, l, io)?;
             }
             // Dropping the views orders the source's streams after the shards' work.
-            drop((keys, values, ops, status, out, found));
-            // Where the other parts' results travel, these go into the caller's order now,
-            // beside the exchange.
-            if let (Some(own), Some(o)) = (own_range(*r, &sb.plan), outputs[*r].as_mut()) {
-                let input = inputs[*r].as_ref().expect("a source has input");
-                unsplit_some(
-                    &gathers[*r],
-                    part,
-                    &sb.plan,
-                    input.keys,
-                    keep_of(i),
-                    bs.as_ref().zip(o.status.as_deref_mut()),
-                    bv.as_ref().zip(o.out.as_deref_mut()),
-                    bf.as_ref().zip(o.found.as_deref_mut()),
-                    Some((own, true)),
-                )?;
-            }
         }
         trace.mark("own parts", gpus)?;
         // Then the travelling parts, whose copies run beside the shards' work on the parts that
@@ -819,23 +789,28 @@ impl Ctx {
                 trace.mark("answers back", gathers)?;
             }
         }
-        // Put every source's results in its caller's order (the rest of them, where its own
-        // shards' went first).
-        for (i, ((r, sb), (bs, bv, bf))) in sources.iter().zip(&back).enumerate() {
+        // Put every source's results in its caller's order.
+        let keep_ops: Vec<Option<&DeviceBuffer<u8>>> =
+            sources.iter().map(|(_, sb)| sb.ops.as_ref()).collect();
+        for (((r, sb), (bs, bv, bf)), ops) in sources.iter().zip(&back).zip(keep_ops) {
             let Some(o) = outputs[*r].as_mut() else {
                 continue;
             };
             let input = inputs[*r].as_ref().expect("a source has input");
-            unsplit_some(
+            let keep = match (kept, ops) {
+                (Kept::ByOperation, Some(ops)) => Keep::ByOperation(ops),
+                (Kept::ValuesOfMisses, _) => Keep::ValuesWhereMissing,
+                _ => Keep::Nothing,
+            };
+            unsplit(
                 &gathers[*r],
                 part,
                 &sb.plan,
                 input.keys,
-                keep_of(i),
+                keep,
                 bs.as_ref().zip(o.status.as_deref_mut()),
                 bv.as_ref().zip(o.out.as_deref_mut()),
                 bf.as_ref().zip(o.found.as_deref_mut()),
-                own_range(*r, &sb.plan).map(|own| (own, false)),
             )?;
         }
         if results {

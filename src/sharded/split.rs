@@ -377,27 +377,6 @@ pub fn unsplit<K: Key, V: bytemuck::Pod>(
     values: Results<'_, V>,
     found: Results<'_, u8>,
 ) -> Result<()> {
-    unsplit_some(gpu, f, plan, keys, keep, status, values, found, None)
-}
-
-/// [`unsplit`] of only the keys whose split position lies in `only.0` (`only.1` true) or
-/// outside it (false): the results of some parts can go back into input order before the
-/// others are ready (a rank's own shards' before the exchanged ones'). `None`: every key.
-///
-/// # Errors
-/// As [`unsplit`].
-#[allow(clippy::too_many_arguments)]
-pub fn unsplit_some<K: Key, V: bytemuck::Pod>(
-    gpu: &Gpu,
-    f: &PartFunction,
-    plan: &SplitPlan,
-    keys: &DeviceBuffer<K>,
-    keep: Keep<'_>,
-    status: Results<'_, u32>,
-    values: Results<'_, V>,
-    found: Results<'_, u8>,
-    only: Option<(std::ops::Range<u64>, bool)>,
-) -> Result<()> {
     let n = keys.len();
     if n as u64 != plan.n || f.parts != plan.parts {
         return Err(Error::invalid(format!(
@@ -432,14 +411,8 @@ pub fn unsplit_some<K: Key, V: bytemuck::Pod>(
     let module = module::<K>(gpu, f)?;
     let (n64, null) = (n as u64, 0u64);
     let k = module.kernel("shard_unsplit")?;
-    let (range, inside) = only.unwrap_or((0..n64, true));
-    let inside = u32::from(inside);
     let mut l = k.launch();
-    l.buf(positions)
-        .arg(&n64)
-        .arg(&range.start)
-        .arg(&range.end)
-        .arg(&inside);
+    l.buf(positions).arg(&n64);
     // Values only where found: for finds, and for the finds of a mixed batch.
     let where_found = u32::from(matches!(
         keep,
@@ -465,8 +438,8 @@ pub fn unsplit_some<K: Key, V: bytemuck::Pod>(
         None => l.arg(&null).arg(&null),
     };
     l.arg(&found_bytes);
-    // SAFETY: shard_unsplit's (positions, n, lo, hi, inside, ops, values_where_found, then
-    // three (split, out, bytes) triples, null pairs skipped; `ops`, when given, is the split's operations, n
+    // SAFETY: shard_unsplit's (positions, n, ops, values_where_found, then three (split, out,
+    // bytes) triples, null pairs skipped; `ops`, when given, is the split's operations, n
     // bytes). `positions` is the split's, n entries (checked: same n), each below n (the
     // kernel also skips any that is not); each buffer holds at least n elements of its size.
     // A grid-stride loop: any grid covers n.
