@@ -16,21 +16,25 @@
 //! The exchange is one small interface ([`exchange::Exchange`]) with two implementations that
 //! the same cascade drives: device-to-device copies ([`Transport::Copy`]; peer copies between
 //! GPUs of this process) and NCCL grouped send/receive ([`Transport::Nccl`], cargo feature
-//! `nccl`). With one rank and copies, the exchange is not even a copy: each shard reads and
-//! writes its range of the split buffers in place (views). With one shard in all, an operation
-//! goes straight to the one table.
+//! `nccl`). With one shard in all, an operation goes straight to the one table.
+//!
+//! **A rank's own shards work in place.** A shard takes its part of its own rank's split where
+//! it is (views: no copy) and works on it first, while the copies of the other ranks' parts into
+//! it run; then it works on what arrived. With one rank and copies nothing travels at all.
 //!
 //! **Shards in the order of their stretches.** Where every shard's table names the same order
 //! that it takes fastest ([`DeviceHashTable::stretch_order`]: WarpDrive's stretches, once a
-//! shard's share of a batch is long enough for its keys in flight to stay in L2) and the shards
-//! sit on the one source's GPU (one rank, copies), the split also orders each shard's keys by
-//! its table's stretches, in the same pass (the engine's counting split by (shard, stretch),
+//! shard's share of a batch is long enough for its keys in flight to stay in L2), every rank's
+//! split also orders each shard's keys by its table's stretches, in the same pass (the engine's
+//! counting split by (shard, stretch),
 //! [`multisplit_within`](crate::table::engine::multisplit::multisplit_within), with positions),
-//! and the shards insert and look up through their ordered kernels. Inserts without statuses,
-//! finds and contains take that path, device batches and host chunks alike; statuses, erases and
-//! mixed batches keep the stable split. On the H100 (u32 pairs, 2^27 keys, load 0.8, 8 shards):
-//! device inserts 0.66 → 1.05 of the bare table, finds 0.75 → 0.97-0.98 (bench/NOTES.md,
-//! Issue 14, session M).
+//! and the shards insert and look up through their ordered kernels, on their own part and on
+//! each piece that arrives (each in that order). Inserts without statuses, finds and contains
+//! take that path, device batches and host chunks alike; statuses, erases and mixed batches keep
+//! the stable split. On the H100 (u32 pairs, 2^27 keys, load 0.8, 8 shards on one GPU): device
+//! inserts 0.66 → 1.05 of the bare table, finds 0.75 → 0.97-0.98 (bench/NOTES.md, Issue 14,
+//! session M); on 2 H200s, each with 2^27 keys of its own: inserts 0.70 → 0.86 of twice one
+//! GPU's rate, finds 0.59 → 0.71 (Issue 15, session Q).
 //!
 //! Inputs can be on the host ([`HashTable`]: the batch is cut into one piece per rank) or
 //! already on the GPU ([`DeviceHashTable`]: the batch is on rank 0; [`ShardedMap::ranks`] gives
@@ -1240,54 +1244,46 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
     ) -> Result<()> {
         let held = self.ranks().to_vec();
         self.agree(check_rank_batches("insert", &held, keys, values))?;
-        let total: usize = keys.iter().map(|k| k.len()).sum();
+        let total = keys.iter().map(|k| k.len()).sum();
         let part = self.part;
         let d = self.device_mut()?;
-        let Shards { ctx, tables, .. } = d;
-        let subs = sub_batches(ctx, total);
+        let inputs: Vec<Option<Input<'_, K, V>>> = keys
+            .iter()
+            .zip(values)
+            .map(|(k, v)| {
+                Some(Input {
+                    keys: k,
+                    values: Some(v),
+                    ops: None,
+                })
+            })
+            .collect();
+        let mut outputs: Vec<Option<Output<'_, V>>> = held.iter().map(|_| None).collect();
         let shape = Shape {
-            order: shard_order(tables, total.div_ceil(subs)),
+            order: shard_order(&d.tables, total),
             values: true,
             ops: false,
             status: false,
             out: false,
             found: false,
         };
-        let key_views = rank_views(&ctx.ranks, keys, subs)?;
-        let value_views = rank_views(&ctx.ranks, values, subs)?;
-        for c in 0..subs {
-            let inputs: Vec<Option<Input<'_, K, V>>> = key_views
-                .iter()
-                .zip(&value_views)
-                .map(|(k, v)| {
-                    Some(Input {
-                        keys: &k[c],
-                        values: Some(&v[c]),
-                        ops: None,
-                    })
-                })
-                .collect();
-            let mut outputs: Vec<Option<Output<'_, V>>> = held.iter().map(|_| None).collect();
-            ctx.cascade(
-                tables,
-                &part,
-                &inputs,
-                &mut outputs,
-                Kept::Nothing,
-                shape,
-                &mut |t, p, io| {
-                    let values = io.values.expect("values");
-                    match io.ordered {
-                        true => {
-                            t[p].insert_device_ordered_async(io.keys, values, InsertMode::Assign)
-                        }
-                        false => t[p].insert_device_async(io.keys, values, None),
-                    }
-                },
-                &ctx.lanes[c % SLOTS],
-            )?;
-        }
-        Ok(())
+        let Shards { ctx, tables, .. } = d;
+        ctx.cascade(
+            tables,
+            &part,
+            &inputs,
+            &mut outputs,
+            Kept::Nothing,
+            shape,
+            &mut |t, p, io| {
+                let values = io.values.expect("values");
+                match io.ordered {
+                    true => t[p].insert_device_ordered_async(io.keys, values, InsertMode::Assign),
+                    false => t[p].insert_device_async(io.keys, values, None),
+                }
+            },
+            &ctx.lanes[0],
+        )
     }
 
     /// Looks up a batch held across the ranks (see [`insert_ranks_async`](Self::insert_ranks_async)):
@@ -1314,61 +1310,53 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
                 &found_ro,
             )),
         )?;
-        let total: usize = keys.iter().map(|k| k.len()).sum();
+        let total = keys.iter().map(|k| k.len()).sum();
         let d = self.device()?;
-        let ctx = &d.ctx;
-        let subs = sub_batches(ctx, total);
+        let inputs: Vec<Option<Input<'_, K, V>>> = keys
+            .iter()
+            .map(|k| {
+                Some(Input {
+                    keys: k,
+                    values: None,
+                    ops: None,
+                })
+            })
+            .collect();
+        let mut outputs: Vec<Option<Output<'_, V>>> = values
+            .iter_mut()
+            .zip(found.iter_mut())
+            .map(|(v, f)| {
+                Some(Output {
+                    status: None,
+                    out: Some(&mut **v),
+                    found: Some(&mut **f),
+                })
+            })
+            .collect();
         let shape = Shape {
-            order: shard_order(&d.tables, total.div_ceil(subs)),
+            order: shard_order(&d.tables, total),
             values: false,
             ops: false,
             status: false,
             out: true,
             found: true,
         };
-        let key_views = rank_views(&ctx.ranks, keys, subs)?;
-        let mut value_views = lane_views_mut(&ctx.lanes, values, subs)?;
-        let mut found_views = lane_views_mut(&ctx.lanes, found, subs)?;
-        for c in 0..subs {
-            let inputs: Vec<Option<Input<'_, K, V>>> = key_views
-                .iter()
-                .map(|k| {
-                    Some(Input {
-                        keys: &k[c],
-                        values: None,
-                        ops: None,
-                    })
-                })
-                .collect();
-            let mut outputs: Vec<Option<Output<'_, V>>> = value_views
-                .iter_mut()
-                .zip(found_views.iter_mut())
-                .map(|(v, f)| {
-                    Some(Output {
-                        status: None,
-                        out: Some(&mut *v[c]),
-                        found: Some(&mut *f[c]),
-                    })
-                })
-                .collect();
-            ctx.cascade(
-                &mut &d.tables,
-                &self.part,
-                &inputs,
-                &mut outputs,
-                Kept::ValuesOfMisses,
-                shape,
-                &mut |t, p, io| {
-                    let (out, found) = (io.out.expect("values"), io.found.expect("found"));
-                    match io.ordered {
-                        true => t[p].find_device_ordered_async(io.keys, Some(out), found),
-                        false => t[p].find_device_async(io.keys, out, found),
-                    }
-                },
-                &ctx.lanes[c % SLOTS],
-            )?;
-        }
-        Ok(())
+        d.ctx.cascade(
+            &mut &d.tables,
+            &self.part,
+            &inputs,
+            &mut outputs,
+            Kept::ValuesOfMisses,
+            shape,
+            &mut |t, p, io| {
+                let (out, found) = (io.out.expect("values"), io.found.expect("found"));
+                match io.ordered {
+                    true => t[p].find_device_ordered_async(io.keys, Some(out), found),
+                    false => t[p].find_device_async(io.keys, out, found),
+                }
+            },
+            &d.ctx.lanes[0],
+        )
     }
 
     /// The exchange's name ("copy", "nccl"), or "host" for CPU shards.
@@ -2602,62 +2590,6 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
 /// The order every shard's table takes a batch of `n / shards` keys fastest
 /// ([`DeviceHashTable::stretch_order`]), where they all name the same one (tables of one
 /// configuration do).
-/// Sub-batches of a batch of `total` keys held across the ranks: `WARPMAP_SHARDED_SUB_BATCHES`
-/// (default 1), each at least 2^20 keys in all; one in a group of processes (whose totals
-/// differ). Sub-batch `c` runs on lane `c % SLOTS`, so that its split and exchange overlap the
-/// shards' work on the one before.
-fn sub_batches(ctx: &Ctx, total: usize) -> usize {
-    let asked = crate::table::engine::knob::<usize>("WARPMAP_SHARDED_SUB_BATCHES").unwrap_or(1);
-    match ctx.joined {
-        true => 1,
-        false => asked.clamp(1, (total >> 20).max(1)),
-    }
-}
-
-/// `len` elements in `subs` consecutive ranges of (nearly) equal length.
-fn sub_ranges(len: usize, subs: usize) -> Vec<std::ops::Range<usize>> {
-    let each = len.div_ceil(subs);
-    (0..subs)
-        .map(|c| (c * each).min(len)..((c + 1) * each).min(len))
-        .collect()
-}
-
-/// Per rank, writable views of [`sub_ranges`] of its buffer, sub-batch `c`'s on the streams of
-/// lane `c % SLOTS` (where its results are put in order).
-fn lane_views_mut<'a, T: bytemuck::Pod>(
-    lanes: &[Lane],
-    bufs: &'a mut [&mut DeviceBuffer<T>],
-    subs: usize,
-) -> Result<Vec<Vec<BufferViewMut<'a, T>>>> {
-    bufs.iter_mut()
-        .enumerate()
-        .map(|(r, b)| {
-            let on: Vec<&Gpu> = (0..subs)
-                .map(|c| lanes[c % SLOTS].gathers[r].as_ref())
-                .collect();
-            let ranges = sub_ranges(b.len(), subs);
-            Gpu::views_mut(&mut **b, &ranges, &on)
-        })
-        .collect()
-}
-
-/// Per rank, read-only views of [`sub_ranges`] of its buffer, on the rank's stream.
-fn rank_views<'a, T: bytemuck::Pod>(
-    ranks: &[Arc<Gpu>],
-    bufs: &[&'a DeviceBuffer<T>],
-    subs: usize,
-) -> Result<Vec<Vec<BufferView<'a, T>>>> {
-    bufs.iter()
-        .zip(ranks)
-        .map(|(b, g)| {
-            sub_ranges(b.len(), subs)
-                .into_iter()
-                .map(|r| g.view(b, r))
-                .collect()
-        })
-        .collect()
-}
-
 fn shard_order<K: Key, V: Value>(
     tables: &[Box<dyn DeviceHashTable<K, V>>],
     n: usize,
