@@ -6,7 +6,8 @@
 //!   keys of 4, 8 and 16 bytes, with values and operations; and its inverse brings results
 //!   back into input order, leaving what it should alone;
 //! - device-resident batches (the `DeviceHashTable` calls) in place (one rank), through the
-//!   copy exchange (two ranks on one GPU) and through NCCL with one rank (feature `nccl`),
+//!   copy exchange (two ranks on one GPU) and with NCCL (feature `nccl`; its transfers on
+//!   machines of several GPUs, where every configuration also runs over all of them),
 //!   against a `HashMap` oracle, statuses included;
 //! - a shard filled to the brim reports its keys, per key and as `TableFull`, while the other
 //!   shards keep taking keys;

@@ -438,9 +438,11 @@ fn two_level_cpu_test_configs() -> Vec<(&'static str, TableConfig)> {
 /// shards on one GPU (the copy exchange, both ways, host batches in a pipeline of 1000-key
 /// chunks); Stadium, the slab hash (mixed batches with erases, 700-key chunks, super blocks of
 /// one memory block so that the capacity the tests fill is ~64 000 pairs) and DyCuckoo
-/// (growth) through the exchange; and, with the `nccl` feature, NCCL with
-/// one rank sending two shards' parts to itself, and a one-process group (`NcclGroup`: the
-/// protocol of a table over processes, 1000-key chunks).
+/// (growth) through the exchange; and, with the `nccl` feature, NCCL with one rank of two
+/// shards (whose parts stay in place: NCCL moves parts only between GPUs, which
+/// tests/sharded.rs runs wherever the machine has several), and a one-process group
+/// (`NcclGroup`: the protocol of a table over processes, its part sizes through NCCL's
+/// all-gather, 1000-key chunks).
 fn sharded_test_configs() -> Vec<(&'static str, TableConfig)> {
     let wd = || TableConfig::WarpDrive(WarpDriveConfig::new(0));
     let c = |inner: TableConfig, ranks: usize, shards: usize| {
