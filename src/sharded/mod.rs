@@ -433,8 +433,8 @@ struct Shape {
     out: bool,
     found: bool,
     /// The order that every shard's table takes fastest
-    /// ([`DeviceHashTable::stretch_order`]), where they agree on one: shards on the source's
-    /// own GPU then get their keys in it from the split itself (see [`Ctx::cascade`]).
+    /// ([`DeviceHashTable::stretch_order`]), where they agree on one: every rank's split then
+    /// puts each shard's keys in it (see [`Ctx::cascade`]).
     order: Option<PartFunction>,
 }
 
@@ -576,9 +576,9 @@ impl Ctx {
         let mut trace = CascadeTrace::new(!one_gpu, ranks)?;
         // The split also puts each shard's keys in the order its table takes fastest (at no
         // cost of its own: the ranking is the same pass), where the parts fit one split. A
-        // shard then takes its range of the one source's split as it is, or the pieces of
-        // every source one after another: each piece in that order, so that the shard's
-        // ordered kernels run through its stretches once per source.
+        // shard then works on its range of its own rank's split and on the piece from every
+        // other rank, each in that order: its ordered kernels run through its stretches once
+        // per piece.
         let within = shape.order.filter(|o| {
             o.hash == part.hash && part.parts as u64 * o.parts as u64 <= MAX_WITHIN_PARTS as u64
         });
@@ -661,13 +661,12 @@ impl Ctx {
         let source_of: Vec<Option<usize>> = (0..self.world)
             .map(|g| sources.iter().position(|(r, _)| self.held[*r] == g))
             .collect();
-        let travel = !moves.is_empty(); // (the same in every process: from the same counts)
+        // Whether any part travels (the same in every process: from the same counts).
+        let travel = !moves.is_empty();
         // What a shard receives belongs to its rank's gather stream, not to the shard's own:
         // the copies into it then hold back the gather stream and the shard's work on what it
         // received, not the shard's work on its own part, which runs beside them.
-        let owners: Vec<Arc<Gpu>> = (0..shards)
-            .map(|l| gathers[l / per_rank].clone())
-            .collect();
+        let owners: Vec<Arc<Gpu>> = (0..shards).map(|l| gathers[l / per_rank].clone()).collect();
         // The parts that stay first: each shard works on its range of its rank's split in
         // place. (First, as the views of the results order each shard's stream after its
         // rank's gather stream, which the copies below will hold up.)
@@ -679,7 +678,10 @@ impl Ctx {
             if mine.is_empty() {
                 continue;
             }
-            let ranges: Vec<_> = mine.iter().map(|&l| all_ranges[global[l]].clone()).collect();
+            let ranges: Vec<_> = mine
+                .iter()
+                .map(|&l| all_ranges[global[l]].clone())
+                .collect();
             let on: Vec<Arc<Gpu>> = mine.iter().map(|&l| gpus[l].clone()).collect();
             let keys = views(&sb.keys, &ranges, &on)?;
             let values = sb
@@ -731,21 +733,29 @@ impl Ctx {
                 bufs
             }};
         }
-        let (mut keys, mut values, mut ops) = (None, None, None);
         if travel {
-            keys = Some(deliver!(sb => Some(&sb.keys)));
-            values = shape.values.then(|| Ok(deliver!(sb => sb.values.as_ref()))).transpose()?;
-            ops = shape.ops.then(|| Ok(deliver!(sb => sb.ops.as_ref()))).transpose()?;
+            let keys = deliver!(sb => Some(&sb.keys));
+            let values = shape
+                .values
+                .then(|| Ok(deliver!(sb => sb.values.as_ref())))
+                .transpose()?;
+            let ops = shape
+                .ops
+                .then(|| Ok(deliver!(sb => sb.ops.as_ref())))
+                .transpose()?;
             trace.mark("delivered", gathers)?;
-        }
-        if travel {
-            let keys = keys.expect("delivered keys");
-            let mut status: Option<Vec<DeviceBuffer<u32>>> =
-                want.0.then(|| receive(&owners, &local_totals)).transpose()?;
-            let mut out: Option<Vec<DeviceBuffer<V>>> =
-                want.1.then(|| receive(&owners, &local_totals)).transpose()?;
-            let mut found: Option<Vec<DeviceBuffer<u8>>> =
-                want.2.then(|| receive(&owners, &local_totals)).transpose()?;
+            let mut status: Option<Vec<DeviceBuffer<u32>>> = want
+                .0
+                .then(|| receive(&owners, &local_totals))
+                .transpose()?;
+            let mut out: Option<Vec<DeviceBuffer<V>>> = want
+                .1
+                .then(|| receive(&owners, &local_totals))
+                .transpose()?;
+            let mut found: Option<Vec<DeviceBuffer<u8>>> = want
+                .2
+                .then(|| receive(&owners, &local_totals))
+                .transpose()?;
             for l in 0..shards {
                 if local_totals[l] == 0 {
                     continue;

@@ -237,7 +237,8 @@ pub fn split_async<K: Key, V: bytemuck::Pod>(
             ));
         }
         element_bytes::<V>("values")?; // (the lengths: multisplit_within checks them)
-        let (split, positions) = multisplit_within(gpu, alloc, keys, values, f, w, positions, false)?;
+        let (split, positions) =
+            multisplit_within(gpu, alloc, keys, values, f, w, positions, false)?;
         // The plan keeps the outer parts (the shards): each `w.parts` consecutive offsets.
         return Ok(PendingSplit {
             batch: SplitBatch {
