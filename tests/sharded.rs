@@ -22,7 +22,6 @@ use common::*;
 use std::collections::HashMap;
 use warpmap::hash::HashFunction;
 use warpmap::sharded::split::{split, unsplit, Keep, MAX_SHARDS};
-#[cfg(feature = "nccl")]
 use warpmap::sharded::Transport;
 use warpmap::sharded::{shard_capacity, sharded_capacity, ShardedConfig, ShardedMap};
 use warpmap::status::InsertStatus;
@@ -72,6 +71,13 @@ fn gpu_configs() -> Vec<(&'static str, ShardedConfig)> {
             ShardedConfig::new(0, wd())
                 .ranks_per_gpu(3)
                 .shards_per_rank(2),
+        ),
+        (
+            "warpdrive/3x2/copy",
+            ShardedConfig::new(0, wd())
+                .ranks_per_gpu(3)
+                .shards_per_rank(2)
+                .transport(Transport::Copy),
         ),
     ];
     // NCCL's own start-up probes kernels for other GPUs, which compute-sanitizer reports.
@@ -393,23 +399,27 @@ fn split_within_shards_orders_each_shard() {
 fn ordered_shards_against_an_oracle() {
     let Some(gpu) = gpu() else { return };
     use warpmap::table::warpdrive::LocalityMode;
-    // (ranks on the GPU, shards per rank, group size): with several ranks, a shard's part of
-    // its own rank's split stays in place and the other ranks' parts come through the
-    // exchange, each in its order.
-    for (ranks, shards, g) in [
-        (1usize, 8usize, 4u32),
-        (1, 5, 1),
-        (1, 3, 8),
-        (1, 4, 16),
-        (3, 2, 4),
-        (2, 1, 8),
+    // (ranks on the GPU, shards per rank, group size, exchange): with several ranks, each
+    // shard works on every rank's part in place (peer), or on its own rank's part in place and
+    // on the other ranks' parts as they come through the exchange (copy), each in its order.
+    let (peer, copy) = (Transport::Peer, Transport::Copy);
+    for (ranks, shards, g, transport) in [
+        (1usize, 8usize, 4u32, peer),
+        (1, 5, 1, peer),
+        (1, 3, 8, peer),
+        (1, 4, 16, peer),
+        (3, 2, 4, peer),
+        (3, 2, 4, copy),
+        (2, 1, 8, peer),
+        (2, 1, 8, copy),
     ] {
-        let name = format!("{ranks} ranks x {shards} shards, g{g}");
+        let name = format!("{ranks} ranks x {shards} shards, g{g}, {transport:?}");
         let config = |m: LocalityMode| {
             let wd = WarpDriveConfig::new(0).group_size(g).locality(m);
             ShardedConfig::new(80_000, TableConfig::WarpDrive(wd))
                 .ranks_per_gpu(ranks)
                 .shards_per_rank(shards)
+                .transport(transport)
         };
         let gpus = std::slice::from_ref(&gpu);
         let mut map = ShardedMap::<u32, u32>::new(config(LocalityMode::On), gpus).unwrap();

@@ -28,6 +28,11 @@
 //!
 //! Work on one stream costs nothing extra (a pointer comparison). Ordering between streams is
 //! by events (`cuStreamWaitEvent`): it never blocks the host.
+//!
+//! Across GPUs, buffers move by copies ([`Gpu::copy_range`]) or, where
+//! [`Gpu::enable_peer_access`] turned on peer access, are *viewed* in place ([`Gpu::view`],
+//! [`Gpu::views_mut`]): the view belongs to a stream of the other GPU, whose kernels read or
+//! write the buffer over the link, ordered by the same events (a stream may wait on any GPU's).
 
 pub mod cache;
 #[cfg(feature = "nccl")]
@@ -457,6 +462,8 @@ impl Gpu {
                     .and_then(|()| drv_sys::cuMemPoolSetAccess(pool, &desc, 1).result())
             }
             .map_err(|e| driver_err("granting a peer access to the memory pool", e))?;
+            // Kernels on `from` may now read and write `to`'s buffers (views across GPUs).
+            stream::note_peer_access(from.dev.ordinal, to.dev.ordinal);
         }
         Ok(true)
     }
@@ -907,13 +914,18 @@ impl Gpu {
         .map_err(|e| driver_err("copy to device", e))
     }
 
-    /// A read-only view of elements `range` of `buf` (a buffer of this GPU), belonging to this
-    /// handle's stream: pass it wherever a `&DeviceBuffer` is read (`&*view`), with no copy.
-    /// This stream first waits for `buf`'s last write; `buf`'s next write and its free wait for
-    /// this stream (and, through it, for every stream that used the view).
+    /// A read-only view of elements `range` of `buf`, belonging to this handle's stream: pass it
+    /// wherever a `&DeviceBuffer` is read (`&*view`), with no copy. This stream first waits for
+    /// `buf`'s last write; `buf`'s next write and its free wait for this stream (and, through
+    /// it, for every stream that used the view).
+    ///
+    /// `buf` may be on another GPU that this one reaches through peer access
+    /// ([`Gpu::enable_peer_access`]): kernels launched here then read it in place, over the
+    /// link (what a sharded table's shards do with the parts other GPUs split for them).
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] if `range` leaves `buf` or `buf` is on another GPU.
+    /// [`Error::InvalidInput`] if `range` leaves `buf`, or `buf` is on a GPU this one does not
+    /// reach.
     pub fn view<'a, T: bytemuck::Pod>(
         &self,
         buf: &'a DeviceBuffer<T>,
@@ -921,7 +933,7 @@ impl Gpu {
     ) -> Result<BufferView<'a, T>> {
         check_view_range(&range, buf.len)?;
         let owner = buf.bytes.stream();
-        stream::check_same_gpu(owner, &self.stream, "a device buffer")?;
+        stream::check_reachable(owner, &self.stream, "a device buffer")?;
         buf.uses.before_read(owner, &self.stream)?;
         Ok(BufferView {
             buf: self.view_of(buf, range, None),
@@ -929,15 +941,16 @@ impl Gpu {
         })
     }
 
-    /// Writable views of disjoint `ranges` of `buf` (a buffer of this GPU), view `i` belonging
-    /// to the stream of `on[i]` (any handles of this GPU): several streams write their parts of
-    /// one buffer at once, with no copy. Each view's stream first waits for every earlier use
-    /// of `buf`; dropping a view makes `buf`'s own stream wait for the view's stream, so `buf`'s
-    /// later uses and its free come after everything done through the views.
+    /// Writable views of disjoint `ranges` of `buf`, view `i` belonging to the stream of
+    /// `on[i]`: several streams write their parts of one buffer at once, with no copy. Each
+    /// view's stream first waits for every earlier use of `buf`; dropping a view makes `buf`'s
+    /// own stream wait for the view's stream, so `buf`'s later uses and its free come after
+    /// everything done through the views. A handle may be of another GPU that reaches `buf`'s
+    /// through peer access (as for [`Gpu::view`]): its kernels write the view over the link.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] if the ranges overlap or leave `buf`, `on` differs in length
-    /// from `ranges`, or a handle or `buf` is on another GPU.
+    /// from `ranges`, or a handle is of a GPU that does not reach `buf`'s.
     pub fn views_mut<'a, T: bytemuck::Pod>(
         buf: &'a mut DeviceBuffer<T>,
         ranges: &[std::ops::Range<usize>],
@@ -960,7 +973,7 @@ impl Gpu {
         }
         let owner = buf.bytes.stream().clone();
         for g in on {
-            stream::check_same_gpu(&owner, &g.stream, "a device buffer")?;
+            stream::check_reachable(&owner, &g.stream, "a device buffer")?;
         }
         // The owner's stream waits for every foreign use so far; each view's stream then
         // waits for the owner's, and the owner's for each view's when it is dropped.

@@ -315,3 +315,37 @@ pub(super) fn check_same_gpu(owner: &CudaStream, on: &CudaStream, what: &str) ->
         on.context().ordinal()
     )))
 }
+
+/// The ordered pairs of GPU ordinals `(from, to)` whose peer access [`Gpu::enable_peer_access`]
+/// turned on in this process (kernels on `from` may read and write `to`'s memory).
+fn peers() -> &'static Mutex<std::collections::HashSet<(usize, usize)>> {
+    static PEERS: std::sync::OnceLock<Mutex<std::collections::HashSet<(usize, usize)>>> =
+        std::sync::OnceLock::new();
+    PEERS.get_or_init(Default::default)
+}
+
+/// Records that kernels on GPU `from` reach GPU `to`'s memory (peer access is on).
+pub(super) fn note_peer_access(from: usize, to: usize) {
+    if let Ok(mut p) = peers().lock() {
+        p.insert((from, to));
+    }
+}
+
+/// Whether kernels on GPU `from` reach GPU `to`'s memory: the same GPU, or peer access on.
+pub(super) fn reaches(from: usize, to: usize) -> bool {
+    from == to || peers().lock().is_ok_and(|p| p.contains(&(from, to)))
+}
+
+/// Checks that a buffer owned by `owner` may be viewed on `on`: the same GPU, or one whose
+/// peer access to the buffer's GPU is on (its kernels then read and write the buffer in place,
+/// over the link).
+pub(super) fn check_reachable(owner: &CudaStream, on: &CudaStream, what: &str) -> Result<()> {
+    let (to, from) = (owner.context().ordinal(), on.context().ordinal());
+    if owner.context() == on.context() || reaches(from, to) {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "{what} of GPU {to} viewed on GPU {from}, which has no peer access to it \
+         (Gpu::enable_peer_access): move it through the host (or NCCL) first"
+    )))
+}

@@ -13,14 +13,25 @@
 //! - **erase** and **mixed batches** the same (a mixed batch's operations travel with their keys,
 //!   so every operation on one key meets the same shard).
 //!
-//! The exchange is one small interface ([`exchange::Exchange`]) with two implementations that
-//! the same cascade drives: device-to-device copies ([`Transport::Copy`]; peer copies between
-//! GPUs of this process) and NCCL grouped send/receive ([`Transport::Nccl`], cargo feature
-//! `nccl`). With one shard in all, an operation goes straight to the one table.
+//! **By default nothing travels** ([`Transport::Peer`]): the GPUs of one process reach each
+//! other's memory (peer access, over NVLink), so every shard works on its part of every rank's
+//! split where that rank put it (a view: no copy), its kernels reading the keys and writing the
+//! answers over the link, and each rank then puts the answers into its callers' order. The
+//! link's traffic rides inside the kernels, beside their table work, where copies would come
+//! before (the parts) and after it (the answers): on 4 H100s with 2^27 keys per GPU, inserts
+//! went from 0.635 of four times one GPU's rate with copies to 0.753-0.773 and finds from 0.505
+//! to 0.570-0.590; on 2, finds from 0.729 to 0.783-0.796 (bench/NOTES.md, Issues 15 and 16,
+//! session R).
+//! Each shard takes its own rank's part first, then the next ranks' in turn, so that at each
+//! step the GPUs read from different GPUs.
 //!
-//! **A rank's own shards work in place.** A shard takes its part of its own rank's split where
-//! it is (views: no copy) and works on it first, while the copies of the other ranks' parts into
-//! it run; then it works on what arrived. With one rank and copies nothing travels at all.
+//! Otherwise the parts travel through one small interface ([`exchange::Exchange`]) with two
+//! implementations that the same cascade drives: device-to-device copies ([`Transport::Copy`];
+//! peer copies between GPUs of this process; the fallback of `Peer` where two GPUs cannot reach
+//! each other) and NCCL grouped send/receive ([`Transport::Nccl`], cargo feature `nccl`; the
+//! only one across processes). A shard then takes its part of its own rank's split in place
+//! and works on it first, while the copies of the other ranks' parts into it run; then it works
+//! on what arrived. With one shard in all, an operation goes straight to the one table.
 //!
 //! **Shards in the order of their stretches.** Where every shard's table names the same order
 //! that it takes fastest ([`DeviceHashTable::stretch_order`]: WarpDrive's stretches, once a
@@ -94,8 +105,17 @@ pub const DEFAULT_PARTITION_SEED: u64 = 0x5ba2_d0c7_13e9_4f61;
 /// How a sharded table's ranks exchange parts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Transport {
-    /// Device-to-device copies (peer copies between GPUs); with one rank, no copy at all.
+    /// Nothing is copied: every shard works on its parts where the ranks split them, its
+    /// kernels reading the keys (and values) and writing the answers in place on the splitting
+    /// rank's GPU, over the link (peer access, which the table turns on between its GPUs).
+    /// Each GPU's kernels then carry the traffic themselves, beside their own work, instead of
+    /// waiting for copies in and copies back. Where two of the GPUs cannot reach each other,
+    /// the table exchanges by [`Copy`](Self::Copy) instead.
     #[default]
+    Peer,
+    /// Device-to-device copies (peer copies between GPUs): a shard's parts from other ranks
+    /// are copied to its GPU before its work on them, and its answers copied back; the parts
+    /// that stay on their rank are not copied.
     Copy,
     /// NCCL grouped send/receive (cargo feature `nccl`), every part through NCCL (also between
     /// shards of one GPU, which NCCL sends to itself).
@@ -297,6 +317,19 @@ struct Ctx {
     gpus: Vec<Arc<Gpu>>,
     per_rank: usize,
     exchange: exchange::Transport,
+    /// Every shard reaches every rank's split in place ([`Transport::Peer`]): nothing travels.
+    in_place: bool,
+}
+
+/// Where a table's ranks are and how its shards reach the parts of other ranks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// In this process, every GPU reaching every other (peer access): parts are used in place.
+    InPlace,
+    /// In this process, parts travel through the exchange.
+    Exchange,
+    /// Ranks in other processes too (`ShardedMap::join`): parts travel through NCCL.
+    Joined,
 }
 
 impl Ctx {
@@ -501,6 +534,21 @@ fn views<'a, T: bytemuck::Pod>(
         .collect()
 }
 
+/// One source's parts as the shards that work on them see them (views of its split and of
+/// its results, in the order of `shards`).
+struct PartViews<'a, K: bytemuck::Pod, V: bytemuck::Pod> {
+    /// The source (a rank held here).
+    rank: usize,
+    /// The local shards with a part here.
+    shards: Vec<usize>,
+    keys: Vec<BufferView<'a, K>>,
+    values: Option<Vec<BufferView<'a, V>>>,
+    ops: Option<Vec<BufferView<'a, u8>>>,
+    status: Option<Vec<BufferViewMut<'a, u32>>>,
+    out: Option<Vec<BufferViewMut<'a, V>>>,
+    found: Option<Vec<BufferViewMut<'a, u8>>>,
+}
+
 fn views_mut<'a, T: bytemuck::Pod>(
     buf: Option<&'a mut DeviceBuffer<T>>,
     ranges: &[std::ops::Range<usize>],
@@ -661,57 +709,84 @@ impl Ctx {
         let source_of: Vec<Option<usize>> = (0..self.world)
             .map(|g| sources.iter().position(|(r, _)| self.held[*r] == g))
             .collect();
-        // Whether any part travels (the same in every process: from the same counts).
-        let travel = !moves.is_empty();
+        // Whether any part travels (the same in every process: from the same counts). In
+        // place, none does: every shard reaches every rank's split.
+        let travel = !self.in_place && !moves.is_empty();
         // What a shard receives belongs to its rank's gather stream, not to the shard's own:
         // the copies into it then hold back the gather stream and the shard's work on what it
         // received, not the shard's work on its own part, which runs beside them.
         let owners: Vec<Arc<Gpu>> = (0..shards).map(|l| gathers[l / per_rank].clone()).collect();
         // The parts that stay first: each shard works on its range of its rank's split in
-        // place. (First, as the views of the results order each shard's stream after its
-        // rank's gather stream, which the copies below will hold up.)
+        // place, and in place (`Transport::Peer`) on its range of every rank's split, its
+        // kernels reading the keys and writing the answers over the link. (First, as the views
+        // of the results order each shard's stream after its source's gather stream, which the
+        // copies below will hold up.)
+        let mut parts = Vec::with_capacity(sources.len());
         for ((r, sb), (bs, bv, bf)) in sources.iter().zip(back.iter_mut()) {
             let all_ranges = sb.plan.ranges();
-            let mine: Vec<usize> = (r * per_rank..(r + 1) * per_rank)
+            let here: Vec<usize> = (0..shards)
+                .filter(|&l| self.in_place || l / per_rank == *r)
                 .filter(|&l| !all_ranges[global[l]].is_empty())
                 .collect();
-            if mine.is_empty() {
+            if here.is_empty() {
                 continue;
             }
-            let ranges: Vec<_> = mine
+            let ranges: Vec<_> = here
                 .iter()
                 .map(|&l| all_ranges[global[l]].clone())
                 .collect();
-            let on: Vec<Arc<Gpu>> = mine.iter().map(|&l| gpus[l].clone()).collect();
-            let keys = views(&sb.keys, &ranges, &on)?;
-            let values = sb
-                .values
-                .as_ref()
-                .map(|v| views(v, &ranges, &on))
-                .transpose()?;
-            let ops = sb
-                .ops
-                .as_ref()
-                .map(|o| views(o, &ranges, &on))
-                .transpose()?;
-            let mut status = views_mut(bs.as_mut(), &ranges, &on)?;
-            let mut out = views_mut(bv.as_mut(), &ranges, &on)?;
-            let mut found = views_mut(bf.as_mut(), &ranges, &on)?;
-            for (j, &l) in mine.iter().enumerate() {
+            let on: Vec<Arc<Gpu>> = here.iter().map(|&l| gpus[l].clone()).collect();
+            parts.push(PartViews {
+                rank: *r,
+                keys: views(&sb.keys, &ranges, &on)?,
+                values: sb
+                    .values
+                    .as_ref()
+                    .map(|v| views(v, &ranges, &on))
+                    .transpose()?,
+                ops: sb
+                    .ops
+                    .as_ref()
+                    .map(|o| views(o, &ranges, &on))
+                    .transpose()?,
+                status: views_mut(bs.as_mut(), &ranges, &on)?,
+                out: views_mut(bv.as_mut(), &ranges, &on)?,
+                found: views_mut(bf.as_mut(), &ranges, &on)?,
+                shards: here,
+            });
+        }
+        // Round k gives every shard its k-th part: its own rank's first, then the next ranks'
+        // in turn, so that in place the GPUs read from different GPUs at each step rather than
+        // all from the first.
+        let n = ranks.len();
+        let mut order: Vec<Vec<(usize, usize)>> = vec![Vec::new(); shards];
+        for (i, pv) in parts.iter().enumerate() {
+            for (j, &l) in pv.shards.iter().enumerate() {
+                order[l].push((i, j));
+            }
+        }
+        for (l, o) in order.iter_mut().enumerate() {
+            o.sort_by_key(|&(i, _)| (parts[i].rank + n - l / per_rank) % n);
+        }
+        for k in 0..parts.len() {
+            for (l, o) in order.iter().enumerate() {
+                let Some(&(i, j)) = o.get(k) else { continue };
+                let pv = &mut parts[i];
                 let io = Io {
                     ordered: within.is_some(),
-                    keys: &keys[j],
-                    values: values.as_ref().map(|v| &*v[j]),
-                    ops: ops.as_ref().map(|o| &*o[j]),
-                    status: status.as_mut().map(|v| &mut *v[j]),
-                    out: out.as_mut().map(|v| &mut *v[j]),
-                    found: found.as_mut().map(|v| &mut *v[j]),
+                    keys: &pv.keys[j],
+                    values: pv.values.as_ref().map(|v| &*v[j]),
+                    ops: pv.ops.as_ref().map(|o| &*o[j]),
+                    status: pv.status.as_mut().map(|v| &mut *v[j]),
+                    out: pv.out.as_mut().map(|v| &mut *v[j]),
+                    found: pv.found.as_mut().map(|v| &mut *v[j]),
                 };
                 op(tables, l, io)?;
             }
-            // Dropping the views orders the source's streams after the shards' work.
         }
-        trace.mark("own parts", gpus)?;
+        // Dropping the views orders the sources' streams after the shards' work.
+        drop(parts);
+        trace.mark(if travel { "own parts" } else { "shards' op" }, gpus)?;
         // Then the travelling parts, whose copies run beside the shards' work on the parts that
         // stay: part p of every other source to shard p, into a new buffer per shard held here.
         macro_rules! deliver {
@@ -1049,14 +1124,18 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
         }
         let world = ranks.len();
         partition_of(&config, world * config.shards_per_rank)?;
-        // Peer copies between the GPUs go over their link (NVLink), not through host memory.
+        // Peer copies between the GPUs go over their link (NVLink), not through host memory,
+        // and with peer access each GPU's kernels reach the others' parts in place.
+        let mut reach = true;
         for (i, a) in gpus.iter().enumerate() {
             for b in &gpus[i + 1..] {
-                a.enable_peer_access(b)?;
+                reach &= a.same_device(b) || a.enable_peer_access(b)?;
             }
         }
         let exchange = match config.transport {
-            Transport::Copy => exchange::Transport::Copy(CopyExchange::new(ranks.clone())?),
+            Transport::Copy | Transport::Peer => {
+                exchange::Transport::Copy(CopyExchange::new(ranks.clone())?)
+            }
             #[cfg(feature = "nccl")]
             Transport::Nccl => exchange::Transport::Nccl(exchange::NcclExchange::new(
                 crate::device::nccl::Communicator::from_devices(&ranks)?,
@@ -1080,7 +1159,12 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
                 ))
             }
         };
-        Self::on_ranks(config, ranks, (0..world).collect(), world, false, exchange)
+        let reach = if config.transport == Transport::Peer && reach {
+            Reach::InPlace
+        } else {
+            Reach::Exchange
+        };
+        Self::on_ranks(config, ranks, (0..world).collect(), world, reach, exchange)
     }
 
     /// This process's part of a sharded table whose ranks span processes or nodes: the ranks
@@ -1153,7 +1237,7 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
             ..config
         };
         let exchange = exchange::Transport::Nccl(exchange::NcclExchange::new(comm));
-        Self::on_ranks(config, ranks, held, world, true, exchange)
+        Self::on_ranks(config, ranks, held, world, Reach::Joined, exchange)
     }
 
     /// The GPU side: `config.shards_per_rank` tables per rank held here (`ranks`, rank numbers
@@ -1163,9 +1247,11 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
         ranks: Vec<Arc<Gpu>>,
         held: Vec<usize>,
         world: usize,
-        joined: bool,
+        reach: Reach,
         exchange: exchange::Transport,
     ) -> Result<Self> {
+        let joined = reach == Reach::Joined;
+        let in_place = reach == Reach::InPlace;
         let per_rank = config.shards_per_rank;
         let all = world * per_rank;
         let part = partition_of(&config, all)?;
@@ -1203,6 +1289,7 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
                     gpus: shard_gpus,
                     per_rank,
                     exchange,
+                    in_place,
                 },
             })),
         })
@@ -1369,10 +1456,12 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
         )
     }
 
-    /// The exchange's name ("copy", "nccl"), or "host" for CPU shards.
+    /// The exchange's name ("peer": parts used in place, "copy", "nccl"), or "host" for CPU
+    /// shards.
     pub fn exchange_name(&self) -> &'static str {
         match &self.body {
             Body::Host(_) => "host",
+            Body::Device(d) if d.ctx.in_place => "peer",
             Body::Device(d) => d.ctx.exchange.name(),
         }
     }

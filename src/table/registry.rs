@@ -435,8 +435,9 @@ fn two_level_cpu_test_configs() -> Vec<(&'static str, TableConfig)> {
 
 /// Sharded tables on one GPU, labelled `<inner scheme>/<ranks>x<shards per rank>[/<exchange>]`:
 /// one WarpDrive shard (straight to the table); four in place on one rank; two ranks of two
-/// shards on one GPU (the copy exchange, both ways, host batches in a pipeline of 1000-key
-/// chunks); Stadium, the slab hash (mixed batches with erases, 700-key chunks, super blocks of
+/// shards on one GPU, each shard working on both ranks' splits in place (the default
+/// `Transport::Peer`), and the same through the copy exchange (both ways), host batches in a
+/// pipeline of 1000-key chunks; Stadium, the slab hash (mixed batches with erases, 700-key chunks, super blocks of
 /// one memory block so that the capacity the tests fill is ~64 000 pairs) and DyCuckoo
 /// (growth) through the exchange; and, with the `nccl` feature, NCCL with one rank of two
 /// shards (whose parts stay in place: NCCL moves parts only between GPUs, which
@@ -455,6 +456,12 @@ fn sharded_test_configs() -> Vec<(&'static str, TableConfig)> {
         ("warpdrive/1x1", c(wd(), 1, 1)),
         ("warpdrive/1x4", c(wd(), 1, 4)),
         ("warpdrive/2x2", c(wd(), 2, 2).pipeline_batch(1000)),
+        (
+            "warpdrive/2x2/copy",
+            c(wd(), 2, 2)
+                .pipeline_batch(1000)
+                .transport(Transport::Copy),
+        ),
         (
             "stadium/2x1",
             c(
@@ -487,7 +494,6 @@ fn sharded_test_configs() -> Vec<(&'static str, TableConfig)> {
             .transport(Transport::NcclGroup)
             .pipeline_batch(1000),
     ));
-    let _ = Transport::Nccl;
     v.into_iter()
         .map(|(label, config)| (label, TableConfig::Sharded(config)))
         .collect()

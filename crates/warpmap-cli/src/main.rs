@@ -216,11 +216,12 @@ struct BenchArgs {
     /// 1,2,4,8).
     #[arg(long, value_delimiter = ',', value_name = "M,...")]
     shards_per_gpu: Option<Vec<usize>>,
-    /// --scheme sharded: how ranks exchange parts: copy (device-to-device copies; default),
-    /// nccl, or nccl-group (a communicator from an NCCL unique id and the protocol of a table
-    /// over processes, in one process); the NCCL ones need the CLI built with warpmap's `nccl`
-    /// feature.
-    #[arg(long, value_name = "copy|nccl|nccl-group")]
+    /// --scheme sharded: how ranks exchange parts: peer (none moves: the shards' kernels read
+    /// and answer every rank's parts in place over the GPUs' link; default), copy
+    /// (device-to-device copies), nccl, or nccl-group (a communicator from an NCCL unique id
+    /// and the protocol of a table over processes, in one process); the NCCL ones need the CLI
+    /// built with warpmap's `nccl` feature.
+    #[arg(long, value_name = "peer|copy|nccl|nccl-group")]
     exchange: Option<String>,
     /// --scheme sharded: the host pipeline's chunk, keys per rank (default: 2^24 per four shards
     /// of a rank).

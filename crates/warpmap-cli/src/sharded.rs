@@ -25,12 +25,13 @@ fn config(a: &BenchArgs) -> Result<ShardedBenchConfig> {
         Some(_) => return Err(Error::invalid("--scheme sharded takes one load factor")),
     };
     let transport = match a.exchange.as_deref() {
-        None | Some("copy") => Transport::Copy,
+        None | Some("peer") => Transport::Peer,
+        Some("copy") => Transport::Copy,
         Some("nccl") => Transport::Nccl,
         Some("nccl-group") => Transport::NcclGroup,
         Some(x) => {
             return Err(Error::invalid(format!(
-                "--exchange {x}: copy, nccl or nccl-group"
+                "--exchange {x}: peer, copy, nccl or nccl-group"
             )))
         }
     };

@@ -58,7 +58,7 @@ impl Default for ShardedBenchConfig {
             keys_log2: 27,
             load_factor: 0.8,
             runs: 5,
-            transport: Transport::Copy,
+            transport: Transport::Peer,
             commit: "unknown".into(),
             seed: 0x54a2_d0c1_7e11,
             host_sided: true,
