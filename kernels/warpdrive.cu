@@ -630,6 +630,43 @@ extern "C" __global__ void warpdrive_find_ordered(wd_view t, wm_bulk b) {
 #endif
 }
 
+// The ordered insert over several batches at once, each in the order of its keys' first
+// windows (b.parts: a sharded table's shard with its part of every rank's split, those of
+// other GPUs read in place over the link), their tiles interleaved (wm_for_each_ordered_parts).
+// As warpdrive_insert_ordered otherwise.
+extern "C" __global__ void warpdrive_insert_ordered_parts(wd_view t, wm_bulk b) {
+#if WD_G <= 8
+  const wd_arrays a(t);
+  long long inserted = 0, failed = 0;
+  wm_for_each_ordered_parts(b, [&](const wm_ordered_part& p, u64 idx) {
+    const wm_key k = p.keys[idx];
+    const wm_value v = wm_load_elem(p.values, idx);
+    wd_solo_window w;
+    wd_insert_one(w, t, a, k, v, b.assign, inserted, failed);
+  });
+  wm_add_count(t.meta, inserted);
+  wm_add_count(t.meta + 1, failed);
+#else
+  __trap();  // never launched: src/table/warpdrive.rs binds it for windows of at most 8 slots
+#endif
+}
+
+// The ordered find over several batches at once (as warpdrive_insert_ordered_parts); each
+// part's results in its own order, as warpdrive_find_ordered.
+extern "C" __global__ void warpdrive_find_ordered_parts(wd_view t, wm_bulk b) {
+#if WD_G <= 8
+  const wd_arrays a(t);
+  wm_for_each_ordered_parts(b, [&](const wm_ordered_part& p, u64 idx) {
+    const wm_key k = p.keys[idx];
+    wd_solo_window w;
+    const bool hit = wd_find_one<false>(w, t, a, k, p.out != nullptr ? p.out + idx : nullptr);
+    p.found[idx] = hit ? 1 : 0;
+  });
+#else
+  __trap();  // never launched: src/table/warpdrive.rs binds it for windows of at most 8 slots
+#endif
+}
+
 // A mixed batch: b.ops[i] = WM_OP_INSERT inserts (assign) and writes b.status[i]; WM_OP_FIND
 // looks b.keys[i] up into b.out[i] / b.found[i] while the inserts run (the paper's concurrent
 // queries: a key inserted by an earlier launch is found; one inserted in this launch may or may

@@ -15,6 +15,8 @@ static_assert(WM_BLOCK % 32 == 0 && WM_BLOCK <= 1024, "WM_BLOCK: whole warps, at
 #endif
 
 #if defined(WM_ENGINE) && defined(WM_KEY_BYTES) && defined(WM_VALUE_BYTES)
+struct wm_ordered_part;  // below
+
 // One batch. Each kernel reads the fields of its operation; the others are null/zero.
 struct wm_bulk {
   const u8* ops;           // mixed: MixedOp per key (0 insert, 1 find, 2 erase; a scheme leaves those it does not run alone)
@@ -27,9 +29,46 @@ struct wm_bulk {
   u64* counter;            // retrieve: pairs written (zeroed by the host)
   wm_key* out_keys;        // retrieve: the keys
   u32 assign;              // insert: the mode word (apply.cuh): 0 keep, 1 assign, 2 apply (WarpDrive only)
-  u32 reserved;
+  u32 part_count;          // ordered parts: how many parts `parts` holds
+  const wm_ordered_part* parts;  // ordered parts: the parts (n: their tiles in all; counter: the tile counter)
 };
 static_assert(sizeof(wm_bulk) == WM_BULK_BYTES, "wm_bulk differs from src/table/engine/ Bulk");
+
+// One batch of an ordered launch over several (host twin: `OrderedPart`, src/table/engine/):
+// its arrays, its length, and its items per step of the launch (wm_for_each_ordered_parts).
+struct wm_ordered_part {
+  const wm_key* keys;
+  const wm_value* values;  // insert
+  wm_value* out;           // find (null: contains)
+  u8* found;               // find
+  u64 n;
+  u64 tile;
+};
+
+// Calls f(part, i) for every item i of every part of b.parts, each part in the order of its
+// table's stretches: tile t (from the zeroed counter *b.counter, one atomic per tile) is part
+// t % b.part_count's items [s * tile, (s + 1) * tile) of step s = t / b.part_count, and the host
+// sizes each part's tile so that every part ends at the same step. So the blocks in flight are
+// at the same point of every part's stretch order, all in one stretch of the table, and the
+// parts are worked on together: a sharded table's shard takes its own part (in its own memory)
+// and its parts of the other ranks' splits (read over the link) in one launch, the link's
+// traffic beside the local work. Every thread of the block calls it, outside divergent code.
+template <typename F>
+__device__ __forceinline__ void wm_for_each_ordered_parts(const wm_bulk& b, F f) {
+  __shared__ unsigned long long wm_tile;
+  while (true) {
+    if (threadIdx.x == 0) wm_tile = atomicAdd(reinterpret_cast<unsigned long long*>(b.counter), 1ull);
+    __syncthreads();
+    const u64 t = wm_tile;
+    __syncthreads();  // every thread has read wm_tile before the next tile overwrites it
+    if (t >= b.n) return;
+    const wm_ordered_part part = b.parts[t % b.part_count];  // a copy: f's atomics would reload it
+    const u64 begin = (t / b.part_count) * part.tile;
+    const u64 end = min(part.n, begin + part.tile);
+#pragma unroll 1
+    for (u64 i = begin + threadIdx.x; i < end; i += blockDim.x) f(part, i);
+  }
+}
 #endif
 
 // The check of a scheme's device view against its host twin (WM_VIEW_BYTES from the host).

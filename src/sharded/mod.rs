@@ -90,7 +90,9 @@ use crate::key::{Key, Value};
 use crate::status::InsertStatus;
 use crate::table::engine::multisplit::{PartFunction, MAX_WITHIN_PARTS};
 use crate::table::registry::TableConfig;
-use crate::table::{check_mixed_lens, Backend, DeviceHashTable, HashTable, InsertMode, MixedOp};
+use crate::table::{
+    check_mixed_lens, Backend, DeviceHashTable, HashTable, InsertMode, MixedOp, OrderedFind,
+};
 use crate::trace::{env_flag, PhaseClock};
 use crate::{Error, Result};
 use exchange::{CopyExchange, Exchange};
@@ -446,7 +448,50 @@ struct Output<'a, V> {
 }
 
 /// A shard's own call in an operation: `(tables, shard, io)`.
-type ShardOp<'o, T, K, V> = dyn FnMut(&mut T, usize, Io<'_, K, V>) -> Result<()> + 'o;
+type ShardOp<'o, T, K, V> = dyn FnMut(&mut T, usize, Vec<Io<'_, K, V>>) -> Result<()> + 'o;
+
+/// A shard's insert of its parts: the ordered ones without statuses in one call
+/// ([`DeviceHashTable::insert_device_ordered_parts_async`]: WarpDrive works on them together),
+/// the others one by one.
+fn insert_parts<K: Key, V: Value>(
+    t: &mut dyn DeviceHashTable<K, V>,
+    ios: Vec<Io<'_, K, V>>,
+    mode: InsertMode,
+) -> Result<()> {
+    let mut ordered = Vec::with_capacity(ios.len());
+    for io in ios {
+        let values = io.values.expect("values travel with an insert's keys");
+        match (io.ordered, io.status) {
+            (true, None) => ordered.push((io.keys, values)),
+            (_, status) => t.insert_device_async_with_mode(io.keys, values, status, mode)?,
+        }
+    }
+    t.insert_device_ordered_parts_async(&ordered, mode)
+}
+
+/// A shard's lookups of its parts (`values`: finds; else contains): the ordered ones in one
+/// call ([`DeviceHashTable::find_device_ordered_parts_async`]), the others one by one.
+fn find_parts<K: Key, V: Value>(
+    t: &dyn DeviceHashTable<K, V>,
+    ios: Vec<Io<'_, K, V>>,
+    values: bool,
+) -> Result<()> {
+    let mut ordered = Vec::with_capacity(ios.len());
+    for io in ios {
+        let found = io.found.expect("found flags come back from a lookup");
+        let out = values.then(|| io.out.expect("values come back from a find"));
+        match (io.ordered, out) {
+            (true, values) => ordered.push(OrderedFind {
+                keys: io.keys,
+                values,
+                found,
+            }),
+            (false, Some(out)) => t.find_device_async(io.keys, out, found)?,
+            (false, None) => t.contains_device_async(io.keys, found)?,
+        }
+    }
+    t.find_device_ordered_parts_async(&mut ordered)
+}
 
 /// Results on the device: statuses, values, found flags (each only where asked for).
 type Results<V> = (
@@ -614,7 +659,7 @@ impl Ctx {
                     found: None,
                 },
             };
-            return op(tables, 0, io);
+            return op(tables, 0, vec![io]);
         }
         let want = (shape.status, shape.out, shape.found);
         // Results come back to the sources' order through the split's positions.
@@ -755,34 +800,37 @@ impl Ctx {
                 shards: here,
             });
         }
-        // Round k gives every shard its k-th part: its own rank's first, then the next ranks'
-        // in turn, so that in place the GPUs read from different GPUs at each step rather than
-        // all from the first.
+        // Each shard's parts, its own rank's first, then the next ranks' in turn, so that in
+        // place the GPUs read from different GPUs at each step rather than all from the first
+        // (its ordered kernels take them together, in one launch where the table can).
         let n = ranks.len();
-        let mut order: Vec<Vec<(usize, usize)>> = vec![Vec::new(); shards];
-        for (i, pv) in parts.iter().enumerate() {
+        let mut ios: Vec<Vec<(usize, Io<'_, K, V>)>> = (0..shards).map(|_| Vec::new()).collect();
+        for pv in parts.iter_mut() {
+            let mut status = pv.status.as_mut().map(|v| v.iter_mut());
+            let mut out = pv.out.as_mut().map(|v| v.iter_mut());
+            let mut found = pv.found.as_mut().map(|v| v.iter_mut());
             for (j, &l) in pv.shards.iter().enumerate() {
-                order[l].push((i, j));
+                let turn = (pv.rank + n - l / per_rank) % n;
+                ios[l].push((
+                    turn,
+                    Io {
+                        ordered: within.is_some(),
+                        keys: &pv.keys[j],
+                        values: pv.values.as_ref().map(|v| &*v[j]),
+                        ops: pv.ops.as_ref().map(|o| &*o[j]),
+                        status: status.as_mut().and_then(|v| v.next()).map(|v| &mut **v),
+                        out: out.as_mut().and_then(|v| v.next()).map(|v| &mut **v),
+                        found: found.as_mut().and_then(|v| v.next()).map(|v| &mut **v),
+                    },
+                ));
             }
         }
-        for (l, o) in order.iter_mut().enumerate() {
-            o.sort_by_key(|&(i, _)| (parts[i].rank + n - l / per_rank) % n);
-        }
-        for k in 0..parts.len() {
-            for (l, o) in order.iter().enumerate() {
-                let Some(&(i, j)) = o.get(k) else { continue };
-                let pv = &mut parts[i];
-                let io = Io {
-                    ordered: within.is_some(),
-                    keys: &pv.keys[j],
-                    values: pv.values.as_ref().map(|v| &*v[j]),
-                    ops: pv.ops.as_ref().map(|o| &*o[j]),
-                    status: pv.status.as_mut().map(|v| &mut *v[j]),
-                    out: pv.out.as_mut().map(|v| &mut *v[j]),
-                    found: pv.found.as_mut().map(|v| &mut *v[j]),
-                };
-                op(tables, l, io)?;
+        for (l, mut mine) in ios.into_iter().enumerate() {
+            if mine.is_empty() {
+                continue;
             }
+            mine.sort_by_key(|&(turn, _)| turn);
+            op(tables, l, mine.into_iter().map(|(_, io)| io).collect())?;
         }
         // Dropping the views orders the sources' streams after the shards' work.
         drop(parts);
@@ -844,7 +892,7 @@ impl Ctx {
                     out: out.as_mut().map(|v| &mut v[l]),
                     found: found.as_mut().map(|v| &mut v[l]),
                 };
-                op(tables, l, io)?;
+                op(tables, l, vec![io])?;
             }
             trace.mark("shards' op", gpus)?;
             // The answers travel back: shard p's piece for rank g to where g's part p is in
@@ -1372,13 +1420,7 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
             &mut outputs,
             Kept::Nothing,
             shape,
-            &mut |t, p, io| {
-                let values = io.values.expect("values");
-                match io.ordered {
-                    true => t[p].insert_device_ordered_async(io.keys, values, InsertMode::Assign),
-                    false => t[p].insert_device_async(io.keys, values, None),
-                }
-            },
+            &mut |t, p, ios| insert_parts(&mut *t[p], ios, InsertMode::Assign),
             &ctx.lanes[0],
         )
     }
@@ -1445,13 +1487,7 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
             &mut outputs,
             Kept::ValuesOfMisses,
             shape,
-            &mut |t, p, io| {
-                let (out, found) = (io.out.expect("values"), io.found.expect("found"));
-                match io.ordered {
-                    true => t[p].find_device_ordered_async(io.keys, Some(out), found),
-                    false => t[p].find_device_async(io.keys, out, found),
-                }
-            },
+            &mut |t, p, ios| find_parts(&*t[p], ios, true),
             &d.ctx.lanes[0],
         )
     }
@@ -2178,15 +2214,7 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
                 ..HostOut::nothing()
             },
             order,
-            &mut |t, p, io| {
-                let values = io.values.expect("values travel");
-                match (io.ordered, io.status) {
-                    (true, None) => t[p].insert_device_ordered_async(io.keys, values, mode),
-                    (_, status) => {
-                        t[p].insert_device_async_with_mode(io.keys, values, status, mode)
-                    }
-                }
-            },
+            &mut |t, p, ios| insert_parts(&mut *t[p], ios, mode),
         )
     }
 
@@ -2381,15 +2409,18 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         found_of: Some(op_bytes),
                     },
                     None,
-                    &mut |t, p, io| {
-                        t[p].mixed_device_async(
-                            io.ops.expect("operations travel"),
-                            io.keys,
-                            io.values.expect("values travel"),
-                            io.status.expect("statuses come back"),
-                            io.out.expect("values come back"),
-                            io.found.expect("found flags come back"),
-                        )
+                    &mut |t, p, ios| {
+                        for io in ios {
+                            t[p].mixed_device_async(
+                                io.ops.expect("operations travel"),
+                                io.keys,
+                                io.values.expect("values travel"),
+                                io.status.expect("statuses come back"),
+                                io.out.expect("values come back"),
+                                io.found.expect("found flags come back"),
+                            )?;
+                        }
+                        Ok(())
                     },
                 )?;
                 self.settle()?;
@@ -2450,14 +2481,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         found_of: None,
                     },
                     shard_order(&d.tables, self.config.chunk().min(keys.len())),
-                    &mut |t, p, io| {
-                        let out = io.out.expect("values come back");
-                        let found = io.found.expect("found flags come back");
-                        match io.ordered {
-                            true => t[p].find_device_ordered_async(io.keys, Some(out), found),
-                            false => t[p].find_device_async(io.keys, out, found),
-                        }
-                    },
+                    &mut |t, p, ios| find_parts(&*t[p], ios, true),
                 )?;
                 self.settle()?;
             }
@@ -2498,13 +2522,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         found_of: None,
                     },
                     shard_order(&d.tables, self.config.chunk().min(keys.len())),
-                    &mut |t, p, io| {
-                        let found = io.found.expect("found flags");
-                        match io.ordered {
-                            true => t[p].find_device_ordered_async(io.keys, None, found),
-                            false => t[p].contains_device_async(io.keys, found),
-                        }
-                    },
+                    &mut |t, p, ios| find_parts(&*t[p], ios, false),
                 )?;
                 self.settle()?;
                 Ok(found)
@@ -2545,7 +2563,10 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     },
                     &mut HostOut::nothing(),
                     None,
-                    &mut |t, p, io| t[p].erase_device_async(io.keys),
+                    &mut |t, p, ios| {
+                        ios.into_iter()
+                            .try_for_each(|io| t[p].erase_device_async(io.keys))
+                    },
                 )?;
                 self.settle()?;
                 Ok(before - self.len()?)
@@ -2752,15 +2773,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
             output,
             Kept::Nothing,
             order,
-            &mut |t, p, io| {
-                let values = io.values.expect("values");
-                match (io.ordered, io.status) {
-                    (true, None) => t[p].insert_device_ordered_async(io.keys, values, mode),
-                    (_, status) => {
-                        t[p].insert_device_async_with_mode(io.keys, values, status, mode)
-                    }
-                }
-            },
+            &mut |t, p, ios| insert_parts(&mut *t[p], ios, mode),
         )
     }
 
@@ -2787,13 +2800,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
             }),
             Kept::ValuesOfMisses,
             shard_order(&d.tables, keys.len()),
-            &mut |t, p, io| {
-                let (out, found) = (io.out.expect("values"), io.found.expect("found"));
-                match io.ordered {
-                    true => t[p].find_device_ordered_async(io.keys, Some(out), found),
-                    false => t[p].find_device_async(io.keys, out, found),
-                }
-            },
+            &mut |t, p, ios| find_parts(&*t[p], ios, true),
         )
     }
 
@@ -2819,13 +2826,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
             }),
             Kept::Nothing,
             shard_order(&d.tables, keys.len()),
-            &mut |t, p, io| {
-                let found = io.found.expect("found");
-                match io.ordered {
-                    true => t[p].find_device_ordered_async(io.keys, None, found),
-                    false => t[p].contains_device_async(io.keys, found),
-                }
-            },
+            &mut |t, p, ios| find_parts(&*t[p], ios, false),
         )
     }
 
@@ -2843,7 +2844,10 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
             None,
             Kept::Nothing,
             None,
-            &mut |t, p, io: Io<'_, K, V>| t[p].erase_device_async(io.keys),
+            &mut |t: &mut Vec<Box<dyn DeviceHashTable<K, V>>>, p, ios: Vec<Io<'_, K, V>>| {
+                ios.into_iter()
+                    .try_for_each(|io| t[p].erase_device_async(io.keys))
+            },
         )
     }
 
@@ -2884,15 +2888,18 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
             }),
             Kept::ByOperation,
             None,
-            &mut |t, p, io| {
-                t[p].mixed_device_async(
-                    io.ops.expect("operations"),
-                    io.keys,
-                    io.values.expect("values"),
-                    io.status.expect("status"),
-                    io.out.expect("out"),
-                    io.found.expect("found"),
-                )
+            &mut |t, p, ios| {
+                for io in ios {
+                    t[p].mixed_device_async(
+                        io.ops.expect("operations"),
+                        io.keys,
+                        io.values.expect("values"),
+                        io.status.expect("status"),
+                        io.out.expect("out"),
+                        io.found.expect("found"),
+                    )?;
+                }
+                Ok(())
             },
         )
     }

@@ -793,6 +793,17 @@ fn insert_all<K: Key, V: Value, T: HashTable<K, V> + ?Sized>(
     Ok(())
 }
 
+/// One batch of [`DeviceHashTable::find_device_ordered_parts_async`]: its keys, and where its
+/// values (`None`: a contains) and found flags go.
+pub struct OrderedFind<'a, K, V> {
+    /// The keys, in the table's stretch order.
+    pub keys: &'a DeviceBuffer<K>,
+    /// The values found (left alone for misses), or `None`.
+    pub values: Option<&'a mut DeviceBuffer<V>>,
+    /// 1 for each key found, 0 for the others.
+    pub found: &'a mut DeviceBuffer<u8>,
+}
+
 /// The extension of [`HashTable`] for tables on a GPU: every bulk operation on device buffers,
 /// synchronous and `_async` (enqueued on the table's stream, returning before it completes).
 ///
@@ -1010,6 +1021,45 @@ pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
             Some(v) => self.find_device_async(keys, v, found),
             None => self.contains_device_async(keys, found),
         }
+    }
+
+    /// Enqueues the inserts of several batches, each in the order of
+    /// [`stretch_order`](DeviceHashTable::stretch_order), as one operation: the results are
+    /// those of [`insert_device_ordered_async`](DeviceHashTable::insert_device_ordered_async)
+    /// on each in turn (the default does that), but a table may work on the batches together:
+    /// WarpDrive's one launch interleaves their tiles by their progress through its stretches,
+    /// so that a batch read over a link from another GPU (a [`Gpu::view`] of its buffer) goes
+    /// beside one in the table's own memory rather than after it.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert_device_async`](DeviceHashTable::insert_device_async).
+    fn insert_device_ordered_parts_async(
+        &mut self,
+        parts: &[(&DeviceBuffer<K>, &DeviceBuffer<V>)],
+        mode: InsertMode,
+    ) -> Result<()> {
+        for (keys, values) in parts {
+            self.insert_device_ordered_async(keys, values, mode)?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues the lookups of several batches, each in the order of
+    /// [`stretch_order`](DeviceHashTable::stretch_order), as one operation: results as
+    /// [`find_device_ordered_async`](DeviceHashTable::find_device_ordered_async) on each (the
+    /// default calls it for each in turn; see
+    /// [`insert_device_ordered_parts_async`](DeviceHashTable::insert_device_ordered_parts_async)
+    /// for why a table works on them together).
+    ///
+    /// # Errors
+    ///
+    /// As [`find_device_async`](DeviceHashTable::find_device_async).
+    fn find_device_ordered_parts_async(&self, parts: &mut [OrderedFind<'_, K, V>]) -> Result<()> {
+        for p in parts {
+            self.find_device_ordered_async(p.keys, p.values.as_deref_mut(), p.found)?;
+        }
+        Ok(())
     }
 
     /// Enqueues an erase of every key present (absent keys are ignored). The number erased is

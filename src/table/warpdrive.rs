@@ -339,10 +339,10 @@ pub struct WarpDriveScheme<K: Key, V: Value> {
     filter: DeviceBuffer<u32>,
     /// Side path for sentinel-valued keys: [occupied0, value0, occupied1, value1].
     side: DeviceBuffer<u64>,
-    /// `warpdrive_insert_ordered` and `warpdrive_find_ordered` (a thread per key holding its
-    /// window) and their resident blocks, for groups of at most [`MAX_ORDERED_GROUP`] slots;
-    /// bound after the module loads.
-    ordered: Option<[(Kernel, u32); 2]>,
+    /// `warpdrive_insert_ordered`, `warpdrive_find_ordered` (a thread per key holding its
+    /// window) and their forms over several parts (`…_parts`) with their resident blocks, for
+    /// groups of at most [`MAX_ORDERED_GROUP`] slots; bound after the module loads.
+    ordered: Option<[(Kernel, u32); 4]>,
     _kv: PhantomData<(K, V)>,
 }
 
@@ -470,6 +470,8 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
             self.ordered = Some([
                 bound("warpdrive_insert_ordered")?,
                 bound("warpdrive_find_ordered")?,
+                bound("warpdrive_insert_ordered_parts")?,
+                bound("warpdrive_find_ordered_parts")?,
             ]);
         }
         Ok(())
@@ -499,7 +501,7 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
     /// order in the slot array: the top bits of `h.x` name its stretch of the table. The
     /// ordered kernel exists for windows of up to [`MAX_ORDERED_GROUP`] slots.
     fn locality(&self) -> Option<Locality<'_>> {
-        let [insert, find] = self.ordered.as_ref()?;
+        let [insert, find, insert_parts, find_parts] = self.ordered.as_ref()?;
         fn ordered((kernel, resident_blocks): &(Kernel, u32)) -> OrderedKernel<'_> {
             OrderedKernel {
                 kernel,
@@ -509,6 +511,7 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
         Some(Locality {
             insert: ordered(insert),
             find: Some(ordered(find)),
+            parts: Some([ordered(insert_parts), ordered(find_parts)]),
             stretches: Stretches {
                 seed: self.config.seed,
                 hash: self.config.hash,

@@ -85,7 +85,8 @@ impl LocalityMode {
 /// ordered kernels: `(view, wm_bulk)` like the bulk ones, a thread per key over
 /// `wm_for_each_ordered`, results in the batch's order. The insert takes no statuses and its
 /// tile counter is the engine counters' third word; the find's tile counter is `wm_bulk`'s
-/// `counter` (zeroed by the engine).
+/// `counter` (zeroed by the engine). The kernels over several parts at once take the parts in
+/// `wm_bulk`'s `parts` (`wm_for_each_ordered_parts`, tile counter in `counter`).
 #[derive(Clone, Copy)]
 pub struct Locality<'a> {
     /// How the first probes fall.
@@ -94,6 +95,8 @@ pub struct Locality<'a> {
     pub insert: OrderedKernel<'a>,
     /// The ordered find kernel (finds and contains), if the scheme has one.
     pub find: Option<OrderedKernel<'a>>,
+    /// The ordered insert and find over several parts in one launch, if the scheme has them.
+    pub parts: Option<[OrderedKernel<'a>; 2]>,
 }
 
 /// An ordered kernel and its blocks of [`BLOCK`] threads resident at once

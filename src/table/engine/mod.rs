@@ -238,7 +238,22 @@ pub struct Bulk {
     counter: u64,
     out_keys: u64,
     assign: u32,
-    reserved: u32,
+    part_count: u32,
+    parts: u64,
+}
+
+/// One batch of an ordered launch over several (`wm_ordered_part` in
+/// `kernels/common/bulk.cuh`): device addresses (0 for none), its length, and its items per
+/// step of the launch (see [`Bulk::ordered_parts`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct OrderedPart {
+    keys: u64,
+    values: u64,
+    out: u64,
+    found: u64,
+    n: u64,
+    tile: u64,
 }
 
 // SAFETY: #[repr(C)] over u64/u32 fields, the layout of wm_bulk (its size is checked by the
@@ -291,6 +306,38 @@ impl Bulk {
             out: out.map_or(0, addr),
             found: addr(found),
             n: keys.len() as u64,
+            ..Bulk::default()
+        }
+    }
+    /// The parts of an ordered launch over several batches, `(keys, values, out, found)` each
+    /// (null where the operation has none), tiles of at most `tile_items` items: every part is
+    /// cut into the same number of steps (its tile: its length over the steps), so that its
+    /// tiles, handed out in turn with the other parts', end together.
+    fn ordered_parts(lens: &[[u64; 5]], tile_items: u64) -> (Vec<OrderedPart>, u64) {
+        let longest = lens.iter().map(|l| l[4]).max().unwrap_or(0);
+        let steps = longest.div_ceil(tile_items.max(1)).max(1);
+        let parts = lens
+            .iter()
+            .map(|&[keys, values, out, found, n]| OrderedPart {
+                keys,
+                values,
+                out,
+                found,
+                n,
+                tile: n.div_ceil(steps),
+            })
+            .collect();
+        (parts, steps)
+    }
+    /// The batch of an ordered launch over `parts` parts (a table of them at `table`, `steps`
+    /// steps each, see [`Bulk::ordered_parts`]): its tile counter (zeroed) at `tiles`.
+    fn over_parts(table: u64, parts: usize, steps: u64, tiles: u64, assign: u32) -> Self {
+        Bulk {
+            n: steps * parts as u64,
+            counter: tiles,
+            assign,
+            part_count: parts as u32,
+            parts: table,
             ..Bulk::default()
         }
     }
@@ -454,8 +501,24 @@ mod tests {
 
     #[test]
     fn bulk_is_the_kernels_layout() {
-        // wm_bulk: nine 8-byte fields, then assign and reserved.
-        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8);
+        // wm_bulk: nine 8-byte fields, then assign and part_count, then parts.
+        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8 + 8);
+        // wm_ordered_part: four addresses, n and tile.
+        assert_eq!(std::mem::size_of::<OrderedPart>(), 6 * 8);
+    }
+
+    #[test]
+    fn ordered_parts_end_together() {
+        let lens = [[1, 0, 0, 2, 1000], [3, 0, 0, 4, 10], [5, 0, 0, 6, 0]];
+        let (parts, steps) = Bulk::ordered_parts(&lens, 64);
+        assert_eq!(steps, 16); // 1000 items in tiles of at most 64
+        for p in &parts {
+            assert!(p.tile <= 64);
+            assert!(p.tile * steps >= p.n, "{p:?} ends within the steps");
+        }
+        assert_eq!((parts[1].keys, parts[1].found, parts[2].n), (3, 4, 0));
+        let (_, one) = Bulk::ordered_parts(&[[0, 0, 0, 0, 0]], 64);
+        assert_eq!(one, 1);
         assert_eq!(std::mem::align_of::<Bulk>(), 8);
     }
 }

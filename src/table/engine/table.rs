@@ -8,7 +8,7 @@ use crate::error::check_same_len;
 use crate::status::{InsertStatus, TABLE_FULL};
 use crate::table::{
     check_mixed_lens, check_rehash_capacity, reject_mixed_erase, Backend, DeviceHashTable,
-    HashTable, InsertMode, MixedOp,
+    HashTable, InsertMode, MixedOp, OrderedFind,
 };
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -716,6 +716,101 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         self.launch_ordered_find(keys, values, found)
     }
 
+    fn insert_device_ordered_parts_async(
+        &mut self,
+        parts: &[(&DeviceBuffer<S::Key>, &DeviceBuffer<S::Value>)],
+        mode: InsertMode,
+    ) -> Result<()> {
+        for (keys, values) in parts {
+            check_same_len("insert", keys.len(), values.len())?;
+        }
+        self.check_mode(mode)?;
+        let full: Vec<_> = parts.iter().filter(|(k, _)| !k.is_empty()).collect();
+        // (A clone of the kernel handle: before_insert below borrows the table mutably.)
+        let kernel = self.scheme.locality().and_then(|l| l.parts);
+        let kernel = kernel.map(|[k, _]| (k.kernel.clone(), k.resident_blocks));
+        let (Some((kernel, resident_blocks)), true) = (kernel, full.len() > 1) else {
+            for (keys, values) in full {
+                self.insert_device_ordered_async(keys, values, mode)?;
+            }
+            return Ok(());
+        };
+        for (keys, values) in &full {
+            S::before_insert(self, keys, values, None)?;
+        }
+        let lens: Vec<[u64; 5]> = full
+            .iter()
+            .map(|(k, v)| [k.device_address(), v.device_address(), 0, 0, k.len() as u64])
+            .collect();
+        let (table, steps) = Bulk::ordered_parts(&lens, ordered_tile_items());
+        let table = self.gpu.upload(&table)?;
+        let mut tiles = self.gpu.alloc_filled::<u64>(1, 0)?;
+        let bulk = Bulk::over_parts(
+            table.device_address(),
+            full.len(),
+            steps,
+            tiles.device_address(),
+            mode.word::<S::Value>(),
+        );
+        let view = self.view();
+        self.launch(&kernel, resident_blocks, &view, &bulk, |l| {
+            l.reads(&table).writes(&mut tiles);
+            for (keys, values) in &full {
+                l.reads(keys).reads(values);
+            }
+        })?;
+        S::after_insert(self)
+    }
+
+    fn find_device_ordered_parts_async(
+        &self,
+        parts: &mut [OrderedFind<'_, S::Key, S::Value>],
+    ) -> Result<()> {
+        for p in parts.iter() {
+            check_same_len("find", p.keys.len(), p.found.len())?;
+            if let Some(v) = &p.values {
+                check_same_len("find", p.keys.len(), v.len())?;
+            }
+        }
+        let kernel = self.scheme.locality().and_then(|l| l.parts).map(|[_, k]| k);
+        let mut full: Vec<&mut OrderedFind<'_, S::Key, S::Value>> =
+            parts.iter_mut().filter(|p| !p.keys.is_empty()).collect();
+        let (Some(kernel), true) = (kernel, full.len() > 1) else {
+            for p in full {
+                self.launch_ordered_find(p.keys, p.values.as_deref_mut(), p.found)?;
+            }
+            return Ok(());
+        };
+        let lens: Vec<[u64; 5]> = full
+            .iter()
+            .map(|p| {
+                let out = p.values.as_ref().map_or(0, |v| v.device_address());
+                let (keys, n) = (p.keys.device_address(), p.keys.len() as u64);
+                [keys, 0, out, p.found.device_address(), n]
+            })
+            .collect();
+        let (table, steps) = Bulk::ordered_parts(&lens, ordered_tile_items());
+        let table = self.gpu.upload(&table)?;
+        let mut tiles = self.gpu.alloc_filled::<u64>(1, 0)?;
+        let bulk = Bulk::over_parts(
+            table.device_address(),
+            full.len(),
+            steps,
+            tiles.device_address(),
+            0,
+        );
+        let view = self.view();
+        self.launch(kernel.kernel, kernel.resident_blocks, &view, &bulk, |l| {
+            l.reads(&table).writes(&mut tiles);
+            for p in full.iter_mut() {
+                l.reads(p.keys).writes(p.found);
+                if let Some(v) = p.values.as_deref_mut() {
+                    l.writes(v);
+                }
+            }
+        })
+    }
+
     fn contains_device_async(
         &self,
         keys: &DeviceBuffer<S::Key>,
@@ -799,4 +894,10 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
 /// The elements of `v` at `at`, in that order.
 fn gather<T: Copy>(v: &[T], at: &[usize]) -> Vec<T> {
     at.iter().map(|&i| v[i]).collect()
+}
+
+/// The items of an ordered kernel's tile (a resident block's [`locality::ORDERED_ROUNDS`]
+/// rounds): the most a part of an ordered launch over several takes per step.
+fn ordered_tile_items() -> u64 {
+    locality::ORDERED_ROUNDS as u64 * BLOCK as u64
 }
