@@ -18,12 +18,14 @@
 //! split where that rank put it (a view: no copy), its kernels reading the keys and writing the
 //! answers over the link, and each rank then puts the answers into its callers' order. The
 //! link's traffic rides inside the kernels, beside their table work, where copies would come
-//! before (the parts) and after it (the answers): on 4 H100s with 2^27 keys per GPU, inserts
-//! went from 0.635 of four times one GPU's rate with copies to 0.753-0.773 and finds from 0.505
-//! to 0.570-0.590; on 2, finds from 0.729 to 0.783-0.796 (bench/NOTES.md, Issues 15 and 16,
-//! session R).
-//! Each shard takes its own rank's part first, then the next ranks' in turn, so that at each
-//! step the GPUs read from different GPUs.
+//! before (the parts) and after it (the answers). A shard's parts go to its table in one call
+//! ([`DeviceHashTable::insert_device_ordered_parts_async`] and the find's twin), its own rank's
+//! first, then the next ranks' in turn; WarpDrive takes them in one launch whose tiles
+//! interleave the parts by their progress through its stretches, so that the link's traffic
+//! rides beside the local work. On 4 H100s with 2^27 keys per GPU, inserts went from 0.64 of
+//! four times one GPU's rate with copies to 0.90 and finds from 0.51 to 0.72 (0.78 / 0.60 with
+//! the parts one after another); on 2, from 0.87-0.89 / 0.71-0.73 to 0.96-0.97 / 0.89-0.93
+//! (bench/NOTES.md, Issues 15 and 16, session R).
 //!
 //! Otherwise the parts travel through one small interface ([`exchange::Exchange`]) with two
 //! implementations that the same cascade drives: device-to-device copies ([`Transport::Copy`];
