@@ -577,6 +577,25 @@ extern "C" __global__ void warpdrive_insert(wd_view t, wm_bulk b) {
   wm_add_count(t.meta + 1, failed);
 }
 
+#if WD_G <= 8
+// One key of the ordered kernels, a thread holding the whole window: the insert of keys[idx] ->
+// values[idx], and the lookup of keys[idx] into out[idx] (out may be null) and found[idx].
+__device__ __forceinline__ void wd_insert_solo(const wd_view& t, const wd_arrays& a,
+                                               const wm_key* keys, const wm_value* values, u64 idx,
+                                               u32 assign, long long& inserted, long long& failed) {
+  const wm_key k = keys[idx];
+  const wm_value v = wm_load_elem(values, idx);
+  wd_solo_window w;
+  wd_insert_one(w, t, a, k, v, assign, inserted, failed);
+}
+__device__ __forceinline__ void wd_find_solo(const wd_view& t, const wd_arrays& a,
+                                             const wm_key* keys, wm_value* out, u8* found, u64 idx) {
+  const wm_key k = keys[idx];
+  wd_solo_window w;
+  found[idx] = wd_find_one<false>(w, t, a, k, out != nullptr ? out + idx : nullptr) ? 1 : 0;
+}
+#endif
+
 // The ordered insert: a batch already in the order of its keys' first windows (the engine's
 // locality-partitioned insert, src/table/engine/locality.rs), a thread per key holding the
 // whole window, tiles of consecutive keys handed out in order (wm_for_each_ordered), so that
@@ -587,10 +606,7 @@ extern "C" __global__ void warpdrive_insert_ordered(wd_view t, wm_bulk b) {
   const wd_arrays a(t);
   long long inserted = 0, failed = 0;
   wm_for_each_ordered<WD_ORDERED_ROUNDS>(b.n, t.meta + 2, [&](u64 idx) {
-    const wm_key k = b.keys[idx];
-    const wm_value v = wm_load_elem(b.values, idx);
-    wd_solo_window w;
-    wd_insert_one(w, t, a, k, v, b.assign, inserted, failed);
+    wd_insert_solo(t, a, b.keys, b.values, idx, b.assign, inserted, failed);
   });
   wm_add_count(t.meta, inserted);
   wm_add_count(t.meta + 1, failed);
@@ -619,12 +635,8 @@ extern "C" __global__ void warpdrive_find(wd_view t, wm_bulk b) {
 extern "C" __global__ void warpdrive_find_ordered(wd_view t, wm_bulk b) {
 #if WD_G <= 8
   const wd_arrays a(t);
-  wm_for_each_ordered<WD_ORDERED_ROUNDS>(b.n, b.counter, [&](u64 idx) {
-    const wm_key k = b.keys[idx];
-    wd_solo_window w;
-    const bool hit = wd_find_one<false>(w, t, a, k, b.out != nullptr ? b.out + idx : nullptr);
-    b.found[idx] = hit ? 1 : 0;
-  });
+  wm_for_each_ordered<WD_ORDERED_ROUNDS>(
+      b.n, b.counter, [&](u64 idx) { wd_find_solo(t, a, b.keys, b.out, b.found, idx); });
 #else
   __trap();  // never launched: src/table/warpdrive.rs binds it for windows of at most 8 slots
 #endif
@@ -639,10 +651,7 @@ extern "C" __global__ void warpdrive_insert_ordered_parts(wd_view t, wm_bulk b) 
   const wd_arrays a(t);
   long long inserted = 0, failed = 0;
   wm_for_each_ordered_parts(b, [&](const wm_ordered_part& p, u64 idx) {
-    const wm_key k = p.keys[idx];
-    const wm_value v = wm_load_elem(p.values, idx);
-    wd_solo_window w;
-    wd_insert_one(w, t, a, k, v, b.assign, inserted, failed);
+    wd_insert_solo(t, a, p.keys, p.values, idx, b.assign, inserted, failed);
   });
   wm_add_count(t.meta, inserted);
   wm_add_count(t.meta + 1, failed);
@@ -656,12 +665,8 @@ extern "C" __global__ void warpdrive_insert_ordered_parts(wd_view t, wm_bulk b) 
 extern "C" __global__ void warpdrive_find_ordered_parts(wd_view t, wm_bulk b) {
 #if WD_G <= 8
   const wd_arrays a(t);
-  wm_for_each_ordered_parts(b, [&](const wm_ordered_part& p, u64 idx) {
-    const wm_key k = p.keys[idx];
-    wd_solo_window w;
-    const bool hit = wd_find_one<false>(w, t, a, k, p.out != nullptr ? p.out + idx : nullptr);
-    p.found[idx] = hit ? 1 : 0;
-  });
+  wm_for_each_ordered_parts(
+      b, [&](const wm_ordered_part& p, u64 idx) { wd_find_solo(t, a, p.keys, p.out, p.found, idx); });
 #else
   __trap();  // never launched: src/table/warpdrive.rs binds it for windows of at most 8 slots
 #endif

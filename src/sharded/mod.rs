@@ -471,6 +471,25 @@ fn insert_parts<K: Key, V: Value>(
     t.insert_device_ordered_parts_async(&ordered, mode)
 }
 
+/// A shard's mixed batches, one part after another (their operations and results travel with
+/// their keys).
+fn mixed_parts<K: Key, V: Value>(
+    t: &mut dyn DeviceHashTable<K, V>,
+    ios: Vec<Io<'_, K, V>>,
+) -> Result<()> {
+    for io in ios {
+        t.mixed_device_async(
+            io.ops.expect("operations travel with a mixed batch's keys"),
+            io.keys,
+            io.values.expect("values travel with a mixed batch's keys"),
+            io.status.expect("statuses come back from a mixed batch"),
+            io.out.expect("values come back from a mixed batch"),
+            io.found.expect("found flags come back from a mixed batch"),
+        )?;
+    }
+    Ok(())
+}
+
 /// A shard's lookups of its parts (`values`: finds; else contains): the ordered ones in one
 /// call ([`DeviceHashTable::find_device_ordered_parts_async`]), the others one by one.
 fn find_parts<K: Key, V: Value>(
@@ -2411,19 +2430,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         found_of: Some(op_bytes),
                     },
                     None,
-                    &mut |t, p, ios| {
-                        for io in ios {
-                            t[p].mixed_device_async(
-                                io.ops.expect("operations travel"),
-                                io.keys,
-                                io.values.expect("values travel"),
-                                io.status.expect("statuses come back"),
-                                io.out.expect("values come back"),
-                                io.found.expect("found flags come back"),
-                            )?;
-                        }
-                        Ok(())
-                    },
+                    &mut |t, p, ios| mixed_parts(&mut *t[p], ios),
                 )?;
                 self.settle()?;
                 Ok(status
@@ -2890,19 +2897,7 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
             }),
             Kept::ByOperation,
             None,
-            &mut |t, p, ios| {
-                for io in ios {
-                    t[p].mixed_device_async(
-                        io.ops.expect("operations"),
-                        io.keys,
-                        io.values.expect("values"),
-                        io.status.expect("status"),
-                        io.out.expect("out"),
-                        io.found.expect("found"),
-                    )?;
-                }
-                Ok(())
-            },
+            &mut |t, p, ios| mixed_parts(&mut *t[p], ios),
         )
     }
 

@@ -375,6 +375,27 @@ impl<S: Scheme> GpuTable<S> {
         })
     }
 
+    /// The batch of an ordered launch over the parts `lens` (`[keys, values, out, found, n]`
+    /// each, see [`Bulk::ordered_parts`]): the parts' table on the device, a zeroed tile
+    /// counter, and the `wm_bulk` naming both (insert mode word `assign`).
+    fn parts_batch(
+        &self,
+        lens: &[[u64; 5]],
+        assign: u32,
+    ) -> Result<(DeviceBuffer<super::OrderedPart>, DeviceBuffer<u64>, Bulk)> {
+        let (table, steps) = Bulk::ordered_parts(lens, ordered_tile_items());
+        let table = self.gpu.upload(&table)?;
+        let tiles = self.gpu.alloc_filled::<u64>(1, 0)?;
+        let bulk = Bulk::over_parts(
+            table.device_address(),
+            lens.len(),
+            steps,
+            tiles.device_address(),
+            assign,
+        );
+        Ok((table, tiles, bulk))
+    }
+
     /// The scheme's ordered find kernel over a batch in the order of its stretches, its tile
     /// counter a zeroed word of scratch; the bulk find where the scheme has none.
     fn launch_ordered_find(
@@ -742,16 +763,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
             .iter()
             .map(|(k, v)| [k.device_address(), v.device_address(), 0, 0, k.len() as u64])
             .collect();
-        let (table, steps) = Bulk::ordered_parts(&lens, ordered_tile_items());
-        let table = self.gpu.upload(&table)?;
-        let mut tiles = self.gpu.alloc_filled::<u64>(1, 0)?;
-        let bulk = Bulk::over_parts(
-            table.device_address(),
-            full.len(),
-            steps,
-            tiles.device_address(),
-            mode.word::<S::Value>(),
-        );
+        let (table, mut tiles, bulk) = self.parts_batch(&lens, mode.word::<S::Value>())?;
         let view = self.view();
         self.launch(&kernel, resident_blocks, &view, &bulk, |l| {
             l.reads(&table).writes(&mut tiles);
@@ -789,16 +801,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
                 [keys, 0, out, p.found.device_address(), n]
             })
             .collect();
-        let (table, steps) = Bulk::ordered_parts(&lens, ordered_tile_items());
-        let table = self.gpu.upload(&table)?;
-        let mut tiles = self.gpu.alloc_filled::<u64>(1, 0)?;
-        let bulk = Bulk::over_parts(
-            table.device_address(),
-            full.len(),
-            steps,
-            tiles.device_address(),
-            0,
-        );
+        let (table, mut tiles, bulk) = self.parts_batch(&lens, 0)?;
         let view = self.view();
         self.launch(kernel.kernel, kernel.resident_blocks, &view, &bulk, |l| {
             l.reads(&table).writes(&mut tiles);
