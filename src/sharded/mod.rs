@@ -23,9 +23,9 @@
 //! first, then the next ranks' in turn; WarpDrive takes them in one launch whose tiles
 //! interleave the parts by their progress through its stretches, so that the link's traffic
 //! rides beside the local work. On 4 H100s with 2^27 keys per GPU, inserts went from 0.64 of
-//! four times one GPU's rate with copies to 0.90 and finds from 0.51 to 0.72 (0.78 / 0.60 with
-//! the parts one after another); on 2, from 0.87-0.89 / 0.71-0.73 to 0.96-0.97 / 0.89-0.93
-//! (bench/NOTES.md, Issues 15 and 16, session R).
+//! four times one GPU's rate with copies to 0.88-0.90 and finds from 0.51 to 0.69-0.72 (0.78 /
+//! 0.60 with the parts one after another); on 2, from 0.87-0.89 / 0.71-0.73 to 0.96-0.97 /
+//! 0.89-0.93 (bench/NOTES.md, Issues 15 and 16, session R).
 //!
 //! Otherwise the parts travel through one small interface ([`exchange::Exchange`]) with two
 //! implementations that the same cascade drives: device-to-device copies ([`Transport::Copy`];
