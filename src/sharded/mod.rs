@@ -449,7 +449,8 @@ struct Output<'a, V> {
     found: Option<&'a mut DeviceBuffer<u8>>,
 }
 
-/// A shard's own call in an operation: `(tables, shard, io)`.
+/// A shard's own call in an operation: `(tables, shard, ios)`, `ios` the shard's parts (in
+/// place, one per rank with keys for it; through an exchange, one at a time).
 type ShardOp<'o, T, K, V> = dyn FnMut(&mut T, usize, Vec<Io<'_, K, V>>) -> Result<()> + 'o;
 
 /// A shard's insert of its parts: the ordered ones without statuses in one call
@@ -627,8 +628,8 @@ fn views_mut<'a, T: bytemuck::Pod>(
 impl Ctx {
     /// Runs one operation over the shards: `inputs[r]` is rank `r`'s batch (`None`: nothing),
     /// `outputs[r]` where its results go (in the batch's order), `kept` what the results leave
-    /// of the caller's buffers, and `op(tables, shard, io)` the shard's own call, on the
-    /// streams of `lane` (see [`Lane`]). Asynchronous but for the split's part sizes.
+    /// of the caller's buffers, and `op(tables, shard, ios)` the shard's own call on its parts,
+    /// on the streams of `lane` (see [`Lane`]). Asynchronous but for the split's part sizes.
     #[allow(clippy::too_many_arguments)] // an operation's parts, each its own concern
     fn cascade<K: Key, V: Value, T>(
         &self,
