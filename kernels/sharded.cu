@@ -210,3 +210,177 @@ extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_unsplit(const u3
     if (split2 != nullptr && (any || op != 0u)) wm_sh_copy(out2, i, split2, pos, bytes2);
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The inverse for results, tile by tile through shared memory (host: `unsplit`, where the split
+// says its runs). Both splits move each aligned tile of `tile` input items so that the tile's
+// items of one bin (a part, or a shard's stretch) land at consecutive positions; the bins are
+// [bin_offsets[b], bin_offsets[b + 1]) of the split. shard_unsplit's gather reads each result at
+// its own position, one L2 sector per 4-byte element where the runs are short (a shard's keys in
+// the order of its table's stretches: a tile of 8192 keys has runs of ~32-64 keys per bin);
+// here a block takes a whole tile: it finds each item's bin (a binary search of the offsets),
+// ranks the tile's positions (bin start in the tile + distance from the bin's first position),
+// reads each array in that order (each run is one coalesced read), stages it in shared memory
+// and writes it out in input order (coalesced). A bin whose positions in the tile are not one run
+// (a split of another shape) is read item by item, as the gather does: correct regardless.
+// Results move in 4-byte words (or single bytes), one pass through the stage per word.
+#ifndef WM_SH_UBLOCK
+#define WM_SH_UBLOCK 512
+#endif
+#ifndef WM_SH_UITEMS
+#define WM_SH_UITEMS 16
+#endif
+static_assert(WM_SH_UBLOCK % 32 == 0 && WM_SH_UBLOCK <= 1024, "whole warps, at most 1024");
+static_assert(WM_SH_UITEMS <= 16, "two bits per item in one word (which outputs it writes)");
+#define WM_SH_NONE 0xffffffffu
+
+// Shared memory of shard_unsplit_runs, carved from its dynamic shared memory (the host sizes it:
+// (bins + 1) + 4 * bins words, then 2 * tile words and 2 * tile bytes).
+struct wm_sh_runs {
+  u32* offs;    // [bins + 1]: the bins' first positions (positions fit 32 bits: n < 2^32)
+  u32* lo;      // [bins]: the tile's least position in the bin
+  u32* hi;      // [bins]: its greatest
+  u32* count;   // [bins]: the tile's items in the bin
+  u32* start;   // [bins]: where the bin's run begins in the tile's staged order
+  u32* src;     // [tile]: the position of the staged order's item t (WM_SH_NONE: not staged)
+  u32* stage;   // [tile]: one word (or byte) of an array, in staged order
+  u8* op;       // [tile]: the operations, staged
+  u8* found;    // [tile]: the found flags, staged
+};
+
+__device__ __forceinline__ wm_sh_runs wm_sh_runs_carve(u32 bins, u32 tile) {
+  extern __shared__ u64 wm_sh_dynamic[];
+  wm_sh_runs s;
+  u32* w = (u32*)wm_sh_dynamic;
+  s.offs = w;
+  s.lo = s.offs + bins + 1;
+  s.hi = s.lo + bins;
+  s.count = s.hi + bins;
+  s.start = s.count + bins;
+  s.src = s.start + bins;
+  s.stage = s.src + tile;
+  s.op = (u8*)(s.stage + tile);
+  s.found = s.op + tile;
+  return s;
+}
+
+// The bin b of position p: offs[b] <= p < offs[b + 1] (offs[0] = 0 <= p < offs[bins] = n).
+__device__ __forceinline__ u32 wm_sh_bin_of(const u32* offs, u32 bins, u32 p) {
+  u32 lo = 0, hi = bins;
+  while (hi - lo > 1u) {
+    const u32 mid = (lo + hi) >> 1;
+    if (offs[mid] <= p) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+// Element `i` of an array of `bytes`-byte elements (1, or a multiple of 4): its word `w` (or its
+// byte, for 1-byte elements).
+__device__ __forceinline__ u32 wm_sh_word(const u8* a, u64 i, u32 bytes, u32 w) {
+  return bytes == 1u ? (u32)a[i] : ((const u32*)a)[i * (bytes / 4u) + w];
+}
+__device__ __forceinline__ void wm_sh_put_word(u8* a, u64 i, u32 bytes, u32 w, u32 v) {
+  if (bytes == 1u) a[i] = (u8)v; else ((u32*)a)[i * (bytes / 4u) + w] = v;
+}
+
+// The arguments as shard_unsplit's (`bytes2` is 1: found flags), and: `tile` (at most
+// WM_SH_UBLOCK * WM_SH_UITEMS) and the split's `bins + 1` bin offsets. Each block takes whole
+// tiles (a block-stride loop).
+extern "C" __global__ void __launch_bounds__(WM_SH_UBLOCK) shard_unsplit_runs(
+    const u32* __restrict__ positions, u64 n, u32 tile, const u64* __restrict__ bin_offsets,
+    u32 bins, const u8* __restrict__ ops, u32 values_where_found, const u8* __restrict__ split0,
+    u8* __restrict__ out0, u32 bytes0, const u8* __restrict__ split1, u8* __restrict__ out1,
+    u32 bytes1, const u8* __restrict__ split2, u8* __restrict__ out2, u32 bytes2) {
+  const wm_sh_runs s = wm_sh_runs_carve(bins, tile);
+  for (u32 b = threadIdx.x; b <= bins; b += WM_SH_UBLOCK) s.offs[b] = (u32)bin_offsets[b];
+  const u64 tiles = (n + tile - 1) / tile;
+  for (u64 ti = blockIdx.x; ti < tiles; ti += gridDim.x) {
+    const u64 base = ti * tile;
+    const u32 tn = (u32)min((u64)tile, n - base);
+    for (u32 b = threadIdx.x; b < bins; b += WM_SH_UBLOCK) {
+      s.lo[b] = WM_SH_NONE;
+      s.hi[b] = 0;
+      s.count[b] = 0;
+    }
+    for (u32 t = threadIdx.x; t < tn; t += WM_SH_UBLOCK) s.src[t] = WM_SH_NONE;
+    __syncthreads();  // (also: the offsets, and the previous tile's last reads of the stage)
+    u32 pos[WM_SH_UITEMS], at[WM_SH_UITEMS];
+#pragma unroll
+    for (u32 j = 0; j < WM_SH_UITEMS; j++) {
+      const u32 t = j * WM_SH_UBLOCK + threadIdx.x;
+      pos[j] = WM_SH_NONE;
+      if (t < tn) {
+        const u32 p = positions[base + t];
+        if (p < n) {  // always, for a split of these n keys; a bound regardless
+          const u32 b = wm_sh_bin_of(s.offs, bins, p);
+          atomicMin(s.lo + b, p);
+          atomicMax(s.hi + b, p);
+          atomicAdd(s.count + b, 1u);
+          pos[j] = p;
+        }
+      }
+    }
+    __syncthreads();
+    wm_block_exclusive_scan<u32, WM_SH_UBLOCK>(s.count, bins, [&](u64 b, u32 excl) { s.start[b] = excl; });
+    __syncthreads();
+#pragma unroll
+    for (u32 j = 0; j < WM_SH_UITEMS; j++) {
+      at[j] = WM_SH_NONE;
+      if (pos[j] != WM_SH_NONE) {
+        const u32 b = wm_sh_bin_of(s.offs, bins, pos[j]);
+        if (s.hi[b] - s.lo[b] + 1u == s.count[b]) {  // the tile's items of b are one run
+          at[j] = s.start[b] + (pos[j] - s.lo[b]);
+          s.src[at[j]] = pos[j];
+        }
+      }
+    }
+    __syncthreads();
+    // The flags that decide what is written: operations and found flags, staged.
+    for (u32 t = threadIdx.x; t < tn; t += WM_SH_UBLOCK) {
+      const u32 p = s.src[t];
+      if (p == WM_SH_NONE) continue;
+      if (ops != nullptr) s.op[t] = ops[p];
+      if (split2 != nullptr) s.found[t] = split2[p];
+    }
+    __syncthreads();
+    // Per item, which outputs it writes, as shard_unsplit decides: the found flag at once, and
+    // two bits of `wants` for the statuses and the values (arrays 0 and 1).
+    u32 wants = 0;
+#pragma unroll
+    for (u32 j = 0; j < WM_SH_UITEMS; j++) {
+      if (pos[j] == WM_SH_NONE) continue;
+      const bool staged = at[j] != WM_SH_NONE;
+      const u32 op = ops == nullptr ? 0xffu : staged ? s.op[at[j]] : ops[pos[j]];
+      const bool any = op == 0xffu;
+      const u8 flag = split2 == nullptr ? (u8)1 : staged ? s.found[at[j]] : split2[pos[j]];
+      if (split0 != nullptr && (any || op == 0u)) wants |= 1u << (2 * j);
+      if (split1 != nullptr && (any || op == 1u) && (!values_where_found || flag != 0))
+        wants |= 2u << (2 * j);
+      if (split2 != nullptr && (any || op != 0u)) out2[base + j * WM_SH_UBLOCK + threadIdx.x] = flag;
+    }
+    // Statuses and values, a word (or byte) at a time: read in staged order, written in input
+    // order.
+    const u8* splits[2] = {split0, split1};
+    u8* outs[2] = {out0, out1};
+    const u32 sizes[2] = {bytes0, bytes1};
+#pragma unroll
+    for (u32 a = 0; a < 2; a++) {
+      if (splits[a] == nullptr) continue;  // (the same for every thread: no barrier skipped by some)
+      const u32 words = sizes[a] == 1u ? 1u : sizes[a] / 4u;
+      for (u32 w = 0; w < words; w++) {
+        for (u32 t = threadIdx.x; t < tn; t += WM_SH_UBLOCK) {
+          const u32 p = s.src[t];
+          if (p != WM_SH_NONE) s.stage[t] = wm_sh_word(splits[a], p, sizes[a], w);
+        }
+        __syncthreads();
+#pragma unroll
+        for (u32 j = 0; j < WM_SH_UITEMS; j++) {
+          if (!((wants >> (2 * j + a)) & 1u)) continue;
+          const u32 v = at[j] != WM_SH_NONE ? s.stage[at[j]] : wm_sh_word(splits[a], pos[j], sizes[a], w);
+          wm_sh_put_word(outs[a], base + j * WM_SH_UBLOCK + threadIdx.x, sizes[a], w, v);
+        }
+        __syncthreads();
+      }
+    }
+  }
+}

@@ -371,6 +371,54 @@ fn split_within_shards_orders_each_shard() {
             values,
             "{what}: back in input order"
         );
+        // A find's results (values where found, and the found flags) by the unsplit by runs;
+        // and 32-byte values, which the unsplit gathers element by element.
+        let found_split: Vec<u8> = got_values.iter().map(|&i| (i % 3 == 0) as u8).collect();
+        let df = gpu.upload(&found_split).unwrap();
+        let mut back = gpu.alloc_filled::<u32>(n, 0xee).unwrap();
+        let mut back_found = gpu.alloc_filled::<u8>(n, 0xee).unwrap();
+        unsplit(
+            &gpu,
+            &f,
+            &sb.plan,
+            &dk,
+            Keep::ValuesWhereMissing,
+            None,
+            Some((split_values, &mut back)),
+            Some((&df, &mut back_found)),
+        )
+        .unwrap();
+        let (v, fl) = (
+            gpu.download(&back).unwrap(),
+            gpu.download(&back_found).unwrap(),
+        );
+        for i in 0..n {
+            let found = i % 3 == 0;
+            let want = if found { i as u32 } else { 0xeeee_eeee };
+            assert_eq!(
+                (v[i], fl[i]),
+                (want, found as u8),
+                "{what}: find's results at {i}"
+            );
+        }
+        let wide_split: Vec<[u32; 8]> = got_values.iter().map(|&i| [i; 8]).collect();
+        let dw = gpu.upload(&wide_split).unwrap();
+        let mut back_wide = gpu.alloc_filled::<[u32; 8]>(n, 0xee).unwrap();
+        unsplit(
+            &gpu,
+            &f,
+            &sb.plan,
+            &dk,
+            Keep::Nothing,
+            None,
+            Some((&dw, &mut back_wide)),
+            None,
+        )
+        .unwrap();
+        let wide = gpu.download(&back_wide).unwrap();
+        for (i, w) in wide.iter().enumerate() {
+            assert_eq!(*w, [i as u32; 8], "{what}: a 32-byte value back at {i}");
+        }
     }
     // More than 1024 parts in all, two hash functions, or operations: refused.
     let dk = gpu.upload(&[1u64, 2, 3]).unwrap();
