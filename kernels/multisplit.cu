@@ -12,6 +12,7 @@
 // Defines: WM_KEY_BYTES (4, 8 or a larger multiple of 4), WM_VALUE_BYTES (likewise; unset for
 // keys only), WM_HASH (WM_HASH_MURMUR or WM_HASH_MUELLER), WM_MS_BLOCK (threads per block of
 // count and scatter), WM_MS_CBLOCK (threads per block of the counting split's moves),
+// WM_MS_COUNT_BLOCK (threads per block of its count),
 // WM_MS_ITEMS (items per thread of a counting tile), WM_MS_STAGED (1: tiles go through shared
 // memory; 0, for pairs too wide for it: each item is written from registers).
 
@@ -96,6 +97,10 @@ extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_scatter(
 #ifndef WM_MS_CBLOCK
 #define WM_MS_CBLOCK 256
 #endif
+#ifndef WM_MS_COUNT_BLOCK
+#define WM_MS_COUNT_BLOCK 1024
+#endif
+static_assert(WM_MS_COUNT_BLOCK % 32 == 0 && WM_MS_COUNT_BLOCK <= 1024, "whole warps, at most 1024");
 static_assert(WM_MS_CBLOCK % 32 == 0 && WM_MS_CBLOCK <= 1024, "whole warps, at most 1024");
 #define WM_MS_MAX_BINS 1024
 #define WM_MS_TILE (WM_MS_CBLOCK * WM_MS_ITEMS)
@@ -271,30 +276,33 @@ __device__ __forceinline__ u32 wm_ms_group(const wm_key& k, u64 seed, u32 parts,
 }
 
 // Block c counts the groups of items [c * chunk, (c + 1) * chunk) into counts[g * chunks + c]
-// (chunks = gridDim.x).
-extern "C" __global__ void __launch_bounds__(WM_MS_BLOCK) multisplit_coarse_count(
+// (chunks = gridDim.x). Blocks of any whole number of warps up to WM_MS_COUNT_BLOCK (the host
+// launches 1024 threads): there is one block per chunk (one per resident block of the scatter),
+// so the count's loads in flight are its blocks' threads' (H100, 2^26 keys in 132 chunks:
+// 256-thread blocks read at 1.1 TB/s).
+extern "C" __global__ void __launch_bounds__(WM_MS_COUNT_BLOCK) multisplit_coarse_count(
     const wm_key* __restrict__ keys, u64 n, u64 seed, u32 parts, u32 fine_bits, u64 within_seed,
     u32 within, u32 groups, u64 chunk, u64* __restrict__ counts) {
   __shared__ u32 hist[WM_MS_MAX_BINS];
-  for (u32 g = threadIdx.x; g < groups; g += WM_MS_BLOCK) hist[g] = 0;
+  for (u32 g = threadIdx.x; g < groups; g += blockDim.x) hist[g] = 0;
   __syncthreads();
   const u64 begin = (u64)blockIdx.x * chunk;
   const u64 end = min(n, begin + chunk);
-  for (u64 base = begin; base < end; base += WM_MS_BLOCK * WM_MS_ITEMS) {
+  for (u64 base = begin; base < end; base += (u64)blockDim.x * WM_MS_ITEMS) {
     wm_key k[WM_MS_ITEMS];
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
-      const u64 i = base + j * WM_MS_BLOCK + threadIdx.x;
+      const u64 i = base + (u64)j * blockDim.x + threadIdx.x;
       if (i < end) k[j] = keys[i];
     }
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
-      const u64 i = base + j * WM_MS_BLOCK + threadIdx.x;
+      const u64 i = base + (u64)j * blockDim.x + threadIdx.x;
       if (i < end) atomicAdd(&hist[wm_ms_group(k[j], seed, parts, fine_bits, within_seed, within)], 1u);
     }
   }
   __syncthreads();
-  for (u32 g = threadIdx.x; g < groups; g += WM_MS_BLOCK) {
+  for (u32 g = threadIdx.x; g < groups; g += blockDim.x) {
     counts[(u64)g * gridDim.x + blockIdx.x] = hist[g];
   }
 }

@@ -235,7 +235,7 @@ static_assert(WM_SH_UITEMS <= 16, "two bits per item in one word (which outputs 
 #define WM_SH_NONE 0xffffffffu
 
 // Shared memory of shard_unsplit_runs, carved from its dynamic shared memory (the host sizes it:
-// (bins + 1) + 4 * bins words, then 2 * tile words and 2 * tile bytes).
+// (bins + 1) + 4 * bins words, then 2 * tile words, tile halves and 2 * tile bytes).
 struct wm_sh_runs {
   u32* offs;    // [bins + 1]: the bins' first positions (positions fit 32 bits: n < 2^32)
   u32* lo;      // [bins]: the tile's least position in the bin
@@ -244,9 +244,11 @@ struct wm_sh_runs {
   u32* start;   // [bins]: where the bin's run begins in the tile's staged order
   u32* src;     // [tile]: the position of the staged order's item t (WM_SH_NONE: not staged)
   u32* stage;   // [tile]: one word (or byte) of an array, in staged order
+  unsigned short* at;  // [tile]: where the tile's item t is in the staged order (or WM_SH_NOT_AT)
   u8* op;       // [tile]: the operations, staged
   u8* found;    // [tile]: the found flags, staged
 };
+#define WM_SH_NOT_AT 0xffffu
 
 __device__ __forceinline__ wm_sh_runs wm_sh_runs_carve(u32 bins, u32 tile) {
   extern __shared__ u64 wm_sh_dynamic[];
@@ -259,7 +261,8 @@ __device__ __forceinline__ wm_sh_runs wm_sh_runs_carve(u32 bins, u32 tile) {
   s.start = s.count + bins;
   s.src = s.start + bins;
   s.stage = s.src + tile;
-  s.op = (u8*)(s.stage + tile);
+  s.at = (unsigned short*)(s.stage + tile);
+  s.op = (u8*)(s.at + tile);
   s.found = s.op + tile;
   return s;
 }
@@ -285,8 +288,10 @@ __device__ __forceinline__ void wm_sh_put_word(u8* a, u64 i, u32 bytes, u32 w, u
 
 // The arguments as shard_unsplit's (`bytes2` is 1: found flags), and: `tile` (at most
 // WM_SH_UBLOCK * WM_SH_UITEMS) and the split's `bins + 1` bin offsets. Each block takes whole
-// tiles (a block-stride loop).
-extern "C" __global__ void __launch_bounds__(WM_SH_UBLOCK) shard_unsplit_runs(
+// tiles (a block-stride loop). Every phase issues a thread's loads together before it stores
+// any (one trip to memory per phase, not one per item), and the per-item state lives in shared
+// memory, so that two blocks fit a multiprocessor.
+extern "C" __global__ void __launch_bounds__(WM_SH_UBLOCK, 2) shard_unsplit_runs(
     const u32* __restrict__ positions, u64 n, u32 tile, const u64* __restrict__ bin_offsets,
     u32 bins, const u8* __restrict__ ops, u32 values_where_found, const u8* __restrict__ split0,
     u8* __restrict__ out0, u32 bytes0, const u8* __restrict__ split1, u8* __restrict__ out1,
@@ -303,81 +308,118 @@ extern "C" __global__ void __launch_bounds__(WM_SH_UBLOCK) shard_unsplit_runs(
       s.count[b] = 0;
     }
     for (u32 t = threadIdx.x; t < tn; t += WM_SH_UBLOCK) s.src[t] = WM_SH_NONE;
-    __syncthreads();  // (also: the offsets, and the previous tile's last reads of the stage)
-    u32 pos[WM_SH_UITEMS], at[WM_SH_UITEMS];
+    __syncthreads();  // (also: the offsets, and the previous tile's last reads)
+    // 1. The tile's positions, their bins, and each bin's extent in the tile.
+    u32 pos[WM_SH_UITEMS], bin[WM_SH_UITEMS];
 #pragma unroll
     for (u32 j = 0; j < WM_SH_UITEMS; j++) {
       const u32 t = j * WM_SH_UBLOCK + threadIdx.x;
-      pos[j] = WM_SH_NONE;
-      if (t < tn) {
-        const u32 p = positions[base + t];
-        if (p < n) {  // always, for a split of these n keys; a bound regardless
-          const u32 b = wm_sh_bin_of(s.offs, bins, p);
-          atomicMin(s.lo + b, p);
-          atomicMax(s.hi + b, p);
-          atomicAdd(s.count + b, 1u);
-          pos[j] = p;
-        }
+      pos[j] = t < tn ? positions[base + t] : WM_SH_NONE;
+    }
+#pragma unroll
+    for (u32 j = 0; j < WM_SH_UITEMS; j++) {
+      if (pos[j] >= n) {  // past the tile, or (never, for a split of these n keys) out of bounds
+        pos[j] = WM_SH_NONE;
+        continue;
       }
+      bin[j] = wm_sh_bin_of(s.offs, bins, pos[j]);
+      atomicMin(s.lo + bin[j], pos[j]);
+      atomicMax(s.hi + bin[j], pos[j]);
+      atomicAdd(s.count + bin[j], 1u);
     }
     __syncthreads();
     wm_block_exclusive_scan<u32, WM_SH_UBLOCK>(s.count, bins, [&](u64 b, u32 excl) { s.start[b] = excl; });
     __syncthreads();
+    // 2. Each item's place in the staged order (bin start + distance from the bin's first).
 #pragma unroll
     for (u32 j = 0; j < WM_SH_UITEMS; j++) {
-      at[j] = WM_SH_NONE;
+      const u32 t = j * WM_SH_UBLOCK + threadIdx.x;
+      if (t >= tn) continue;
+      u32 at = WM_SH_NOT_AT;
       if (pos[j] != WM_SH_NONE) {
-        const u32 b = wm_sh_bin_of(s.offs, bins, pos[j]);
+        const u32 b = bin[j];
         if (s.hi[b] - s.lo[b] + 1u == s.count[b]) {  // the tile's items of b are one run
-          at[j] = s.start[b] + (pos[j] - s.lo[b]);
-          s.src[at[j]] = pos[j];
+          at = s.start[b] + (pos[j] - s.lo[b]);
+          s.src[at] = pos[j];
         }
       }
+      s.at[t] = (unsigned short)at;
     }
     __syncthreads();
-    // The flags that decide what is written: operations and found flags, staged.
-    for (u32 t = threadIdx.x; t < tn; t += WM_SH_UBLOCK) {
-      const u32 p = s.src[t];
-      if (p == WM_SH_NONE) continue;
-      if (ops != nullptr) s.op[t] = ops[p];
-      if (split2 != nullptr) s.found[t] = split2[p];
-    }
-    __syncthreads();
-    // Per item, which outputs it writes, as shard_unsplit decides: the found flag at once, and
-    // two bits of `wants` for the statuses and the values (arrays 0 and 1).
-    u32 wants = 0;
+    // 3. The flags that decide what is written, staged: operations and found flags.
+    if (ops != nullptr || split2 != nullptr) {
+      u8 o[WM_SH_UITEMS], f[WM_SH_UITEMS];
 #pragma unroll
-    for (u32 j = 0; j < WM_SH_UITEMS; j++) {
-      if (pos[j] == WM_SH_NONE) continue;
-      const bool staged = at[j] != WM_SH_NONE;
-      const u32 op = ops == nullptr ? 0xffu : staged ? s.op[at[j]] : ops[pos[j]];
-      const bool any = op == 0xffu;
-      const u8 flag = split2 == nullptr ? (u8)1 : staged ? s.found[at[j]] : split2[pos[j]];
-      if (split0 != nullptr && (any || op == 0u)) wants |= 1u << (2 * j);
-      if (split1 != nullptr && (any || op == 1u) && (!values_where_found || flag != 0))
-        wants |= 2u << (2 * j);
-      if (split2 != nullptr && (any || op != 0u)) out2[base + j * WM_SH_UBLOCK + threadIdx.x] = flag;
+      for (u32 j = 0; j < WM_SH_UITEMS; j++) {
+        const u32 t = j * WM_SH_UBLOCK + threadIdx.x;
+        const u32 p = t < tn ? s.src[t] : WM_SH_NONE;
+        o[j] = ops != nullptr && p != WM_SH_NONE ? ops[p] : (u8)0;
+        f[j] = split2 != nullptr && p != WM_SH_NONE ? split2[p] : (u8)0;
+      }
+#pragma unroll
+      for (u32 j = 0; j < WM_SH_UITEMS; j++) {
+        const u32 t = j * WM_SH_UBLOCK + threadIdx.x;
+        if (t < tn) {
+          s.op[t] = o[j];
+          s.found[t] = f[j];
+        }
+      }
+      __syncthreads();
     }
-    // Statuses and values, a word (or byte) at a time: read in staged order, written in input
-    // order.
-    const u8* splits[2] = {split0, split1};
-    u8* outs[2] = {out0, out1};
-    const u32 sizes[2] = {bytes0, bytes1};
+    // Item t's operation (0xff: none given) and found flag (1: none given); for an item outside
+    // the runs, its position too (read again). False for a position out of bounds (skipped).
+    auto flags = [&](u32 t, u32& op, u32& flag, u32& p) -> bool {
+      const u32 at = s.at[t];
+      if (at != WM_SH_NOT_AT) {
+        op = ops != nullptr ? s.op[at] : 0xffu;
+        flag = split2 != nullptr ? s.found[at] : 1u;
+        return true;
+      }
+      p = positions[base + t];
+      if (p >= n) return false;
+      op = ops != nullptr ? ops[p] : 0xffu;
+      flag = split2 != nullptr ? split2[p] : 1u;
+      return true;
+    };
+    // 4. The found flags, where the operation gave one (as shard_unsplit decides).
+    if (split2 != nullptr) {
+      for (u32 t = threadIdx.x; t < tn; t += WM_SH_UBLOCK) {
+        u32 op, flag, p;
+        if (flags(t, op, flag, p) && op != 0u) out2[base + t] = (u8)flag;
+      }
+    }
+    // 5. Statuses and values, a word (or byte) at a time: read in staged order, written in
+    // input order.
 #pragma unroll
     for (u32 a = 0; a < 2; a++) {
-      if (splits[a] == nullptr) continue;  // (the same for every thread: no barrier skipped by some)
-      const u32 words = sizes[a] == 1u ? 1u : sizes[a] / 4u;
+      const u8* split = a == 0 ? split0 : split1;
+      u8* out = a == 0 ? out0 : out1;
+      const u32 bytes = a == 0 ? bytes0 : bytes1;
+      if (split == nullptr) continue;  // (the same for every thread: no barrier skipped by some)
+      const u32 words = bytes == 1u ? 1u : bytes / 4u;
       for (u32 w = 0; w < words; w++) {
-        for (u32 t = threadIdx.x; t < tn; t += WM_SH_UBLOCK) {
-          const u32 p = s.src[t];
-          if (p != WM_SH_NONE) s.stage[t] = wm_sh_word(splits[a], p, sizes[a], w);
-        }
-        __syncthreads();
+        u32 v[WM_SH_UITEMS];
 #pragma unroll
         for (u32 j = 0; j < WM_SH_UITEMS; j++) {
-          if (!((wants >> (2 * j + a)) & 1u)) continue;
-          const u32 v = at[j] != WM_SH_NONE ? s.stage[at[j]] : wm_sh_word(splits[a], pos[j], sizes[a], w);
-          wm_sh_put_word(outs[a], base + j * WM_SH_UBLOCK + threadIdx.x, sizes[a], w, v);
+          const u32 t = j * WM_SH_UBLOCK + threadIdx.x;
+          const u32 p = t < tn ? s.src[t] : WM_SH_NONE;
+          v[j] = p != WM_SH_NONE ? wm_sh_word(split, p, bytes, w) : 0u;
+        }
+#pragma unroll
+        for (u32 j = 0; j < WM_SH_UITEMS; j++) {
+          const u32 t = j * WM_SH_UBLOCK + threadIdx.x;
+          if (t < tn) s.stage[t] = v[j];
+        }
+        __syncthreads();
+        for (u32 t = threadIdx.x; t < tn; t += WM_SH_UBLOCK) {
+          u32 op, flag, p = 0;
+          if (!flags(t, op, flag, p)) continue;
+          const u32 at = s.at[t];
+          const bool any = op == 0xffu;
+          const bool want = a == 0 ? (any || op == 0u)
+                                   : (any || op == 1u) && (!values_where_found || flag != 0u);
+          if (!want) continue;
+          wm_sh_put_word(out, base + t, bytes, w, at != WM_SH_NOT_AT ? s.stage[at] : wm_sh_word(split, p, bytes, w));
         }
         __syncthreads();
       }

@@ -979,6 +979,46 @@ impl Ctx {
     }
 }
 
+/// The chunks of a rank's piece of a host batch, in order: `chunk` keys each, but the last
+/// chunk's worth in halves down to [`TAPER`] of a chunk. What runs after the last upload (that
+/// chunk's split and its shards' work, which no upload overlaps) is then the work of a small
+/// chunk: 2^24 pairs are ~1.4 ms of an H100's split and insert, 2^21 ~0.2 ms. A piece of at
+/// most two of the smallest chunks is one chunk.
+fn chunk_ranges(piece: std::ops::Range<usize>, chunk: usize) -> Vec<std::ops::Range<usize>> {
+    let chunk = chunk.max(1);
+    let smallest = (chunk / taper()).max(1);
+    // Whole chunks up to the last chunk's worth.
+    let tapered = piece.len().min(chunk);
+    let mut v = Vec::new();
+    let mut start = piece.start;
+    while start < piece.end - tapered {
+        let end = (start + chunk).min(piece.end - tapered);
+        v.push(start..end);
+        start = end;
+    }
+    // Then halves of what is left, down to the smallest.
+    while start < piece.end {
+        let rest = piece.end - start;
+        let take = if rest >= 2 * smallest { rest / 2 } else { rest };
+        v.push(start..start + take);
+        start += take;
+    }
+    v
+}
+
+/// A host batch's last chunk's worth goes in halves down to `chunk / TAPER` ([`chunk_ranges`]).
+const TAPER: usize = 8;
+
+/// [`TAPER`], or `WARPMAP_PIPELINE_TAPER` (1: no taper; for measurements).
+fn taper() -> usize {
+    static T: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *T.get_or_init(|| {
+        crate::table::engine::knob::<usize>("WARPMAP_PIPELINE_TAPER")
+            .filter(|&t| t >= 1)
+            .unwrap_or(TAPER)
+    })
+}
+
 /// A timeline of one cascade over several ranks (`WARPMAP_TRACE_CASCADE`): stamps on the
 /// streams of each phase, each GPU's measured from a stamp taken on its ranks' streams as the
 /// cascade began (stamps of one GPU only compare with each other), and the host's time per
@@ -1846,11 +1886,11 @@ impl Ctx {
         };
         let pieces: Vec<std::ops::Range<usize>> =
             (0..g).map(|r| n * r / g..n * (r + 1) / g).collect();
-        let rounds = pieces
+        let schedule: Vec<Vec<std::ops::Range<usize>>> = pieces
             .iter()
-            .map(|p| p.len().div_ceil(chunk))
-            .max()
-            .unwrap_or(0);
+            .map(|p| chunk_ranges(p.clone(), chunk))
+            .collect();
+        let rounds = schedule.iter().map(Vec::len).max().unwrap_or(0);
         // In a group of processes every process runs as many rounds as the busiest one.
         let rounds = match self.joined {
             true => self
@@ -1923,12 +1963,10 @@ impl Ctx {
                 drain(slot, out)?;
                 clock.mark("drain");
                 slot.device = None; // chunk c - SLOTS's buffers: its work is long enqueued
-                let start = pieces[r].start + c * chunk;
-                if start >= pieces[r].end {
-                    ranges.push(None);
+                let Some(range) = schedule[r].get(c).cloned() else {
+                    ranges.push(None); // past the end of its piece
                     continue;
-                }
-                let range = start..(start + chunk).min(pieces[r].end);
+                };
                 let len = range.len();
                 let lane = &self.lanes[c % SLOTS];
                 let (copy, gather) = (&lane.copies[r], &lane.gathers[r]);
@@ -2950,6 +2988,50 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chunk_ranges_cover_the_piece_and_taper_at_the_end() {
+        let lens = |v: &[std::ops::Range<usize>]| v.iter().map(|r| r.len()).collect::<Vec<_>>();
+        let c = 1 << 24;
+        // 2^27 keys: seven whole chunks, then the last chunk's worth in halves to an eighth.
+        let v = chunk_ranges(0..1 << 27, c);
+        assert_eq!(
+            lens(&v),
+            [vec![c; 7], vec![c / 2, c / 4, c / 8, c / 8]].concat()
+        );
+        for (piece, chunk) in [
+            (0..0, 16),
+            (5..6, 16),
+            (3..1000, 16),
+            (0..31, 16),
+            (7..7 + 4 * 16, 16),
+            (0..100, 1),
+            (10..12345, 1000),
+            (0..3, 16),
+        ] {
+            let v = chunk_ranges(piece.clone(), chunk);
+            // In order, contiguous, covering the piece, each at most a chunk and not empty.
+            let mut at = piece.start;
+            for r in &v {
+                assert_eq!(r.start, at, "{piece:?} by {chunk}: {v:?}");
+                assert!(
+                    !r.is_empty() && r.len() <= chunk,
+                    "{piece:?} by {chunk}: {v:?}"
+                );
+                at = r.end;
+            }
+            assert_eq!(at, piece.end, "{piece:?} by {chunk}: {v:?}");
+            // The last is at most the smallest chunk's double.
+            if let Some(last) = v.last() {
+                assert!(
+                    last.len() < 2 * (chunk / taper()).max(1),
+                    "{piece:?}: {v:?}"
+                );
+            }
+        }
+        // A piece of up to two of the smallest chunks is one chunk.
+        assert_eq!(chunk_ranges(0..3, 16).len(), 1);
+    }
 
     #[test]
     fn exchange_plan_moves_the_parts_that_leave_their_rank() {

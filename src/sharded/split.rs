@@ -461,7 +461,7 @@ pub fn unsplit<K: Key, V: bytemuck::Pod>(
     let mut shared = 0;
     let mut grid = bulk_grid(gpu, n64);
     if let Some((_, tile, bins)) = runs {
-        shared = ((bins + 1) + 4 * bins + 2 * tile) * 4 + 2 * tile;
+        shared = ((bins + 1) + 4 * bins + 2 * tile) * 4 + 2 * tile + 2 * tile;
         k.allow_shared(shared)?;
         let resident = gpu.sm_count() as u64
             * gpu.max_active_blocks_per_sm_with(&k, UNSPLIT_BLOCK, shared)? as u64;

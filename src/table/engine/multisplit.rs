@@ -121,6 +121,8 @@ struct CountingTile {
     staged: bool,
     /// The pair's bytes.
     pair_bytes: u32,
+    /// Threads per block of the count (`WM_MS_COUNT_BLOCK`).
+    count_block: u32,
 }
 
 impl CountingTile {
@@ -138,11 +140,19 @@ impl CountingTile {
             0 => (1, false),
             items => (items, true),
         };
+        // The count runs a block per chunk (a resident scatter block's share), so its loads in
+        // flight are its blocks' threads': 1024 where a thread's keys fit 32 registers (the
+        // bound leaves it 64), 256 else. H100, 2^26 four-byte keys in 132 chunks: 256-thread
+        // blocks read at 1.1 TB/s. `WARPMAP_MULTISPLIT_COUNT_BLOCK` overrides it.
+        let count_block = knob::<u32>("WARPMAP_MULTISPLIT_COUNT_BLOCK")
+            .filter(|b| b % 32 == 0 && (32..=1024).contains(b))
+            .unwrap_or(if items * key_bytes <= 128 { 1024 } else { 256 });
         CountingTile {
             block: block as u32,
             items: items as u32,
             staged,
             pair_bytes: pair as u32,
+            count_block,
         }
     }
 
@@ -288,6 +298,7 @@ pub fn kernel_source(
         .define("WM_HASH", hash.define())
         .define("WM_MS_BLOCK", BLOCK)
         .define("WM_MS_CBLOCK", tile.block)
+        .define("WM_MS_COUNT_BLOCK", tile.count_block)
         .define("WM_MS_ITEMS", tile.items)
         .define("WM_MS_STAGED", tile.staged as u32);
     if let Some(v) = value_bytes {
@@ -743,8 +754,8 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     // groups, chunk, counts) in order and type (a composite group is below parts = groups);
     // block c reads keys[c * chunk .. min(n, (c + 1) * chunk)) and writes counts[g * chunks + c]
     // for g < groups (groups <= 2^10, the kernel's bins): `counts` holds groups * chunks, and
-    // chunks blocks run.
-    unsafe { l.run(chunks32, BLOCK, 0) }?;
+    // chunks blocks run, of the module's WM_MS_COUNT_BLOCK threads (whole warps).
+    unsafe { l.run(chunks32, shape.count_block, 0) }?;
 
     let rows = module.kernel("multisplit_scan_rows")?;
     let mut l = rows.launch();
