@@ -11,9 +11,10 @@
 //                  an index array in input order (coalesced);
 //   shard_unsplit  the inverse for results: a plain gather of up to three result arrays
 //                  (status, values, found) from the split order back into the input order by
-//                  the index array. (It used to re-read the keys and rank them again, the same
-//                  traffic but the ranking's compute: 1.51 ms for a find's values and found
-//                  flags of 2^27 keys on an H100; bench/NOTES.md, Issue 14.)
+//                  the index array, a block's tile of WM_SH_GATHER_TILE keys at a time. (It
+//                  used to re-read the keys and rank them again, the same traffic but the
+//                  ranking's compute: 1.51 ms for a find's values and found flags of 2^27 keys
+//                  on an H100; bench/NOTES.md, Issue 14.)
 //
 // Defines: WM_KEY_BYTES, WM_HASH (WM_HASH_MURMUR / WM_HASH_MUELLER), WM_SH_BLOCK (threads per
 // block, a multiple of 32), WM_SH_ITEMS (keys per thread per tile). Payload and result element
@@ -34,6 +35,12 @@ static_assert(WM_SH_BLOCK % 32 == 0, "whole warps: the ranking is warp-collectiv
 
 // Threads of the per-part scan (the host launches exactly this many per block).
 #define WM_SH_SCAN_BLOCK 1024
+
+// Keys of the unsplit's tile: a block gathers the results of this many consecutive keys before
+// it moves on (see shard_unsplit).
+#ifndef WM_SH_GATHER_TILE
+#define WM_SH_GATHER_TILE 4096
+#endif
 
 // Copies element `si` of `src` to element `di` of `dst`, elements of `bytes` bytes (1, or a
 // multiple of 4; buffers are allocation-aligned, so wider words are aligned when `bytes` is a
@@ -193,12 +200,24 @@ extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_scatter(const wm
 //   for finds and erases;
 // - with `values_where_found`, values only where the found flag (array 2, split order) is set.
 // Those outputs keep what the caller had in them, as the tables' own kernels do.
+//
+// A block takes a tile of WM_SH_GATHER_TILE consecutive keys at a time (a grid-stride loop over
+// tiles). Both splits put an aligned tile's keys of one part (or one stretch of a shard) at
+// consecutive positions, but in the stretch order a tile of thousands of keys has only some
+// tens in each of its hundreds of bins: key by key the reads land in a different sector each,
+// so a warp's gather reads ~32 sectors. Within one block those sectors are shared by the
+// tile's keys and stay in the multiprocessor's L1 until the block's other warps read them;
+// spread over the grid (consecutive warps in different blocks) every SM fetched each sector
+// for its few keys. H100, a find's values and found flags of 2^27 keys in 4 shards × 64
+// stretches (ncu): 1.68 ms grid-strided, 1.39 ms by tiles of 4096 (1.42 by 8192).
 extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_unsplit(const u32* __restrict__ positions, u64 n,
                   const u8* __restrict__ ops, u32 values_where_found,
                   const u8* __restrict__ split0, u8* __restrict__ out0, u32 bytes0,
                   const u8* __restrict__ split1, u8* __restrict__ out1, u32 bytes1,
                   const u8* __restrict__ split2, u8* __restrict__ out2, u32 bytes2) {
-  for (u64 i = (u64)blockIdx.x * WM_SH_BLOCK + threadIdx.x; i < n; i += (u64)gridDim.x * WM_SH_BLOCK) {
+  for (u64 first = (u64)blockIdx.x * WM_SH_GATHER_TILE; first < n; first += (u64)gridDim.x * WM_SH_GATHER_TILE) {
+  const u64 last = min(n, first + WM_SH_GATHER_TILE);
+  for (u64 i = first + threadIdx.x; i < last; i += WM_SH_BLOCK) {
     const u64 pos = positions[i];
     if (pos >= n) continue;  // always below n for a split of these n keys; a bound regardless
     const u32 op = ops != nullptr ? ops[pos] : 0xffu;
@@ -209,220 +228,5 @@ extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_unsplit(const u3
       wm_sh_copy(out1, i, split1, pos, bytes1);
     if (split2 != nullptr && (any || op != 0u)) wm_sh_copy(out2, i, split2, pos, bytes2);
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The inverse for results, tile by tile through shared memory (host: `unsplit`, where the split
-// says its runs). Both splits move each aligned tile of `tile` input items so that the tile's
-// items of one bin (a part, or a shard's stretch) land at consecutive positions; the bins are
-// [bin_offsets[b], bin_offsets[b + 1]) of the split. shard_unsplit's gather reads each result at
-// its own position, one L2 sector per 4-byte element where the runs are short (a shard's keys in
-// the order of its table's stretches: a tile of 8192 keys has runs of ~32-64 keys per bin);
-// here a block takes a whole tile: it finds each item's bin (a binary search of the offsets),
-// ranks the tile's positions (bin start in the tile + distance from the bin's first position),
-// reads each array in that order (each run is one coalesced read), stages it in shared memory
-// and writes it out in input order (coalesced). A bin whose positions in the tile are not one run
-// (a split of another shape) is read item by item, as the gather does: correct regardless.
-// Results move in 4-byte words (or single bytes), one pass through the stage per word.
-#ifndef WM_SH_UBLOCK
-#define WM_SH_UBLOCK 512
-#endif
-#ifndef WM_SH_UITEMS
-#define WM_SH_UITEMS 16
-#endif
-static_assert(WM_SH_UBLOCK % 32 == 0 && WM_SH_UBLOCK <= 1024, "whole warps, at most 1024");
-static_assert(WM_SH_UITEMS <= 16, "two bits per item in one word (which outputs it writes)");
-#define WM_SH_NONE 0xffffffffu
-
-// Shared memory of shard_unsplit_runs, carved from its dynamic shared memory (the host sizes it:
-// (bins + 1) + 4 * bins words, then 2 * tile words, tile halves and 2 * tile bytes).
-struct wm_sh_runs {
-  u32* offs;    // [bins + 1]: the bins' first positions (positions fit 32 bits: n < 2^32)
-  u32* lo;      // [bins]: the tile's least position in the bin
-  u32* hi;      // [bins]: its greatest
-  u32* count;   // [bins]: the tile's items in the bin
-  u32* start;   // [bins]: where the bin's run begins in the tile's staged order
-  u32* src;     // [tile]: the position of the staged order's item t (WM_SH_NONE: not staged)
-  u32* stage;   // [tile]: one word (or byte) of an array, in staged order
-  unsigned short* at;  // [tile]: where the tile's item t is in the staged order (or WM_SH_NOT_AT)
-  u8* op;       // [tile]: the operations, staged
-  u8* found;    // [tile]: the found flags, staged
-};
-#define WM_SH_NOT_AT 0xffffu
-
-__device__ __forceinline__ wm_sh_runs wm_sh_runs_carve(u32 bins, u32 tile) {
-  extern __shared__ u64 wm_sh_dynamic[];
-  wm_sh_runs s;
-  u32* w = (u32*)wm_sh_dynamic;
-  s.offs = w;
-  s.lo = s.offs + bins + 1;
-  s.hi = s.lo + bins;
-  s.count = s.hi + bins;
-  s.start = s.count + bins;
-  s.src = s.start + bins;
-  s.stage = s.src + tile;
-  s.at = (unsigned short*)(s.stage + tile);
-  s.op = (u8*)(s.at + tile);
-  s.found = s.op + tile;
-  return s;
-}
-
-// The bin b of position p: offs[b] <= p < offs[b + 1] (offs[0] = 0 <= p < offs[bins] = n).
-__device__ __forceinline__ u32 wm_sh_bin_of(const u32* offs, u32 bins, u32 p) {
-  u32 lo = 0, hi = bins;
-  while (hi - lo > 1u) {
-    const u32 mid = (lo + hi) >> 1;
-    if (offs[mid] <= p) lo = mid; else hi = mid;
-  }
-  return lo;
-}
-
-// Element `i` of an array of `bytes`-byte elements (1, or a multiple of 4): its word `w` (or its
-// byte, for 1-byte elements).
-__device__ __forceinline__ u32 wm_sh_word(const u8* a, u64 i, u32 bytes, u32 w) {
-  return bytes == 1u ? (u32)a[i] : ((const u32*)a)[i * (bytes / 4u) + w];
-}
-__device__ __forceinline__ void wm_sh_put_word(u8* a, u64 i, u32 bytes, u32 w, u32 v) {
-  if (bytes == 1u) a[i] = (u8)v; else ((u32*)a)[i * (bytes / 4u) + w] = v;
-}
-
-// The arguments as shard_unsplit's (`bytes2` is 1: found flags), and: `tile` (at most
-// WM_SH_UBLOCK * WM_SH_UITEMS) and the split's `bins + 1` bin offsets. Each block takes whole
-// tiles (a block-stride loop). Every phase issues a thread's loads together before it stores
-// any (one trip to memory per phase, not one per item), and the per-item state lives in shared
-// memory, so that two blocks fit a multiprocessor.
-extern "C" __global__ void __launch_bounds__(WM_SH_UBLOCK, 2) shard_unsplit_runs(
-    const u32* __restrict__ positions, u64 n, u32 tile, const u64* __restrict__ bin_offsets,
-    u32 bins, const u8* __restrict__ ops, u32 values_where_found, const u8* __restrict__ split0,
-    u8* __restrict__ out0, u32 bytes0, const u8* __restrict__ split1, u8* __restrict__ out1,
-    u32 bytes1, const u8* __restrict__ split2, u8* __restrict__ out2, u32 bytes2) {
-  const wm_sh_runs s = wm_sh_runs_carve(bins, tile);
-  for (u32 b = threadIdx.x; b <= bins; b += WM_SH_UBLOCK) s.offs[b] = (u32)bin_offsets[b];
-  const u64 tiles = (n + tile - 1) / tile;
-  for (u64 ti = blockIdx.x; ti < tiles; ti += gridDim.x) {
-    const u64 base = ti * tile;
-    const u32 tn = (u32)min((u64)tile, n - base);
-    for (u32 b = threadIdx.x; b < bins; b += WM_SH_UBLOCK) {
-      s.lo[b] = WM_SH_NONE;
-      s.hi[b] = 0;
-      s.count[b] = 0;
-    }
-    for (u32 t = threadIdx.x; t < tn; t += WM_SH_UBLOCK) s.src[t] = WM_SH_NONE;
-    __syncthreads();  // (also: the offsets, and the previous tile's last reads)
-    // 1. The tile's positions, their bins, and each bin's extent in the tile.
-    u32 pos[WM_SH_UITEMS], bin[WM_SH_UITEMS];
-#pragma unroll
-    for (u32 j = 0; j < WM_SH_UITEMS; j++) {
-      const u32 t = j * WM_SH_UBLOCK + threadIdx.x;
-      pos[j] = t < tn ? positions[base + t] : WM_SH_NONE;
-    }
-#pragma unroll
-    for (u32 j = 0; j < WM_SH_UITEMS; j++) {
-      if (pos[j] >= n) {  // past the tile, or (never, for a split of these n keys) out of bounds
-        pos[j] = WM_SH_NONE;
-        continue;
-      }
-      bin[j] = wm_sh_bin_of(s.offs, bins, pos[j]);
-      atomicMin(s.lo + bin[j], pos[j]);
-      atomicMax(s.hi + bin[j], pos[j]);
-      atomicAdd(s.count + bin[j], 1u);
-    }
-    __syncthreads();
-    wm_block_exclusive_scan<u32, WM_SH_UBLOCK>(s.count, bins, [&](u64 b, u32 excl) { s.start[b] = excl; });
-    __syncthreads();
-    // 2. Each item's place in the staged order (bin start + distance from the bin's first).
-#pragma unroll
-    for (u32 j = 0; j < WM_SH_UITEMS; j++) {
-      const u32 t = j * WM_SH_UBLOCK + threadIdx.x;
-      if (t >= tn) continue;
-      u32 at = WM_SH_NOT_AT;
-      if (pos[j] != WM_SH_NONE) {
-        const u32 b = bin[j];
-        if (s.hi[b] - s.lo[b] + 1u == s.count[b]) {  // the tile's items of b are one run
-          at = s.start[b] + (pos[j] - s.lo[b]);
-          s.src[at] = pos[j];
-        }
-      }
-      s.at[t] = (unsigned short)at;
-    }
-    __syncthreads();
-    // 3. The flags that decide what is written, staged: operations and found flags.
-    if (ops != nullptr || split2 != nullptr) {
-      u8 o[WM_SH_UITEMS], f[WM_SH_UITEMS];
-#pragma unroll
-      for (u32 j = 0; j < WM_SH_UITEMS; j++) {
-        const u32 t = j * WM_SH_UBLOCK + threadIdx.x;
-        const u32 p = t < tn ? s.src[t] : WM_SH_NONE;
-        o[j] = ops != nullptr && p != WM_SH_NONE ? ops[p] : (u8)0;
-        f[j] = split2 != nullptr && p != WM_SH_NONE ? split2[p] : (u8)0;
-      }
-#pragma unroll
-      for (u32 j = 0; j < WM_SH_UITEMS; j++) {
-        const u32 t = j * WM_SH_UBLOCK + threadIdx.x;
-        if (t < tn) {
-          s.op[t] = o[j];
-          s.found[t] = f[j];
-        }
-      }
-      __syncthreads();
-    }
-    // Item t's operation (0xff: none given) and found flag (1: none given); for an item outside
-    // the runs, its position too (read again). False for a position out of bounds (skipped).
-    auto flags = [&](u32 t, u32& op, u32& flag, u32& p) -> bool {
-      const u32 at = s.at[t];
-      if (at != WM_SH_NOT_AT) {
-        op = ops != nullptr ? s.op[at] : 0xffu;
-        flag = split2 != nullptr ? s.found[at] : 1u;
-        return true;
-      }
-      p = positions[base + t];
-      if (p >= n) return false;
-      op = ops != nullptr ? ops[p] : 0xffu;
-      flag = split2 != nullptr ? split2[p] : 1u;
-      return true;
-    };
-    // 4. The found flags, where the operation gave one (as shard_unsplit decides).
-    if (split2 != nullptr) {
-      for (u32 t = threadIdx.x; t < tn; t += WM_SH_UBLOCK) {
-        u32 op, flag, p;
-        if (flags(t, op, flag, p) && op != 0u) out2[base + t] = (u8)flag;
-      }
-    }
-    // 5. Statuses and values, a word (or byte) at a time: read in staged order, written in
-    // input order.
-#pragma unroll
-    for (u32 a = 0; a < 2; a++) {
-      const u8* split = a == 0 ? split0 : split1;
-      u8* out = a == 0 ? out0 : out1;
-      const u32 bytes = a == 0 ? bytes0 : bytes1;
-      if (split == nullptr) continue;  // (the same for every thread: no barrier skipped by some)
-      const u32 words = bytes == 1u ? 1u : bytes / 4u;
-      for (u32 w = 0; w < words; w++) {
-        u32 v[WM_SH_UITEMS];
-#pragma unroll
-        for (u32 j = 0; j < WM_SH_UITEMS; j++) {
-          const u32 t = j * WM_SH_UBLOCK + threadIdx.x;
-          const u32 p = t < tn ? s.src[t] : WM_SH_NONE;
-          v[j] = p != WM_SH_NONE ? wm_sh_word(split, p, bytes, w) : 0u;
-        }
-#pragma unroll
-        for (u32 j = 0; j < WM_SH_UITEMS; j++) {
-          const u32 t = j * WM_SH_UBLOCK + threadIdx.x;
-          if (t < tn) s.stage[t] = v[j];
-        }
-        __syncthreads();
-        for (u32 t = threadIdx.x; t < tn; t += WM_SH_UBLOCK) {
-          u32 op, flag, p = 0;
-          if (!flags(t, op, flag, p)) continue;
-          const u32 at = s.at[t];
-          const bool any = op == 0xffu;
-          const bool want = a == 0 ? (any || op == 0u)
-                                   : (any || op == 1u) && (!values_where_found || flag != 0u);
-          if (!want) continue;
-          wm_sh_put_word(out, base + t, bytes, w, at != WM_SH_NOT_AT ? s.stage[at] : wm_sh_word(split, p, bytes, w));
-        }
-        __syncthreads();
-      }
-    }
   }
 }

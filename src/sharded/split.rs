@@ -18,7 +18,7 @@ use crate::key::Key;
 use crate::table::engine::bulk_grid;
 #[cfg(doc)]
 use crate::table::engine::multisplit::multisplit_host;
-use crate::table::engine::multisplit::{multisplit_within, PartFunction, Positions};
+use crate::table::engine::multisplit::{multisplit_within, PartFunction};
 #[cfg(doc)]
 use crate::{table::engine::multisplit::MAX_WITHIN_PARTS, DeviceHashTable};
 use crate::{Error, Result};
@@ -35,13 +35,8 @@ const ITEMS: u32 = 16;
 const TILE: u64 = (BLOCK * ITEMS) as u64;
 /// Threads of the per-part scan (`WM_SH_SCAN_BLOCK`).
 const SCAN_BLOCK: u32 = 1024;
-/// Threads per block of the unsplit by runs (`WM_SH_UBLOCK`).
-const UNSPLIT_BLOCK: u32 = 512;
-/// Items per thread of its tiles, at most (`WM_SH_UITEMS`): tiles of up to 8192 keys.
-const UNSPLIT_ITEMS: u32 = 16;
-/// The widest result element the unsplit by runs moves (a pass through shared memory per
-/// 4-byte word); wider ones are gathered element by element, each already a few sectors.
-const UNSPLIT_RUNS_MAX_BYTES: u32 = 16;
+/// Keys of a block's tile in the unsplit (`WM_SH_GATHER_TILE`).
+const GATHER_TILE: u64 = 4096;
 
 /// The kernel module of one key width and hash.
 pub fn kernel_source(key_bytes: usize, hash: HashFunction) -> KernelSource {
@@ -50,8 +45,7 @@ pub fn kernel_source(key_bytes: usize, hash: HashFunction) -> KernelSource {
         .define("WM_HASH", hash.define())
         .define("WM_SH_BLOCK", BLOCK)
         .define("WM_SH_ITEMS", ITEMS)
-        .define("WM_SH_UBLOCK", UNSPLIT_BLOCK)
-        .define("WM_SH_UITEMS", UNSPLIT_ITEMS)
+        .define("WM_SH_GATHER_TILE", GATHER_TILE)
 }
 
 /// Every specialisation the compile test builds: keys of 4, 8, 16 and 64 bytes under both
@@ -73,12 +67,8 @@ pub struct SplitPlan {
     pub offsets: Vec<u64>,
     parts: u32,
     n: u64,
-    /// Per key, in input order: its position in the split, and the tiles it follows (asked
-    /// for with `positions`).
-    positions: Option<Positions>,
-    /// With positions: the `bins + 1` offsets of the runs' bins on the device (the parts, or
-    /// with an order within, the parts' pieces), for the unsplit by runs.
-    bins: Option<DeviceBuffer<u64>>,
+    /// Per key, in input order: its position in the split (asked for with `positions`).
+    positions: Option<DeviceBuffer<u32>>,
 }
 
 impl SplitPlan {
@@ -200,7 +190,6 @@ impl<K, V> PendingSplit<K, V> {
     /// # Errors
     /// The device's errors.
     pub fn finish(mut self, gpu: &Gpu) -> Result<SplitBatch<K, V>> {
-        let with_positions = self.batch.plan.positions.is_some();
         let offsets = match self.sizes.take() {
             None => return Ok(self.batch),
             Some(Sizes::Counts(totals)) => {
@@ -208,19 +197,10 @@ impl<K, V> PendingSplit<K, V> {
                 for s in gpu.download(&totals)? {
                     offsets.push(offsets[offsets.len() - 1] + s);
                 }
-                // The parts are the runs' bins (a small upload: the stream is idle here).
-                if with_positions {
-                    self.batch.plan.bins = Some(gpu.upload(&offsets)?);
-                }
                 offsets
             }
             Some(Sizes::Offsets(all, step)) => {
-                let offsets = gpu.download(&all)?.into_iter().step_by(step).collect();
-                // The runs' bins are the parts' pieces, whose offsets these are.
-                if with_positions {
-                    self.batch.plan.bins = Some(all);
-                }
-                offsets
+                gpu.download(&all)?.into_iter().step_by(step).collect()
             }
         };
         debug_assert_eq!(offsets.len(), self.batch.plan.parts as usize + 1);
@@ -270,7 +250,6 @@ pub fn split_async<K: Key, V: bytemuck::Pod>(
                     parts: f.parts,
                     n: n as u64,
                     positions,
-                    bins: None,
                 },
                 keys: split.keys,
                 values: split.values,
@@ -315,14 +294,7 @@ pub fn split_async<K: Key, V: bytemuck::Pod>(
     let mut keys_out = alloc.alloc::<K>(n)?;
     let mut values_out = values.map(|_| alloc.alloc::<V>(n)).transpose()?;
     let mut ops_out = ops.map(|_| alloc.alloc::<u8>(n)).transpose()?;
-    let mut positions = positions
-        .then(|| {
-            Ok::<_, Error>(Positions {
-                at: alloc.alloc::<u32>(n)?,
-                tile: TILE as usize, // a tile's keys of a part: consecutive positions
-            })
-        })
-        .transpose()?;
+    let mut positions = positions.then(|| alloc.alloc::<u32>(n)).transpose()?;
     let (null, ops_bytes) = (0u64, 1u32);
     let scatter = module.kernel("shard_scatter")?;
     let mut l = scatter.launch();
@@ -345,7 +317,7 @@ pub fn split_async<K: Key, V: bytemuck::Pod>(
     };
     l.arg(&ops_bytes);
     match positions.as_mut() {
-        Some(p) => l.buf_mut(&mut p.at),
+        Some(p) => l.buf_mut(p),
         None => l.arg(&null),
     };
     // SAFETY: shard_scatter's (keys, n, seed, parts, tiles, tile_prefix, totals, keys_out,
@@ -364,7 +336,6 @@ pub fn split_async<K: Key, V: bytemuck::Pod>(
                 parts,
                 n: n64,
                 positions,
-                bins: None,
             },
             keys: keys_out,
             values: values_out,
@@ -443,35 +414,9 @@ pub fn unsplit<K: Key, V: bytemuck::Pod>(
     let (status_bytes, found_bytes) = (4u32, 1u32);
     let module = module::<K>(gpu, f)?;
     let (n64, null) = (n as u64, 0u64);
-    // By runs where the split says its tiles and the elements are narrow; else the gather.
-    let runs = plan
-        .bins
-        .as_ref()
-        .filter(|_| {
-            positions.tile <= (UNSPLIT_BLOCK * UNSPLIT_ITEMS) as usize
-                && value_bytes <= UNSPLIT_RUNS_MAX_BYTES
-                && !unsplit_gathers()
-        })
-        .map(|bins| (bins, positions.tile as u32, (bins.len() - 1) as u32));
-    let k = module.kernel(if runs.is_some() {
-        "shard_unsplit_runs"
-    } else {
-        "shard_unsplit"
-    })?;
-    let mut shared = 0;
-    let mut grid = bulk_grid(gpu, n64);
-    if let Some((_, tile, bins)) = runs {
-        shared = ((bins + 1) + 4 * bins + 2 * tile) * 4 + 2 * tile + 2 * tile;
-        k.allow_shared(shared)?;
-        let resident = gpu.sm_count() as u64
-            * gpu.max_active_blocks_per_sm_with(&k, UNSPLIT_BLOCK, shared)? as u64;
-        grid = n64.div_ceil(tile as u64).clamp(1, resident.max(1)) as u32;
-    }
+    let k = module.kernel("shard_unsplit")?;
     let mut l = k.launch();
-    l.buf(&positions.at).arg(&n64);
-    if let Some((bins, tile, count)) = runs.as_ref() {
-        l.arg(tile).buf(*bins).arg(count);
-    }
+    l.buf(positions).arg(&n64);
     // Values only where found: for finds, and for the finds of a mixed batch.
     let where_found = u32::from(matches!(
         keep,
@@ -499,21 +444,9 @@ pub fn unsplit<K: Key, V: bytemuck::Pod>(
     l.arg(&found_bytes);
     // SAFETY: shard_unsplit's (positions, n, ops, values_where_found, then three (split, out,
     // bytes) triples, null pairs skipped; `ops`, when given, is the split's operations, n
-    // bytes), or shard_unsplit_runs's (the same with tile, bin_offsets and bins after n: the
-    // split's `bins + 1` offsets, each at most n, and its tile, at most WM_SH_UBLOCK *
-    // WM_SH_UITEMS, checked above; `shared` bytes of dynamic shared memory, allowed above, as
-    // its carve takes them). `positions` is the split's, n entries (checked: same n), each
-    // below n (the kernels also skip any that is not); each buffer holds at least n elements
-    // of its size. Grid- and block-stride loops: any grid covers n.
-    let block = if runs.is_some() { UNSPLIT_BLOCK } else { BLOCK };
-    unsafe { l.run(grid, block, shared) }
-}
-
-/// `WARPMAP_UNSPLIT=gather`: the unsplit gathers element by element even where the split's
-/// runs would serve (for measurements beside the unsplit by runs).
-fn unsplit_gathers() -> bool {
-    static GATHER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *GATHER.get_or_init(|| {
-        std::env::var("WARPMAP_UNSPLIT").is_ok_and(|v| v.trim().eq_ignore_ascii_case("gather"))
-    })
+    // bytes). `positions` is the split's, n entries (checked: same n), each below n (the
+    // kernel also skips any that is not); each buffer holds at least n elements of its size.
+    // A grid-stride loop over tiles: any grid covers n (a block a tile, at most a few waves).
+    let grid = bulk_grid(gpu, n64.div_ceil(GATHER_TILE) * BLOCK as u64);
+    unsafe { l.run(grid, BLOCK, 0) }
 }

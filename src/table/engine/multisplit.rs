@@ -565,19 +565,8 @@ impl Cut {
 /// The most parts of a [`multisplit_within`] (one pass of the counting split).
 pub const MAX_WITHIN_PARTS: u32 = 1 << MAX_BIN_BITS;
 
-/// Where each key of a split went: its position in the split, 4 bytes per key in input order;
-/// and the shape of the moves that put it there: each aligned tile of `tile` keys (keys
-/// `t × tile .. (t + 1) × tile`) put its keys of one part at consecutive positions, so that an
-/// inverse can read a tile's results run by run (`sharded::split::unsplit`).
-pub struct Positions {
-    /// Per key, in input order, its position in the split.
-    pub at: DeviceBuffer<u32>,
-    /// The keys of a tile whose keys of one part are one run of positions.
-    pub tile: usize,
-}
-
 /// A split, and where each key went ([`multisplit_within`]).
-pub type SplitWithPositions<K, V> = (Split<K, V>, Option<Positions>);
+pub type SplitWithPositions<K, V> = (Split<K, V>, Option<DeviceBuffer<u32>>);
 
 /// Splits `keys` (and `values`) into `outer.parts × within.parts` parts: by `outer`, and each
 /// outer part by `within` (part `o × within.parts + w`), in one pass of the counting split (not
@@ -629,12 +618,7 @@ pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
         ..*outer
     };
     let mut pos = positions
-        .then(|| {
-            Ok::<_, Error>(Positions {
-                at: alloc.alloc::<u32>(keys.len())?,
-                tile: 1, // (no keys: any tile)
-            })
-        })
+        .then(|| alloc.alloc::<u32>(keys.len()))
         .transpose()?;
     if keys.is_empty() {
         let split = split(gpu, keys, values, &whole, Method::Claiming, read_offsets)?;
@@ -668,7 +652,7 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     values: Option<&DeviceBuffer<V>>,
     f: &PartFunction,
     within: Option<&PartFunction>,
-    positions: Option<&mut Positions>,
+    positions: Option<&mut DeviceBuffer<u32>>,
     read_offsets: bool,
 ) -> Result<Split<K, V>> {
     let (within_seed, within_parts) = within.map_or((0u64, 1u32), |w| (w.seed, w.parts));
@@ -801,10 +785,7 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
         };
         // Positions only of a one-pass split (the composite one): relative to the result.
         match positions.filter(|_| !two_passes) {
-            Some(p) => {
-                p.tile = tile; // a tile's keys of a part go out as one run (wm_ms_move)
-                l.buf_mut(&mut p.at)
-            }
+            Some(p) => l.buf_mut(p),
             None => l.arg(&null),
         };
         // SAFETY: multisplit_coarse_scatter's (keys, values, n, seed, parts, fine_bits,
