@@ -11,10 +11,9 @@
 //                  an index array in input order (coalesced);
 //   shard_unsplit  the inverse for results: a plain gather of up to three result arrays
 //                  (status, values, found) from the split order back into the input order by
-//                  the index array, a block's tile of WM_SH_GATHER_TILE keys at a time. (It
-//                  used to re-read the keys and rank them again, the same traffic but the
-//                  ranking's compute: 1.51 ms for a find's values and found flags of 2^27 keys
-//                  on an H100; bench/NOTES.md, Issue 14.)
+//                  the index array. (It used to re-read the keys and rank them again, the same
+//                  traffic but the ranking's compute: 1.51 ms for a find's values and found
+//                  flags of 2^27 keys on an H100; bench/NOTES.md, Issue 14.)
 //
 // Defines: WM_KEY_BYTES, WM_HASH (WM_HASH_MURMUR / WM_HASH_MUELLER), WM_SH_BLOCK (threads per
 // block, a multiple of 32), WM_SH_ITEMS (keys per thread per tile). Payload and result element
@@ -35,12 +34,6 @@ static_assert(WM_SH_BLOCK % 32 == 0, "whole warps: the ranking is warp-collectiv
 
 // Threads of the per-part scan (the host launches exactly this many per block).
 #define WM_SH_SCAN_BLOCK 1024
-
-// Keys of the unsplit's tile: a block gathers the results of this many consecutive keys before
-// it moves on (see shard_unsplit).
-#ifndef WM_SH_GATHER_TILE
-#define WM_SH_GATHER_TILE 4096
-#endif
 
 // Copies element `si` of `src` to element `di` of `dst`, elements of `bytes` bytes (1, or a
 // multiple of 4; buffers are allocation-aligned, so wider words are aligned when `bytes` is a
@@ -200,24 +193,12 @@ extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_scatter(const wm
 //   for finds and erases;
 // - with `values_where_found`, values only where the found flag (array 2, split order) is set.
 // Those outputs keep what the caller had in them, as the tables' own kernels do.
-//
-// A block takes a tile of WM_SH_GATHER_TILE consecutive keys at a time (a grid-stride loop over
-// tiles). Both splits put an aligned tile's keys of one part (or one stretch of a shard) at
-// consecutive positions, but in the stretch order a tile of thousands of keys has only some
-// tens in each of its hundreds of bins: key by key the reads land in a different sector each,
-// so a warp's gather reads ~32 sectors. Within one block those sectors are shared by the
-// tile's keys and stay in the multiprocessor's L1 until the block's other warps read them;
-// spread over the grid (consecutive warps in different blocks) every SM fetched each sector
-// for its few keys. H100, a find's values and found flags of 2^27 keys in 4 shards × 64
-// stretches (ncu): 1.68 ms grid-strided, 1.39 ms by tiles of 4096 (1.42 by 8192).
 extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_unsplit(const u32* __restrict__ positions, u64 n,
                   const u8* __restrict__ ops, u32 values_where_found,
                   const u8* __restrict__ split0, u8* __restrict__ out0, u32 bytes0,
                   const u8* __restrict__ split1, u8* __restrict__ out1, u32 bytes1,
                   const u8* __restrict__ split2, u8* __restrict__ out2, u32 bytes2) {
-  for (u64 first = (u64)blockIdx.x * WM_SH_GATHER_TILE; first < n; first += (u64)gridDim.x * WM_SH_GATHER_TILE) {
-  const u64 last = min(n, first + WM_SH_GATHER_TILE);
-  for (u64 i = first + threadIdx.x; i < last; i += WM_SH_BLOCK) {
+  for (u64 i = (u64)blockIdx.x * WM_SH_BLOCK + threadIdx.x; i < n; i += (u64)gridDim.x * WM_SH_BLOCK) {
     const u64 pos = positions[i];
     if (pos >= n) continue;  // always below n for a split of these n keys; a bound regardless
     const u32 op = ops != nullptr ? ops[pos] : 0xffu;
@@ -227,6 +208,5 @@ extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_unsplit(const u3
     if (split1 != nullptr && (any || op == 1u) && (!values_where_found || found))
       wm_sh_copy(out1, i, split1, pos, bytes1);
     if (split2 != nullptr && (any || op != 0u)) wm_sh_copy(out2, i, split2, pos, bytes2);
-  }
   }
 }

@@ -35,8 +35,6 @@ const ITEMS: u32 = 16;
 const TILE: u64 = (BLOCK * ITEMS) as u64;
 /// Threads of the per-part scan (`WM_SH_SCAN_BLOCK`).
 const SCAN_BLOCK: u32 = 1024;
-/// Keys of a block's tile in the unsplit (`WM_SH_GATHER_TILE`).
-const GATHER_TILE: u64 = 4096;
 
 /// The kernel module of one key width and hash.
 pub fn kernel_source(key_bytes: usize, hash: HashFunction) -> KernelSource {
@@ -45,7 +43,6 @@ pub fn kernel_source(key_bytes: usize, hash: HashFunction) -> KernelSource {
         .define("WM_HASH", hash.define())
         .define("WM_SH_BLOCK", BLOCK)
         .define("WM_SH_ITEMS", ITEMS)
-        .define("WM_SH_GATHER_TILE", GATHER_TILE)
 }
 
 /// Every specialisation the compile test builds: keys of 4, 8, 16 and 64 bytes under both
@@ -446,7 +443,7 @@ pub fn unsplit<K: Key, V: bytemuck::Pod>(
     // bytes) triples, null pairs skipped; `ops`, when given, is the split's operations, n
     // bytes). `positions` is the split's, n entries (checked: same n), each below n (the
     // kernel also skips any that is not); each buffer holds at least n elements of its size.
-    // A grid-stride loop over tiles: any grid covers n (a block a tile, at most a few waves).
-    let grid = bulk_grid(gpu, n64.div_ceil(GATHER_TILE) * BLOCK as u64);
-    unsafe { l.run(grid, BLOCK, 0) }
+    // A grid-stride loop: any grid covers n. (Blocks that each gather a tile of consecutive
+    // keys measured faster alone under ncu but slower across GPUs: bench/NOTES.md, session S.)
+    unsafe { l.run(bulk_grid(gpu, n64), BLOCK, 0) }
 }
