@@ -180,7 +180,9 @@ impl ShardedConfig {
     /// table's stretches (see the [module docs](self)), short enough that the uploads overlap
     /// the shards' work. On the H100, 2^27 pinned pairs into 8 shards of one rank, in that order,
     /// went at 0.89 of the bus in chunks of 2^24, 0.85 in chunks of 2^25, 0.78 in chunks of 2^26;
-    /// in input order at 0.61 / 0.72 / 0.65 (bench/NOTES.md, Issue 14).
+    /// in input order at 0.61 / 0.72 / 0.65 (bench/NOTES.md, Issue 14). The last chunk's worth
+    /// of a rank's piece goes in smaller chunks (halves down to an eighth), so that little work
+    /// is left after the last upload.
     pub fn chunk(&self) -> usize {
         self.pipeline_batch.unwrap_or(1usize << 24)
     }
@@ -1852,7 +1854,8 @@ const SLOTS: usize = 3;
 
 impl Ctx {
     /// A host-slice operation on GPU shards, as a pipeline: each rank takes an even piece of
-    /// the batch, in chunks of `chunk` keys. A chunk goes to the device on the rank's upload
+    /// the batch, in chunks of `chunk` keys (the last chunk's worth smaller: [`chunk_ranges`]).
+    /// A chunk goes to the device on the rank's upload
     /// stream (straight from the caller's slices where they are page-locked, else through
     /// pinned staging filled on every host thread), through [`Ctx::cascade`], and its results
     /// back into pinned memory on the gather stream, from which the host copies them out when
