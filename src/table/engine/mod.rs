@@ -244,7 +244,7 @@ pub struct Bulk {
 
 /// One batch of an ordered launch over several (`wm_ordered_part` in
 /// `kernels/common/bulk.cuh`): device addresses (0 for none), its length, and its items per
-/// step of the launch (see [`Bulk::ordered_parts`]).
+/// step of the launch (see `Bulk::ordered_parts`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct OrderedPart {
