@@ -371,8 +371,8 @@ fn split_within_shards_orders_each_shard() {
             values,
             "{what}: back in input order"
         );
-        // A find's results (values where found, and the found flags) by the unsplit by runs;
-        // and 32-byte values, which the unsplit gathers element by element.
+        // A find's results (values where found, and the found flags) back in input order;
+        // and 32-byte values (moved 16 bytes at a time).
         let found_split: Vec<u8> = got_values.iter().map(|&i| (i % 3 == 0) as u8).collect();
         let df = gpu.upload(&found_split).unwrap();
         let mut back = gpu.alloc_filled::<u32>(n, 0xee).unwrap();
