@@ -277,7 +277,7 @@ __device__ __forceinline__ u32 wm_ms_group(const wm_key& k, u64 seed, u32 parts,
 
 // Block c counts the groups of items [c * chunk, (c + 1) * chunk) into counts[g * chunks + c]
 // (chunks = gridDim.x). Blocks of any whole number of warps up to WM_MS_COUNT_BLOCK (the host
-// launches 1024 threads): there is one block per chunk (one per resident block of the scatter),
+// launches that many: 1024 for narrow keys, 256 for wide ones): there is one block per chunk (one per resident block of the scatter),
 // so the count's loads in flight are its blocks' threads' (H100, 2^26 keys in 132 chunks:
 // 256-thread blocks read at 1.1 TB/s).
 extern "C" __global__ void __launch_bounds__(WM_MS_COUNT_BLOCK) multisplit_coarse_count(

@@ -984,8 +984,8 @@ impl Ctx {
 /// The chunks of a rank's piece of a host batch, in order: `chunk` keys each, but the last
 /// chunk's worth in halves down to [`TAPER`] of a chunk. What runs after the last upload (that
 /// chunk's split and its shards' work, which no upload overlaps) is then the work of a small
-/// chunk: 2^24 pairs are ~1.4 ms of an H100's split and insert, 2^21 ~0.2 ms. A piece of at
-/// most two of the smallest chunks is one chunk.
+/// chunk: 2^24 pairs are ~1.4 ms of an H100's split and insert, 2^21 ~0.2 ms. A piece shorter
+/// than two of the smallest chunks is one chunk.
 fn chunk_ranges(piece: std::ops::Range<usize>, chunk: usize) -> Vec<std::ops::Range<usize>> {
     let chunk = chunk.max(1);
     let smallest = (chunk / taper()).max(1);
@@ -3032,7 +3032,7 @@ mod tests {
                 );
             }
         }
-        // A piece of up to two of the smallest chunks is one chunk.
+        // A piece shorter than two of the smallest chunks is one chunk.
         assert_eq!(chunk_ranges(0..3, 16).len(), 1);
     }
 
