@@ -104,6 +104,7 @@ static_assert(WM_MS_COUNT_BLOCK % 32 == 0 && WM_MS_COUNT_BLOCK <= 1024, "whole w
 static_assert(WM_MS_CBLOCK % 32 == 0 && WM_MS_CBLOCK <= 1024, "whole warps, at most 1024");
 #define WM_MS_MAX_BINS 1024
 #define WM_MS_TILE (WM_MS_CBLOCK * WM_MS_ITEMS)
+static_assert(WM_MS_TILE <= 65536, "a rank within a tile fits 16 bits (wm_ms_move)");
 #define WM_MS_NO_BIN 0xffffffffu
 
 struct wm_ms_tile_smem {
@@ -173,6 +174,14 @@ __device__ __forceinline__ void wm_ms_scan_bins(wm_ms_tile_smem& s, u32 bins) {
 // the bin's items of [begin, end), and each cursor advances by its bin's count; where
 // `positions` is not null, positions[i] = where item i went (below 2^32: the host checks). On
 // entry s.cursor[0..bins) is set and s.count[0..bins) is zero, and all threads call it.
+//
+// With WM_MS_PREFETCH the next tile's keys (and values) are loaded into registers before this
+// tile's ranking and moves, so that their trip from memory overlaps the tile's shared-memory
+// phases: with one block a multiprocessor, nothing else would (the host sets it where the
+// registers allow: a thread's items of a tile in at most 64 bytes).
+#ifndef WM_MS_PREFETCH
+#define WM_MS_PREFETCH 0
+#endif
 template <typename BinOf>
 __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __restrict__ keys,
                                            const wm_ms_value* __restrict__ values, u64 begin,
@@ -181,14 +190,13 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
                                            wm_ms_value* __restrict__ values_out,
                                            u32* __restrict__ positions) {
   const bool has_values = values != nullptr;
-  for (u64 base = begin; base < end; base += WM_MS_TILE) {
-    const u32 tile_n = (u32)min((u64)WM_MS_TILE, end - base);
-    wm_key k[WM_MS_ITEMS];
+  wm_key k[WM_MS_ITEMS];
 #if defined(WM_VALUE_BYTES)
-    wm_ms_value v[WM_MS_ITEMS];
+  wm_ms_value v[WM_MS_ITEMS];
 #endif
-    u32 b[WM_MS_ITEMS], r[WM_MS_ITEMS];
-    // Loads first (all of a thread's items in flight at once), then the ranks.
+  // A thread's items of the tile at `base` into k (and v), all loads in flight at once.
+  auto load = [&](u64 base) {
+    const u32 tile_n = (u32)min((u64)WM_MS_TILE, end - base);
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
       const u32 t = j * WM_MS_CBLOCK + threadIdx.x;
@@ -199,20 +207,49 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
 #endif
       }
     }
+  };
+#if WM_MS_PREFETCH
+  if (begin < end) load(begin);
+#endif
+  for (u64 base = begin; base < end; base += WM_MS_TILE) {
+    const u32 tile_n = (u32)min((u64)WM_MS_TILE, end - base);
+#if !WM_MS_PREFETCH
+    load(base);
+#endif
+    // This tile's items (with WM_MS_PREFETCH loaded by the round before; the next tile's loads
+    // go out now).
+    wm_key kc[WM_MS_ITEMS];
+#if defined(WM_VALUE_BYTES)
+    wm_ms_value vc[WM_MS_ITEMS];
+#endif
+#pragma unroll
+    for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
+      kc[j] = k[j];
+#if defined(WM_VALUE_BYTES)
+      vc[j] = v[j];
+#endif
+    }
+#if WM_MS_PREFETCH
+    if (base + WM_MS_TILE < end) load(base + WM_MS_TILE);
+#endif
+    // Each item's bin (high 16 bits) and rank among the tile's items of its bin (low 16 bits:
+    // a tile holds at most 2^16 items), one register per item.
+    u32 br[WM_MS_ITEMS];
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
       const u32 t = j * WM_MS_CBLOCK + threadIdx.x;
-      b[j] = WM_MS_NO_BIN;
+      br[j] = WM_MS_NO_BIN;
       if (t < tile_n) {
-        b[j] = bin_of(k[j]);
-        r[j] = atomicAdd(&s.count[b[j]], 1u);
+        const u32 b = bin_of(kc[j]);
+        br[j] = (b << 16) | atomicAdd(&s.count[b], 1u);
       }
     }
     __syncthreads();
     if (positions != nullptr) {  // from the threads' own items: consecutive threads, consecutive i
 #pragma unroll
       for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
-        if (b[j] != WM_MS_NO_BIN) positions[base + j * WM_MS_CBLOCK + threadIdx.x] = (u32)(s.cursor[b[j]] + r[j]);
+        if (br[j] != WM_MS_NO_BIN)
+          positions[base + j * WM_MS_CBLOCK + threadIdx.x] = (u32)(s.cursor[br[j] >> 16] + (br[j] & 0xffffu));
       }
     }
 #if WM_MS_STAGED
@@ -220,12 +257,13 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
     __syncthreads();
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
-      if (b[j] != WM_MS_NO_BIN) {
-        const u32 at = s.start[b[j]] + r[j];
-        s.bin[at] = (unsigned short)b[j];
-        s.key[at] = k[j];
+      if (br[j] != WM_MS_NO_BIN) {
+        const u32 b = br[j] >> 16;
+        const u32 at = s.start[b] + (br[j] & 0xffffu);
+        s.bin[at] = (unsigned short)b;
+        s.key[at] = kc[j];
 #if defined(WM_VALUE_BYTES)
-        if (has_values) s.value[at] = v[j];
+        if (has_values) s.value[at] = vc[j];
 #endif
       }
     }
@@ -246,11 +284,11 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
 #else
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
-      if (b[j] != WM_MS_NO_BIN) {
-        const u64 out = s.cursor[b[j]] + r[j];
-        keys_out[out] = k[j];
+      if (br[j] != WM_MS_NO_BIN) {
+        const u64 out = s.cursor[br[j] >> 16] + (br[j] & 0xffffu);
+        keys_out[out] = kc[j];
 #if defined(WM_VALUE_BYTES)
-        if (has_values) values_out[out] = v[j];
+        if (has_values) values_out[out] = vc[j];
 #endif
       }
     }

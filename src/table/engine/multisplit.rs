@@ -123,6 +123,9 @@ struct CountingTile {
     pair_bytes: u32,
     /// Threads per block of the count (`WM_MS_COUNT_BLOCK`).
     count_block: u32,
+    /// Whether the moves load the next tile's items while they rank and move this tile's
+    /// (`WM_MS_PREFETCH`).
+    prefetch: bool,
 }
 
 impl CountingTile {
@@ -147,12 +150,23 @@ impl CountingTile {
         let count_block = knob::<u32>("WARPMAP_MULTISPLIT_COUNT_BLOCK")
             .filter(|b| b % 32 == 0 && (32..=1024).contains(b))
             .unwrap_or(if items * key_bytes <= 128 { 1024 } else { 256 });
+        // The moves run one block of 512 a multiprocessor, so the loads of a tile wait with
+        // nothing beside them unless the next tile's are in flight while this one is ranked and
+        // moved: where a thread's items of a tile take at most 64 bytes (16 registers more: the
+        // keys of four-byte keys). H100, one call: the ordered find of 2^27 four-byte keys (split
+        // with positions, find, unsplit) 6.51-6.57 → 6.29-6.37 ms. Forced on pairs: u32 pairs'
+        // partitioned inserts +0.2 to +1.9 %, u64 pairs' (192 bytes a thread) -1.3 to -2.4 %; not
+        // taken for u32 pairs, as their 4-GPU rows were not measured alone (bench/NOTES.md,
+        // session T). `WARPMAP_MULTISPLIT_PREFETCH` (0 or 1) overrides it.
+        let prefetch = knob::<u32>("WARPMAP_MULTISPLIT_PREFETCH")
+            .map_or(staged && items * pair <= 64, |p| p != 0);
         CountingTile {
             block: block as u32,
             items: items as u32,
             staged,
             pair_bytes: pair as u32,
             count_block,
+            prefetch,
         }
     }
 
@@ -300,7 +314,8 @@ pub fn kernel_source(
         .define("WM_MS_CBLOCK", tile.block)
         .define("WM_MS_COUNT_BLOCK", tile.count_block)
         .define("WM_MS_ITEMS", tile.items)
-        .define("WM_MS_STAGED", tile.staged as u32);
+        .define("WM_MS_STAGED", tile.staged as u32)
+        .define("WM_MS_PREFETCH", tile.prefetch as u32);
     if let Some(v) = value_bytes {
         s = s.define("WM_VALUE_BYTES", v);
     }
