@@ -184,7 +184,8 @@ struct BenchArgs {
     #[arg(long, value_name = "device,host", value_parser = parse_locations)]
     location: Option<LocList>,
     /// Fixed keys, Stadium host buckets: n = 2^min(keys-log2, N) unique keys (random accesses
-    /// over the bus are slow; the stadium preset uses 25).
+    /// over the bus are slow; the stadium preset uses 25). --scheme sharded: the host-sided
+    /// rows' 2^N pairs in all (default 2^keys-log2 per GPU, times the GPUs).
     #[arg(long, value_name = "N")]
     host_keys_log2: Option<u32>,
     /// The mixed experiment (--ops mixed, --preset fig15): operations per slice (inserts +

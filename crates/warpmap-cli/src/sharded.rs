@@ -49,6 +49,7 @@ fn config(a: &BenchArgs) -> Result<ShardedBenchConfig> {
         host_sided: true,
         pipeline_batch: a.pipeline_batch,
         strong_keys_log2: None,
+        host_keys_log2: a.host_keys_log2,
     })
 }
 
@@ -84,11 +85,12 @@ pub(crate) fn sharded_cmd(a: &BenchArgs) -> Result<ExitCode> {
     println!("commit:  {COMMIT}");
     println!("method:  {SHARDED_METHOD}");
     println!(
-        "plan:    {} GPU(s), shards per GPU {:?}, n = 2^{}, load {}, {} runs, exchange {:?}, \
-         pipeline batch {}",
+        "plan:    {} GPU(s), shards per GPU {:?}, n = 2^{}, host-sided {} pairs, load {}, {} \
+         runs, exchange {:?}, pipeline batch {}",
         cfg.gpus,
         cfg.shards_per_gpu,
         cfg.keys_log2,
+        cfg.host_pairs(),
         cfg.load_factor,
         cfg.runs,
         cfg.transport,

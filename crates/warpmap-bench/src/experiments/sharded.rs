@@ -45,6 +45,9 @@ pub struct ShardedBenchConfig {
     pub host_sided: bool,
     /// The sharded tables' host pipeline chunk (keys per rank; `None`: the default).
     pub pipeline_batch: Option<usize>,
+    /// The host-sided rows' pairs in all, 2^host_keys_log2 (default: n per GPU, n x GPUs in
+    /// all, the weak scaling's share; the paper's host-sided runs take 2^28 to 2^32 pairs).
+    pub host_keys_log2: Option<u32>,
     /// Strong scaling on several GPUs: 2^strong_keys_log2 keys in all (default keys_log2 + 1,
     /// 2^28: the issues' figure), spread over the GPUs, against one GPU with all of them.
     pub strong_keys_log2: Option<u32>,
@@ -64,7 +67,18 @@ impl Default for ShardedBenchConfig {
             host_sided: true,
             pipeline_batch: None,
             strong_keys_log2: None,
+            host_keys_log2: None,
         }
+    }
+}
+
+impl ShardedBenchConfig {
+    /// The host-sided rows' pairs in all (see [`Self::host_keys_log2`]).
+    pub fn host_pairs(&self) -> usize {
+        self.host_keys_log2
+            .map_or((1usize << self.keys_log2) * self.gpus.max(1), |l| {
+                1usize << l
+            })
     }
 }
 
@@ -172,12 +186,14 @@ value_for(key); every table made for n / load_factor keys before the clock (clea
 runs); per run, in this order: the bare WarpDrive table (default config) then each sharded \
 table (ShardedMap over WarpDrive shards of the same config, N GPUs x M shards); device-sided: \
 keys and values uploaded before the clock, insert_device then find_device of all n keys, wall \
-clock (Instant) around each call, which waits for every shard; host-sided: HashTable::insert \
-from host memory (statuses come back), Instant, the pairs in pageable memory (Vec) and then in \
-page-locked memory (copied there before the clock; after each such insert a host-sided find \
-of every key checks the values); h2d: a pinned buffer of the n pairs' bytes \
-copied to the device (CUDA events; with several GPUs, to each GPU in turn from pinned memory \
-of its own, and the rates summed; and a row of the copies to every GPU at once, wall clock). With several GPUs also, each GPU holding its own keys (sided \
+clock (Instant) around each call, which waits for every shard; host-sided, after the device-sided runs, \
+with tables of their own made for n_host / load_factor keys (n_host: the rows' n; default n per \
+GPU, n x GPUs in all): HashTable::insert from host memory (statuses come back), Instant, the \
+pairs in pageable memory (Vec) and then in page-locked memory (copied there before the clock; \
+after each such insert a host-sided find of every key checks the values); h2d: each GPU's \
+share of the n_host pairs' bytes (n_host / GPUs) copied to it from a pinned buffer of its own \
+(CUDA events; with several GPUs, to each GPU in turn, the rates summed: the bar's yardstick; \
+and a row of the copies to every GPU at once, wall clock). With several GPUs also, each GPU holding its own keys (sided \
 \"local\", the paper's device-sided setting, Fig. 9: ShardedMap::insert_ranks_async / \
 find_ranks_async, one shard per GPU, wall clock until every GPU is done): weak scaling, n keys \
 per GPU (of_bare: the rate over GPUs x the bare table's), and strong scaling, 2^strong keys in \
@@ -420,6 +436,180 @@ fn local_scaling(
     Ok(rows)
 }
 
+/// The host-sided rows (see [`SHARDED_METHOD`]): `n_host` pairs in host memory inserted through
+/// [`HashTable::insert`] into the bare table on GPU 0 and into each sharded table, from pageable
+/// and then from page-locked memory (each pinned insert checked by a host-sided find of every
+/// key), and the host-to-device copy bandwidth of each GPU's share of the pairs (to each GPU in
+/// turn, and to every GPU at once). Returns the rows and the bar's yardstick: the per-GPU
+/// copy rates summed, in GB/s.
+fn host_sided(
+    cfg: &ShardedBenchConfig,
+    gpus: &[Arc<Gpu>],
+    n_host: usize,
+    exchange: &'static str,
+) -> Result<(Vec<ShardedRow>, f64)> {
+    let gpu = &gpus[0];
+    let capacity = (n_host as f64 / cfg.load_factor).ceil() as usize;
+    let mut bare = WarpDrive::<u32, u32>::new(gpu.clone(), WarpDriveConfig::new(capacity))?;
+    let mut maps: Vec<ShardedMap<u32, u32>> = cfg
+        .shards_per_gpu
+        .iter()
+        .map(|&m| {
+            let mut c =
+                ShardedConfig::new(capacity, TableConfig::WarpDrive(WarpDriveConfig::new(0)))
+                    .shards_per_rank(m)
+                    .transport(cfg.transport);
+            if let Some(b) = cfg.pipeline_batch {
+                c = c.pipeline_batch(b);
+            }
+            ShardedMap::new(c, gpus)
+        })
+        .collect::<Result<_>>()?;
+    // Warm-up: kernels loaded, pools and the pipelines' pinned staging primed.
+    let warm: Vec<u32> = keygen::unique::<u32>(1 << 12, cfg.seed ^ 0xf00d)?;
+    let warm_v = keygen::values_for::<u32, u32>(&warm);
+    bare.insert(&warm, &warm_v)?;
+    for m in maps.iter_mut() {
+        m.insert(&warm, &warm_v)?;
+        let _ = m.find(&warm)?;
+    }
+    let k = maps.len();
+    let (mut bare_host, mut bare_pinned) = (Timed::new(), Timed::new());
+    let mut host: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
+    let mut host_pinned: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
+    // Per GPU: its share of the pairs' bytes in pinned memory of its own (pinned for its
+    // context) and a device buffer.
+    let share = n_host.div_ceil(gpus.len());
+    let mut staging = gpus
+        .iter()
+        .map(|g| {
+            Ok((
+                g.alloc_pinned::<u64>(share)?,
+                g.alloc::<u64>(share)?,
+                g.timer()?,
+            ))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut h2d_each: Vec<Timed> = gpus.iter().map(|_| Timed::new()).collect();
+    // With several GPUs: the shares to every GPU at once (wall clock), what the bus carries
+    // together.
+    let mut h2d_all = Timed::new();
+    let (mut pk, mut pv) = (
+        gpu.alloc_pinned::<u32>(n_host)?,
+        gpu.alloc_pinned::<u32>(n_host)?,
+    );
+    for run in 0..cfg.runs {
+        let keys = keygen::unique::<u32>(n_host, cfg.seed ^ 0x4057 ^ ((run as u64 + 1) << 40))?;
+        let values = keygen::values_for::<u32, u32>(&keys);
+        bare.clear()?;
+        wall(&mut bare_host, || bare.insert(&keys, &values))?;
+        for (i, m) in maps.iter_mut().enumerate() {
+            m.clear()?;
+            wall(&mut host[i], || m.insert(&keys, &values))?;
+            let len = m.len()?;
+            if len != n_host {
+                host[i].failures.push(format!("run {run}: len {len}"));
+            }
+        }
+        pk.as_mut_slice()?.copy_from_slice(&keys);
+        pv.as_mut_slice()?.copy_from_slice(&values);
+        let (pk, pv) = (pk.as_slice()?, pv.as_slice()?);
+        bare.clear()?;
+        wall(&mut bare_pinned, || bare.insert(pk, pv))?;
+        for (i, m) in maps.iter_mut().enumerate() {
+            m.clear()?;
+            wall(&mut host_pinned[i], || m.insert(pk, pv))?;
+            let len = m.len()?;
+            if len != n_host {
+                host_pinned[i]
+                    .failures
+                    .push(format!("run {run}: len {len}"));
+            }
+            // Every key with its value, through the pipeline too.
+            let mut got = vec![0u32; n_host];
+            let mut found = vec![false; n_host];
+            let hits = m.find_into(&keys, &mut got, &mut found)?;
+            if hits != n_host || got != values {
+                host_pinned[i].failures.push(format!(
+                    "run {run}: {hits} of {n_host} found, values equal: {}",
+                    got == values
+                ));
+            }
+        }
+        // The copy bandwidth: each GPU's share from pinned memory, to each GPU in turn.
+        for ((g, (pinned, dst, timer)), t) in gpus.iter().zip(staging.iter_mut()).zip(&mut h2d_each)
+        {
+            g.synchronize()?;
+            timer.start()?;
+            g.copy_from_pinned(pinned, 0, dst, 0, share)?;
+            t.ms.push(timer.stop_ms()?);
+            let _ = pinned.as_mut_slice()?;
+        }
+        if gpus.len() > 1 {
+            for g in gpus {
+                g.synchronize()?;
+            }
+            wall(&mut h2d_all, || {
+                for (g, (pinned, dst, _)) in gpus.iter().zip(staging.iter_mut()) {
+                    g.copy_from_pinned(pinned, 0, dst, 0, share)?;
+                }
+                gpus.iter().try_for_each(|g| g.synchronize())
+            })?;
+        }
+    }
+    let mut rows = Vec::new();
+    let bh = bare_host.row("warpdrive", 1, 0, "host", None, "insert", n_host);
+    let bh_rate = bh.gops;
+    rows.push(bh);
+    let mut bp = bare_pinned.row("warpdrive", 1, 0, "host", None, "insert", n_host);
+    bp.memory = Some("pinned");
+    let bp_rate = bp.gops;
+    rows.push(bp);
+    for (i, m) in maps.iter().enumerate() {
+        let shards = m.shards();
+        let mut r = std::mem::replace(&mut host[i], Timed::new()).row(
+            "sharded",
+            cfg.gpus,
+            shards,
+            "host",
+            Some(exchange),
+            "insert",
+            n_host,
+        );
+        r.of_bare = Some(r.gops / bh_rate);
+        rows.push(r);
+        let mut r = std::mem::replace(&mut host_pinned[i], Timed::new()).row(
+            "sharded",
+            cfg.gpus,
+            shards,
+            "host",
+            Some(exchange),
+            "insert",
+            n_host,
+        );
+        r.memory = Some("pinned");
+        r.of_bare = Some(r.gops / bp_rate);
+        rows.push(r);
+    }
+    // One row per GPU; the bar is their sum.
+    let mut sum = 0.0;
+    for (i, t) in h2d_each.into_iter().enumerate() {
+        let mut r = t.row("h2d", 1, 0, "host", None, "copy", share);
+        let gbs = (share * 8) as f64 / (r.median_ms * 1e6);
+        r.gbs = Some(gbs);
+        r.gpu = Some(i);
+        sum += gbs;
+        rows.push(r);
+    }
+    if !h2d_all.ms.is_empty() {
+        let total = share * gpus.len();
+        let mut r = h2d_all.row("h2d", cfg.gpus, 0, "host", None, "copy", total);
+        r.gbs = Some((total * 8) as f64 / (r.median_ms * 1e6));
+        rows.push(r);
+    }
+    Ok((rows, sum))
+}
+
 /// Runs the benchmark on GPUs 0..cfg.gpus. `progress` hears each finished row.
 pub fn run_sharded(
     cfg: &ShardedBenchConfig,
@@ -491,12 +681,8 @@ pub fn run_sharded(
     let mut bare_ins = Timed::new();
     let mut bare_find = Timed::new();
     let mut bare_ordered_find = Timed::new();
-    let mut bare_host = Timed::new();
     let mut ins: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
     let mut find: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
-    let mut host: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
-    let mut host_pinned: Vec<Timed> = (0..k).map(|_| Timed::new()).collect();
-    let mut bare_pinned = Timed::new();
     // The split's own cost, at the most shards measured (keys and values; keys alone; the
     // inverse of a find: values and found flags back).
     let most = cfg.shards_per_gpu.iter().max().copied().unwrap_or(1) * cfg.gpus;
@@ -507,26 +693,6 @@ pub fn run_sharded(
         .unwrap_or(maps[0].partition());
     let (mut split_kv, mut split_k, mut unsplit_vf) = (Timed::new(), Timed::new(), Timed::new());
     let timer = gpu.timer()?;
-    // Per GPU: pinned memory of its own (pinned for its context) and a device buffer.
-    let mut staging = if cfg.host_sided {
-        Some(
-            gpus.iter()
-                .map(|g| Ok((g.alloc_pinned::<u64>(n)?, g.alloc::<u64>(n)?, g.timer()?)))
-                .collect::<Result<Vec<_>>>()?,
-        )
-    } else {
-        None
-    };
-    let mut h2d_each: Vec<Timed> = gpus.iter().map(|_| Timed::new()).collect();
-    // With several GPUs: the pairs to every GPU at once (wall clock), what the bus carries
-    // together.
-    let mut h2d_all = Timed::new();
-    // The pairs in page-locked memory, for the host-sided rows from pinned memory.
-    let mut pinned_pairs = if cfg.host_sided {
-        Some((gpu.alloc_pinned::<u32>(n)?, gpu.alloc_pinned::<u32>(n)?))
-    } else {
-        None
-    };
     for run in 0..cfg.runs {
         let keys = keygen::unique::<u32>(n, cfg.seed ^ ((run as u64 + 1) << 40))?;
         let values = keygen::values_for::<u32, u32>(&keys);
@@ -606,68 +772,6 @@ pub fn run_sharded(
             )?;
             unsplit_vf.ms.push(timer.stop_ms()?);
         }
-        if cfg.host_sided {
-            bare.clear()?;
-            wall(&mut bare_host, || bare.insert(&keys, &values))?;
-            for (i, m) in maps.iter_mut().enumerate() {
-                m.clear()?;
-                wall(&mut host[i], || m.insert(&keys, &values))?;
-                let len = m.len()?;
-                if len != n {
-                    host[i].failures.push(format!("run {run}: len {len}"));
-                }
-            }
-        }
-        if let Some((pk, pv)) = pinned_pairs.as_mut() {
-            pk.as_mut_slice()?.copy_from_slice(&keys);
-            pv.as_mut_slice()?.copy_from_slice(&values);
-            let (pk, pv) = (pk.as_slice()?, pv.as_slice()?);
-            bare.clear()?;
-            wall(&mut bare_pinned, || bare.insert(pk, pv))?;
-            for (i, m) in maps.iter_mut().enumerate() {
-                m.clear()?;
-                wall(&mut host_pinned[i], || m.insert(pk, pv))?;
-                let len = m.len()?;
-                if len != n {
-                    host_pinned[i]
-                        .failures
-                        .push(format!("run {run}: len {len}"));
-                }
-                // Every key with its value, through the pipeline too.
-                let mut got = vec![0u32; n];
-                let mut found = vec![false; n];
-                let hits = m.find_into(&keys, &mut got, &mut found)?;
-                if hits != n || got != values {
-                    host_pinned[i].failures.push(format!(
-                        "run {run}: {hits} of {n} found, values equal: {}",
-                        got == values
-                    ));
-                }
-            }
-        }
-        if let Some(staging) = staging.as_mut() {
-            // The copy bandwidth: the pairs' bytes from pinned memory, to each GPU in turn.
-            for ((g, (pinned, dst, timer)), t) in
-                gpus.iter().zip(staging.iter_mut()).zip(&mut h2d_each)
-            {
-                g.synchronize()?;
-                timer.start()?;
-                g.copy_from_pinned(pinned, 0, dst, 0, n)?;
-                t.ms.push(timer.stop_ms()?);
-                let _ = pinned.as_mut_slice()?;
-            }
-            if gpus.len() > 1 {
-                for g in &gpus {
-                    g.synchronize()?;
-                }
-                wall(&mut h2d_all, || {
-                    for (g, (pinned, dst, _)) in gpus.iter().zip(staging.iter_mut()) {
-                        g.copy_from_pinned(pinned, 0, dst, 0, n)?;
-                    }
-                    gpus.iter().try_for_each(|g| g.synchronize())
-                })?;
-            }
-        }
     }
     let mut rows = Vec::new();
     let mut push = |row: ShardedRow, rows: &mut Vec<ShardedRow>| {
@@ -683,16 +787,6 @@ pub fn run_sharded(
         let mut r = bare_ordered_find.row("warpdrive-ordered", 1, 0, "device", None, "find", n);
         r.of_bare = Some(r.gops / bf_rate);
         push(r, &mut rows);
-    }
-    let (mut bh_rate, mut bp_rate) = (None, None);
-    if cfg.host_sided {
-        let bh = bare_host.row("warpdrive", 1, 0, "host", None, "insert", n);
-        bh_rate = Some(bh.gops);
-        push(bh, &mut rows);
-        let mut bp = bare_pinned.row("warpdrive", 1, 0, "host", None, "insert", n);
-        bp.memory = Some("pinned");
-        bp_rate = Some(bp.gops);
-        push(bp, &mut rows);
     }
     let exchange = maps[0].exchange_name();
     for (i, &m) in cfg.shards_per_gpu.iter().enumerate() {
@@ -719,31 +813,6 @@ pub fn run_sharded(
         );
         r.of_bare = Some(r.gops / bf_rate);
         push(r, &mut rows);
-        if cfg.host_sided {
-            let mut r = std::mem::replace(&mut host[i], Timed::new()).row(
-                "sharded",
-                cfg.gpus,
-                shards,
-                "host",
-                Some(exchange),
-                "insert",
-                n,
-            );
-            r.of_bare = bh_rate.map(|b| r.gops / b);
-            push(r, &mut rows);
-            let mut r = std::mem::replace(&mut host_pinned[i], Timed::new()).row(
-                "sharded",
-                cfg.gpus,
-                shards,
-                "host",
-                Some(exchange),
-                "insert",
-                n,
-            );
-            r.memory = Some("pinned");
-            r.of_bare = bp_rate.map(|b| r.gops / b);
-            push(r, &mut rows);
-        }
     }
     for (t, op) in [
         (split_kv, "split_kv"),
@@ -755,24 +824,15 @@ pub fn run_sharded(
             &mut rows,
         );
     }
+    // The host-sided rows, with tables of their own (their size may differ).
     let mut bw = None;
     if cfg.host_sided {
-        // One row per GPU; the bar is their sum.
-        let mut sum = 0.0;
-        for (i, t) in h2d_each.into_iter().enumerate() {
-            let mut r = t.row("h2d", 1, 0, "host", None, "copy", n);
-            let gbs = (n * 8) as f64 / (r.median_ms * 1e6);
-            r.gbs = Some(gbs);
-            r.gpu = Some(i);
-            sum += gbs;
+        let n_host = cfg.host_pairs();
+        let (host_rows, sum) = host_sided(cfg, &gpus, n_host, maps[0].exchange_name())?;
+        for r in host_rows {
             push(r, &mut rows);
         }
         bw = Some(sum);
-        if !h2d_all.ms.is_empty() {
-            let mut r = h2d_all.row("h2d", cfg.gpus, 0, "host", None, "copy", n * cfg.gpus);
-            r.gbs = Some((n * 8 * cfg.gpus) as f64 / (r.median_ms * 1e6));
-            push(r, &mut rows);
-        }
     }
     if cfg.gpus > 1 {
         for r in local_scaling(cfg, &gpus, (bi_rate, bf_rate))? {
