@@ -133,6 +133,8 @@ struct dc_view {
   u32 fresh;             // 1: no key of the batch was in the table before it (the host knows)
   u32 first_fit;         // 1: dycuckoo_first_fit ran on this batch (outcome per key below)
   u8* outcome;           // first_fit: 1 where the key was placed there, 0 where it was left
+  const u32* positions;  // first_fit over the batch partitioned (dycuckoo_first_fit_ordered):
+                         // where key i went in that order (outcome is in it); null otherwise
 };
 WM_CHECK_VIEW(dc_view);
 
@@ -1141,7 +1143,8 @@ __device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk&
   for (int j = 0; j < DC_D; j++) delta[j] = 0;
   dc_for_each_round(n, [&](u64 i, bool active) {
     // Keys that dycuckoo_first_fit placed (and counted) get their status only.
-    const bool placed = !REINSERT && active && t.first_fit != 0u && t.outcome[i] != 0u;
+    const bool placed = !REINSERT && active && t.first_fit != 0u &&
+                        t.outcome[t.positions != nullptr ? (u64)t.positions[i] : i] != 0u;
     if (placed && b.status != nullptr) b.status[i] = WM_STATUS_OK;
     active = active && !placed;
     const wm_key k = active ? b.keys[i] : (wm_key)0;
@@ -1236,7 +1239,20 @@ __device__ __forceinline__ void dc_check_all(const dc_view& t, wm_stage& stage, 
 // (bucket locks, eviction chains, full checks) for the keys left, alone, so no eviction's store
 // into an empty slot races a CAS of this launch. One atomic and two round trips per key instead
 // of the locked thread insert's two atomics, two fences and three round trips.
-extern "C" __global__ void DC_BOUNDS dycuckoo_first_fit(dc_view t, wm_bulk b) {
+//
+// ORDERED (dycuckoo_first_fit_ordered): the batch is the build's partition (by target subtable
+// and the stretch of the key's bucket there, dycuckoo_stretch_bins), taken in tiles handed out
+// in order from *b.counter, so that the keys in flight fall in one stretch of one subtable, which
+// stays in L2; t.outcome is in the batch's (partitioned) order, and the insert launch after it
+// reads it through t.positions.
+//
+// A tile of the ordered first fit: this many times the block's threads (from the host:
+// src/table/engine/locality.rs ORDERED_ROUNDS, which its plan counts the keys in flight by).
+#ifndef DC_ORDERED_ROUNDS
+#error "DC_ORDERED_ROUNDS must be defined (src/table/dycuckoo/mod.rs kernel_source)"
+#endif
+template <bool ORDERED>
+__device__ __forceinline__ void dc_first_fit_batch(const dc_view& t, const wm_bulk& b) {
   long long inserted = 0, left = 0;
   long long delta[DC_D];
 #pragma unroll
@@ -1245,7 +1261,7 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_first_fit(dc_view t, wm_bulk b) {
   const dc_choice choice = dc_weights(t);
   __shared__ wm_stage stages[WM_BLOCK / 32];
   wm_stage& stage = stages[threadIdx.x >> 5];
-  dc_for_each_round(b.n, [&](u64 i, bool active) {
+  auto body = [&](u64 i, bool active) {
     const wm_key k = active ? b.keys[i] : (wm_key)0;
     bool pending = active && wm_side_slot(k) < 0;
     const u32 target = pending ? dc_choose(t, choice, k) : 0u;
@@ -1297,11 +1313,39 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_first_fit(dc_view t, wm_bulk b) {
     }
     if (active) t.outcome[i] = placed ? 1 : 0;
     left += active && !placed;
-  });
+  };
+  if (ORDERED) {
+    wm_for_each_ordered_lanes<DC_ORDERED_ROUNDS>(b.n, b.counter, body);
+  } else {
+    dc_for_each_round(b.n, body);
+  }
 #endif
   wm_add_count(t.meta, inserted);
   wm_add_count(t.scratch, left);
   dc_flush_counts(t.counts, delta);
+}
+extern "C" __global__ void DC_BOUNDS dycuckoo_first_fit(dc_view t, wm_bulk b) { dc_first_fit_batch<false>(t, b); }
+extern "C" __global__ void DC_BOUNDS dycuckoo_first_fit_ordered(dc_view t, wm_bulk b) { dc_first_fit_batch<true>(t, b); }
+
+// The bins of the build's partition (src/table/dycuckoo/mod.rs `partitioned_first_fit`): for
+// key i, b.status[i] = its target subtable (drawn from this launch's weights, as the first fit
+// that follows draws it) times S = b.assign, plus the stretch of its bucket there (bucket * S /
+// buckets: S equal ranges of the subtable's buckets, keys and values), so every bin is below
+// DC_D * S. A sentinel key (the side path) takes bin 0: the first fit leaves it to the locked path.
+extern "C" __global__ void dycuckoo_stretch_bins(dc_view t, wm_bulk b) {
+  const dc_choice choice = dc_weights(t);
+  const u32 stretches = b.assign;
+  const u64 stride = (u64)gridDim.x * blockDim.x;
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < b.n; i += stride) {
+    const wm_key k = b.keys[i];
+    u32 bin = 0;
+    if (wm_side_slot(k) < 0) {
+      const u32 target = dc_choose(t, choice, k);
+      const dc_subtable s = dc_sub(t, target);
+      bin = target * stretches + (u32)(((u64)dc_bucket(s, k) * stretches) / s.buckets);
+    }
+    b.status[i] = bin;
+  }
 }
 
 // A downsize's residuals (t.res_keys, t.res_values passed as b.keys, b.values), into the

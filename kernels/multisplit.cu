@@ -170,8 +170,9 @@ __device__ __forceinline__ void wm_ms_scan_bins(wm_ms_tile_smem& s, u32 bins) {
   }
 }
 
-// Moves items [begin, end) to their bins' places: the item goes to cursor[bin] + its rank among
-// the bin's items of [begin, end), and each cursor advances by its bin's count; where
+// Moves items [begin, end) to their bins' places (item i with key k in bin bin_of(k, i)): the
+// item goes to cursor[bin] + its rank among the bin's items of [begin, end), and each cursor
+// advances by its bin's count; where
 // `positions` is not null, positions[i] = where item i went (below 2^32: the host checks). On
 // entry s.cursor[0..bins) is set and s.count[0..bins) is zero, and all threads call it.
 //
@@ -240,7 +241,7 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
       const u32 t = j * WM_MS_CBLOCK + threadIdx.x;
       br[j] = WM_MS_NO_BIN;
       if (t < tile_n) {
-        const u32 b = bin_of(kc[j]);
+        const u32 b = bin_of(kc[j], base + t);
         br[j] = (b << 16) | atomicAdd(&s.count[b], 1u);
       }
     }
@@ -314,13 +315,15 @@ __device__ __forceinline__ u32 wm_ms_group(const wm_key& k, u64 seed, u32 parts,
 }
 
 // Block c counts the groups of items [c * chunk, (c + 1) * chunk) into counts[g * chunks + c]
-// (chunks = gridDim.x). Blocks of any whole number of warps up to WM_MS_COUNT_BLOCK (the host
+// (chunks = gridDim.x). With `bins` not null, item i's group is bins[i] (below `groups`: the
+// caller's word) and the keys are not read (a split by bins that another module computed: the
+// DyCuckoo build's, src/table/engine/multisplit.rs `multisplit_by_bins`). Blocks of any whole number of warps up to WM_MS_COUNT_BLOCK (the host
 // launches that many: 1024 for narrow keys, 256 for wide ones): there is one block per chunk (one per resident block of the scatter),
 // so the count's loads in flight are its blocks' threads' (H100, 2^26 keys in 132 chunks:
 // 256-thread blocks read at 1.1 TB/s).
 extern "C" __global__ void __launch_bounds__(WM_MS_COUNT_BLOCK) multisplit_coarse_count(
     const wm_key* __restrict__ keys, u64 n, u64 seed, u32 parts, u32 fine_bits, u64 within_seed,
-    u32 within, u32 groups, u64 chunk, u64* __restrict__ counts) {
+    u32 within, const u32* __restrict__ bins, u32 groups, u64 chunk, u64* __restrict__ counts) {
   __shared__ u32 hist[WM_MS_MAX_BINS];
   for (u32 g = threadIdx.x; g < groups; g += blockDim.x) hist[g] = 0;
   __syncthreads();
@@ -328,15 +331,25 @@ extern "C" __global__ void __launch_bounds__(WM_MS_COUNT_BLOCK) multisplit_coars
   const u64 end = min(n, begin + chunk);
   for (u64 base = begin; base < end; base += (u64)blockDim.x * WM_MS_ITEMS) {
     wm_key k[WM_MS_ITEMS];
+    u32 given[WM_MS_ITEMS];
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
       const u64 i = base + (u64)j * blockDim.x + threadIdx.x;
-      if (i < end) k[j] = keys[i];
+      if (i < end) {
+        if (bins != nullptr) {
+          given[j] = bins[i];
+        } else {
+          k[j] = keys[i];
+        }
+      }
     }
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
       const u64 i = base + (u64)j * blockDim.x + threadIdx.x;
-      if (i < end) atomicAdd(&hist[wm_ms_group(k[j], seed, parts, fine_bits, within_seed, within)], 1u);
+      if (i < end) {
+        const u32 g = bins != nullptr ? given[j] : wm_ms_group(k[j], seed, parts, fine_bits, within_seed, within);
+        atomicAdd(&hist[g], 1u);
+      }
     }
   }
   __syncthreads();
@@ -355,11 +368,11 @@ extern "C" __global__ void __launch_bounds__(WM_MS_SCAN_BLOCK) multisplit_scan_r
 }
 
 // Block c moves its chunk to its groups: group g's items of chunk c start at
-// group_offsets[g] + counts[g * chunks + c] (the scanned rows).
+// group_offsets[g] + counts[g * chunks + c] (the scanned rows). `bins` as for the count.
 extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_coarse_scatter(
     const wm_key* __restrict__ keys, const wm_ms_value* __restrict__ values, u64 n, u64 seed,
-    u32 parts, u32 fine_bits, u64 within_seed, u32 within, u32 groups, u64 chunk,
-    const u64* __restrict__ counts, const u64* __restrict__ group_offsets,
+    u32 parts, u32 fine_bits, u64 within_seed, u32 within, const u32* __restrict__ bins, u32 groups,
+    u64 chunk, const u64* __restrict__ counts, const u64* __restrict__ group_offsets,
     wm_key* __restrict__ keys_out, wm_ms_value* __restrict__ values_out, u32* __restrict__ positions) {
   wm_ms_tile_smem& s = wm_ms_smem();
   for (u32 g = threadIdx.x; g < groups; g += WM_MS_CBLOCK) {
@@ -371,7 +384,9 @@ extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_coarse_sca
   const u64 end = min(n, begin + chunk);
   wm_ms_move(
       s, keys, values, begin, end, groups,
-      [&](const wm_key& k) { return wm_ms_group(k, seed, parts, fine_bits, within_seed, within); },
+      [&](const wm_key& k, u64 i) {
+        return bins != nullptr ? bins[i] : wm_ms_group(k, seed, parts, fine_bits, within_seed, within);
+      },
       keys_out, values_out, positions);
 }
 
@@ -414,6 +429,6 @@ extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_fine(
   __syncthreads();
   wm_ms_move(
       s, keys, values, begin, end, bins,
-      [&](const wm_key& k) { return wm_part_of<WM_HASH>(k, seed, parts) & mask; }, keys_out,
+      [&](const wm_key& k, u64) { return wm_part_of<WM_HASH>(k, seed, parts) & mask; }, keys_out,
       values_out, nullptr);
 }

@@ -21,6 +21,7 @@ use warpmap::status::{PROBE_LIMIT, TABLE_FULL};
 use warpmap::table::dycuckoo::policy::{
     self, hash_parameters, plan_downsizes, plan_upsizes, universal_hash, Geometry,
 };
+use warpmap::table::engine::locality::LocalityMode;
 use warpmap::table::registry;
 use warpmap::{
     CpuTable, DeviceHashTable, DyCuckoo, DyCuckooConfig, Error, Gpu, HashTable, InsertStatus, Key,
@@ -574,13 +575,16 @@ fn downsizes_move_residuals() {
 /// β 0.97): the keys are placed (any that is not is reported and absent); then 15 % more keys
 /// than the capacity: the overflow is reported per key (TABLE_FULL, nothing else), `insert`
 /// says TableFull, and every placed key is there with its value.
-fn chains_at_high_fill<K: Key, V: Value>() {
+fn chains_at_high_fill<K: Key, V: Value>(locality: LocalityMode) {
     let Some(gpu) = gpu() else { return };
-    let probe = DyCuckooConfig::new(1 << 16).fill_bounds(0.4, 0.97);
+    let probe = DyCuckooConfig::new(1 << 16)
+        .fill_bounds(0.4, 0.97)
+        .locality(locality);
     let cap = dycuckoo::<K, V>(&gpu, probe.clone()).capacity();
     let mut t = dycuckoo::<K, V>(&gpu, probe.max_capacity(cap));
     let mut rng = SplitMix64::new(45);
-    let keys = unique_keys::<K>(&mut rng, cap * 115 / 100, false);
+    // (The sentinel keys among the first: a partitioned build leaves them to the side path.)
+    let keys = unique_keys::<K>(&mut rng, cap * 115 / 100, true);
     let (fill, over) = keys.split_at(cap * 95 / 100);
     let mut oracle = HashMap::new();
     let mut failures = 0;
@@ -612,7 +616,7 @@ fn chains_at_high_fill<K: Key, V: Value>() {
             cap,
             "{name}: the table grew past max_capacity"
         );
-        check_table(&format!("chains, {name}"), &t, &oracle);
+        check_table(&format!("chains ({locality:?}), {name}"), &t, &oracle);
         failures += failed;
         if name == "fill 0.95" {
             // The paper's failure rate at 0.95 is below 1e-5 (Tables 4-8).
@@ -627,6 +631,9 @@ fn chains_at_high_fill<K: Key, V: Value>() {
         }
     }
     assert!(failures > 0);
+    // The fresh build took the partitioned path where asked (and only there).
+    let partitioned = t.stats().unwrap().partitioned_batches;
+    assert_eq!(partitioned > 0, locality == LocalityMode::On, "{locality:?}");
     // More new keys than free slots: at least the excess is refused, as TableFull.
     let free = cap - oracle.len();
     let seen: std::collections::HashSet<K> = keys.iter().copied().collect();
@@ -650,9 +657,11 @@ fn chains_at_high_fill<K: Key, V: Value>() {
 /// growth check counts): the insert then reads only the key's target bucket. Every key repeats
 /// up to four times in its batch, and the second batch takes the fill to 0.85 (full target
 /// buckets send keys to the eviction chains), yet each key is stored once, reported new once.
-fn fresh_batches_store_repeated_keys_once<K: Key, V: Value>() {
+fn fresh_batches_store_repeated_keys_once<K: Key, V: Value>(locality: LocalityMode) {
     let Some(gpu) = gpu() else { return };
-    let probe = DyCuckooConfig::new(1 << 16).fill_bounds(0.4, 0.95);
+    let probe = DyCuckooConfig::new(1 << 16)
+        .fill_bounds(0.4, 0.95)
+        .locality(locality);
     let cap = dycuckoo::<K, V>(&gpu, probe.clone()).capacity();
     let mut t = dycuckoo::<K, V>(&gpu, probe.max_capacity(cap));
     let mut rng = SplitMix64::new(61);
@@ -662,7 +671,7 @@ fn fresh_batches_store_repeated_keys_once<K: Key, V: Value>() {
         (0u64, &keys[..cap * 60 / 100]),
         (1, &keys[cap * 60 / 100..]),
     ] {
-        let what = format!("fresh batch {round}, {} keys", part.len());
+        let what = format!("fresh batch {round} ({locality:?}), {} keys", part.len());
         // Key j appears 1 + j % 4 times, the copies spread over the batch.
         let mut batch: Vec<K> = part
             .iter()
@@ -793,22 +802,44 @@ fn checked_batches_update_and_place_once_u64_u64() {
 
 #[test]
 fn fresh_batches_store_repeated_keys_once_u32_u32() {
-    fresh_batches_store_repeated_keys_once::<u32, u32>();
+    fresh_batches_store_repeated_keys_once::<u32, u32>(LocalityMode::Off);
 }
 
 #[test]
 fn fresh_batches_store_repeated_keys_once_u64_u64() {
-    fresh_batches_store_repeated_keys_once::<u64, u64>();
+    fresh_batches_store_repeated_keys_once::<u64, u64>(LocalityMode::Off);
+}
+
+/// The same through the partitioned build (the first fit over the keys split by target
+/// subtable and stretch, outcomes back through the split's positions).
+#[test]
+fn fresh_batches_store_repeated_keys_once_partitioned_u32_u32() {
+    fresh_batches_store_repeated_keys_once::<u32, u32>(LocalityMode::On);
+}
+
+#[test]
+fn fresh_batches_store_repeated_keys_once_partitioned_u64_u64() {
+    fresh_batches_store_repeated_keys_once::<u64, u64>(LocalityMode::On);
 }
 
 #[test]
 fn chains_at_high_fill_u32_u32() {
-    chains_at_high_fill::<u32, u32>();
+    chains_at_high_fill::<u32, u32>(LocalityMode::Off);
 }
 
 #[test]
 fn chains_at_high_fill_u64_u64() {
-    chains_at_high_fill::<u64, u64>();
+    chains_at_high_fill::<u64, u64>(LocalityMode::Off);
+}
+
+#[test]
+fn chains_at_high_fill_partitioned_u32_u32() {
+    chains_at_high_fill::<u32, u32>(LocalityMode::On);
+}
+
+#[test]
+fn chains_at_high_fill_partitioned_u64_u64() {
+    chains_at_high_fill::<u64, u64>(LocalityMode::On);
 }
 
 /// A downsize whose residuals cannot be placed is rolled back: two subtables of 8 and 4

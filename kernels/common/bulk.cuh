@@ -89,16 +89,18 @@ __device__ __forceinline__ void wm_for_each(u64 n, F f) {
   for (u64 i = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / G; i < n; i += groups) f(i);
 }
 
-// Calls f(i) for every item i < n, one item per thread, with tiles of ROUNDS x blockDim.x
-// consecutive items handed out to blocks in index order from *tiles (zeroed by the host before
-// the launch; one atomic per tile). Whatever the grid (one resident wave suffices), the blocks in
-// flight work on a narrow range of the batch, and none waits for a slow one: what an insert in
-// the order of the table's stretches needs (src/table/engine/locality.rs). A grid-stride loop
-// lets blocks drift apart over a large batch, and a grid of a block per few items pays a block
-// launch and a count flush per few items (both measured on an H100: bench/NOTES.md, issue 18).
-// Every thread of the block calls it (block barriers), outside divergent code.
+// Calls f(i, active) ROUNDS times a tile for every thread of the block, tiles of ROUNDS x
+// blockDim.x consecutive items handed out to blocks in index order from *tiles (zeroed by the host
+// before the launch; one atomic per tile): item i with active = i < n (a lane past the end still
+// calls, so every lane of a warp makes the same calls and f may use warp-collective code). Whatever
+// the grid (one resident wave suffices), the blocks in flight work on a narrow range of the batch,
+// and none waits for a slow one: what an insert in the order of the table's stretches needs
+// (src/table/engine/locality.rs). A grid-stride loop lets blocks drift apart over a large batch,
+// and a grid of a block per few items pays a block launch and a count flush per few items (both
+// measured on an H100: bench/NOTES.md, issue 18). Every thread of the block calls it (block
+// barriers), outside divergent code.
 template <int ROUNDS, typename F>
-__device__ __forceinline__ void wm_for_each_ordered(u64 n, u64* tiles, F f) {
+__device__ __forceinline__ void wm_for_each_ordered_lanes(u64 n, u64* tiles, F f) {
   __shared__ unsigned long long wm_tile;
   const u64 tile_items = (u64)ROUNDS * blockDim.x;
   while (true) {
@@ -110,9 +112,17 @@ __device__ __forceinline__ void wm_for_each_ordered(u64 n, u64* tiles, F f) {
 #pragma unroll 1
     for (int r = 0; r < ROUNDS; r++) {
       const u64 i = base + (u64)r * blockDim.x + threadIdx.x;
-      if (i < n) f(i);
+      f(i, i < n);
     }
   }
+}
+
+// The same, f(i) for the items i < n only (one item per thread, no warp-collective code in f).
+template <int ROUNDS, typename F>
+__device__ __forceinline__ void wm_for_each_ordered(u64 n, u64* tiles, F f) {
+  wm_for_each_ordered_lanes<ROUNDS>(n, tiles, [&](u64 i, bool active) {
+    if (active) f(i);
+  });
 }
 
 // Adds each thread's `delta` to *counter: summed over the warp (shuffles), then over the block in

@@ -1827,9 +1827,8 @@ impl Timeline {
     /// Prints the timeline (after the streams are synchronized).
     fn report(&self) {
         let Some(start) = &self.start else { return };
-        let ms = |s: &Option<Stamp>| {
-            s.as_ref()
-                .and_then(|s| s.ms_since(start).ok())
+        let ms = |s: Option<&Stamp>| {
+            s.and_then(|s| s.ms_since(start).ok())
                 .map_or("-".to_string(), |t| format!("{t:.2}"))
         };
         for (c, (up, split, shards)) in self.chunks.iter().enumerate() {
@@ -1839,8 +1838,8 @@ impl Timeline {
                 .fold(None, |m: Option<f32>, t| Some(m.map_or(t, |m| m.max(t))));
             eprintln!(
                 "warpmap pipeline: chunk {c}: upload done {} ms, split done {} ms, shards done {}",
-                ms(up),
-                ms(split),
+                ms(up.as_ref()),
+                ms(split.as_ref()),
                 last.map_or("-".to_string(), |t| format!("{t:.2} ms"))
             );
         }
@@ -1848,9 +1847,25 @@ impl Timeline {
 }
 
 /// Slots of pinned staging per rank in the host pipeline: chunk `c` uses slot `c % SLOTS`, so
-/// while the device works on chunk `c`, the host stages chunk `c + 1` and copies out the
-/// results of chunk `c + 1 - SLOTS`, long done.
-const SLOTS: usize = 3;
+/// while the device works on chunk `c`, the host stages chunks up to `c + AHEAD` and copies out
+/// the results of chunk `c + AHEAD - SLOTS` (two chunks before `c`: long done).
+const SLOTS: usize = AHEAD + 2;
+
+/// Chunks of a host pipeline whose uploads are enqueued beyond the one the host waits for.
+/// The host waits for each chunk's split (its part sizes), which follows the upload of that
+/// chunk and the shards' work of the chunk before; with one chunk ahead, the bus idled in the
+/// small chunks at the end of a batch (2 H100s, 2^26 pinned pairs each: the last three uploads
+/// done at 10.14, 10.76 and 11.72 ms where they needed 0.67, 0.34 and 0.34 ms of the bus). Two
+/// ahead, in order: every upload follows the one before at the bus's pace, the last done at
+/// 11.07 ms (bench/NOTES.md, session T).
+const AHEAD: usize = 2;
+
+/// [`AHEAD`], or `WARPMAP_PIPELINE_AHEAD` (1 to [`AHEAD`]; for measurements).
+fn pipeline_ahead() -> usize {
+    crate::table::engine::knob::<usize>("WARPMAP_PIPELINE_AHEAD")
+        .filter(|a| (1..=AHEAD).contains(a))
+        .unwrap_or(AHEAD)
+}
 
 impl Ctx {
     /// A host-slice operation on GPU shards, as a pipeline: each rank takes an even piece of
@@ -1859,8 +1874,9 @@ impl Ctx {
     /// stream (straight from the caller's slices where they are page-locked, else through
     /// pinned staging filled on every host thread), through [`Ctx::cascade`], and its results
     /// back into pinned memory on the gather stream, from which the host copies them out when
-    /// the slot comes round again, and at the end. The next chunk is staged and on its way
-    /// before the host waits for this chunk's split (see [`SLOTS`]).
+    /// the slot comes round again, and at the end. The next [`AHEAD`] chunks are staged and on
+    /// their way (one after another over the bus) before the host waits for this chunk's split
+    /// (see [`SLOTS`]).
     #[allow(clippy::too_many_arguments)] // the pipeline's parts, each its own concern
     fn host_run<K: Key, V: Value, T>(
         &self,
@@ -1973,6 +1989,12 @@ impl Ctx {
                 let len = range.len();
                 let lane = &self.lanes[c % SLOTS];
                 let (copy, gather) = (&lane.copies[r], &lane.gathers[r]);
+                // The rank's chunks go over the bus one after another: chunk c's copies start
+                // when chunk c - 1's are done, rather than sharing the bus with them (which
+                // would finish both late, and the split of c - 1 with them).
+                if c > 0 {
+                    copy.wait_for(&self.lanes[(c - 1) % SLOTS].copies[r])?;
+                }
                 // SAFETY (each `send`): `_settle` synchronizes the upload streams before this
                 // call, and with it the borrow of the batch, ends.
                 let input = unsafe {
@@ -2004,7 +2026,7 @@ impl Ctx {
                     .transpose()?;
                 slot.device = Some((input, (status, values, found)));
                 if r == 0 {
-                    timeline.uploaded(c, copy)?;
+                    timeline.uploaded(c, copy)?; // (stamps of other GPUs do not compare)
                 }
                 ranges.push(Some(range));
                 clock.mark("stage");
@@ -2012,16 +2034,20 @@ impl Ctx {
             Ok(ranges)
         };
 
-        let mut next = if rounds > 0 {
-            upload(&mut staging, out, &mut clock, &mut timeline, 0)?
-        } else {
-            Vec::new()
-        };
+        // Chunks whose uploads are enqueued, in order, and the next chunk to upload.
+        let ahead = pipeline_ahead();
+        let mut uploaded = std::collections::VecDeque::with_capacity(ahead + 1);
+        let mut next = 0;
         for c in 0..rounds {
-            let ranges = std::mem::take(&mut next);
-            if c + 1 < rounds {
-                next = upload(&mut staging, out, &mut clock, &mut timeline, c + 1)?;
+            // `ahead` chunks beyond this one on their way before the host waits for this one's
+            // split: the bus then has work queued while the host waits (see [`AHEAD`]).
+            while next < rounds && next <= c + ahead {
+                uploaded.push_back(upload(&mut staging, out, &mut clock, &mut timeline, next)?);
+                next += 1;
             }
+            let ranges = uploaded
+                .pop_front()
+                .ok_or_else(|| Error::invalid("the host pipeline lost a chunk (a bug)"))?;
             let s = c % SLOTS;
             {
                 let mut inputs: Vec<Option<Input<'_, K, V>>> = Vec::with_capacity(g);

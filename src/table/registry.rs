@@ -28,6 +28,7 @@ use crate::kernels::KernelSource;
 use crate::key::{Key, Value};
 use crate::sharded::{self, ShardedConfig, ShardedMap, Transport};
 use crate::table::dycuckoo::{self, DyCuckoo, DyCuckooConfig};
+use crate::table::engine::locality::LocalityMode;
 use crate::table::slab::{self, Slab, SlabConfig};
 use crate::table::stadium::{self, InsertStrategy, Location, Stadium, StadiumConfig};
 use crate::table::two_level::{self, TwoLevel, TwoLevelConfig, TwoLevelCpu};
@@ -389,6 +390,12 @@ fn dycuckoo_test_configs() -> Vec<(&'static str, TableConfig)> {
         (
             "d4/tight",
             DyCuckooConfig::new(0).subtables(4).fill_bounds(0.6, 0.8),
+        ),
+        // Every fresh first fit partitioned by locality (the build's path, Auto only for large
+        // batches into large tables).
+        (
+            "partitioned",
+            DyCuckooConfig::new(0).locality(LocalityMode::On),
         ),
     ]
     .into_iter()

@@ -46,6 +46,25 @@
 //! being inserted gets [`TABLE_FULL`](crate::status::TABLE_FULL) (the paper's pair in hand is
 //! dropped).
 //!
+//! # The partitioned build
+//!
+//! A fresh batch's first fit is latency-bound: each key's target bucket line, its CAS and its
+//! value are random accesses into subtables many times the L2 cache (on an H100 the build of
+//! 2^26 u32 pairs at fill 0.8 read ~220 DRAM bytes a key). Where the batch is large beside the
+//! table ([`DyCuckooConfig::locality`], `Auto`: the subtables at least twice the L2 cache),
+//! the batch is first split by the engine's counting multisplit into bins of *target subtable ×
+//! stretch of the key's bucket there* (stretches of at most half the L2 cache; the target drawn
+//! from the same weights as the launch's), and the first fit runs over the split as one
+//! resident wave taking tiles of consecutive keys in order (`wm_for_each_ordered_lanes`), so
+//! the keys in flight fall in one stretch of one subtable, which stays in L2 (WarpDrive's
+//! locality-partitioned insert, [`crate::table::engine::locality`], for a scheme whose order is
+//! not a hash's top bits). The insert launch after it reads each key's outcome through the
+//! split's positions and runs over the batch in input order, so statuses come out as without
+//! the split, and keys the first fit left (full target buckets, copies, sentinels) take the
+//! locked paths as before. Scratch: 4 bytes a key for the bins (freed after the split), the
+//! split's keys and values and 4 bytes a key of positions (until the next batch); a batch whose
+//! scratch finds no device memory goes in input order.
+//!
 //! # Resizing
 //!
 //! The fill factor θ (keys in the subtables over their slots) is kept within
@@ -96,6 +115,8 @@ pub mod policy;
 use crate::device::{DeviceBuffer, Event, Gpu, Kernel, KernelArg, Module, PinnedBuffer};
 use crate::kernels::{KernelSource, DYCUCKOO};
 use crate::key::{Key, Value};
+use crate::table::engine::locality::{self, LocalityMode};
+use crate::table::engine::multisplit::multisplit_by_bins;
 use crate::table::engine::{bulk_grid, engine_source, Bulk, GpuTable, Scheme, SchemeConfig};
 use crate::table::{DeviceHashTable, HashTable};
 use crate::trace::{env_flag, PhaseClock};
@@ -157,6 +178,12 @@ pub struct DyCuckooConfig {
     pub max_capacity: Option<usize>,
     /// Seed of the subtables' hash parameters and of the insert distribution's draw.
     pub seed: u64,
+    /// Whether a fresh build's first-fit launch takes its keys partitioned by target subtable
+    /// and the stretch of their bucket there, so that the inserts in flight stay within an
+    /// L2-sized stretch of one subtable (see the [module docs](self#the-partitioned-build)).
+    /// Default [`LocalityMode::Auto`]: when the subtables are at least twice the L2 cache and
+    /// the batch is large beside them. The CPU backend ignores it.
+    pub locality: LocalityMode,
 }
 
 impl DyCuckooConfig {
@@ -171,7 +198,13 @@ impl DyCuckooConfig {
             min_capacity: None,
             max_capacity: None,
             seed: DEFAULT_SEED,
+            locality: LocalityMode::Auto,
         }
+    }
+    /// Sets whether fresh builds are partitioned by locality.
+    pub fn locality(mut self, m: LocalityMode) -> Self {
+        self.locality = m;
+        self
     }
     /// Sets the number of subtables.
     pub fn subtables(mut self, d: u32) -> Self {
@@ -276,6 +309,7 @@ pub fn supports_widths(key_bytes: usize, value_bytes: usize) -> bool {
 pub fn kernel_source(key_bytes: usize, value_bytes: usize, subtables: u32) -> KernelSource {
     engine_source::<DyCuckooView>("dycuckoo", DYCUCKOO, key_bytes, value_bytes)
         .define("DC_SUBTABLES", subtables)
+        .define("DC_ORDERED_ROUNDS", locality::ORDERED_ROUNDS)
 }
 
 /// Every specialisation the compile test builds: u32/u64 keys with u32/u64 values for 2, 3, 4
@@ -333,6 +367,7 @@ pub struct DyCuckooView {
     fresh: u32,
     first_fit: u32,
     outcome: u64,
+    positions: u64,
 }
 
 // SAFETY: #[repr(C)] plain data (u64 addresses and integers), the layout of dc_view (its size
@@ -380,6 +415,10 @@ struct DcKernels {
     recount: Kernel,
     count_absent: Kernel,
     first_fit: Kernel,
+    /// `dycuckoo_first_fit_ordered`, launched as one resident wave of this many blocks.
+    first_fit_ordered: Kernel,
+    ordered_resident_blocks: u32,
+    stretch_bins: Kernel,
 }
 
 /// How insert batches went so far (see [`DyCuckooStats`]).
@@ -389,6 +428,8 @@ struct InsertPaths {
     grown_on_bound: u64,
     fresh: u64,
     checked: u64,
+    /// Fresh first fits that ran partitioned by locality.
+    partitioned: u64,
 }
 
 /// Resizes so far (see [`DyCuckooStats`]).
@@ -431,6 +472,10 @@ pub struct DyCuckooScheme<K: Key, V: Value> {
     /// later batches while it is at most [`OUTCOME_KEPT_BYTES`] (an allocation and a free per
     /// batch cost two driver calls).
     outcome: Option<DeviceBuffer<u8>>,
+    /// With a partitioned first fit ([`partitioned_first_fit`]): where each key of the batch
+    /// went in the partition (`outcome` is in that order). Kept as `outcome` is, until the next
+    /// batch.
+    positions: Option<DeviceBuffer<u32>>,
     /// Whether the next insert launch follows a first-fit launch over its batch (`outcome`
     /// holds that launch's results).
     after_first_fit: bool,
@@ -614,6 +659,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             fresh: false,
             fresh_mode: FreshMode::from_env(),
             outcome: None,
+            positions: None,
             after_first_fit: false,
             absent: 0,
             first_fit_left: 0,
@@ -634,8 +680,10 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         &self.config
     }
 
-    fn bind(&mut self, _gpu: &Gpu, module: &Module) -> Result<()> {
+    fn bind(&mut self, gpu: &Gpu, module: &Module) -> Result<()> {
         let k = |op: &str| module.kernel(&format!("dycuckoo_{op}"));
+        let first_fit_ordered = k("first_fit_ordered")?;
+        let ordered_resident_blocks = locality::resident_blocks(gpu, &first_fit_ordered)?;
         self.kernels = Some(DcKernels {
             reinsert: k("reinsert")?,
             unplace: k("unplace")?,
@@ -644,6 +692,9 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             recount: k("recount")?,
             count_absent: k("count_absent")?,
             first_fit: k("first_fit")?,
+            first_fit_ordered,
+            ordered_resident_blocks,
+            stretch_bins: k("stretch_bins")?,
         });
         Ok(())
     }
@@ -685,6 +736,10 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
                 Some(o) if self.after_first_fit => o.device_address(),
                 _ => 0,
             },
+            positions: match &self.positions {
+                Some(p) if self.after_first_fit => p.device_address(),
+                _ => 0,
+            },
         }
     }
 
@@ -706,6 +761,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             + self.side_values.num_bytes()
             + self.counts.num_bytes()
             + self.outcome.as_ref().map_or(0, |o| o.num_bytes())
+            + self.positions.as_ref().map_or(0, |p| p.num_bytes())
     }
 
     /// Every key empty, every lock free, the counts and the side path zero; the subtables keep
@@ -970,6 +1026,24 @@ fn first_fit<K: Key, V: Value>(
         Some(o) if o.len() >= keys.len() => o,
         _ => gpu.alloc::<u8>(keys.len())?,
     };
+    table.scheme.positions = None;
+    if let Some(stretches) = partition_stretches(table, keys.len()) {
+        match partitioned_first_fit(table, keys, values, &mut outcome, stretches) {
+            Ok(positions) => {
+                let s = &mut table.scheme;
+                s.outcome = Some(outcome);
+                s.positions = Some(positions);
+                s.after_first_fit = true;
+                s.fresh = false;
+                s.paths.partitioned += 1;
+                return Ok(());
+            }
+            // No room for the partition's scratch (a table that fills the GPU): in input order,
+            // as without it.
+            Err(Error::OutOfMemory { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
     let mut view = table.view();
     view.outcome = outcome.device_address();
     let word = std::mem::size_of::<u64>();
@@ -985,6 +1059,115 @@ fn first_fit<K: Key, V: Value>(
     s.after_first_fit = true;
     s.fresh = false;
     Ok(())
+}
+
+/// Stretches per subtable of a partitioned first fit of a fresh batch of `n` keys (see the
+/// [module docs](self#the-partitioned-build)), or `None` for input order. `Auto`: when the
+/// subtables (keys and values) take at least twice the L2 cache and the keys in flight (a
+/// resident wave's tiles) would start within a third of it with the batch in one piece, as the
+/// WarpDrive insert's rule ([`locality::plan`]). Stretches of at most half the L2 cache each,
+/// at most [`MAX_WITHIN_PARTS`](crate::table::engine::multisplit::MAX_WITHIN_PARTS) bins in all;
+/// `WARPMAP_DYCUCKOO_STRETCHES` sets them, `WARPMAP_DYCUCKOO_PARTITION=on|off` the mode
+/// (measurements).
+fn partition_stretches<K: Key, V: Value>(
+    table: &GpuTable<DyCuckooScheme<K, V>>,
+    n: usize,
+) -> Option<u32> {
+    let s = &table.scheme;
+    if !s.fresh || n == 0 {
+        return None;
+    }
+    let l2 = table.gpu.l2_bytes().max(1);
+    let slot_bytes = (K::BYTES + V::BYTES) as u64;
+    let all = s.capacity() as u64 * slot_bytes;
+    let largest = s
+        .subtables
+        .iter()
+        .map(|t| t.buckets as u64 * s.slots as u64 * slot_bytes)
+        .max()
+        .unwrap_or(0);
+    let in_flight = s.kernels().ordered_resident_blocks as u64
+        * crate::table::engine::BLOCK as u64
+        * locality::ORDERED_ROUNDS as u64;
+    // `WARPMAP_DYCUCKOO_PARTITION=on|off` overrides the configuration (measurements: the
+    // WarpDrive tables beside it keep theirs).
+    let mode = match crate::table::engine::knob::<String>("WARPMAP_DYCUCKOO_PARTITION").as_deref()
+    {
+        Some("on") => LocalityMode::On,
+        Some("off") => LocalityMode::Off,
+        _ => s.config.locality.resolved(),
+    };
+    let partition = match mode {
+        LocalityMode::Off => false,
+        LocalityMode::On | LocalityMode::Chunks(_) => true,
+        LocalityMode::Auto => {
+            all >= 2 * l2 && n as u128 * (l2 / 3) as u128 >= in_flight as u128 * all as u128
+        }
+    };
+    if !partition {
+        return None;
+    }
+    let d = s.subtables.len() as u32;
+    let most = crate::table::engine::multisplit::MAX_WITHIN_PARTS / d;
+    let stretches = crate::table::engine::knob::<u32>("WARPMAP_DYCUCKOO_STRETCHES")
+        .unwrap_or_else(|| largest.div_ceil((l2 / 2).max(1)) as u32);
+    Some(stretches.clamp(1, most))
+}
+
+/// The first fit of a fresh batch over its keys partitioned by locality (see the
+/// [module docs](self#the-partitioned-build)): each key's bin (`dycuckoo_stretch_bins`: its
+/// target subtable, drawn from the launch's weights, and the stretch of its bucket there, of
+/// `stretches` per subtable), a split of keys and values by the bins with each key's position
+/// ([`multisplit_by_bins`]), then `dycuckoo_first_fit_ordered` over the split, one resident
+/// wave taking tiles in order, its outcome in the split's order. Returns the positions, which
+/// the insert launch after it reads the outcome through (it runs over the batch in input order,
+/// so statuses come out in that order). Everything on the table's stream; the scratch (bins,
+/// the split) is freed behind the launches.
+fn partitioned_first_fit<K: Key, V: Value>(
+    table: &mut GpuTable<DyCuckooScheme<K, V>>,
+    keys: &DeviceBuffer<K>,
+    values: &DeviceBuffer<V>,
+    outcome: &mut DeviceBuffer<u8>,
+    stretches: u32,
+) -> Result<DeviceBuffer<u32>> {
+    let gpu = table.gpu.clone();
+    let n = keys.len();
+    let parts = stretches * table.scheme.subtables.len() as u32;
+    let mut bins = gpu.alloc::<u32>(n)?;
+    {
+        let bulk = Bulk::keys_words(keys, &bins).with_word(stretches);
+        let view = table.view();
+        let kernel = &table.scheme.kernels().stretch_bins;
+        table.launch(kernel, bulk_grid(&gpu, n as u64), &view, &bulk, |l| {
+            l.reads(keys).writes(&mut bins);
+        })?;
+    }
+    let (split, positions) =
+        multisplit_by_bins(&gpu, &gpu, keys, Some(values), &bins, parts, true, false)?;
+    drop(bins);
+    let positions = positions.ok_or_else(|| Error::invalid("a split asked for positions"))?;
+    let split_values = split
+        .values
+        .as_ref()
+        .ok_or_else(|| Error::invalid("a split with values returns them"))?;
+    let tiles = gpu.alloc_filled::<u64>(1, 0)?;
+    let mut view = table.view();
+    view.outcome = outcome.device_address();
+    let word = std::mem::size_of::<u64>();
+    view.scratch = table.scheme.counts.device_address() + (LEFT_WORD * word) as u64;
+    let bulk =
+        Bulk::insert(&split.keys, split_values, None, true).with_counter(tiles.device_address());
+    let kernels = table.scheme.kernels();
+    table.launch(
+        &kernels.first_fit_ordered,
+        kernels.ordered_resident_blocks,
+        &view,
+        &bulk,
+        |l| {
+            l.reads(&split.keys).reads(split_values).writes(outcome);
+        },
+    )?;
+    Ok(positions)
 }
 
 /// Doubles subtables until `table.scheme.known + incoming` keys fit within β (at least one when
@@ -1223,6 +1406,9 @@ pub struct DyCuckooStats {
     /// Such batches whose first launch was checked (each key looked for in all its buckets
     /// first), without a count of their absent keys.
     pub checked_batches: u64,
+    /// Fresh batches whose first launch took the keys partitioned by locality
+    /// ([`DyCuckooConfig::locality`]).
+    pub partitioned_batches: u64,
 }
 
 impl DyCuckooStats {
@@ -1269,6 +1455,7 @@ impl<K: Key, V: Value> GpuTable<DyCuckooScheme<K, V>> {
             first_fit_left: self.scheme.first_fit_left,
             fresh_batches: self.scheme.paths.fresh,
             checked_batches: self.scheme.paths.checked,
+            partitioned_batches: self.scheme.paths.partitioned,
         })
     }
 

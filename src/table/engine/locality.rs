@@ -69,7 +69,7 @@ pub enum LocalityMode {
 
 impl LocalityMode {
     /// `Auto`, unless `WARPMAP_LOCALITY` says `on` or `off`; `On` and `Off` stay as they are.
-    fn resolved(self) -> LocalityMode {
+    pub(crate) fn resolved(self) -> LocalityMode {
         if self != LocalityMode::Auto {
             return self;
         }

@@ -419,6 +419,17 @@ impl Bulk {
             ..Bulk::default()
         }
     }
+    /// The same batch with its mode word (`assign`) set to `word`: a scheme kernel's parameter.
+    pub(crate) fn with_word(mut self, word: u32) -> Self {
+        self.assign = word;
+        self
+    }
+    /// The same batch with its `counter` at the device address `counter` (an ordered launch's
+    /// tile counter, zeroed by the caller).
+    pub(crate) fn with_counter(mut self, counter: u64) -> Self {
+        self.counter = counter;
+        self
+    }
     /// `n` words (`status`), no keys.
     pub(crate) fn words(words: &DeviceBuffer<u32>) -> Self {
         Bulk {

@@ -442,7 +442,7 @@ fn split<K: Key, V: bytemuck::Pod>(
     let counting =
         method == Method::Counting && !keys.is_empty() && Method::counting_serves(f.parts);
     if counting {
-        split_counting(gpu, gpu, &module, keys, values, f, None, None, read_offsets)
+        split_counting(gpu, gpu, &module, keys, values, f, None, None, None, read_offsets)
     } else {
         split_claiming(gpu, &module, keys, values, f, read_offsets)
     }
@@ -647,6 +647,69 @@ pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
         values,
         &whole,
         Some(within),
+        None,
+        pos.as_mut(),
+        read_offsets,
+    )?;
+    Ok((split, pos))
+}
+
+/// Splits `keys` (and `values`) into `parts` parts by bins the caller computed: key `i` into
+/// part `bins[i]`, in one pass of the counting split (not stable); with `positions`, also where
+/// each key went (4 bytes per key, in input order). For a scheme whose order of locality is not
+/// a hash's top bits (DyCuckoo's build: a key's target subtable drawn by weights, then the
+/// stretch of its bucket there; `src/table/dycuckoo/mod.rs`). Buffers and streams as
+/// [`multisplit_within`].
+///
+/// The caller's word: every `bins[i] < parts` (the kernels index their shared histograms by
+/// it), which is why this is not public.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for `parts` outside `1..=`[`MAX_WITHIN_PARTS`], `bins` of another
+/// length than `keys`, or (with `positions`) a batch of `u32::MAX` keys or more; those of
+/// [`multisplit_by`].
+#[allow(clippy::too_many_arguments)] // the split's parts, each its own concern
+pub(crate) fn multisplit_by_bins<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    alloc: &Gpu,
+    keys: &DeviceBuffer<K>,
+    values: Option<&DeviceBuffer<V>>,
+    bins: &DeviceBuffer<u32>,
+    parts: u32,
+    positions: bool,
+    read_offsets: bool,
+) -> Result<SplitWithPositions<K, V>> {
+    if parts == 0 || parts > MAX_WITHIN_PARTS {
+        return Err(Error::invalid(format!(
+            "multisplit by bins into {parts} parts: 1 to {MAX_WITHIN_PARTS}"
+        )));
+    }
+    crate::error::check_same_len("multisplit by bins", keys.len(), bins.len())?;
+    if positions && keys.len() as u64 >= u32::MAX as u64 {
+        return Err(Error::invalid(format!(
+            "multisplit of {} keys with positions: fewer than {}",
+            keys.len(),
+            u32::MAX
+        )));
+    }
+    let f = PartFunction::new(parts, 0);
+    let module = split_module(gpu, keys, values, f.hash)?;
+    let mut pos = positions
+        .then(|| alloc.alloc::<u32>(keys.len()))
+        .transpose()?;
+    if keys.is_empty() {
+        let split = split(gpu, keys, values, &f, Method::Claiming, read_offsets)?;
+        return Ok((split, pos));
+    }
+    let split = split_counting(
+        gpu,
+        alloc,
+        &module,
+        keys,
+        values,
+        &f,
+        None,
+        Some(bins),
         pos.as_mut(),
         read_offsets,
     )?;
@@ -656,7 +719,8 @@ pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
 /// The counting split (see the [module docs](self)): [`Method::counting_serves`] holds and the
 /// batch is not empty. With `within` (one pass: at most [`MAX_WITHIN_PARTS`] parts), part
 /// `o × within.parts + w` for outer part `o` by `f` (`f.parts / within.parts` of them) and `w`
-/// by `within`; with `positions`, where each key went. The result's buffers belong to `alloc`'s
+/// by `within`; with `bins` (one pass, `f.parts` at most [`MAX_WITHIN_PARTS`]), part `bins[i]`
+/// for key `i`; with `positions`, where each key went. The result's buffers belong to `alloc`'s
 /// stream (see [`multisplit_within`]), the kernels run on `gpu`'s.
 #[allow(clippy::too_many_arguments)] // the split's parts, each its own concern
 fn split_counting<K: Key, V: bytemuck::Pod>(
@@ -667,6 +731,7 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     values: Option<&DeviceBuffer<V>>,
     f: &PartFunction,
     within: Option<&PartFunction>,
+    bins: Option<&DeviceBuffer<u32>>,
     positions: Option<&mut DeviceBuffer<u32>>,
     read_offsets: bool,
 ) -> Result<Split<K, V>> {
@@ -701,7 +766,8 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     let min_groups = knob("WARPMAP_MULTISPLIT_MIN_GROUPS").unwrap_or(2 * gpu.sm_count());
     let mut cut = Cut::new(f.parts, min_groups);
     // `WARPMAP_MULTISPLIT_COARSE_BITS` sets the groups' bits directly (for measurements).
-    if let Some(coarse) = knob::<u32>("WARPMAP_MULTISPLIT_COARSE_BITS").filter(|_| within.is_none())
+    if let Some(coarse) = knob::<u32>("WARPMAP_MULTISPLIT_COARSE_BITS")
+        .filter(|_| within.is_none() && bins.is_none())
     {
         let bits = part_bits(f.parts);
         if bits > MAX_BIN_BITS && (bits - MAX_BIN_BITS..=MAX_BIN_BITS).contains(&coarse) {
@@ -711,8 +777,8 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     let groups = cut.groups as usize;
     let two_passes = cut.fine_bits > 0;
     debug_assert!(
-        within.is_none() || !two_passes,
-        "a composite split is one pass"
+        (within.is_none() && bins.is_none()) || !two_passes,
+        "a composite split and a split by bins are one pass"
     );
 
     let mut counts = gpu.alloc::<u64>(groups * chunks)?;
@@ -745,12 +811,15 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
         .arg(&parts32)
         .arg(&fine_bits)
         .arg(&within_seed)
-        .arg(&within_parts)
-        .arg(&groups32)
-        .arg(&chunk64)
-        .buf_mut(&mut counts);
+        .arg(&within_parts);
+    match bins {
+        Some(b) => l.buf(b),
+        None => l.arg(&null),
+    };
+    l.arg(&groups32).arg(&chunk64).buf_mut(&mut counts);
     // SAFETY: multisplit_coarse_count's (keys, n, seed, parts, fine_bits, within_seed, within,
-    // groups, chunk, counts) in order and type (a composite group is below parts = groups);
+    // bins, groups, chunk, counts) in order and type (a composite group is below parts = groups;
+    // `bins`, null or n words, each below parts = groups: the caller's word);
     // block c reads keys[c * chunk .. min(n, (c + 1) * chunk)) and writes counts[g * chunks + c]
     // for g < groups (groups <= 2^10, the kernel's bins): `counts` holds groups * chunks, and
     // chunks blocks run, of the module's WM_MS_COUNT_BLOCK threads (whole warps).
@@ -788,8 +857,12 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
             .arg(&parts32)
             .arg(&fine_bits)
             .arg(&within_seed)
-            .arg(&within_parts)
-            .arg(&groups32)
+            .arg(&within_parts);
+        match bins {
+            Some(b) => l.buf(b),
+            None => l.arg(&null),
+        };
+        l.arg(&groups32)
             .arg(&chunk64)
             .buf(&counts)
             .buf(&group_offsets)
@@ -804,8 +877,8 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
             None => l.arg(&null),
         };
         // SAFETY: multisplit_coarse_scatter's (keys, values, n, seed, parts, fine_bits,
-        // within_seed, within, groups, chunk, counts, group_offsets, keys_out, values_out,
-        // positions) in order; a missing value or positions buffer is a null pointer, which the
+        // within_seed, within, bins, groups, chunk, counts, group_offsets, keys_out, values_out,
+        // positions) in order (`bins` as for the count); a missing value or positions buffer is a null pointer, which the
         // kernel does not touch (positions, when given, hold n entries: item i writes entry i).
         // Block c reads its chunk of keys/values (as the count did, with the same chunks
         // blocks) and writes each item once into [0, n): group g's items of chunk c go to

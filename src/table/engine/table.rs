@@ -3,7 +3,7 @@
 
 use super::multisplit::{multisplit_async, PartFunction};
 use super::{bulk_grid, locality, Bulk, Scheme, SchemeConfig, BLOCK};
-use crate::device::{DeviceBuffer, Gpu, Kernel, Launch};
+use crate::device::{DeviceBuffer, Gpu, Kernel, Launch, PinnedBuffer};
 use crate::error::check_same_len;
 use crate::status::{InsertStatus, TABLE_FULL};
 use crate::table::{
@@ -78,7 +78,15 @@ pub struct GpuTable<S: Scheme> {
     pub(crate) scheme: S,
     kernels: Kernels,
     counters: Counters,
+    /// Pinned memory for the parts tables of launches over several parts
+    /// ([`Self::parts_batch`]), [`PARTS_STAGING`] of them used in turn (allocated on first use),
+    /// and the next one's index.
+    parts_staging: std::sync::Mutex<(Vec<PinnedBuffer<super::OrderedPart>>, usize)>,
 }
+
+/// Pinned parts tables a table uses in turn ([`GpuTable::parts_batch`]): a launch's table is
+/// written while the copies of the launches before it may still wait in the stream.
+const PARTS_STAGING: usize = 4;
 
 impl<S: Scheme> GpuTable<S> {
     /// Creates an empty table on `gpu`.
@@ -120,6 +128,7 @@ impl<S: Scheme> GpuTable<S> {
             scheme,
             kernels,
             counters,
+            parts_staging: std::sync::Mutex::new((Vec::new(), 0)),
         };
         table.clear()?;
         Ok(table)
@@ -383,8 +392,44 @@ impl<S: Scheme> GpuTable<S> {
         lens: &[[u64; 5]],
         assign: u32,
     ) -> Result<(DeviceBuffer<super::OrderedPart>, DeviceBuffer<u64>, Bulk)> {
-        let (table, steps) = Bulk::ordered_parts(lens, ordered_tile_items());
-        let table = self.gpu.upload(&table)?;
+        let (parts, steps) = Bulk::ordered_parts(lens, ordered_tile_items());
+        // `WARPMAP_PARTS_UPLOAD=sync`: the synchronous upload of main (for the A/B that session T
+        // could not run: 4-GPU device-sided rows 4-6 % below main's with this branch).
+        if super::knob::<String>("WARPMAP_PARTS_UPLOAD").as_deref() == Some("sync") {
+            let table = self.gpu.upload(&parts)?;
+            let tiles = self.gpu.alloc_filled::<u64>(1, 0)?;
+            let bulk = Bulk::over_parts(
+                table.device_address(),
+                lens.len(),
+                steps,
+                tiles.device_address(),
+                assign,
+            );
+            return Ok((table, tiles, bulk));
+        }
+        // Through pinned memory, without waiting: a synchronous upload waits for the stream,
+        // and with it the host for the launches before (a sharded host pipeline's next chunk
+        // waited for the shards' work on the chunk before; bench/NOTES.md, session T). Writing
+        // a pinned table waits only for its copy [`PARTS_STAGING`] launches ago.
+        let mut staging = self
+            .parts_staging
+            .lock()
+            .map_err(|_| Error::invalid("a table's parts staging was poisoned by a panic"))?;
+        let (ring, next) = &mut *staging;
+        // All of the ring at once, on first use: a pinned allocation costs the driver time
+        // (the mapping for every GPU), so the launches after the first must not pay it.
+        if ring.len() < PARTS_STAGING || ring.iter().any(|p| p.len() < parts.len()) {
+            *ring = (0..PARTS_STAGING)
+                .map(|_| self.gpu.alloc_pinned(parts.len().max(8)))
+                .collect::<Result<_>>()?;
+        }
+        let at = *next % PARTS_STAGING;
+        *next = next.wrapping_add(1);
+        let pinned = &mut ring[at];
+        pinned.as_mut_slice()?[..parts.len()].copy_from_slice(&parts);
+        let mut table = self.gpu.alloc::<super::OrderedPart>(parts.len())?;
+        self.gpu
+            .copy_from_pinned(pinned, 0, &mut table, 0, parts.len())?;
         let tiles = self.gpu.alloc_filled::<u64>(1, 0)?;
         let bulk = Bulk::over_parts(
             table.device_address(),
