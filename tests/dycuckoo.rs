@@ -633,7 +633,11 @@ fn chains_at_high_fill<K: Key, V: Value>(locality: LocalityMode) {
     assert!(failures > 0);
     // The fresh build took the partitioned path where asked (and only there).
     let partitioned = t.stats().unwrap().partitioned_batches;
-    assert_eq!(partitioned > 0, locality == LocalityMode::On, "{locality:?}");
+    assert_eq!(
+        partitioned > 0,
+        locality == LocalityMode::On,
+        "{locality:?}"
+    );
     // More new keys than free slots: at least the excess is refused, as TableFull.
     let free = cap - oracle.len();
     let seen: std::collections::HashSet<K> = keys.iter().copied().collect();

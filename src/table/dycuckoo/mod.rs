@@ -1091,8 +1091,7 @@ fn partition_stretches<K: Key, V: Value>(
         * locality::ORDERED_ROUNDS as u64;
     // `WARPMAP_DYCUCKOO_PARTITION=on|off` overrides the configuration (measurements: the
     // WarpDrive tables beside it keep theirs).
-    let mode = match crate::table::engine::knob::<String>("WARPMAP_DYCUCKOO_PARTITION").as_deref()
-    {
+    let mode = match crate::table::engine::knob::<String>("WARPMAP_DYCUCKOO_PARTITION").as_deref() {
         Some("on") => LocalityMode::On,
         Some("off") => LocalityMode::Off,
         _ => s.config.locality.resolved(),

@@ -442,7 +442,18 @@ fn split<K: Key, V: bytemuck::Pod>(
     let counting =
         method == Method::Counting && !keys.is_empty() && Method::counting_serves(f.parts);
     if counting {
-        split_counting(gpu, gpu, &module, keys, values, f, None, None, None, read_offsets)
+        split_counting(
+            gpu,
+            gpu,
+            &module,
+            keys,
+            values,
+            f,
+            None,
+            None,
+            None,
+            read_offsets,
+        )
     } else {
         split_claiming(gpu, &module, keys, values, f, read_offsets)
     }
@@ -766,8 +777,8 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     let min_groups = knob("WARPMAP_MULTISPLIT_MIN_GROUPS").unwrap_or(2 * gpu.sm_count());
     let mut cut = Cut::new(f.parts, min_groups);
     // `WARPMAP_MULTISPLIT_COARSE_BITS` sets the groups' bits directly (for measurements).
-    if let Some(coarse) = knob::<u32>("WARPMAP_MULTISPLIT_COARSE_BITS")
-        .filter(|_| within.is_none() && bins.is_none())
+    if let Some(coarse) =
+        knob::<u32>("WARPMAP_MULTISPLIT_COARSE_BITS").filter(|_| within.is_none() && bins.is_none())
     {
         let bits = part_bits(f.parts);
         if bits > MAX_BIN_BITS && (bits - MAX_BIN_BITS..=MAX_BIN_BITS).contains(&coarse) {
