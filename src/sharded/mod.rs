@@ -176,7 +176,8 @@ impl ShardedConfig {
         self
     }
     /// The host pipeline's chunk in keys per rank: `pipeline_batch`, or by default 2^24 (the
-    /// issue's own example): long enough for every shard's share to go in the order of its
+    /// issue's own example; [`ShardedMap::host_chunk`] doubles it for large batches into shards
+    /// whose tables are large beside the L2 cache): long enough for every shard's share to go in the order of its
     /// table's stretches (see the [module docs](self)), short enough that the uploads overlap
     /// the shards' work. On the H100, 2^27 pinned pairs into 8 shards of one rank, in that order,
     /// went at 0.89 of the bus in chunks of 2^24, 0.85 in chunks of 2^25, 0.78 in chunks of 2^26;
@@ -1412,6 +1413,37 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
         &self.config
     }
 
+    /// The host pipeline's chunk (keys per rank) for a host-slice batch of `n` keys:
+    /// [`ShardedConfig::pipeline_batch`] where set; otherwise [`ShardedConfig::chunk`]'s 2^24,
+    /// doubled while the keys a GPU's shards have in flight would start in more than half the
+    /// L2 cache's worth of their tables and the batch still makes at least four chunks per rank.
+    /// Each shard's share of a chunk is `chunk × ranks / shards` keys taken in the order of its
+    /// table's stretches, so the keys in flight (a resident wave of an ordered insert, about
+    /// [`IN_FLIGHT_PER_SM`] a multiprocessor) start within `in flight × table bytes / share`
+    /// bytes of it; past the L2 cache each insert is a DRAM access again. On 2 H100s, 2^28 pinned
+    /// pairs into 2 shards of 1.34 GB: 0.71 of the bus in chunks of 2^24 (their span ~54 MB),
+    /// 0.88 in chunks of 2^25 (bench/NOTES.md, issue 15, session U).
+    pub fn host_chunk(&self, n: usize) -> usize {
+        let base = self.config.chunk();
+        let Body::Device(d) = &self.body else {
+            return base;
+        };
+        if self.config.pipeline_batch.is_some() || d.tables.is_empty() {
+            return base;
+        }
+        let gpu = &d.ctx.ranks[0];
+        let table_bytes = d.tables.iter().map(|t| t.memory_bytes()).max().unwrap_or(0);
+        local_chunk(
+            base,
+            n,
+            d.ctx.ranks.len(),
+            d.tables.len(),
+            table_bytes as u64,
+            gpu.sm_count() as u64 * IN_FLIGHT_PER_SM,
+            gpu.l2_bytes(),
+        )
+    }
+
     /// The partition function: which shard a key belongs to ([`PartFunction::part_of`]).
     pub fn partition(&self) -> &PartFunction {
         &self.part
@@ -1844,6 +1876,32 @@ impl Timeline {
             );
         }
     }
+}
+
+/// Keys a multiprocessor has in flight in an ordered insert (five resident blocks of 256
+/// threads, four keys each: WarpDrive's ordered insert on an H100), for [`ShardedMap::host_chunk`].
+const IN_FLIGHT_PER_SM: u64 = 5 * 256 * 4;
+
+/// [`ShardedMap::host_chunk`]'s rule: `base` doubled while `in_flight` keys over a shard's
+/// share of a chunk (`chunk × ranks / shards` keys) span more than half of `l2_bytes` of a
+/// table of `table_bytes`, and a batch of `n` keys still makes four chunks per rank.
+fn local_chunk(
+    base: usize,
+    n: usize,
+    ranks: usize,
+    shards: usize,
+    table_bytes: u64,
+    in_flight: u64,
+    l2_bytes: u64,
+) -> usize {
+    let per_rank = n.div_ceil(ranks.max(1));
+    let half_l2 = (l2_bytes / 2).max(1) as u128;
+    let spread = in_flight as u128 * table_bytes as u128 * shards as u128;
+    let mut chunk = base.max(1);
+    while chunk.saturating_mul(8) <= per_rank && spread > half_l2 * chunk as u128 * ranks as u128 {
+        chunk *= 2;
+    }
+    chunk
 }
 
 /// Slots of pinned staging per rank in the host pipeline: chunk `c` uses slot `c % SLOTS`, so
@@ -2280,7 +2338,7 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
         status: Option<&mut [u32]>,
         mode: InsertMode,
     ) -> Result<()> {
-        let (part, chunk) = (self.part, self.config.chunk());
+        let (part, chunk) = (self.part, self.host_chunk(keys.len()));
         let d = self.device_mut()?;
         // Statuses come back from the plain insert only.
         let order = match status {
@@ -2438,7 +2496,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
         if keys.is_empty() && !self.joined() {
             return Ok(0);
         }
-        let (part, chunk) = (self.part, self.config.chunk());
+        let (part, chunk) = (self.part, self.host_chunk(keys.len()));
         match &mut self.body {
             Body::Host(tables) => {
                 let parts = host_parts(&part, keys);
@@ -2542,7 +2600,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     &d.staging,
                     &mut &d.tables,
                     &self.part,
-                    self.config.chunk(),
+                    self.host_chunk(keys.len()),
                     HostBatch {
                         keys,
                         values: None,
@@ -2557,7 +2615,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         found: Some(&mut *found),
                         found_of: None,
                     },
-                    shard_order(&d.tables, self.config.chunk().min(keys.len())),
+                    shard_order(&d.tables, self.host_chunk(keys.len()).min(keys.len())),
                     &mut |t, p, ios| find_parts(&*t[p], ios, true),
                 )?;
                 self.settle()?;
@@ -2583,7 +2641,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     &d.staging,
                     &mut &d.tables,
                     &self.part,
-                    self.config.chunk(),
+                    self.host_chunk(keys.len()),
                     HostBatch::<K, V> {
                         keys,
                         values: None,
@@ -2598,7 +2656,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         found: Some(&mut found),
                         found_of: None,
                     },
-                    shard_order(&d.tables, self.config.chunk().min(keys.len())),
+                    shard_order(&d.tables, self.host_chunk(keys.len()).min(keys.len())),
                     &mut |t, p, ios| find_parts(&*t[p], ios, false),
                 )?;
                 self.settle()?;
@@ -2608,7 +2666,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
     }
 
     fn erase(&mut self, keys: &[K]) -> Result<usize> {
-        let (part, chunk) = (self.part, self.config.chunk());
+        let (part, chunk) = (self.part, self.host_chunk(keys.len()));
         match &mut self.body {
             Body::Host(tables) => {
                 let parts = host_parts(&part, keys);
@@ -3017,6 +3075,35 @@ impl<K: Key, V: Value> DeviceHashTable<K, V> for ShardedMap<K, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_chunks_grow_with_the_shards_tables() {
+        // An H100: 132 multiprocessors, 50 MiB of L2.
+        let (in_flight, l2) = (132 * IN_FLIGHT_PER_SM, 50u64 << 20);
+        let c = 1 << 24;
+        // 2 GPUs, 2^28 pairs into 2 shards of 1.34 GB (load 0.8): chunks of 2^25 (their span
+        // ~27 MB, where 2^24 spanned ~54).
+        assert_eq!(
+            local_chunk(c, 1 << 28, 2, 2, 1_342_177_280, in_flight, l2),
+            1 << 25
+        );
+        // The same shards and half the batch: four chunks per rank at least, so 2^24.
+        assert_eq!(
+            local_chunk(c, 1 << 27, 2, 2, 1_342_177_280, in_flight, l2),
+            c
+        );
+        // Shards of 0.5 GB (load 0.5 for 2^26 pairs each): 2^24 spans ~20 MB already.
+        assert_eq!(local_chunk(c, 1 << 28, 2, 2, 512 << 20, in_flight, l2), c);
+        // Small tables, any batch: the base.
+        assert_eq!(local_chunk(c, 1 << 32, 4, 4, 64 << 20, in_flight, l2), c);
+        // Huge tables and batches: as long as four chunks per rank allow.
+        assert_eq!(
+            local_chunk(c, 1 << 30, 1, 1, 16 << 30, in_flight, l2),
+            1 << 28
+        );
+        // Degenerate inputs stay usable.
+        assert_eq!(local_chunk(0, 0, 0, 0, 0, 0, 0), 1);
+    }
 
     #[test]
     fn chunk_ranges_cover_the_piece_and_taper_at_the_end() {

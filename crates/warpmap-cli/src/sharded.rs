@@ -104,6 +104,10 @@ pub(crate) fn sharded_cmd(a: &BenchArgs) -> Result<ExitCode> {
     create_parents(&[&json])?;
     let report = warpmap_bench::run_sharded(&cfg, &mut |r| println!("{}", row_line(r)))?;
     println!("device:  {}", report.device);
+    println!(
+        "chunk:   the host pipeline's chunk for the host-sided rows: {} keys per rank",
+        report.pipeline_batch
+    );
     for t in &report.targets {
         println!(
             "target:  {}: {:.3} (bar {:.2}) {}",

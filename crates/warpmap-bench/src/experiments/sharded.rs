@@ -163,7 +163,8 @@ pub struct ShardedReport {
     pub n: usize,
     /// Load factor of every table.
     pub load_factor: f64,
-    /// The first sharded table's host pipeline chunk (keys per rank).
+    /// The first sharded table's host pipeline chunk (keys per rank) for the host-sided rows'
+    /// batch ([`ShardedMap::host_chunk`]).
     pub pipeline_batch: usize,
     /// Every measurement.
     pub rows: Vec<ShardedRow>,
@@ -440,14 +441,14 @@ fn local_scaling(
 /// [`HashTable::insert`] into the bare table on GPU 0 and into each sharded table, from pageable
 /// and then from page-locked memory (each pinned insert checked by a host-sided find of every
 /// key), and the host-to-device copy bandwidth of each GPU's share of the pairs (to each GPU in
-/// turn, and to every GPU at once). Returns the rows and the bar's yardstick: the per-GPU
-/// copy rates summed, in GB/s.
+/// turn, and to every GPU at once). Returns the rows, the bar's yardstick (the per-GPU copy
+/// rates summed, in GB/s) and the host pipeline's chunk the first sharded table took.
 fn host_sided(
     cfg: &ShardedBenchConfig,
     gpus: &[Arc<Gpu>],
     n_host: usize,
     exchange: &'static str,
-) -> Result<(Vec<ShardedRow>, f64)> {
+) -> Result<(Vec<ShardedRow>, f64, usize)> {
     let gpu = &gpus[0];
     let capacity = (n_host as f64 / cfg.load_factor).ceil() as usize;
     let mut bare = WarpDrive::<u32, u32>::new(gpu.clone(), WarpDriveConfig::new(capacity))?;
@@ -607,7 +608,8 @@ fn host_sided(
         r.gbs = Some((total * 8) as f64 / (r.median_ms * 1e6));
         rows.push(r);
     }
-    Ok((rows, sum))
+    let chunk = maps.first().map_or(0, |m| m.host_chunk(n_host));
+    Ok((rows, sum, chunk))
 }
 
 /// Runs the benchmark on GPUs 0..cfg.gpus. `progress` hears each finished row.
@@ -825,14 +827,14 @@ pub fn run_sharded(
         );
     }
     // The host-sided rows, with tables of their own (their size may differ).
-    let mut bw = None;
+    let (mut bw, mut host_chunk) = (None, None);
     if cfg.host_sided {
         let n_host = cfg.host_pairs();
-        let (host_rows, sum) = host_sided(cfg, &gpus, n_host, maps[0].exchange_name())?;
+        let (host_rows, sum, chunk) = host_sided(cfg, &gpus, n_host, maps[0].exchange_name())?;
         for r in host_rows {
             push(r, &mut rows);
         }
-        bw = Some(sum);
+        (bw, host_chunk) = (Some(sum), Some(chunk));
     }
     if cfg.gpus > 1 {
         for r in local_scaling(cfg, &gpus, (bi_rate, bf_rate))? {
@@ -847,7 +849,8 @@ pub fn run_sharded(
         method: SHARDED_METHOD.to_string(),
         n,
         load_factor: cfg.load_factor,
-        pipeline_batch: maps.first().map_or(0, |m| m.config().chunk()),
+        pipeline_batch: host_chunk
+            .unwrap_or_else(|| maps.first().map_or(0, |m| m.config().chunk())),
         rows,
         targets,
         wall_s: started.elapsed().as_secs_f64(),
