@@ -1415,14 +1415,14 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
 
     /// The host pipeline's chunk (keys per rank) for a host-slice batch of `n` keys:
     /// [`ShardedConfig::pipeline_batch`] where set; otherwise [`ShardedConfig::chunk`]'s 2^24,
-    /// doubled while the keys a GPU's shards have in flight would start in more than half the
+    /// with several ranks doubled while the keys a GPU's shards have in flight would start in more than half the
     /// L2 cache's worth of their tables and the batch still makes at least four chunks per rank.
     /// Each shard's share of a chunk is `chunk × ranks / shards` keys taken in the order of its
     /// table's stretches, so the keys in flight (a resident wave of an ordered insert, about
     /// [`IN_FLIGHT_PER_SM`] a multiprocessor) start within `in flight × table bytes / share`
     /// bytes of it; past the L2 cache each insert is a DRAM access again. On 2 H100s, 2^28 pinned
     /// pairs into 2 shards of 1.34 GB: 0.71 of the bus in chunks of 2^24 (their span ~54 MB),
-    /// 0.88 in chunks of 2^25 (bench/NOTES.md, issue 15, session U).
+    /// 0.80-0.88 in chunks of 2^25 (bench/NOTES.md, issue 15, session U).
     pub fn host_chunk(&self, n: usize) -> usize {
         let base = self.config.chunk();
         let Body::Device(d) = &self.body else {
@@ -1882,9 +1882,13 @@ impl Timeline {
 /// threads, four keys each: WarpDrive's ordered insert on an H100), for [`ShardedMap::host_chunk`].
 const IN_FLIGHT_PER_SM: u64 = 5 * 256 * 4;
 
-/// [`ShardedMap::host_chunk`]'s rule: `base` doubled while `in_flight` keys over a shard's
-/// share of a chunk (`chunk × ranks / shards` keys) span more than half of `l2_bytes` of a
-/// table of `table_bytes`, and a batch of `n` keys still makes four chunks per rank.
+/// [`ShardedMap::host_chunk`]'s rule: with several ranks, `base` doubled while `in_flight` keys
+/// over a shard's share of a chunk (`chunk × ranks / shards` keys) span more than half of
+/// `l2_bytes` of a table of `table_bytes`, and a batch of `n` keys still makes four chunks per
+/// rank. With one rank, `base`: no part comes over a link, and the longer chunks' start and
+/// tail cost more than their locality gives (one H100, 2^27 pinned pairs into one shard of
+/// 1.34 GB: 0.80 of the bus in chunks of 2^24, 0.73 in chunks of 2^25, on two machines; 8 shards
+/// of 168 MB: 0.89 against 0.85; bench/NOTES.md).
 fn local_chunk(
     base: usize,
     n: usize,
@@ -1894,7 +1898,10 @@ fn local_chunk(
     in_flight: u64,
     l2_bytes: u64,
 ) -> usize {
-    let per_rank = n.div_ceil(ranks.max(1));
+    if ranks <= 1 {
+        return base.max(1);
+    }
+    let per_rank = n.div_ceil(ranks);
     let half_l2 = (l2_bytes / 2).max(1) as u128;
     let spread = in_flight as u128 * table_bytes as u128 * shards as u128;
     let mut chunk = base.max(1);
@@ -3098,9 +3105,11 @@ mod tests {
         assert_eq!(local_chunk(c, 1 << 32, 4, 4, 64 << 20, in_flight, l2), c);
         // Huge tables and batches: as long as four chunks per rank allow.
         assert_eq!(
-            local_chunk(c, 1 << 30, 1, 1, 16 << 30, in_flight, l2),
+            local_chunk(c, 1 << 31, 2, 2, 16 << 30, in_flight, l2),
             1 << 28
         );
+        // One rank: the base, whatever the tables.
+        assert_eq!(local_chunk(c, 1 << 30, 1, 1, 16 << 30, in_flight, l2), c);
         // Degenerate inputs stay usable.
         assert_eq!(local_chunk(0, 0, 0, 0, 0, 0, 0), 1);
     }

@@ -631,6 +631,38 @@ pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
             outer.parts, within.parts, outer.hash, within.hash
         )));
     }
+    let whole = PartFunction {
+        parts: parts as u32,
+        ..*outer
+    };
+    one_pass_split(
+        gpu,
+        alloc,
+        keys,
+        values,
+        &whole,
+        Some(within),
+        None,
+        positions,
+        read_offsets,
+    )
+}
+
+/// One pass of the counting split by `f` (with `within` or `bins`, see [`split_counting`]),
+/// with each key's position where asked: [`multisplit_within`] and [`multisplit_by_bins`]
+/// after their own checks.
+#[allow(clippy::too_many_arguments)] // the split's parts, each its own concern
+fn one_pass_split<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    alloc: &Gpu,
+    keys: &DeviceBuffer<K>,
+    values: Option<&DeviceBuffer<V>>,
+    f: &PartFunction,
+    within: Option<&PartFunction>,
+    bins: Option<&DeviceBuffer<u32>>,
+    positions: bool,
+    read_offsets: bool,
+) -> Result<SplitWithPositions<K, V>> {
     if positions && keys.len() as u64 >= u32::MAX as u64 {
         return Err(Error::invalid(format!(
             "multisplit of {} keys with positions: fewer than {}",
@@ -638,16 +670,12 @@ pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
             u32::MAX
         )));
     }
-    let module = split_module(gpu, keys, values, outer.hash)?;
-    let whole = PartFunction {
-        parts: parts as u32,
-        ..*outer
-    };
+    let module = split_module(gpu, keys, values, f.hash)?;
     let mut pos = positions
         .then(|| alloc.alloc::<u32>(keys.len()))
         .transpose()?;
     if keys.is_empty() {
-        let split = split(gpu, keys, values, &whole, Method::Claiming, read_offsets)?;
+        let split = split(gpu, keys, values, f, Method::Claiming, read_offsets)?;
         return Ok((split, pos));
     }
     let split = split_counting(
@@ -656,9 +684,9 @@ pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
         &module,
         keys,
         values,
-        &whole,
-        Some(within),
-        None,
+        f,
+        within,
+        bins,
         pos.as_mut(),
         read_offsets,
     )?;
@@ -696,35 +724,17 @@ pub(crate) fn multisplit_by_bins<K: Key, V: bytemuck::Pod>(
         )));
     }
     crate::error::check_same_len("multisplit by bins", keys.len(), bins.len())?;
-    if positions && keys.len() as u64 >= u32::MAX as u64 {
-        return Err(Error::invalid(format!(
-            "multisplit of {} keys with positions: fewer than {}",
-            keys.len(),
-            u32::MAX
-        )));
-    }
-    let f = PartFunction::new(parts, 0);
-    let module = split_module(gpu, keys, values, f.hash)?;
-    let mut pos = positions
-        .then(|| alloc.alloc::<u32>(keys.len()))
-        .transpose()?;
-    if keys.is_empty() {
-        let split = split(gpu, keys, values, &f, Method::Claiming, read_offsets)?;
-        return Ok((split, pos));
-    }
-    let split = split_counting(
+    one_pass_split(
         gpu,
         alloc,
-        &module,
         keys,
         values,
-        &f,
+        &PartFunction::new(parts, 0),
         None,
         Some(bins),
-        pos.as_mut(),
+        positions,
         read_offsets,
-    )?;
-    Ok((split, pos))
+    )
 }
 
 /// The counting split (see the [module docs](self)): [`Method::counting_serves`] holds and the

@@ -268,6 +268,28 @@ fn wall<T>(t: &mut Timed, f: impl FnOnce() -> Result<T>) -> Result<Option<T>> {
     }
 }
 
+/// A sharded table of WarpDrive shards made for `capacity` keys on `gpus` for each
+/// shards-per-GPU count of `cfg`, with its transport and pipeline chunk.
+fn sharded_maps(
+    cfg: &ShardedBenchConfig,
+    gpus: &[Arc<Gpu>],
+    capacity: usize,
+) -> Result<Vec<ShardedMap<u32, u32>>> {
+    cfg.shards_per_gpu
+        .iter()
+        .map(|&m| {
+            let mut c =
+                ShardedConfig::new(capacity, TableConfig::WarpDrive(WarpDriveConfig::new(0)))
+                    .shards_per_rank(m)
+                    .transport(cfg.transport);
+            if let Some(b) = cfg.pipeline_batch {
+                c = c.pipeline_batch(b);
+            }
+            ShardedMap::new(c, gpus)
+        })
+        .collect()
+}
+
 /// Device-sided insert then find on `table`, keys and values on `gpu`; checks each run.
 #[allow(clippy::too_many_arguments)]
 fn device_run(
@@ -452,20 +474,7 @@ fn host_sided(
     let gpu = &gpus[0];
     let capacity = (n_host as f64 / cfg.load_factor).ceil() as usize;
     let mut bare = WarpDrive::<u32, u32>::new(gpu.clone(), WarpDriveConfig::new(capacity))?;
-    let mut maps: Vec<ShardedMap<u32, u32>> = cfg
-        .shards_per_gpu
-        .iter()
-        .map(|&m| {
-            let mut c =
-                ShardedConfig::new(capacity, TableConfig::WarpDrive(WarpDriveConfig::new(0)))
-                    .shards_per_rank(m)
-                    .transport(cfg.transport);
-            if let Some(b) = cfg.pipeline_batch {
-                c = c.pipeline_batch(b);
-            }
-            ShardedMap::new(c, gpus)
-        })
-        .collect::<Result<_>>()?;
+    let mut maps: Vec<ShardedMap<u32, u32>> = sharded_maps(cfg, gpus, capacity)?;
     // Warm-up: kernels loaded, pools and the pipelines' pinned staging primed.
     let warm: Vec<u32> = keygen::unique::<u32>(1 << 12, cfg.seed ^ 0xf00d)?;
     let warm_v = keygen::values_for::<u32, u32>(&warm);
@@ -655,20 +664,7 @@ pub fn run_sharded(
     let capacity = (n as f64 / cfg.load_factor).ceil() as usize;
     let wd = || WarpDriveConfig::new(capacity);
     let mut bare = WarpDrive::<u32, u32>::new(gpu.clone(), wd())?;
-    let mut maps: Vec<ShardedMap<u32, u32>> = cfg
-        .shards_per_gpu
-        .iter()
-        .map(|&m| {
-            let mut c =
-                ShardedConfig::new(capacity, TableConfig::WarpDrive(WarpDriveConfig::new(0)))
-                    .shards_per_rank(m)
-                    .transport(cfg.transport);
-            if let Some(b) = cfg.pipeline_batch {
-                c = c.pipeline_batch(b);
-            }
-            ShardedMap::new(c, &gpus)
-        })
-        .collect::<Result<_>>()?;
+    let mut maps: Vec<ShardedMap<u32, u32>> = sharded_maps(cfg, &gpus, capacity)?;
     // Warm-up: kernels compiled and loaded, memory pools primed.
     let warm: Vec<u32> = keygen::unique::<u32>(1 << 12, cfg.seed ^ 0xfeed)?;
     let warm_v = keygen::values_for::<u32, u32>(&warm);
