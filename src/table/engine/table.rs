@@ -393,24 +393,32 @@ impl<S: Scheme> GpuTable<S> {
         assign: u32,
     ) -> Result<(DeviceBuffer<super::OrderedPart>, DeviceBuffer<u64>, Bulk)> {
         let (parts, steps) = Bulk::ordered_parts(lens, ordered_tile_items());
-        // `WARPMAP_PARTS_UPLOAD=sync`: the synchronous upload of main (for the A/B that session T
-        // could not run: 4-GPU device-sided rows 4-6 % below main's with this branch).
-        if super::knob::<String>("WARPMAP_PARTS_UPLOAD").as_deref() == Some("sync") {
-            let table = self.gpu.upload(&parts)?;
-            let tiles = self.gpu.alloc_filled::<u64>(1, 0)?;
-            let bulk = Bulk::over_parts(
-                table.device_address(),
-                lens.len(),
-                steps,
-                tiles.device_address(),
-                assign,
-            );
-            return Ok((table, tiles, bulk));
-        }
-        // Through pinned memory, without waiting: a synchronous upload waits for the stream,
-        // and with it the host for the launches before (a sharded host pipeline's next chunk
-        // waited for the shards' work on the chunk before; bench/NOTES.md, session T). Writing
-        // a pinned table waits only for its copy [`PARTS_STAGING`] launches ago.
+        let table = if super::knob::<String>("WARPMAP_PARTS_UPLOAD").as_deref() == Some("sync") {
+            // For measurements: the synchronous upload of before (2 H100s: the same rates;
+            // bench/NOTES.md, issue 15, session U).
+            self.gpu.upload(&parts)?
+        } else {
+            self.parts_through_pinned(&parts)?
+        };
+        let tiles = self.gpu.alloc_filled::<u64>(1, 0)?;
+        let bulk = Bulk::over_parts(
+            table.device_address(),
+            lens.len(),
+            steps,
+            tiles.device_address(),
+            assign,
+        );
+        Ok((table, tiles, bulk))
+    }
+
+    /// A parts table on the device through pinned memory, without waiting: a synchronous
+    /// upload waits for the stream, and with it the host for the launches before (a sharded host
+    /// pipeline's next chunk waited for the shards' work on the chunk before; bench/NOTES.md,
+    /// session T). Writing a pinned table waits only for its copy [`PARTS_STAGING`] launches ago.
+    fn parts_through_pinned(
+        &self,
+        parts: &[super::OrderedPart],
+    ) -> Result<DeviceBuffer<super::OrderedPart>> {
         let mut staging = self
             .parts_staging
             .lock()
@@ -426,19 +434,11 @@ impl<S: Scheme> GpuTable<S> {
         let at = *next % PARTS_STAGING;
         *next = next.wrapping_add(1);
         let pinned = &mut ring[at];
-        pinned.as_mut_slice()?[..parts.len()].copy_from_slice(&parts);
+        pinned.as_mut_slice()?[..parts.len()].copy_from_slice(parts);
         let mut table = self.gpu.alloc::<super::OrderedPart>(parts.len())?;
         self.gpu
             .copy_from_pinned(pinned, 0, &mut table, 0, parts.len())?;
-        let tiles = self.gpu.alloc_filled::<u64>(1, 0)?;
-        let bulk = Bulk::over_parts(
-            table.device_address(),
-            lens.len(),
-            steps,
-            tiles.device_address(),
-            assign,
-        );
-        Ok((table, tiles, bulk))
+        Ok(table)
     }
 
     /// The scheme's ordered find kernel over a batch in the order of its stretches, its tile

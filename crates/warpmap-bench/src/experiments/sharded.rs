@@ -575,31 +575,22 @@ fn host_sided(
     bp.memory = Some("pinned");
     let bp_rate = bp.gops;
     rows.push(bp);
-    for (i, m) in maps.iter().enumerate() {
-        let shards = m.shards();
-        let mut r = std::mem::replace(&mut host[i], Timed::new()).row(
-            "sharded",
-            cfg.gpus,
-            shards,
-            "host",
-            Some(exchange),
-            "insert",
-            n_host,
-        );
-        r.of_bare = Some(r.gops / bh_rate);
-        rows.push(r);
-        let mut r = std::mem::replace(&mut host_pinned[i], Timed::new()).row(
-            "sharded",
-            cfg.gpus,
-            shards,
-            "host",
-            Some(exchange),
-            "insert",
-            n_host,
-        );
-        r.memory = Some("pinned");
-        r.of_bare = Some(r.gops / bp_rate);
-        rows.push(r);
+    for ((m, pageable), pinned) in maps.iter().zip(host).zip(host_pinned) {
+        for (t, memory, bare_rate) in [(pageable, "pageable", bh_rate), (pinned, "pinned", bp_rate)]
+        {
+            let mut r = t.row(
+                "sharded",
+                cfg.gpus,
+                m.shards(),
+                "host",
+                Some(exchange),
+                "insert",
+                n_host,
+            );
+            r.memory = Some(memory);
+            r.of_bare = Some(r.gops / bare_rate);
+            rows.push(r);
+        }
     }
     // One row per GPU; the bar is their sum.
     let mut sum = 0.0;
