@@ -1527,10 +1527,10 @@ mod tests {
         // dc_subtable: five u64 and two u32.
         assert_eq!(std::mem::size_of::<SubtableView>(), 48);
         // dc_view: 8 subtables, 5 u64, 2 u32, 6 u64, 2 u32, 8 u64 (the launch counts), 2 u32,
-        // 1 u64.
+        // 2 u64 (the outcome and the positions).
         assert_eq!(
             std::mem::size_of::<DyCuckooView>(),
-            8 * 48 + 5 * 8 + 8 + 6 * 8 + 8 + 8 * 8 + 8 + 8
+            8 * 48 + 5 * 8 + 8 + 6 * 8 + 8 + 8 * 8 + 8 + 2 * 8
         );
         assert_eq!(std::mem::align_of::<DyCuckooView>(), 8);
     }
