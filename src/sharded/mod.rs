@@ -2600,6 +2600,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 }
             }
             Body::Device(d) => {
+                let chunk = self.host_chunk(keys.len());
                 if keys.is_empty() && !d.ctx.joined {
                     return Ok(0);
                 }
@@ -2607,7 +2608,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     &d.staging,
                     &mut &d.tables,
                     &self.part,
-                    self.host_chunk(keys.len()),
+                    chunk,
                     HostBatch {
                         keys,
                         values: None,
@@ -2622,7 +2623,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         found: Some(&mut *found),
                         found_of: None,
                     },
-                    shard_order(&d.tables, self.host_chunk(keys.len()).min(keys.len())),
+                    shard_order(&d.tables, chunk.min(keys.len())),
                     &mut |t, p, ios| find_parts(&*t[p], ios, true),
                 )?;
                 self.settle()?;
@@ -2640,6 +2641,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                 Ok(found)
             }
             Body::Device(d) => {
+                let chunk = self.host_chunk(keys.len());
                 if keys.is_empty() && !d.ctx.joined {
                     return Ok(Vec::new());
                 }
@@ -2648,7 +2650,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                     &d.staging,
                     &mut &d.tables,
                     &self.part,
-                    self.host_chunk(keys.len()),
+                    chunk,
                     HostBatch::<K, V> {
                         keys,
                         values: None,
@@ -2663,7 +2665,7 @@ impl<K: Key, V: Value> HashTable<K, V> for ShardedMap<K, V> {
                         found: Some(&mut found),
                         found_of: None,
                     },
-                    shard_order(&d.tables, self.host_chunk(keys.len()).min(keys.len())),
+                    shard_order(&d.tables, chunk.min(keys.len())),
                     &mut |t, p, ios| find_parts(&*t[p], ios, false),
                 )?;
                 self.settle()?;

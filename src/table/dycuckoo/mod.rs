@@ -1044,10 +1044,7 @@ fn first_fit<K: Key, V: Value>(
             Err(e) => return Err(e),
         }
     }
-    let mut view = table.view();
-    view.outcome = outcome.device_address();
-    let word = std::mem::size_of::<u64>();
-    view.scratch = table.scheme.counts.device_address() + (LEFT_WORD * word) as u64;
+    let view = first_fit_view(table, &outcome);
     let bulk = Bulk::insert(keys, values, None, true);
     let grid = bulk_grid(&gpu, keys.len() as u64);
     let kernel = &table.scheme.kernels().first_fit;
@@ -1061,11 +1058,24 @@ fn first_fit<K: Key, V: Value>(
     Ok(())
 }
 
+/// The view of a first-fit launch: its outcome into `outcome`, the keys it leaves added to the
+/// counts' `LEFT_WORD`.
+fn first_fit_view<K: Key, V: Value>(
+    table: &GpuTable<DyCuckooScheme<K, V>>,
+    outcome: &DeviceBuffer<u8>,
+) -> DyCuckooView {
+    let mut view = table.view();
+    view.outcome = outcome.device_address();
+    let word = std::mem::size_of::<u64>();
+    view.scratch = table.scheme.counts.device_address() + (LEFT_WORD * word) as u64;
+    view
+}
+
 /// Stretches per subtable of a partitioned first fit of a fresh batch of `n` keys (see the
-/// [module docs](self#the-partitioned-build)), or `None` for input order. `Auto`: when the
-/// subtables (keys and values) take at least twice the L2 cache and the keys in flight (a
-/// resident wave's tiles) would start within a third of it with the batch in one piece, as the
-/// WarpDrive insert's rule ([`locality::plan`]). Stretches of at most half the L2 cache each,
+/// [module docs](self#the-partitioned-build)), or `None` for input order: whether to partition
+/// is WarpDrive's insert rule ([`locality::plan`] over the subtables' bytes and the ordered
+/// first fit's resident wave; `Auto`: subtables of at least twice the L2 cache, and a batch of
+/// at least [`locality::MIN_CHUNK`] keys whose keys in flight would start within a third of it). Stretches of at most half the L2 cache each,
 /// at most [`MAX_WITHIN_PARTS`](crate::table::engine::multisplit::MAX_WITHIN_PARTS) bins in all;
 /// `WARPMAP_DYCUCKOO_STRETCHES` sets them, `WARPMAP_DYCUCKOO_PARTITION=on|off` the mode
 /// (measurements).
@@ -1074,7 +1084,7 @@ fn partition_stretches<K: Key, V: Value>(
     n: usize,
 ) -> Option<u32> {
     let s = &table.scheme;
-    if !s.fresh || n == 0 {
+    if !s.fresh {
         return None;
     }
     let l2 = table.gpu.l2_bytes().max(1);
@@ -1086,9 +1096,6 @@ fn partition_stretches<K: Key, V: Value>(
         .map(|t| t.buckets as u64 * s.slots as u64 * slot_bytes)
         .max()
         .unwrap_or(0);
-    let in_flight = s.kernels().ordered_resident_blocks as u64
-        * crate::table::engine::BLOCK as u64
-        * locality::ORDERED_ROUNDS as u64;
     // `WARPMAP_DYCUCKOO_PARTITION=on|off` overrides the configuration (measurements: the
     // WarpDrive tables beside it keep theirs).
     let mode = match crate::table::engine::knob::<String>("WARPMAP_DYCUCKOO_PARTITION").as_deref() {
@@ -1096,16 +1103,17 @@ fn partition_stretches<K: Key, V: Value>(
         Some("off") => LocalityMode::Off,
         _ => s.config.locality.resolved(),
     };
-    let partition = match mode {
-        LocalityMode::Off => false,
-        LocalityMode::On | LocalityMode::Chunks(_) => true,
-        LocalityMode::Auto => {
-            all >= 2 * l2 && n as u128 * (l2 / 3) as u128 >= in_flight as u128 * all as u128
-        }
+    let stretches_of_table = locality::Stretches {
+        seed: 0, // (the plan's part function is not used: the bins are DyCuckoo's own)
+        hash: crate::hash::HashFunction::default(),
+        table_bytes: all,
+        mode,
     };
-    if !partition {
-        return None;
-    }
+    let machine = locality::Machine {
+        l2_bytes: l2,
+        resident_blocks: s.kernels().ordered_resident_blocks,
+    };
+    locality::plan(&stretches_of_table, n, machine)?;
     let d = s.subtables.len() as u32;
     let most = crate::table::engine::multisplit::MAX_WITHIN_PARTS / d;
     let stretches = crate::table::engine::knob::<u32>("WARPMAP_DYCUCKOO_STRETCHES")
@@ -1150,10 +1158,7 @@ fn partitioned_first_fit<K: Key, V: Value>(
         .as_ref()
         .ok_or_else(|| Error::invalid("a split with values returns them"))?;
     let tiles = gpu.alloc_filled::<u64>(1, 0)?;
-    let mut view = table.view();
-    view.outcome = outcome.device_address();
-    let word = std::mem::size_of::<u64>();
-    view.scratch = table.scheme.counts.device_address() + (LEFT_WORD * word) as u64;
+    let view = first_fit_view(table, outcome);
     let bulk =
         Bulk::insert(&split.keys, split_values, None, true).with_counter(tiles.device_address());
     let kernels = table.scheme.kernels();
