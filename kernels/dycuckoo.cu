@@ -1748,20 +1748,22 @@ extern "C" __global__ void dycuckoo_count_absent(dc_view t, wm_bulk b) {
 }
 
 // Upsize (§5.3): subtable t.resize_subtable (|h| buckets) into t.new_keys / t.new_values
-// (t.new_buckets = 2|h| buckets, keys all empty): the key in slot s of bucket loc goes to slot s
-// of bucket loc or loc + |h| (its hash mod 2|h|). No two keys meet, so nothing is locked. A
-// thread per old slot.
+// (t.new_buckets = 2|h| buckets, not initialised): the key in slot s of bucket loc goes to slot s
+// of bucket loc or loc + |h| (its hash mod 2|h|), and the same slot of the other bucket gets the
+// empty key. So every slot of the new arrays is written, in whole sectors: no fill before, and
+// no partial-sector writes that the L2 would first read from DRAM. The value goes to both slots
+// (the empty one's is never read). No two keys meet, so nothing is locked. A thread per old slot.
 extern "C" __global__ void dycuckoo_upsize(dc_view t, wm_bulk b) {
   const dc_subtable s = dc_sub(t, t.resize_subtable);
-  const u64 slots = (u64)s.buckets * DC_SLOTS;
+  const u64 slots = (u64)s.buckets * DC_SLOTS;  // bucket loc + |h| starts `slots` slots on
   const u64 threads = (u64)gridDim.x * blockDim.x;
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < slots; i += threads) {
     const wm_key k = s.keys[i];
-    if (k == WM_KEY_EMPTY) continue;
-    const u32 nb = dc_reduce(dc_universal(k, s.a, s.b), t.new_buckets);
-    const u64 at = dc_slot(nb, (u32)(i % DC_SLOTS));
-    t.new_keys[at] = k;
-    wm_copy_elem(t.new_values, at, s.values, i);
+    const bool high = k != WM_KEY_EMPTY && dc_reduce(dc_universal(k, s.a, s.b), t.new_buckets) >= s.buckets;
+    t.new_keys[i] = high ? WM_KEY_EMPTY : k;
+    t.new_keys[i + slots] = high ? k : WM_KEY_EMPTY;
+    wm_copy_elem(t.new_values, i, s.values, i);
+    wm_copy_elem(t.new_values, i + slots, s.values, i);
   }
 }
 

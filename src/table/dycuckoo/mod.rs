@@ -388,6 +388,16 @@ struct Subtable<K: Key, V: Value> {
 impl<K: Key, V: Value> Subtable<K, V> {
     /// An empty subtable of `buckets` buckets (keys all ones: empty; locks free).
     fn new(gpu: &Gpu, buckets: u64, slots: usize) -> Result<Self> {
+        Self::allocate(gpu, buckets, slots, true)
+    }
+
+    /// A subtable of `buckets` buckets whose keys and values are not initialised (locks
+    /// free): for an upsize, whose kernel writes every slot.
+    fn for_upsize(gpu: &Gpu, buckets: u64, slots: usize) -> Result<Self> {
+        Self::allocate(gpu, buckets, slots, false)
+    }
+
+    fn allocate(gpu: &Gpu, buckets: u64, slots: usize, empty_keys: bool) -> Result<Self> {
         let b = u32::try_from(buckets).map_err(|_| {
             Error::Unsupported(format!("a subtable of {buckets} buckets: at most 2^32 - 1"))
         })?;
@@ -395,7 +405,11 @@ impl<K: Key, V: Value> Subtable<K, V> {
         let bytes = n as u64 * (K::BYTES + V::BYTES) as u64 + buckets * 4;
         crate::table::engine::check_fits(gpu, bytes)?;
         Ok(Subtable {
-            keys: gpu.alloc_filled::<K>(n, 0xff)?,
+            keys: if empty_keys {
+                gpu.alloc_filled::<K>(n, 0xff)?
+            } else {
+                gpu.alloc::<K>(n)?
+            },
             values: gpu.alloc::<V>(n)?,
             locks: gpu.alloc_filled::<u32>(buckets as usize, 0)?,
             buckets: b,
@@ -1256,7 +1270,19 @@ fn upsize_subtable<K: Key, V: Value>(
     let gpu = table.gpu.clone();
     let slots = table.scheme.slots;
     let old_buckets = table.scheme.subtables[i].buckets as u64;
-    let mut fresh = Subtable::<K, V>::new(&gpu, old_buckets * 2, slots)?;
+    // `WARPMAP_TRACE_DYCUCKOO`: the allocation's and the kernel's times, each synchronised.
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let mut clock = PhaseClock::new(env_flag(&TRACE, "WARPMAP_TRACE_DYCUCKOO"));
+    if clock.on() {
+        gpu.synchronize()?;
+        clock.mark("before");
+    }
+    let mut fresh = Subtable::<K, V>::for_upsize(&gpu, old_buckets * 2, slots)?;
+    if clock.on() {
+        clock.mark("allocated (host)");
+        gpu.synchronize()?;
+        clock.mark("allocated (GPU)");
+    }
     let mut view = table.view();
     view.resize_subtable = i as u32;
     view.new_buckets = fresh.buckets;
@@ -1267,9 +1293,17 @@ fn upsize_subtable<K: Key, V: Value>(
     table.launch(kernel, grid, &view, &Bulk::default(), |l| {
         l.writes(&mut fresh.keys).writes(&mut fresh.values);
     })?;
+    if clock.on() {
+        gpu.synchronize()?;
+        clock.mark("kernel");
+    }
     // The old arrays are freed on the table's stream, after the kernel that reads them.
-    table.scheme.subtables[i] = fresh;
+    let old_bytes = std::mem::replace(&mut table.scheme.subtables[i], fresh).memory_bytes();
     table.scheme.resizes.upsizes += 1;
+    clock.report(format_args!(
+        "dycuckoo upsize of subtable {i}: {old_buckets} buckets, {:.1} MB to twice that",
+        old_bytes as f64 / 1e6
+    ));
     Ok(())
 }
 

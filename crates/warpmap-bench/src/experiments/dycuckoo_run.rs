@@ -117,6 +117,11 @@ fn run_type<K: Key, V: Value>(cx: &mut Cx<'_>) -> Result<()> {
             static_cell::<K, V>(cx, if compare { "compare" } else { "static" }, n, f, i)?;
         }
     }
+    // `WARPMAP_BENCH_TRIM=1`: the pool's kept memory (the static cells' scratch) given back
+    // before the dynamic cell (a measurement of what that memory costs the cell after it).
+    if std::env::var_os("WARPMAP_BENCH_TRIM").is_some() {
+        cx.gpu.trim_pool()?;
+    }
     if plan.batch().is_some() && plan.sweep.is_empty() {
         dynamic_cell::<K, V>(cx, if compare { "compare" } else { "dynamic" }, 1 << 20)?;
     }
