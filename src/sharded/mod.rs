@@ -718,6 +718,9 @@ impl Ctx {
                         results,
                     )?,
                 ));
+                // (Traced: when each rank's split kernels end on its GPU, before the host
+                // waits for any part sizes.)
+                trace.mark("split kernels", std::slice::from_ref(&ranks[r]))?;
             }
         }
         let sources: Vec<(usize, SplitBatch<K, V>)> = pending
@@ -855,6 +858,9 @@ impl Ctx {
                 continue;
             }
             mine.sort_by_key(|&(turn, _)| turn);
+            // (Traced: when the shard's stream reaches its work: after its inputs' events and
+            // the host's enqueue.)
+            trace.mark("shard starts", std::slice::from_ref(&gpus[l]))?;
             op(tables, l, mine.into_iter().map(|(_, io)| io).collect())?;
         }
         // Dropping the views orders the sources' streams after the shards' work.
