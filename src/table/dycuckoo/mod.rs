@@ -368,6 +368,8 @@ pub struct DyCuckooView {
     first_fit: u32,
     outcome: u64,
     positions: u64,
+    left: u64,
+    left_n: u64,
 }
 
 // SAFETY: #[repr(C)] plain data (u64 addresses and integers), the layout of dc_view (its size
@@ -433,6 +435,9 @@ struct DcKernels {
     first_fit_ordered: Kernel,
     ordered_resident_blocks: u32,
     stretch_bins: Kernel,
+    /// `dycuckoo_insert_left`, launched as one resident wave of this many blocks.
+    insert_left: Kernel,
+    insert_left_blocks: u32,
 }
 
 /// How insert batches went so far (see [`DyCuckooStats`]).
@@ -490,6 +495,12 @@ pub struct DyCuckooScheme<K: Key, V: Value> {
     /// went in the partition (`outcome` is in that order). Kept as `outcome` is, until the next
     /// batch.
     positions: Option<DeviceBuffer<u32>>,
+    /// With a first fit in input order: the indices of the keys it left (the counts'
+    /// [`LEFT_N_WORD`] of them), which `dycuckoo_insert_left` takes. Kept as `outcome` is.
+    left: Option<DeviceBuffer<u32>>,
+    /// Whether the last first fit listed the keys it left (`left`): the insert launch after it
+    /// is then `dycuckoo_insert_left`.
+    listed: bool,
     /// Whether the next insert launch follows a first-fit launch over its batch (`outcome`
     /// holds that launch's results).
     after_first_fit: bool,
@@ -674,6 +685,8 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             fresh_mode: FreshMode::from_env(),
             outcome: None,
             positions: None,
+            left: None,
+            listed: false,
             after_first_fit: false,
             absent: 0,
             first_fit_left: 0,
@@ -698,6 +711,8 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         let k = |op: &str| module.kernel(&format!("dycuckoo_{op}"));
         let first_fit_ordered = k("first_fit_ordered")?;
         let ordered_resident_blocks = locality::resident_blocks(gpu, &first_fit_ordered)?;
+        let insert_left = k("insert_left")?;
+        let insert_left_blocks = locality::resident_blocks(gpu, &insert_left)?;
         self.kernels = Some(DcKernels {
             reinsert: k("reinsert")?,
             unplace: k("unplace")?,
@@ -709,6 +724,8 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             first_fit_ordered,
             ordered_resident_blocks,
             stretch_bins: k("stretch_bins")?,
+            insert_left,
+            insert_left_blocks,
         });
         Ok(())
     }
@@ -754,11 +771,27 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
                 Some(p) if self.after_first_fit => p.device_address(),
                 _ => 0,
             },
+            left: match &self.left {
+                Some(l) if self.listed => l.device_address(),
+                _ => 0,
+            },
+            left_n: if self.listed {
+                self.counts.device_address() + (LEFT_N_WORD * std::mem::size_of::<u64>()) as u64
+            } else {
+                0
+            },
         }
     }
 
     fn capacity(&self) -> usize {
         self.geometry().capacity()
+    }
+
+    /// After a first fit that listed the keys it left: `dycuckoo_insert_left` over the list, one
+    /// resident wave (the batch's other keys only get their statuses).
+    fn insert_kernel(&self, _n: usize) -> Option<(&Kernel, u32)> {
+        let k = self.kernels();
+        (self.after_first_fit && self.listed).then_some((&k.insert_left, k.insert_left_blocks))
     }
 
     /// One thread per key: the warp serves its lanes' keys in turn.
@@ -776,6 +809,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             + self.counts.num_bytes()
             + self.outcome.as_ref().map_or(0, |o| o.num_bytes())
             + self.positions.as_ref().map_or(0, |p| p.num_bytes())
+            + self.left.as_ref().map_or(0, |l| l.num_bytes())
     }
 
     /// Every key empty, every lock free, the counts and the side path zero; the subtables keep
@@ -789,6 +823,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         gpu.fill_bytes(&mut self.counts, 0)?;
         self.host_counts = [0; MAX_SUBTABLES];
         self.after_first_fit = false;
+        self.listed = false;
         self.known = 0;
         self.pending = 0;
         self.erasing = 0;
@@ -861,11 +896,13 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             s.fresh_mode != FreshMode::Off && (empty(s) || (ops.is_none() && absent == Some(n)));
         let checked = !s.fresh && s.fresh_mode == FreshMode::Checked;
         s.after_first_fit = false;
+        s.listed = false;
         if s.outcome
             .as_ref()
             .is_some_and(|o| o.num_bytes() > OUTCOME_KEPT_BYTES)
         {
             s.outcome = None;
+            s.left = None;
             clock.mark("last outcome freed");
         }
         s.pending += n;
@@ -986,13 +1023,16 @@ fn grows_on_bound<K: Key, V: Value>(s: &DyCuckooScheme<K, V>, n: u64) -> bool {
 /// batches; a larger one (a batch of more than 16 Mi keys) is freed at the next batch.
 const OUTCOME_KEPT_BYTES: usize = 16 << 20;
 
-/// Words of the counts buffer: a count per subtable, then [`ABSENT_WORD`] and [`LEFT_WORD`].
-const COUNT_WORDS: usize = MAX_SUBTABLES + 2;
+/// Words of the counts buffer: a count per subtable, then [`ABSENT_WORD`], [`LEFT_WORD`] and
+/// [`LEFT_N_WORD`].
+const COUNT_WORDS: usize = MAX_SUBTABLES + 3;
 /// Where `count_absent` writes (read by the next [`DyCuckooScheme::read_counts`]).
 const ABSENT_WORD: usize = MAX_SUBTABLES;
 /// Where `dycuckoo_first_fit` adds the keys it leaves to the locked paths (since the table was
 /// made or cleared; [`DyCuckooStats::first_fit_left`]).
 const LEFT_WORD: usize = MAX_SUBTABLES + 1;
+/// The keys that the last first fit in input order listed in `left` (zeroed before it).
+const LEFT_N_WORD: usize = MAX_SUBTABLES + 2;
 
 /// Counts the keys of `keys` (of insert operations, with `ops`) absent from the table into the
 /// counts' `ABSENT_WORD`, on the table's stream (the next read of the counts brings it).
@@ -1058,15 +1098,30 @@ fn first_fit<K: Key, V: Value>(
             Err(e) => return Err(e),
         }
     }
+    // The keys it leaves are listed (their indices, a word per key of the batch), so that the
+    // insert launch after it takes them alone (`dycuckoo_insert_left`).
+    let mut left = match table.scheme.left.take() {
+        Some(l) if l.len() >= keys.len() => l,
+        _ => gpu.alloc::<u32>(keys.len())?,
+    };
+    let word = std::mem::size_of::<u64>();
+    gpu.fill_range(&mut table.scheme.counts, LEFT_N_WORD * word, word, 0)?;
+    table.scheme.left = Some(left);
+    table.scheme.listed = keys.len() <= u32::MAX as usize;
     let view = first_fit_view(table, &outcome);
+    left = table.scheme.left.take().expect("just put");
     let bulk = Bulk::insert(keys, values, None, true);
     let grid = bulk_grid(&gpu, keys.len() as u64);
     let kernel = &table.scheme.kernels().first_fit;
     table.launch(kernel, grid, &view, &bulk, |l| {
-        l.reads(keys).reads(values).writes(&mut outcome);
+        l.reads(keys)
+            .reads(values)
+            .writes(&mut outcome)
+            .writes(&mut left);
     })?;
     let s = &mut table.scheme;
     s.outcome = Some(outcome);
+    s.left = Some(left);
     s.after_first_fit = true;
     s.fresh = false;
     Ok(())
@@ -1566,10 +1621,10 @@ mod tests {
         // dc_subtable: five u64 and two u32.
         assert_eq!(std::mem::size_of::<SubtableView>(), 48);
         // dc_view: 8 subtables, 5 u64, 2 u32, 6 u64, 2 u32, 8 u64 (the launch counts), 2 u32,
-        // 2 u64 (the outcome and the positions).
+        // 4 u64 (the outcome, the positions, the list of keys left and its length).
         assert_eq!(
             std::mem::size_of::<DyCuckooView>(),
-            8 * 48 + 5 * 8 + 8 + 6 * 8 + 8 + 8 * 8 + 8 + 2 * 8
+            8 * 48 + 5 * 8 + 8 + 6 * 8 + 8 + 8 * 8 + 8 + 4 * 8
         );
         assert_eq!(std::mem::align_of::<DyCuckooView>(), 8);
     }
