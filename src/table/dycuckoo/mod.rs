@@ -37,9 +37,10 @@
 //! of at most 8 bytes a fresh plain batch first runs a lock-free launch (`dycuckoo_first_fit`:
 //! one CAS of the key into the first empty slot of that bucket), and so does any other plain
 //! batch of such values, *checked*: the launch first looks for each key in all its d buckets
-//! (staged in shared memory) and leaves a key it sees. The insert launch after it
-//! runs the locked paths only for the keys it left (all d buckets full, a copy of the key seen,
-//! lost CASes), alone, so no eviction races its CASes. An eviction
+//! (staged in shared memory) and leaves a key it sees. It lists the keys it leaves (all d
+//! buckets full, a copy of the key seen, lost CASes), and the insert launch after it
+//! (`dycuckoo_insert_left`, one resident wave) runs the locked paths for those alone, one per
+//! warp, so no eviction races its CASes. An eviction
 //! chain is built under the locks of all its buckets and then moved from its end back to its
 //! start, so no evicted pair is ever held outside the table: a chain longer than
 //! [`DyCuckooConfig::max_evictions`] changes nothing, and the key
