@@ -195,9 +195,27 @@ __device__ __forceinline__ void dc_buckets(const dc_view& t, wm_key k, bool acti
 // The insert distribution (§5.2): subtable i with probability proportional to n_i / C(m_i, 2),
 // n_i its slots and m_i its keys as the host last knew them (t.launch_counts; C(m, 2) taken as
 // at least 1, so empty subtables weigh by their size). Host twin: policy.rs `insert_weights`.
+//
+// How a key draws its target from the weights (DC_CHOICE_RACE, 1 by default): an exponential
+// race. The key hashes to an independent uniform u_j per subtable, and its target is the j
+// with the least -ln(u_j) / w_j: P(target = j) = w_j / sum w, exactly the paper's distribution.
+// The weights change as the table fills and resizes, and a later find or erase draws the key's
+// target from the weights of its own launch, so it reads the bucket where the insert put the
+// key first only if the draw has not moved. In a race, raising w_j moves keys only into j;
+// the other draw (0: the key's one uniform as a point in the cumulative weights) moves every
+// boundary after j as well. In a simulation of the dynamic workload of `--preset
+// dycuckoo-compare` (3 subtables) the race took the buckets an erase of a present key reads
+// from 1.54 to 1.25 in the growing half and from 1.59 to 1.43 in the shrinking one.
+#ifndef DC_CHOICE_RACE
+#define DC_CHOICE_RACE 1
+#endif
 
 struct dc_choice {
+#if DC_CHOICE_RACE
+  float inv[DC_D];  // 1 / w_j (t.exclude's: unused)
+#else
   float cum[DC_D];  // cumulative weights
+#endif
 };
 
 // From t.launch_counts, fixed for the launch, so that every warp of a launch draws the same
@@ -208,12 +226,16 @@ __device__ __forceinline__ dc_choice dc_weights(const dc_view& t) {
   float acc = 0.0f;
 #pragma unroll
   for (int j = 0; j < DC_D; j++) {
-    if ((u32)j != t.exclude) {
-      const float m = (float)t.launch_counts[j];
-      const float pairs = fmaxf(m * (m - 1.0f) * 0.5f, 1.0f);
-      acc += (float)t.sub[j].buckets * (float)DC_SLOTS / pairs;
-    }
+    const float m = (float)t.launch_counts[j];
+    const float pairs = fmaxf(m * (m - 1.0f) * 0.5f, 1.0f);
+    const float slots = (float)t.sub[j].buckets * (float)DC_SLOTS;
+#if DC_CHOICE_RACE
+    c.inv[j] = pairs / fmaxf(slots, 1.0f);
+    (void)acc;
+#else
+    if ((u32)j != t.exclude) acc += slots / pairs;
     c.cum[j] = acc;
+#endif
   }
   return c;
 }
@@ -223,15 +245,32 @@ __device__ __forceinline__ u32 dc_last_allowed(const dc_view& t) {
   return t.exclude == (u32)(DC_D - 1) ? (u32)(DC_D - 2) : (u32)(DC_D - 1);
 }
 
-// Key k's target subtable: a 32-bit hash of the key (independent of the subtables' hashes) as a
-// point in [0, total weight).
+// Key k's target subtable (never t.exclude), from hashes of the key independent of the
+// subtables' hashes.
 __device__ __forceinline__ u32 dc_choose(const dc_view& t, const dc_choice& c, wm_key k) {
+#if DC_CHOICE_RACE
+  u32 best = dc_last_allowed(t);
+  float least = __int_as_float(0x7f800000);  // +inf
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) {
+    // u_j in (0, 1): the top 23 bits of the j-th hash, and a half (exact in single precision).
+    const u64 h = wm_fmix64((u64)k ^ t.choice_seed ^ ((u64)(j + 1) * 0x9e3779b97f4a7c15ull));
+    const float u = ((float)(u32)(h >> 41) + 0.5f) * 1.1920929e-07f;  // 2^-23
+    const float score = -__logf(u) * c.inv[j];
+    if ((u32)j != t.exclude && score < least) {
+      least = score;
+      best = (u32)j;
+    }
+  }
+  return best;
+#else
   const float u = (float)(u32)wm_fmix64((u64)k ^ t.choice_seed) * 2.3283064e-10f * c.cum[DC_D - 1];
 #pragma unroll
   for (int j = 0; j < DC_D - 1; j++) {
     if (u < c.cum[j] && (u32)j != t.exclude) return (u32)j;
   }
   return dc_last_allowed(t);
+#endif
 }
 
 // The subtable after j that inserts may use (j itself when there is none).
@@ -1205,19 +1244,15 @@ __device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk&
 extern "C" __global__ void DC_BOUNDS dycuckoo_insert(dc_view t, wm_bulk b) { dc_insert_batch<false>(t, b); }
 
 // The insert launch after a first fit in input order that listed the keys it left (t.left,
-// *t.left_n of them): the placed keys' statuses (where b.status is given) from t.outcome, in one
-// coalesced pass, then the keys left, one per warp (lane 0's), warps striding over the list. A
-// grid of one resident wave (the host's): where dycuckoo_insert over the whole batch took 12 µs
-// for 0.4 * 2^20 keys that first fit had all placed (H100), and a warp whose rounds held several
-// keys left ran their eviction chains one after another, here every key left has a warp to itself
-// while the list is shorter than the resident warps.
+// *t.left_n of them; the placed keys got their statuses there): the keys left, one per warp
+// (lane 0's), warps striding over the list; the last block to finish zeroes the list's length
+// (and t.left_n[1], the blocks done) for the next first fit. A grid of one resident wave (the
+// host's): where dycuckoo_insert over the whole batch took 12 µs for 0.4 * 2^20 keys that first
+// fit had all placed (H100), and a warp whose rounds held several keys left ran their eviction
+// chains one after another, here every key left has a warp to itself while the list is shorter
+// than the resident warps.
 extern "C" __global__ void DC_BOUNDS dycuckoo_insert_left(dc_view t, wm_bulk b) {
   const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x, threads = (u64)gridDim.x * blockDim.x;
-  if (b.status != nullptr) {
-    for (u64 i = tid; i < b.n; i += threads) {
-      if (t.outcome[i] != 0u) b.status[i] = WM_STATUS_OK;
-    }
-  }
   const dc_choice choice = dc_weights(t);
   const bool assign = b.assign != 0u;
   long long inserted = 0, failed = 0;
@@ -1233,6 +1268,14 @@ extern "C" __global__ void DC_BOUNDS dycuckoo_insert_left(dc_view t, wm_bulk b) 
   wm_add_count(t.meta, inserted);
   wm_add_count(t.meta + 1, failed);
   dc_flush_counts(t.counts, delta);
+  // (Every block read the length above, before it counts itself done.)
+  if (threadIdx.x == 0) {
+    __threadfence();
+    if (atomicAdd(reinterpret_cast<unsigned long long*>(t.left_n + 1), 1ull) == gridDim.x - 1u) {
+      t.left_n[0] = 0;
+      t.left_n[1] = 0;
+    }
+  }
 }
 
 // The check of a batch that may hold keys already in the table (dycuckoo_first_fit with
@@ -1355,13 +1398,16 @@ __device__ __forceinline__ void dc_first_fit_batch(const dc_view& t, const wm_bu
       }
       if (old == k || ++lost >= DC_THREAD_TRIES) break;  // a copy of the key, or contention
     }
-    if (active) t.outcome[i] = placed ? 1 : 0;
     left += active && !placed;
     if (!ORDERED && t.left != nullptr) {
-      // (Every lane calls the aggregated increment: the warp's keys left in one atomic.)
+      // Listed: the placed keys' statuses here, the keys left into the list (every lane calls
+      // the aggregated increment: the warp's keys left in one atomic).
+      if (placed && b.status != nullptr) b.status[i] = WM_STATUS_OK;
       const bool leave = active && !placed;
       const u64 at = wm_aggregated_inc(t.left_n, leave);
       if (leave) t.left[at] = (u32)i;
+    } else if (active) {
+      t.outcome[i] = placed ? 1 : 0;
     }
   };
   if (ORDERED) {

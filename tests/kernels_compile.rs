@@ -29,13 +29,17 @@ fn require_nvrtc() -> &'static warpmap::device::Nvrtc {
 }
 
 /// Every module the library can ask NVRTC for (the benchmark's own kernels are compiled by
-/// crates/warpmap-bench/tests/bench_kernels.rs).
+/// crates/warpmap-bench/tests/bench_kernels.rs). `WARPMAP_COMPILE_ONLY=<module>` keeps one
+/// module's specialisations (a quicker check while editing one scheme's kernels).
 fn all_sources() -> Vec<KernelSource> {
     let mut v: Vec<KernelSource> = warpmap::table::registry::schemes()
         .iter()
         .flat_map(|s| (s.kernel_sources)())
         .collect();
     v.extend(warpmap::table::engine::multisplit::all_kernel_sources());
+    if let Ok(only) = std::env::var("WARPMAP_COMPILE_ONLY") {
+        v.retain(|s| s.module == only.trim());
+    }
     v
 }
 

@@ -311,6 +311,20 @@ pub fn kernel_source(key_bytes: usize, value_bytes: usize, subtables: u32) -> Ke
     engine_source::<DyCuckooView>("dycuckoo", DYCUCKOO, key_bytes, value_bytes)
         .define("DC_SUBTABLES", subtables)
         .define("DC_ORDERED_ROUNDS", locality::ORDERED_ROUNDS)
+        .define("DC_CHOICE_RACE", u32::from(choice_race()))
+}
+
+/// Whether a key draws its target subtable by an exponential race over the weights
+/// (`kernels/dycuckoo.cu`, `dc_choose`: a change of weights moves fewer keys' targets, so finds
+/// and erases read fewer buckets), the default; `WARPMAP_DYCUCKOO_CHOICE=interval` takes the
+/// key's one uniform as a point in the cumulative weights instead (measurements). Both draw
+/// each subtable with the paper's probability.
+fn choice_race() -> bool {
+    static RACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *RACE.get_or_init(|| {
+        crate::table::engine::knob::<String>("WARPMAP_DYCUCKOO_CHOICE").as_deref()
+            != Some("interval")
+    })
 }
 
 /// Every specialisation the compile test builds: u32/u64 keys with u32/u64 values for 2, 3, 4
@@ -502,6 +516,9 @@ pub struct DyCuckooScheme<K: Key, V: Value> {
     /// Whether the last first fit listed the keys it left (`left`): the insert launch after it
     /// is then `dycuckoo_insert_left`.
     listed: bool,
+    /// Whether the counts' [`LEFT_N_WORD`] may be other than zero: a listed first fit was
+    /// launched and the insert launch that zeroes it not yet (cleared in `after_insert`).
+    left_n_dirty: bool,
     /// Whether the next insert launch follows a first-fit launch over its batch (`outcome`
     /// holds that launch's results).
     after_first_fit: bool,
@@ -688,6 +705,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             positions: None,
             left: None,
             listed: false,
+            left_n_dirty: false,
             after_first_fit: false,
             absent: 0,
             first_fit_left: 0,
@@ -825,6 +843,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         self.host_counts = [0; MAX_SUBTABLES];
         self.after_first_fit = false;
         self.listed = false;
+        self.left_n_dirty = false; // (the counts are zeroed above)
         self.known = 0;
         self.pending = 0;
         self.erasing = 0;
@@ -853,6 +872,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
         keys: &DeviceBuffer<K>,
         values: &DeviceBuffer<V>,
         ops: Option<&DeviceBuffer<u8>>,
+        status: Option<&mut DeviceBuffer<u32>>,
     ) -> Result<()> {
         let n = keys.len() as u64;
         let gpu = table.gpu.clone();
@@ -914,7 +934,7 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
             } else {
                 paths.fresh += 1;
             }
-            first_fit(table, keys, values)?;
+            first_fit(table, keys, values, status)?;
             clock.mark("first fit launched");
         }
         let s = &table.scheme;
@@ -931,6 +951,11 @@ unsafe impl<K: Key, V: Value> Scheme for DyCuckooScheme<K, V> {
     /// Copies the counts to the host without waiting (`FreshMode::Checked`): the next batch's
     /// bound starts from them once the copy is done.
     fn after_insert(table: &mut GpuTable<Self>) -> Result<()> {
+        // The insert launch after a listed first fit (dycuckoo_insert_left) zeroed the list's
+        // length.
+        if table.scheme.listed {
+            table.scheme.left_n_dirty = false;
+        }
         if table.scheme.fresh_mode != FreshMode::Checked {
             return Ok(());
         }
@@ -1024,15 +1049,17 @@ fn grows_on_bound<K: Key, V: Value>(s: &DyCuckooScheme<K, V>, n: u64) -> bool {
 /// batches; a larger one (a batch of more than 16 Mi keys) is freed at the next batch.
 const OUTCOME_KEPT_BYTES: usize = 16 << 20;
 
-/// Words of the counts buffer: a count per subtable, then [`ABSENT_WORD`], [`LEFT_WORD`] and
-/// [`LEFT_N_WORD`].
-const COUNT_WORDS: usize = MAX_SUBTABLES + 3;
+/// Words of the counts buffer: a count per subtable, then [`ABSENT_WORD`], [`LEFT_WORD`],
+/// [`LEFT_N_WORD`] and the blocks of `dycuckoo_insert_left` done (which its last block zeroes
+/// with the length).
+const COUNT_WORDS: usize = MAX_SUBTABLES + 4;
 /// Where `count_absent` writes (read by the next [`DyCuckooScheme::read_counts`]).
 const ABSENT_WORD: usize = MAX_SUBTABLES;
 /// Where `dycuckoo_first_fit` adds the keys it leaves to the locked paths (since the table was
 /// made or cleared; [`DyCuckooStats::first_fit_left`]).
 const LEFT_WORD: usize = MAX_SUBTABLES + 1;
-/// The keys that the last first fit in input order listed in `left` (zeroed before it).
+/// The keys that the last first fit in input order listed in `left` (zeroed by the insert
+/// launch after it).
 const LEFT_N_WORD: usize = MAX_SUBTABLES + 2;
 
 /// Counts the keys of `keys` (of insert operations, with `ops`) absent from the table into the
@@ -1075,6 +1102,7 @@ fn first_fit<K: Key, V: Value>(
     table: &mut GpuTable<DyCuckooScheme<K, V>>,
     keys: &DeviceBuffer<K>,
     values: &DeviceBuffer<V>,
+    mut status: Option<&mut DeviceBuffer<u32>>,
 ) -> Result<()> {
     let gpu = table.gpu.clone();
     let mut outcome = match table.scheme.outcome.take() {
@@ -1100,18 +1128,24 @@ fn first_fit<K: Key, V: Value>(
         }
     }
     // The keys it leaves are listed (their indices, a word per key of the batch), so that the
-    // insert launch after it takes them alone (`dycuckoo_insert_left`).
+    // insert launch after it takes them alone (`dycuckoo_insert_left`, which zeroes the list's
+    // length when done); the placed keys get their status here.
     let mut left = match table.scheme.left.take() {
         Some(l) if l.len() >= keys.len() => l,
         _ => gpu.alloc::<u32>(keys.len())?,
     };
-    let word = std::mem::size_of::<u64>();
-    gpu.fill_range(&mut table.scheme.counts, LEFT_N_WORD * word, word, 0)?;
+    if table.scheme.left_n_dirty {
+        // (A listed first fit whose insert launch did not follow: an error between them.)
+        let word = std::mem::size_of::<u64>();
+        gpu.fill_range(&mut table.scheme.counts, LEFT_N_WORD * word, 2 * word, 0)?;
+    }
     table.scheme.left = Some(left);
     table.scheme.listed = keys.len() <= u32::MAX as usize;
+    table.scheme.left_n_dirty = table.scheme.listed;
     let view = first_fit_view(table, &outcome);
     left = table.scheme.left.take().expect("just put");
-    let bulk = Bulk::insert(keys, values, None, true);
+    let statuses = status.as_deref().filter(|_| table.scheme.listed);
+    let bulk = Bulk::insert(keys, values, statuses, true);
     let grid = bulk_grid(&gpu, keys.len() as u64);
     let kernel = &table.scheme.kernels().first_fit;
     table.launch(kernel, grid, &view, &bulk, |l| {
@@ -1119,6 +1153,9 @@ fn first_fit<K: Key, V: Value>(
             .reads(values)
             .writes(&mut outcome)
             .writes(&mut left);
+        if let Some(s) = status.as_deref_mut() {
+            l.writes(s);
+        }
     })?;
     let s = &mut table.scheme;
     s.outcome = Some(outcome);

@@ -138,13 +138,16 @@ pub unsafe trait Scheme: Sized + Send + Sync + 'static {
     // scheme-level hooks above, so a scheme overrides one or the other.
 
     /// Before a batch of `keys` and their `values` that may insert (`ops`: the mixed batch's
-    /// operations, `None` for an insert batch) is launched, on the table's stream. Default:
-    /// [`reserve_for_insert`](Scheme::reserve_for_insert) with the batch's length.
+    /// operations, `None` for an insert batch) is launched, on the table's stream; `status`:
+    /// where the insert launch after it will write each key's status (the same buffer), if
+    /// anywhere. Default: [`reserve_for_insert`](Scheme::reserve_for_insert) with the batch's
+    /// length.
     fn before_insert(
         table: &mut GpuTable<Self>,
         keys: &DeviceBuffer<Self::Key>,
         _values: &DeviceBuffer<Self::Value>,
         _ops: Option<&DeviceBuffer<u8>>,
+        _status: Option<&mut DeviceBuffer<u32>>,
     ) -> Result<()> {
         table.scheme.reserve_for_insert(&table.gpu, keys.len())
     }

@@ -713,7 +713,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         &mut self,
         keys: &DeviceBuffer<S::Key>,
         values: &DeviceBuffer<S::Value>,
-        status: Option<&mut DeviceBuffer<u32>>,
+        mut status: Option<&mut DeviceBuffer<u32>>,
         mode: InsertMode,
     ) -> Result<()> {
         check_same_len("insert", keys.len(), values.len())?;
@@ -724,7 +724,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
-        S::before_insert(self, keys, values, None)?;
+        S::before_insert(self, keys, values, None, status.as_deref_mut())?;
         let plan = match status {
             None => self.partition_plan(keys.len())?,
             Some(_) => None,
@@ -764,7 +764,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
-        S::before_insert(self, keys, values, None)?;
+        S::before_insert(self, keys, values, None, None)?;
         if self.scheme.insert_kernel(keys.len()).is_some() {
             self.launch_insert(keys, values, None, mode)?;
         } else {
@@ -802,7 +802,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
             return Ok(());
         };
         for (keys, values) in &full {
-            S::before_insert(self, keys, values, None)?;
+            S::before_insert(self, keys, values, None, None)?;
         }
         let lens: Vec<[u64; 5]> = full
             .iter()
@@ -900,7 +900,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
-        S::before_insert(self, keys, values, Some(ops))?;
+        S::before_insert(self, keys, values, Some(ops), None)?;
         S::before_erase(self, keys.len())?;
         let bulk = Bulk::mixed(ops, keys, values, status, out, found);
         let (view, grid) = (self.view(), self.grid(keys.len()));

@@ -766,6 +766,7 @@ unsafe impl<K: Key, V: Value> Scheme for TwoLevelScheme<K, V> {
         keys: &DeviceBuffer<K>,
         values: &DeviceBuffer<V>,
         _ops: Option<&DeviceBuffer<u8>>,
+        _status: Option<&mut DeviceBuffer<u32>>,
     ) -> Result<()> {
         let n = keys.len();
         if n >= u32::MAX as usize {

@@ -461,9 +461,20 @@ fn timed_op<K: Key, V: Value, T: DeviceHashTable<K, V>>(
         }
         Kind::Erase => {
             timer.start()?;
+            let host = Instant::now();
             t.erase_device_async(&bufs.keys)?;
+            let launched = host.elapsed();
             after(t)?;
+            let host = host.elapsed();
             let ms = timer.stop_ms()?;
+            if trace_inserts() {
+                eprintln!(
+                    "warpmap bench {what}: erase of {len} keys: host {:.1} us (launch {:.1} us), events {:.1} us",
+                    host.as_secs_f64() * 1e6,
+                    launched.as_secs_f64() * 1e6,
+                    ms * 1e3
+                );
+            }
             t.synchronize()?;
             ms
         }
@@ -475,7 +486,7 @@ fn timed_op<K: Key, V: Value, T: DeviceHashTable<K, V>>(
     Ok(ms)
 }
 
-/// Whether each timed insert prints its host time beside its events' time
+/// Whether each timed insert and erase prints its host time beside its events' time
 /// (`WARPMAP_TRACE_DYCUCKOO`, which also traces the table's growth checks).
 fn trace_inserts() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
