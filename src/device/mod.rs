@@ -1370,6 +1370,13 @@ pub struct Launch<'a> {
     error: Option<Error>,
 }
 
+/// Whether each kernel launch prints the host time of the driver's launch call
+/// (`WARPMAP_TRACE_LAUNCH`, for measurements: what a launch costs the host beyond it).
+fn trace_launches() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("WARPMAP_TRACE_LAUNCH").is_ok_and(|v| !v.is_empty() && v != "0"))
+}
+
 impl<'a> Launch<'a> {
     fn keep(&mut self, r: Result<()>) {
         if let Err(e) = r {
@@ -1451,15 +1458,24 @@ impl<'a> Launch<'a> {
             block_dim: (block, 1, 1),
             shared_mem_bytes: shared_bytes,
         };
+        let traced = trace_launches().then(std::time::Instant::now);
         // SAFETY: argument types and bounds are forwarded to the caller (see # Safety). The
         // memory stays valid and ordered for the kernel: each buffer pushed was ordered for
         // this stream when pushed (its allocation and earlier uses on other streams come
         // first; a use on a stream not its own is recorded, so its free, whichever stream the
         // buffer belongs to, waits for this launch), and the borrows in `args` keep the
         // buffers alive until the launch is enqueued.
-        unsafe { self.args.launch(cfg) }
+        let r = unsafe { self.args.launch(cfg) }
             .map(|_| ())
-            .map_err(|e| driver_err(&format!("launching {}", self.name), e))
+            .map_err(|e| driver_err(&format!("launching {}", self.name), e));
+        if let Some(t) = traced {
+            eprintln!(
+                "warpmap launch {}: {:.1} us in the driver's launch",
+                self.name,
+                t.elapsed().as_secs_f64() * 1e6
+            );
+        }
+        r
     }
 }
 
