@@ -1240,6 +1240,19 @@ __device__ __forceinline__ void dc_insert_batch(const dc_view& t, const wm_bulk&
 #define DC_BOUNDS
 #endif
 
+// The same for the staged searches (find, erase, count_absent, unplace), which wait on a line
+// per bucket searched. Left to the compiler, erase took 91 registers for u32 pairs: 2 blocks
+// of 256 per multiprocessor (16 warps), where find (72) had 3; DC_SEARCH_MIN_BLOCKS 4 caps
+// them at 64 (32 warps).
+#ifndef DC_SEARCH_MIN_BLOCKS
+#define DC_SEARCH_MIN_BLOCKS 0
+#endif
+#if DC_SEARCH_MIN_BLOCKS > 0
+#define DC_SEARCH_BOUNDS __launch_bounds__(WM_BLOCK, DC_SEARCH_MIN_BLOCKS)
+#else
+#define DC_SEARCH_BOUNDS
+#endif
+
 // Inserts b.keys[i] -> b.values[i]; b.status (if not null) gets each key's status.
 extern "C" __global__ void DC_BOUNDS dycuckoo_insert(dc_view t, wm_bulk b) { dc_insert_batch<false>(t, b); }
 
@@ -1620,7 +1633,7 @@ __device__ __forceinline__ void dc_lookup(const dc_view& t, const dc_choice& cho
 
 // b.found[i] = 1 and b.out[i] = value where b.keys[i] is present; 0 otherwise (b.out[i] left
 // alone). b.out may be null (contains).
-extern "C" __global__ void dycuckoo_find(dc_view t, wm_bulk b) {
+extern "C" __global__ void DC_SEARCH_BOUNDS dycuckoo_find(dc_view t, wm_bulk b) {
   const dc_choice choice = dc_weights(t);
   __shared__ wm_stage stages[WM_BLOCK / 32];
   wm_stage& stage = stages[threadIdx.x >> 5];
@@ -1663,10 +1676,12 @@ __device__ __forceinline__ void dc_erase_batch(const dc_view& t, const wm_bulk& 
   const dc_choice choice = dc_weights(t);
   const u64 n = UNPLACE ? min(b.n, __ldcg(t.scratch)) : b.n;
   const u32 skip = UNPLACE ? t.exclude : DC_NONE;
-  long long erased = 0;
-  long long delta[DC_D];
+  // 32-bit per lane (a lane erases at most one key a round), widened at the flush: registers
+  // are what bounds this kernel's resident warps (DC_SEARCH_MIN_BLOCKS).
+  u32 erased = 0;
+  u32 gone[DC_D];
 #pragma unroll
-  for (int j = 0; j < DC_D; j++) delta[j] = 0;
+  for (int j = 0; j < DC_D; j++) gone[j] = 0;
   __shared__ wm_stage stages[WM_BLOCK / 32];
   wm_stage& stage = stages[threadIdx.x >> 5];
   dc_for_each_round(n, [&](u64 i, bool active) {
@@ -1693,20 +1708,24 @@ __device__ __forceinline__ void dc_erase_batch(const dc_view& t, const wm_bulk& 
     }
     if (tried && old == k) {
       erased++;
-      dc_count(delta, from, -1);
+#pragma unroll
+      for (int j = 0; j < DC_D; j++) gone[j] += from == (u32)j ? 1u : 0u;
     }
   });
-  if (!UNPLACE) wm_add_count(t.meta, -erased);
+  if (!UNPLACE) wm_add_count(t.meta, -(long long)erased);
+  long long delta[DC_D];
+#pragma unroll
+  for (int j = 0; j < DC_D; j++) delta[j] = -(long long)gone[j];
   dc_flush_counts(t.counts, delta);
 }
 
 // Erases every present key; t.meta[0] decreases by the number erased. Phase-separated from
 // inserts (the paper's rule): never run concurrently with an insert.
-extern "C" __global__ void dycuckoo_erase(dc_view t, wm_bulk b) { dc_erase_batch<false>(t, b); }
+extern "C" __global__ void DC_SEARCH_BOUNDS dycuckoo_erase(dc_view t, wm_bulk b) { dc_erase_batch<false>(t, b); }
 
 // A failed downsize's rollback: erases the residuals b.keys (at most t.scratch[0]) from the
 // subtables other than t.exclude.
-extern "C" __global__ void dycuckoo_unplace(dc_view t, wm_bulk b) { dc_erase_batch<true>(t, b); }
+extern "C" __global__ void DC_SEARCH_BOUNDS dycuckoo_unplace(dc_view t, wm_bulk b) { dc_erase_batch<true>(t, b); }
 
 // A mixed batch: b.ops[i] = WM_OP_INSERT inserts (b.assign) and writes b.status[i]; WM_OP_FIND
 // looks b.keys[i] up into b.out[i] / b.found[i] while the inserts run (reads validated by the
@@ -1825,7 +1844,7 @@ extern "C" __global__ void dycuckoo_recount(dc_view t, wm_bulk b) {
 // null) that are absent from the subtables: at most the keys the batch can add (a key absent
 // and repeated in the batch counts each time). The host's growth decision (the side path's keys
 // take no slot and are not counted).
-extern "C" __global__ void dycuckoo_count_absent(dc_view t, wm_bulk b) {
+extern "C" __global__ void DC_SEARCH_BOUNDS dycuckoo_count_absent(dc_view t, wm_bulk b) {
   const dc_choice choice = dc_weights(t);
   long long absent = 0;
   __shared__ wm_stage stages[WM_BLOCK / 32];

@@ -100,6 +100,21 @@ fn check_cubin(cubin: &[u8], kernels: &[String]) -> Option<String> {
     None
 }
 
+/// `WARPMAP_COMPILE_DUMP=<dir>`: each CUBIN is also written there (`<label>.sm_<arch>.cubin`),
+/// for reading its kernels' registers (`scripts/cubin-registers.py`).
+fn dump_cubin(src: &KernelSource, arch: u32, cubin: &[u8]) {
+    if let Some(dir) = std::env::var_os("WARPMAP_COMPILE_DUMP") {
+        let name: String = src
+            .label()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let path = std::path::Path::new(&dir).join(format!("{name}.sm_{arch}.cubin"));
+        std::fs::create_dir_all(&dir).expect("WARPMAP_COMPILE_DUMP: cannot make the directory");
+        std::fs::write(&path, cubin).expect("WARPMAP_COMPILE_DUMP: cannot write");
+    }
+}
+
 fn compile_all_for(arch: u32) {
     require_nvrtc();
     let sources = all_sources();
@@ -123,7 +138,10 @@ fn compile_all_for(arch: u32) {
                     &src.options(),
                 ) {
                     Err(e) => Some(e.to_string()),
-                    Ok(cubin) => check_cubin(&cubin, &kernels),
+                    Ok(cubin) => {
+                        dump_cubin(src, arch, &cubin);
+                        check_cubin(&cubin, &kernels)
+                    }
                 };
                 if let Some(p) = problem {
                     failures

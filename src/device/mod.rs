@@ -1374,7 +1374,9 @@ pub struct Launch<'a> {
 /// (`WARPMAP_TRACE_LAUNCH`, for measurements: what a launch costs the host beyond it).
 fn trace_launches() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("WARPMAP_TRACE_LAUNCH").is_ok_and(|v| !v.is_empty() && v != "0"))
+    *ON.get_or_init(|| {
+        std::env::var("WARPMAP_TRACE_LAUNCH").is_ok_and(|v| !v.is_empty() && v != "0")
+    })
 }
 
 impl<'a> Launch<'a> {

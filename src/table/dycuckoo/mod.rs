@@ -312,6 +312,24 @@ pub fn kernel_source(key_bytes: usize, value_bytes: usize, subtables: u32) -> Ke
         .define("DC_SUBTABLES", subtables)
         .define("DC_ORDERED_ROUNDS", locality::ORDERED_ROUNDS)
         .define("DC_CHOICE_RACE", u32::from(choice_race()))
+        .define(
+            "DC_SEARCH_MIN_BLOCKS",
+            search_min_blocks(key_bytes, subtables),
+        )
+}
+
+/// Blocks of 256 threads per multiprocessor that the staged searches (find, erase,
+/// count_absent, unplace) are compiled for (`DC_SEARCH_MIN_BLOCKS` in `kernels/dycuckoo.cu`;
+/// 0: the compiler's choice). `WARPMAP_DYCUCKOO_SEARCH_BLOCKS=N` sets it (measurements).
+fn search_min_blocks(key_bytes: usize, subtables: u32) -> u32 {
+    static KNOB: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    let knob =
+        *KNOB.get_or_init(|| crate::table::engine::knob::<u32>("WARPMAP_DYCUCKOO_SEARCH_BLOCKS"));
+    knob.unwrap_or(if key_bytes == 4 && subtables <= 4 {
+        4
+    } else {
+        0
+    })
 }
 
 /// Whether a key draws its target subtable by an exponential race over the weights
