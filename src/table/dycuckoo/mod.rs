@@ -308,14 +308,19 @@ pub fn supports_widths(key_bytes: usize, value_bytes: usize) -> bool {
 
 /// The kernel module of one specialisation: key and value widths and `d` subtables.
 pub fn kernel_source(key_bytes: usize, value_bytes: usize, subtables: u32) -> KernelSource {
-    engine_source::<DyCuckooView>("dycuckoo", DYCUCKOO, key_bytes, value_bytes)
+    let src = engine_source::<DyCuckooView>("dycuckoo", DYCUCKOO, key_bytes, value_bytes)
         .define("DC_SUBTABLES", subtables)
         .define("DC_ORDERED_ROUNDS", locality::ORDERED_ROUNDS)
         .define("DC_CHOICE_RACE", u32::from(choice_race()))
         .define(
             "DC_SEARCH_MIN_BLOCKS",
             search_min_blocks(key_bytes, subtables),
-        )
+        );
+    // `DC_MIN_BLOCKS` of the insert kernels (kernels/dycuckoo.cu), for measurements.
+    match crate::table::engine::knob::<u32>("WARPMAP_DYCUCKOO_INSERT_BLOCKS") {
+        Some(n) => src.define("DC_MIN_BLOCKS", n),
+        None => src,
+    }
 }
 
 /// Blocks of 256 threads per multiprocessor that the staged searches (find, erase,
