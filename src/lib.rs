@@ -26,4 +26,6 @@ pub use table::slab::{Slab, SlabConfig, SlabMultiMap, SlabStats};
 pub use table::stadium::{InsertStrategy, Location, Stadium, StadiumConfig};
 pub use table::two_level::{TwoLevel, TwoLevelConfig, TwoLevelCpu};
 pub use table::warpdrive::{WarpDrive, WarpDriveConfig};
-pub use table::{Backend, DeviceHashTable, HashTable, InsertMode, MixedOp, MultiMap, Reduce};
+pub use table::{
+    Backend, DeviceHashTable, HashTable, InsertMode, MixedOp, MultiMap, Reduce, UnorderedFind,
+};

@@ -257,6 +257,79 @@ fn ordered_calls_match<K: Key, V: Value>(g: u32) {
     }
 }
 
+/// Lookups under `locality` (`On` and `Chunks` partition every lookup: the split with
+/// positions, the ordered find, the answers gathered back) answer as the oracle: a batch of the
+/// stored keys (the sentinels among them) and as many absent ones, shuffled, through
+/// `find_device_async`, `contains_device_async` and the host `find`; and
+/// `find_device_unordered_async` gives every batch index once, each with its key's answer.
+fn partitioned_lookups_match<K: Key, V: Value>(g: u32, locality: LocalityMode) {
+    let Some(gpu) = gpu() else { return };
+    let name = format!("{}/{} g{g} {locality:?} lookups", K::NAME, V::NAME);
+    let config = WarpDriveConfig::new(1 << 14)
+        .group_size(g)
+        .locality(locality);
+    let mut t = warpdrive::<K, V>(&gpu, config);
+    let mut rng = SplitMix64::new(mix(g as u64 * 31 + 9) ^ K::BYTES as u64);
+    let n = t.capacity() * 9 / 10;
+    let (keys, values, of) = batch_with_copies::<K, V>(&mut rng, n * 10 / 11, 4);
+    insert_device(&name, &mut t, &keys, &values, InsertMode::Assign);
+    let stored = check(&name, &t, &of, &HashMap::new(), InsertMode::Assign);
+    let mut queries: Vec<K> = stored.keys().copied().collect();
+    queries.extend(
+        unique_keys::<K>(&mut rng, n, false)
+            .into_iter()
+            .filter(|k| !stored.contains_key(k)),
+    );
+    for i in (1..queries.len()).rev() {
+        queries.swap(i, rng.index(i + 1));
+    }
+    let m = queries.len();
+    let dq = gpu.upload(&queries).unwrap();
+    let (mut out, mut found) = (gpu.alloc::<V>(m).unwrap(), gpu.alloc::<u8>(m).unwrap());
+    let mut contained = gpu.alloc::<u8>(m).unwrap();
+    t.find_device_async(&dq, &mut out, &mut found).unwrap();
+    t.contains_device_async(&dq, &mut contained).unwrap();
+    let unordered = t.find_device_unordered_async(&dq).unwrap();
+    t.synchronize().unwrap();
+    let (out, found) = (gpu.download(&out).unwrap(), gpu.download(&found).unwrap());
+    let contained = gpu.download(&contained).unwrap();
+    for (i, k) in queries.iter().enumerate() {
+        match stored.get(k) {
+            Some(v) => {
+                assert_eq!((found[i], contained[i]), (1, 1), "{name}: {k:?} found");
+                assert_eq!(&out[i], v, "{name}: value of {k:?}");
+            }
+            None => assert_eq!((found[i], contained[i]), (0, 0), "{name}: {k:?} absent"),
+        }
+    }
+    let host = t.find(&queries).unwrap();
+    for (k, got) in queries.iter().zip(&host) {
+        assert_eq!(got.as_ref(), stored.get(k), "{name}: host find of {k:?}");
+    }
+    let index = gpu.download(&unordered.index).unwrap();
+    let (u_values, u_found) = (
+        gpu.download(&unordered.values).unwrap(),
+        gpu.download(&unordered.found).unwrap(),
+    );
+    let mut seen = vec![false; m];
+    for (j, &i) in index.iter().enumerate() {
+        let i = i as usize;
+        assert!(
+            i < m && !seen[i],
+            "{name}: unordered index {i} out of range or twice"
+        );
+        seen[i] = true;
+        let k = &queries[i];
+        match stored.get(k) {
+            Some(v) => {
+                assert_eq!(u_found[j], 1, "{name}: unordered {k:?} found");
+                assert_eq!(&u_values[j], v, "{name}: unordered value of {k:?}");
+            }
+            None => assert_eq!(u_found[j], 0, "{name}: unordered {k:?} absent"),
+        }
+    }
+}
+
 macro_rules! cases {
     ($($name:ident: $k:ty, $v:ty;)*) => {$(
         mod $name {
@@ -276,6 +349,14 @@ macro_rules! cases {
             #[test]
             fn overflow() {
                 overflow_is_reported::<$k, $v>();
+            }
+            #[test]
+            fn lookups_on_g4() {
+                partitioned_lookups_match::<$k, $v>(4, LocalityMode::On);
+            }
+            #[test]
+            fn lookups_chunks_g2() {
+                partitioned_lookups_match::<$k, $v>(2, LocalityMode::Chunks(1500));
             }
             #[test]
             fn ordered_calls_g1() {
@@ -310,6 +391,14 @@ fn on_with_wide_windows_inserts_in_input_order() {
 #[test]
 fn ordered_calls_with_wide_windows() {
     ordered_calls_match::<u32, u32>(16);
+}
+
+/// Windows of 16 slots have no ordered find: `On` looks up in input order, and the unordered
+/// lookup answers in input order (`index[j] = j`); a small table under `Auto` too.
+#[test]
+fn lookups_without_order() {
+    partitioned_lookups_match::<u32, u32>(16, LocalityMode::On);
+    partitioned_lookups_match::<u64, u32>(4, LocalityMode::Auto);
 }
 
 /// `Auto` leaves a small table's batches in input order: same contents either way.

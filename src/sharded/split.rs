@@ -390,6 +390,27 @@ pub fn unsplit<K: Key, V: bytemuck::Pod>(
             "unsplit of a split made without positions (split(.., positions: true))",
         ));
     };
+    unsplit_by::<K, V>(gpu, f, positions, keep, status, values, found)
+}
+
+/// [`unsplit`] by the positions of a split made elsewhere: element `i` of each `out` receives
+/// element `positions[i]` of its `split` buffer (except what `keep` says). The engine's
+/// partitioned lookup ([`multisplit_within`] with positions, then the table's ordered find)
+/// brings its answers back to input order with it. `f` names the kernel module (its hash; `K`
+/// its key width). Asynchronous, on `gpu`'s stream.
+///
+/// # Errors
+/// [`Error::InvalidInput`] if a buffer is shorter than `positions`; the device's errors.
+pub fn unsplit_by<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    f: &PartFunction,
+    positions: &DeviceBuffer<u32>,
+    keep: Keep<'_>,
+    status: Results<'_, u32>,
+    values: Results<'_, V>,
+    found: Results<'_, u8>,
+) -> Result<()> {
+    let n = positions.len();
     let short = |a: usize, b: usize| a < n || b < n;
     if matches!(keep, Keep::ByOperation(o) if o.len() < n)
         || status
@@ -441,9 +462,48 @@ pub fn unsplit<K: Key, V: bytemuck::Pod>(
     l.arg(&found_bytes);
     // SAFETY: shard_unsplit's (positions, n, ops, values_where_found, then three (split, out,
     // bytes) triples, null pairs skipped; `ops`, when given, is the split's operations, n
-    // bytes). `positions` is the split's, n entries (checked: same n), each below n (the
-    // kernel also skips any that is not); each buffer holds at least n elements of its size.
+    // bytes). `positions` holds n entries (n is its length), each below n for a split's (the
+    // kernel skips any that is not); each buffer holds at least n elements of its size
+    // (checked above).
     // A grid-stride loop: any grid covers n. (Blocks that each gather a tile of consecutive
     // keys measured faster alone under ncu but slower across GPUs: bench/NOTES.md, session S.)
+    unsafe { l.run(bulk_grid(gpu, n64), BLOCK, 0) }
+}
+
+/// Where each element of a split came from: `index[positions[i]] = base + i` for every `i`,
+/// the inverse of the positions a split writes (in input order; `base` is the split batch's
+/// first index in a longer batch) — for a lookup that answers in split order with each key's
+/// input index. `f` names the kernel module (its hash; `K` its key width). Asynchronous, on
+/// `gpu`'s stream.
+///
+/// # Errors
+/// [`Error::InvalidInput`] if `index` is shorter than `positions` or `base + positions` reach
+/// `u32::MAX`; the device's errors.
+pub fn invert_positions<K: Key>(
+    gpu: &Gpu,
+    f: &PartFunction,
+    positions: &DeviceBuffer<u32>,
+    base: u32,
+    index: &mut DeviceBuffer<u32>,
+) -> Result<()> {
+    let n = positions.len();
+    if index.len() < n || base as u64 + n as u64 >= u32::MAX as u64 {
+        return Err(Error::invalid(format!(
+            "the inverse of {n} positions from {base} into {} indices (below {})",
+            index.len(),
+            u32::MAX
+        )));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let module = module::<K>(gpu, f)?;
+    let n64 = n as u64;
+    let k = module.kernel("shard_invert")?;
+    let mut l = k.launch();
+    l.buf(positions).arg(&n64).arg(&base).buf_mut(index);
+    // SAFETY: shard_invert's (positions, n, base, index); it reads positions[i] for i < n (its
+    // length) and writes index[pos] only for pos < n (index holds at least n elements,
+    // checked). A grid-stride loop: any grid covers n.
     unsafe { l.run(bulk_grid(gpu, n64), BLOCK, 0) }
 }

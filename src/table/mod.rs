@@ -793,6 +793,38 @@ fn insert_all<K: Key, V: Value, T: HashTable<K, V> + ?Sized>(
     Ok(())
 }
 
+/// [`DeviceHashTable::find_device_unordered_async`] in input order: the index `0..n` uploaded
+/// from the host, and the table's lookup.
+pub(crate) fn find_in_input_order<K: Key, V: Value, T: DeviceHashTable<K, V> + ?Sized>(
+    table: &T,
+    keys: &DeviceBuffer<K>,
+) -> Result<UnorderedFind<V>> {
+    let gpu = table.gpu();
+    let n = check_index_range(keys.len())?;
+    let index = gpu.upload(&(0..n).collect::<Vec<u32>>())?;
+    let mut values = gpu.alloc::<V>(keys.len())?;
+    let mut found = gpu.alloc::<u8>(keys.len())?;
+    table.find_device_async(keys, &mut values, &mut found)?;
+    Ok(UnorderedFind {
+        index,
+        values,
+        found,
+    })
+}
+
+/// `n` as a `u32` bound for batch indices: [`Error::InvalidInput`] for `u32::MAX` keys or more.
+pub(crate) fn check_index_range(n: usize) -> Result<u32> {
+    u32::try_from(n)
+        .ok()
+        .filter(|&n| n < u32::MAX)
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "a lookup of {n} keys with batch indices: fewer than {} per call",
+                u32::MAX
+            ))
+        })
+}
+
 /// One batch of [`DeviceHashTable::find_device_ordered_parts_async`]: its keys, and where its
 /// values (`None`: a contains) and found flags go.
 pub struct OrderedFind<'a, K, V> {
@@ -802,6 +834,17 @@ pub struct OrderedFind<'a, K, V> {
     pub values: Option<&'a mut DeviceBuffer<V>>,
     /// 1 for each key found, 0 for the others.
     pub found: &'a mut DeviceBuffer<u8>,
+}
+
+/// The answers of [`DeviceHashTable::find_device_unordered_async`], in an order of the table's
+/// choosing: element `j` of `values` and `found` answers key `index[j]` of the batch.
+pub struct UnorderedFind<V> {
+    /// The batch index of each answer's key: every index of the batch once.
+    pub index: DeviceBuffer<u32>,
+    /// The value of each answer's key where it was found (unspecified where not).
+    pub values: DeviceBuffer<V>,
+    /// 1 where the answer's key is present, 0 where not.
+    pub found: DeviceBuffer<u8>,
 }
 
 /// The extension of [`HashTable`] for tables on a GPU: every bulk operation on device buffers,
@@ -1021,6 +1064,23 @@ pub trait DeviceHashTable<K: Key, V: Value>: HashTable<K, V> {
             Some(v) => self.find_device_async(keys, v, found),
             None => self.contains_device_async(keys, found),
         }
+    }
+
+    /// Enqueues a lookup of `keys` whose answers come in an order of the table's choosing, each
+    /// with its key's index in the batch ([`UnorderedFind`]): for consumers that do not need
+    /// input order, such as a hash join's probe side, which gathers its rows by the index
+    /// anyway. WarpDrive answers in the order of its table's stretches where its partitioned
+    /// path would be taken for an insert of the batch (a table of at least twice the L2 cache,
+    /// a long batch: [`locality::plan`](engine::locality::plan)), at any load: the split of
+    /// its partitioned lookup without the gather back to input order. Elsewhere answers come in
+    /// input order (`index[j] = j`; the default does that: the index goes up from the host).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidInput`] for a batch of `u32::MAX` keys or more; as
+    /// [`find_device_async`](DeviceHashTable::find_device_async) otherwise.
+    fn find_device_unordered_async(&self, keys: &DeviceBuffer<K>) -> Result<UnorderedFind<V>> {
+        find_in_input_order(self, keys)
     }
 
     /// Enqueues the inserts of several batches, each in the order of

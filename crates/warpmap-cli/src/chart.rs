@@ -43,6 +43,7 @@ fn op_color(op: Op) -> RGBColor {
         Op::Contains => RGBColor(44, 160, 44),
         Op::Erase => RGBColor(255, 127, 14),
         Op::Reduce => RGBColor(188, 189, 34),
+        Op::FindUnordered => RGBColor(127, 127, 127),
         Op::Mixed => RGBColor(140, 86, 75),
     }
 }

@@ -221,6 +221,31 @@ pub fn plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
     Some(plan)
 }
 
+/// Under [`LocalityMode::Auto`], lookups take the partitioned path ([`find_plan`]) from this
+/// load factor up. A lookup in input order reads one random window after another along its
+/// key's chain, and the chains lengthen with the load; in the order of the stretches the
+/// windows after the first are mostly in L2, so the split (keys with their positions, and the
+/// answers gathered back to input order) pays only where chains are long. On an H100 at load
+/// 0.8 the partitioned find of 2^27 u32 keys took 7.08 ms against 6.94 direct (bench/NOTES.md,
+/// issue 14, step 2); the crossover above it is measured in bench/NOTES.md, issue 18.
+pub const FIND_MIN_LOAD: f64 = 0.85;
+
+/// The plan for a lookup of `n` keys in a table whose load factor is at most `load`, or `None`
+/// to look up in input order: as [`plan`] (the same chunks and parts, the same table-size
+/// rule), and under `Auto` only from [`FIND_MIN_LOAD`]. `On` and `Chunks` partition every
+/// lookup, as they do inserts (for tests). `WARPMAP_LOCALITY_FIND=off` never partitions a
+/// lookup and `=on` ignores the load (for measurements).
+pub fn find_plan(st: &Stretches, n: usize, machine: Machine, load: f64) -> Option<Plan> {
+    let forced = knob::<String>("WARPMAP_LOCALITY_FIND");
+    match forced.as_deref() {
+        Some("off") => return None,
+        Some("on") => {}
+        _ if st.mode.resolved() == LocalityMode::Auto && load < FIND_MIN_LOAD => return None,
+        _ => {}
+    }
+    plan(st, n, machine)
+}
+
 /// For a caller that splits a batch of `n` keys anyway (the sharded table splits every batch by
 /// shard): the part function that puts the batch in the order of the table's stretches, so that
 /// the scheme's ordered kernels can take it, or `None` where that would not pay. The split then
@@ -314,6 +339,31 @@ mod tests {
         let c = plan(&st(1 << 10, LocalityMode::Chunks(0)), 5, H100).expect("chunks");
         assert_eq!(c.chunk, 1);
         assert_eq!(plan(&st(1 << 10, LocalityMode::Chunks(8)), 0, H100), None);
+    }
+
+    #[test]
+    fn lookups_partition_from_the_load_bound_under_auto() {
+        let auto = st(2 << 30, LocalityMode::Auto);
+        // Below FIND_MIN_LOAD: input order; from it: the insert's plan.
+        assert_eq!(find_plan(&auto, 1 << 27, H100, 0.8), None);
+        assert_eq!(
+            find_plan(&auto, 1 << 27, H100, FIND_MIN_LOAD),
+            plan(&auto, 1 << 27, H100)
+        );
+        assert!(find_plan(&auto, 1 << 27, H100, 0.95).is_some());
+        // The table-size and batch rules still hold.
+        assert_eq!(
+            find_plan(&st(80 << 20, LocalityMode::Auto), 1 << 27, H100, 0.95),
+            None
+        );
+        assert_eq!(find_plan(&auto, 1 << 24, H100, 0.95), None);
+        // Forced modes ignore the load.
+        let on = find_plan(&st(1 << 10, LocalityMode::On), 100, H100, 0.0).expect("on");
+        assert_eq!((on.chunk, on.part.parts), (100, 1));
+        assert_eq!(
+            find_plan(&st(2 << 30, LocalityMode::Off), 1 << 27, H100, 0.99),
+            None
+        );
     }
 
     #[test]

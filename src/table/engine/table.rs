@@ -1,14 +1,16 @@
 //! [`GpuTable`]: one GPU table over any [`Scheme`], with [`HashTable`] and [`DeviceHashTable`]
 //! written once.
 
-use super::multisplit::{multisplit_async, PartFunction};
+use super::multisplit::{multisplit_async, multisplit_within, PartFunction, MAX_WITHIN_PARTS};
 use super::{bulk_grid, locality, Bulk, Scheme, SchemeConfig, BLOCK};
 use crate::device::{DeviceBuffer, Gpu, Kernel, Launch, PinnedBuffer};
 use crate::error::check_same_len;
+use crate::sharded::split::{invert_positions, unsplit_by, Keep};
 use crate::status::{InsertStatus, TABLE_FULL};
 use crate::table::{
-    check_mixed_lens, check_rehash_capacity, reject_mixed_erase, Backend, DeviceHashTable,
-    HashTable, InsertMode, MixedOp, OrderedFind,
+    check_index_range, check_mixed_lens, check_rehash_capacity, find_in_input_order,
+    reject_mixed_erase, Backend, DeviceHashTable, HashTable, InsertMode, MixedOp, OrderedFind,
+    UnorderedFind,
 };
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,6 +23,10 @@ struct Counters {
     buf: DeviceBuffer<u64>,
     /// `buf[1]` when failures were last reported: later ones are `buf[1] - this`.
     failed_seen: AtomicU64,
+    /// At least the stored keys (`buf[0]`) without a read of the device: `buf[0]` when last
+    /// read, plus the keys of every insert enqueued since. A lookup's plan asks it for the load
+    /// ([`GpuTable::find_plan`]); being only a speed choice, it need not be exact.
+    stored_bound: AtomicU64,
 }
 
 impl Counters {
@@ -28,17 +34,25 @@ impl Counters {
         Ok(Counters {
             buf: gpu.alloc_filled::<u64>(4, 0)?,
             failed_seen: AtomicU64::new(0),
+            stored_bound: AtomicU64::new(0),
         })
     }
     fn read(&self, gpu: &Gpu) -> Result<[u64; 2]> {
         let mut m = [0u64; 2];
         gpu.copy_to_host(&self.buf, &mut m)?;
+        self.stored_bound.store(m[0], Ordering::Relaxed);
         Ok(m)
+    }
+    /// Notes an insert of `n` keys enqueued (see `stored_bound`).
+    fn inserting(&self, n: usize) {
+        self.stored_bound.fetch_add(n as u64, Ordering::Relaxed);
     }
     /// Zero stored keys (the failure count stays: it is reported once).
     fn reset(&mut self, gpu: &Gpu) -> Result<()> {
         let failed = self.read(gpu)?[1];
-        gpu.copy_to_device(&[0u64, failed], &mut self.buf)
+        gpu.copy_to_device(&[0u64, failed], &mut self.buf)?;
+        self.stored_bound.store(0, Ordering::Relaxed);
+        Ok(())
     }
     /// Marks every failure so far as reported (the caller returned them per key).
     fn mark_reported(&self, gpu: &Gpu) -> Result<()> {
@@ -472,6 +486,110 @@ impl<S: Scheme> GpuTable<S> {
         })
     }
 
+    /// The plan of a locality-partitioned lookup of `n` keys, where the scheme has an ordered
+    /// find and [`locality::find_plan`] says so at the table's load (its upper bound
+    /// `Counters::stored_bound`), in parts one split pass can make.
+    fn find_plan(&self, n: usize) -> Option<locality::Plan> {
+        let loc = self.scheme.locality()?;
+        loc.find?;
+        let stored = self.counters.stored_bound.load(Ordering::Relaxed);
+        let load = stored as f64 / self.scheme.capacity().max(1) as f64;
+        let machine = locality::Machine::of(&self.gpu, &loc);
+        locality::find_plan(&loc.stretches, n, machine, load)
+            .filter(|p| p.part.parts <= MAX_WITHIN_PARTS)
+    }
+
+    /// A lookup (`out: None`: contains), results in input order: partitioned where
+    /// [`Self::find_plan`] says so, else the bulk find.
+    fn find_any(
+        &self,
+        keys: &DeviceBuffer<S::Key>,
+        mut out: Option<&mut DeviceBuffer<S::Value>>,
+        found: &mut DeviceBuffer<u8>,
+    ) -> Result<()> {
+        let Some(plan) = self.find_plan(keys.len()) else {
+            return self.launch_find(keys, out, found);
+        };
+        check_same_len("find", keys.len(), found.len())?;
+        if let Some(o) = &out {
+            check_same_len("find", keys.len(), o.len())?;
+        }
+        // Chunk by chunk: the split with each key's position, the ordered find into scratch in
+        // split order, the answers gathered back to input order. Scratch per key of a chunk:
+        // the key, its position, a value and a flag.
+        let gpu = &self.gpu;
+        for range in plan.chunks(keys.len()) {
+            let kv = gpu.view(keys, range.clone())?;
+            let mut fv = one_view(found, &range, gpu)?;
+            let mut ov = out
+                .as_deref_mut()
+                .map(|o| one_view(o, &range, gpu))
+                .transpose()?;
+            let len = range.len();
+            let scratch = (|| {
+                let f = gpu.alloc::<u8>(len)?;
+                let v = ov
+                    .is_some()
+                    .then(|| gpu.alloc::<S::Value>(len))
+                    .transpose()?;
+                Ok((f, v))
+            })();
+            let answered = match scratch {
+                Ok((mut f, mut v)) => self
+                    .find_split(&kv, v.as_mut(), &mut f, &plan)?
+                    .map(|positions| (positions, f, v)),
+                Err(Error::OutOfMemory { .. }) => None,
+                Err(e) => return Err(e),
+            };
+            // No room for the scratch (a table that fills the GPU): this chunk in input order.
+            let Some((positions, f, v)) = answered else {
+                self.launch_find(&kv, ov.as_deref_mut(), &mut fv)?;
+                continue;
+            };
+            unsplit_by::<S::Key, S::Value>(
+                gpu,
+                &whole_batch(&plan),
+                &positions,
+                Keep::ValuesWhereMissing,
+                None,
+                v.as_ref().zip(ov.as_deref_mut()),
+                Some((&f, &mut fv)),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The split of `keys` by the plan's part function with where each key went, and the
+    /// scheme's ordered find over it into `out` and `found` in split order; the positions, or
+    /// `None` (nothing enqueued) where the split finds no device memory for its scratch.
+    fn find_split(
+        &self,
+        keys: &DeviceBuffer<S::Key>,
+        out: Option<&mut DeviceBuffer<S::Value>>,
+        found: &mut DeviceBuffer<u8>,
+        plan: &locality::Plan,
+    ) -> Result<Option<DeviceBuffer<u32>>> {
+        let gpu = &self.gpu;
+        let split = multisplit_within::<S::Key, u32>(
+            gpu,
+            gpu,
+            keys,
+            None,
+            &whole_batch(plan),
+            &plan.part,
+            true,
+            false,
+        );
+        let (split, positions) = match split {
+            Ok(s) => s,
+            Err(Error::OutOfMemory { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let positions = positions.expect("a split asked for positions returns them");
+        self.launch_ordered_find(&split.keys, out, found)?;
+        Ok(Some(positions))
+    }
+
     fn launch_find(
         &self,
         keys: &DeviceBuffer<S::Key>,
@@ -725,6 +843,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
             return Ok(());
         }
         S::before_insert(self, keys, values, None, status.as_deref_mut())?;
+        self.counters.inserting(keys.len());
         let plan = match status {
             None => self.partition_plan(keys.len())?,
             Some(_) => None,
@@ -742,7 +861,51 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         values: &mut DeviceBuffer<S::Value>,
         found: &mut DeviceBuffer<u8>,
     ) -> Result<()> {
-        self.launch_find(keys, Some(values), found)
+        self.find_any(keys, Some(values), found)
+    }
+
+    fn find_device_unordered_async(
+        &self,
+        keys: &DeviceBuffer<S::Key>,
+    ) -> Result<UnorderedFind<S::Value>> {
+        check_index_range(keys.len())?;
+        // The insert's rule (a large table, a long batch), at any load.
+        let plan = self.scheme.locality().and_then(|loc| {
+            loc.find?;
+            let machine = locality::Machine::of(&self.gpu, &loc);
+            locality::plan(&loc.stretches, keys.len(), machine)
+                .filter(|p| p.part.parts <= MAX_WITHIN_PARTS)
+        });
+        let Some(plan) = plan else {
+            return find_in_input_order(self, keys);
+        };
+        let gpu = &self.gpu;
+        let n = keys.len();
+        let mut answers = UnorderedFind {
+            index: gpu.alloc::<u32>(n)?,
+            values: gpu.alloc::<S::Value>(n)?,
+            found: gpu.alloc::<u8>(n)?,
+        };
+        for range in plan.chunks(n) {
+            let kv = gpu.view(keys, range.clone())?;
+            let mut iv = one_view(&mut answers.index, &range, gpu)?;
+            let mut vv = one_view(&mut answers.values, &range, gpu)?;
+            let mut fv = one_view(&mut answers.found, &range, gpu)?;
+            // The range's first index: below u32::MAX (checked above).
+            let base = range.start as u32;
+            match self.find_split(&kv, Some(&mut vv), &mut fv, &plan)? {
+                Some(positions) => {
+                    invert_positions::<S::Key>(gpu, &whole_batch(&plan), &positions, base, &mut iv)?
+                }
+                // No room for the split's scratch: this chunk in input order.
+                None => {
+                    let index: Vec<u32> = (base..base + range.len() as u32).collect();
+                    gpu.copy_to_device(&index, &mut iv)?;
+                    self.launch_find(&kv, Some(&mut vv), &mut fv)?;
+                }
+            }
+        }
+        Ok(answers)
     }
 
     fn stretch_order(&self, n: usize) -> Option<PartFunction> {
@@ -765,6 +928,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
             return Ok(());
         }
         S::before_insert(self, keys, values, None, None)?;
+        self.counters.inserting(keys.len());
         if self.scheme.insert_kernel(keys.len()).is_some() {
             self.launch_insert(keys, values, None, mode)?;
         } else {
@@ -803,6 +967,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         };
         for (keys, values) in &full {
             S::before_insert(self, keys, values, None, None)?;
+            self.counters.inserting(keys.len());
         }
         let lens: Vec<[u64; 5]> = full
             .iter()
@@ -864,7 +1029,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         keys: &DeviceBuffer<S::Key>,
         found: &mut DeviceBuffer<u8>,
     ) -> Result<()> {
-        self.launch_find(keys, None, found)
+        self.find_any(keys, None, found)
     }
 
     fn erase_device_async(&mut self, keys: &DeviceBuffer<S::Key>) -> Result<()> {
@@ -901,6 +1066,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
             return Ok(());
         }
         S::before_insert(self, keys, values, Some(ops), None)?;
+        self.counters.inserting(keys.len());
         S::before_erase(self, keys.len())?;
         let bulk = Bulk::mixed(ops, keys, values, status, out, found);
         let (view, grid) = (self.view(), self.grid(keys.len()));
@@ -937,6 +1103,22 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
     fn synchronize(&self) -> Result<()> {
         self.counters.synchronize(&self.gpu, self.scheme.capacity())
     }
+}
+
+/// The one-part function of a partitioned lookup's split (the plan's parts within it:
+/// [`multisplit_within`] takes an outer and an inner function of one hash).
+fn whole_batch(plan: &locality::Plan) -> PartFunction {
+    PartFunction::new(1, plan.part.seed).hash(plan.part.hash)
+}
+
+/// A writable view of `range` of `buf` on `gpu`'s stream (the stream that owns it).
+fn one_view<'a, T: bytemuck::Pod>(
+    buf: &'a mut DeviceBuffer<T>,
+    range: &std::ops::Range<usize>,
+    gpu: &Gpu,
+) -> Result<crate::device::BufferViewMut<'a, T>> {
+    let mut views = Gpu::views_mut(buf, std::slice::from_ref(range), &[gpu])?;
+    Ok(views.pop().expect("one range, one view"))
 }
 
 /// The elements of `v` at `at`, in that order.

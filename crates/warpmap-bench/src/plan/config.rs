@@ -147,6 +147,12 @@ pub enum Op {
     /// against the per-key sums. Numeric values on the tables that reduce (WarpDrive, the CPU
     /// backend); elsewhere the row reports the refusal. Only when asked for.
     Reduce,
+    /// Find the `n` inserted keys with answers in an order of the table's choosing, each with
+    /// its key's batch index
+    /// ([`find_device_unordered_async`](warpmap::DeviceHashTable::find_device_unordered_async):
+    /// a hash join's probe side); every answer checked through its index, every index once.
+    /// Device tables only. Only when asked for.
+    FindUnordered,
     /// The mixed-batch experiment (the Stadium paper's Fig. 15,
     /// [`stadium_fig15`](crate::experiments::stadium_fig15)): `n` keys inserted in slices,
     /// each slice also finding the previous slice's keys, run once as one mixed insert/find
@@ -158,7 +164,7 @@ pub enum Op {
 impl Op {
     /// Every operation of the per-operation loop, in the order they run ([`Op::Mixed`] is an
     /// experiment of its own).
-    pub const ALL: [Op; 7] = [
+    pub const ALL: [Op; 8] = [
         Op::Insert,
         Op::FindHit,
         Op::FindHalf,
@@ -166,10 +172,11 @@ impl Op {
         Op::Contains,
         Op::Erase,
         Op::Reduce,
+        Op::FindUnordered,
     ];
 
-    /// The operations measured when none are named (all but [`Op::FindHalf`] and
-    /// [`Op::Reduce`]).
+    /// The operations measured when none are named (all but [`Op::FindHalf`], [`Op::Reduce`]
+    /// and [`Op::FindUnordered`]).
     pub const DEFAULT: [Op; 5] = [
         Op::Insert,
         Op::FindHit,
@@ -188,6 +195,7 @@ impl Op {
             Op::Contains => "contains",
             Op::Erase => "erase",
             Op::Reduce => "reduce",
+            Op::FindUnordered => "find_unordered",
             Op::Mixed => "mixed",
         }
     }
@@ -222,7 +230,7 @@ impl FromStr for Op {
             .ok_or_else(|| {
                 format!(
                     "unknown operation '{s}' (insert, find_hit, find_half, find_miss, contains, \
-                     erase, reduce; or mixed, the mixed-batch experiment, alone)"
+                     erase, reduce, find_unordered; or mixed, the mixed-batch experiment, alone)"
                 )
             })
     }

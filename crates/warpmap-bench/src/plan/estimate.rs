@@ -163,6 +163,7 @@ impl Plan {
                             down += nf
                                 * match op {
                                     Op::FindHit | Op::FindHalf => (vb + 1) as f64,
+                                    Op::FindUnordered => (vb + 5) as f64,
                                     Op::FindMiss | Op::Contains => 1.0,
                                     Op::Insert | Op::Erase | Op::Reduce | Op::Mixed => 0.0,
                                 };

@@ -835,6 +835,11 @@ impl Plan {
                   compare at the same load); verified: len == distinct, and a find of every row's \
                   key finds the sum of its rows' values (folded on the host where keys repeat)";
         }
+        if self.ops.contains(&Op::FindUnordered) {
+            m += ". find_unordered: the inserted keys looked up with answers in the table's order \
+                  (find_device_unordered_async, its output buffers allocated in the timed call), \
+                  each answer checked through its batch index and every index seen once";
+        }
         if self.ops != Op::DEFAULT {
             m += &format!(
                 ". Operations measured: {} (insert runs in every run, as the others need a \

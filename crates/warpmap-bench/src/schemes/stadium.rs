@@ -137,7 +137,7 @@ pub(crate) fn op_rate(
             };
             match op {
                 Op::Insert | Op::Erase | Op::Reduce => 4e9,
-                Op::FindHit | Op::Contains => 5e9,
+                Op::FindHit | Op::Contains | Op::FindUnordered => 5e9,
                 Op::FindMiss => miss,
                 Op::FindHalf => harmonic(5e9, miss),
                 Op::Mixed => harmonic(4e9, 5e9),
@@ -155,7 +155,7 @@ pub(crate) fn op_rate(
             let t = |host_accesses: f64| 1.0 / (board + host_accesses / b);
             match op {
                 Op::Insert | Op::Reduce => t(1.0 + insert_reads),
-                Op::FindHit | Op::Contains => t(hit_reads),
+                Op::FindHit | Op::Contains | Op::FindUnordered => t(hit_reads),
                 Op::FindMiss => t(miss_reads),
                 Op::FindHalf => harmonic(t(hit_reads), t(miss_reads)),
                 Op::Erase => t(hit_reads),

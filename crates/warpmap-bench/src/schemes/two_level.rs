@@ -136,7 +136,7 @@ pub(crate) fn op_rate(op: Op) -> f64 {
     let (ins, hit, miss, erase) = (4e9, 12e9, 8e9, 8e9);
     match op {
         Op::Insert | Op::Reduce => ins,
-        Op::FindHit | Op::Contains => hit,
+        Op::FindHit | Op::Contains | Op::FindUnordered => hit,
         Op::FindMiss => miss,
         Op::FindHalf => harmonic(hit, miss),
         Op::Erase => erase,

@@ -71,7 +71,7 @@ pub(crate) fn op_rate(kb: usize, vb: usize, lf: f64, op: Op) -> f64 {
     let miss = (65e9 * (1.0 - lf)).clamp(0.4e9, 20e9);
     match op {
         Op::Insert | Op::Reduce => ins,
-        Op::FindHit | Op::Contains => find,
+        Op::FindHit | Op::Contains | Op::FindUnordered => find,
         Op::FindMiss => miss,
         Op::FindHalf => harmonic(find, miss),
         Op::Erase => erase,

@@ -245,6 +245,13 @@ fn run_once<K: Key, V: Value>(
         }
     }
 
+    // find_unordered: a device operation (the CPU backend has no device buffers)
+    if on(Op::FindUnordered) {
+        stats[Op::FindUnordered.index()].failures.push(format!(
+            "run {r}: find_unordered is an operation of device tables (DeviceHashTable)"
+        ));
+    }
+
     // reduce: the insert's batch, reduced by key (sums) into the cleared table
     if on(Op::Reduce) {
         let s = &mut stats[Op::Reduce.index()];

@@ -371,6 +371,36 @@ fn run_once<K: Key, V: Value>(
         }
     }
 
+    // find_unordered: the answers in the table's order, each with its key's batch index
+    if on(Op::FindUnordered) {
+        let s = &mut stats[Op::FindUnordered.index()];
+        timer.start()?;
+        let u = table.find_device_unordered_async(&d.keys)?;
+        s.ms.push(timer.stop_ms()?);
+        table_full_is_failure(table.synchronize(), &mut s.failures, r)?;
+        let index = gpu.download(&u.index)?;
+        gpu.copy_to_host(&u.found, found)?;
+        gpu.copy_to_host(&u.values, out)?;
+        let mut seen = vec![false; n];
+        let mut keys_in_answer_order = Vec::with_capacity(n);
+        let mut bad_index = 0usize;
+        for &i in &index {
+            let i = i as usize;
+            if i >= n || std::mem::replace(&mut seen[i], true) {
+                bad_index += 1;
+                keys_in_answer_order.push(w.keys[0]);
+            } else {
+                keys_in_answer_order.push(w.keys[i]);
+            }
+        }
+        let bad = bad_index + bad_hits(&keys_in_answer_order, out, found);
+        if bad > 0 {
+            s.failures.push(format!(
+                "run {r}: {bad} of {n} unordered answers wrong ({bad_index} bad indices)"
+            ));
+        }
+    }
+
     // contains
     if on(Op::Contains) {
         let s = &mut stats[Op::Contains.index()];
