@@ -173,8 +173,11 @@ __device__ __forceinline__ void wm_ms_scan_bins(wm_ms_tile_smem& s, u32 bins) {
 // Moves items [begin, end) to their bins' places (item i with key k in bin bin_of(k, i)): the
 // item goes to cursor[bin] + its rank among the bin's items of [begin, end), and each cursor
 // advances by its bin's count; where
-// `positions` is not null, positions[i] = where item i went (below 2^32: the host checks). On
-// entry s.cursor[0..bins) is set and s.count[0..bins) is zero, and all threads call it.
+// `positions` is not null, positions[i] = where item i went (below 2^32: the host checks). A
+// null `values` beside a non-null `values_out` (4-byte values) makes each item's value its index
+// i: the split carries the batch indices without reading an index array (an indexed split,
+// src/table/engine/multisplit.rs multisplit_within_indexed). On entry s.cursor[0..bins) is set
+// and s.count[0..bins) is zero, and all threads call it.
 //
 // With WM_MS_PREFETCH the next tile's keys (and values) are loaded into registers before this
 // tile's ranking and moves, so that their trip from memory overlaps the tile's shared-memory
@@ -190,7 +193,7 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
                                            wm_key* __restrict__ keys_out,
                                            wm_ms_value* __restrict__ values_out,
                                            u32* __restrict__ positions) {
-  const bool has_values = values != nullptr;
+  const bool has_values = values != nullptr || values_out != nullptr;  // read, or indices
   wm_key k[WM_MS_ITEMS];
 #if defined(WM_VALUE_BYTES)
   wm_ms_value v[WM_MS_ITEMS];
@@ -204,7 +207,10 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
       if (t < tile_n) {
         k[j] = keys[base + t];
 #if defined(WM_VALUE_BYTES)
-        if (has_values) v[j] = values[base + t];
+        if (values != nullptr) v[j] = values[base + t];
+#if WM_VALUE_BYTES == 4
+        else if (has_values) v[j] = (wm_ms_value)(base + t);  // an indexed split (below 2^32)
+#endif
 #endif
       }
     }

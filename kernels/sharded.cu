@@ -210,16 +210,3 @@ extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_unsplit(const u3
     if (split2 != nullptr && (any || op != 0u)) wm_sh_copy(out2, i, split2, pos, bytes2);
   }
 }
-
-// index[positions[i]] = base + i for every i < n: where each element of a split came from (the
-// inverse of the positions the split wrote; `base`: the split batch's first index in a longer
-// one), for a lookup that answers in split order with each key's input index
-// (src/table/engine/table.rs, find_device_unordered_async). The writes of consecutive i go to a
-// few runs (one per part), each advancing in order.
-extern "C" __global__ void __launch_bounds__(WM_SH_BLOCK) shard_invert(const u32* __restrict__ positions, u64 n,
-                                                                       u32 base, u32* __restrict__ index) {
-  for (u64 i = (u64)blockIdx.x * WM_SH_BLOCK + threadIdx.x; i < n; i += (u64)gridDim.x * WM_SH_BLOCK) {
-    const u64 pos = positions[i];
-    if (pos < n) index[pos] = base + (u32)i;  // always below n for a split of these n keys
-  }
-}

@@ -14,8 +14,8 @@ use common::*;
 use std::time::Instant;
 use warpmap::hash::HashFunction;
 use warpmap::table::engine::multisplit::{
-    multisplit_by, multisplit_host, multisplit_keys, multisplit_using, Method, PartFunction, Split,
-    DEFAULT_PART_SEED,
+    multisplit_by, multisplit_host, multisplit_keys, multisplit_using, multisplit_within_indexed,
+    Method, PartFunction, Split, DEFAULT_PART_SEED,
 };
 use warpmap::{Gpu, Key};
 
@@ -153,6 +153,35 @@ fn multisplit_16_byte_keys() {
 
 /// The counting split in one pass (7 parts) and two (5000), on one small batch: quick enough
 /// for compute-sanitizer's racecheck, which the tiles' shared memory is for.
+/// The indexed split (`multisplit_within_indexed`, one outer part, so the parts are the inner
+/// function's): its values are the batch indices, written by the split itself, so `check`'s
+/// test of values as input positions holds; for keys of 4, 8 and 16 bytes, batch sizes from
+/// empty to a million, 1 to 1024 parts (one pass), both hashes.
+#[test]
+fn indexed_split_carries_the_batch_indices() {
+    fn run<K: Key>(label: &str) {
+        let Some(gpu) = gpu() else { return };
+        let mut rng = SplitMix64::new(0x1_d3ed ^ K::BYTES as u64);
+        for n in sizes() {
+            let keys: Vec<K> = (0..n).map(|_| rng.key::<K>()).collect();
+            let dk = gpu.upload(&keys).unwrap();
+            for m in [1u32, 7, 128, 1024] {
+                for hash in HashFunction::ALL {
+                    let outer = PartFunction::new(1, 3).hash(hash);
+                    let within = PartFunction::new(m, DEFAULT_PART_SEED ^ n as u64).hash(hash);
+                    let split =
+                        multisplit_within_indexed(&gpu, &gpu, &dk, &outer, &within, true).unwrap();
+                    let what = format!("{label}, n {n}, parts {m}, {hash:?}, indexed");
+                    check(&gpu, &split, &keys, &within, &what);
+                }
+            }
+        }
+    }
+    run::<u32>("4-byte keys");
+    run::<u64>("8-byte keys");
+    run::<u128>("16-byte keys");
+}
+
 #[test]
 fn counting_split_small() {
     let Some(gpu) = gpu() else { return };

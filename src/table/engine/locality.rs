@@ -222,25 +222,48 @@ pub fn plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
 }
 
 /// Under [`LocalityMode::Auto`], lookups take the partitioned path ([`find_plan`]) from this
-/// load factor up. A lookup in input order reads one random window after another along its
-/// key's chain, and the chains lengthen with the load; in the order of the stretches the
-/// windows after the first are mostly in L2, so the split (keys with their positions, and the
-/// answers gathered back to input order) pays only where chains are long. On an H100 at load
-/// 0.8 the partitioned find of 2^27 u32 keys took 7.08 ms against 6.94 direct (bench/NOTES.md,
-/// issue 14, step 2); the crossover above it is measured in bench/NOTES.md, issue 18.
-pub const FIND_MIN_LOAD: f64 = 0.85;
+/// load factor up, in tables other than those of [`FIND_ANY_LOAD_SLOT_BYTES`]-byte slots. A lookup in input order reads
+/// one random window after another along its key's chain, and the chains lengthen with the
+/// load; in the order of the stretches the windows are mostly in L2, but the split (keys with
+/// their positions) and the gather of the answers back to input order move every key, its
+/// position and its answer twice more. Measured on an H200 (2^27 keys, bench/NOTES.md, issue
+/// 18, session Y): with 16-byte slots (u64 pairs) the partitioned find of present keys ran at
+/// 0.74 / 0.91 / 0.99 / 1.08 of the direct one at load 0.5 / 0.8 / 0.9 / 0.95 (absent keys:
+/// 0.91 / 1.09 / 1.14 / 1.23); with 8-byte slots (u32 pairs) at 1.12-1.24 at every load
+/// ([`FIND_ANY_LOAD_SLOT_BYTES`]).
+pub const FIND_MIN_LOAD: f64 = 0.9;
 
-/// The plan for a lookup of `n` keys in a table whose load factor is at most `load`, or `None`
-/// to look up in input order: as [`plan`] (the same chunks and parts, the same table-size
-/// rule), and under `Auto` only from [`FIND_MIN_LOAD`]. `On` and `Chunks` partition every
+/// Tables of slots of exactly this many bytes (WarpDrive's packed layout: a 4-byte key and a
+/// 4-byte value in one word) take the partitioned lookup at any load under `Auto` (the
+/// table-size and batch rules still apply): a window holds more keys per sector and the split
+/// moves less per key, and on an H200 the partitioned find of
+/// 2^27 u32 keys ran 1.16 / 1.12 / 1.23 / 1.24 times the direct one at load 0.5 / 0.8 / 0.9 /
+/// 0.95 (misses 1.25 / 1.17 / 1.28 / 1.35). (On an H100 at load 0.8, the same path once measured
+/// 7.08 ms against 6.94 direct: bench/NOTES.md, issue 14, step 2.) The tagged layout's 4-byte
+/// slots are tags whose pairs lie elsewhere; not measured, they follow the load rule.
+pub const FIND_ANY_LOAD_SLOT_BYTES: u64 = 8;
+
+/// The plan for a lookup of `n` keys in a table of `slot_bytes`-byte slots whose load factor is
+/// at most `load`, or `None` to look up in input order: as [`plan`] (the same chunks and parts,
+/// the same table-size and batch rules), and under `Auto` in tables of other slots than
+/// [`FIND_ANY_LOAD_SLOT_BYTES`]-byte ones only from [`FIND_MIN_LOAD`]. `On` and `Chunks` partition every
 /// lookup, as they do inserts (for tests). `WARPMAP_LOCALITY_FIND=off` never partitions a
 /// lookup and `=on` ignores the load (for measurements).
-pub fn find_plan(st: &Stretches, n: usize, machine: Machine, load: f64) -> Option<Plan> {
+pub fn find_plan(
+    st: &Stretches,
+    n: usize,
+    machine: Machine,
+    slot_bytes: u64,
+    load: f64,
+) -> Option<Plan> {
     let forced = knob::<String>("WARPMAP_LOCALITY_FIND");
+    let any_load = slot_bytes == FIND_ANY_LOAD_SLOT_BYTES;
     match forced.as_deref() {
         Some("off") => return None,
         Some("on") => {}
-        _ if st.mode.resolved() == LocalityMode::Auto && load < FIND_MIN_LOAD => return None,
+        _ if st.mode.resolved() == LocalityMode::Auto && !any_load && load < FIND_MIN_LOAD => {
+            return None
+        }
         _ => {}
     }
     plan(st, n, machine)
@@ -344,26 +367,28 @@ mod tests {
     #[test]
     fn lookups_partition_from_the_load_bound_under_auto() {
         let auto = st(2 << 30, LocalityMode::Auto);
-        // Below FIND_MIN_LOAD: input order; from it: the insert's plan.
-        assert_eq!(find_plan(&auto, 1 << 27, H100, 0.8), None);
+        // Wide slots: below FIND_MIN_LOAD in input order; from it the insert's plan.
+        assert_eq!(find_plan(&auto, 1 << 27, H100, 16, 0.8), None);
         assert_eq!(
-            find_plan(&auto, 1 << 27, H100, FIND_MIN_LOAD),
+            find_plan(&auto, 1 << 27, H100, 16, FIND_MIN_LOAD),
             plan(&auto, 1 << 27, H100)
         );
-        assert!(find_plan(&auto, 1 << 27, H100, 0.95).is_some());
+        assert!(find_plan(&auto, 1 << 27, H100, 16, 0.95).is_some());
+        // Narrow slots: at any load.
+        assert_eq!(
+            find_plan(&auto, 1 << 27, H100, 8, 0.1),
+            plan(&auto, 1 << 27, H100)
+        );
         // The table-size and batch rules still hold.
-        assert_eq!(
-            find_plan(&st(80 << 20, LocalityMode::Auto), 1 << 27, H100, 0.95),
-            None
-        );
-        assert_eq!(find_plan(&auto, 1 << 24, H100, 0.95), None);
+        assert_eq!(find_plan(&auto, 1 << 27, H100, 4, 0.5), None); // tags
+        let small = st(80 << 20, LocalityMode::Auto);
+        assert_eq!(find_plan(&small, 1 << 27, H100, 8, 0.95), None);
+        assert_eq!(find_plan(&auto, 1 << 24, H100, 16, 0.95), None);
         // Forced modes ignore the load.
-        let on = find_plan(&st(1 << 10, LocalityMode::On), 100, H100, 0.0).expect("on");
+        let on = find_plan(&st(1 << 10, LocalityMode::On), 100, H100, 16, 0.0).expect("on");
         assert_eq!((on.chunk, on.part.parts), (100, 1));
-        assert_eq!(
-            find_plan(&st(2 << 30, LocalityMode::Off), 1 << 27, H100, 0.99),
-            None
-        );
+        let off = st(2 << 30, LocalityMode::Off);
+        assert_eq!(find_plan(&off, 1 << 27, H100, 8, 0.99), None);
     }
 
     #[test]

@@ -453,6 +453,7 @@ fn split<K: Key, V: bytemuck::Pod>(
             None,
             None,
             read_offsets,
+            false,
         )
     } else {
         split_claiming(gpu, &module, keys, values, f, read_offsets)
@@ -621,20 +622,7 @@ pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
     positions: bool,
     read_offsets: bool,
 ) -> Result<SplitWithPositions<K, V>> {
-    outer.check()?;
-    within.check()?;
-    let parts = outer.parts as u64 * within.parts as u64;
-    if parts > MAX_WITHIN_PARTS as u64 || outer.hash != within.hash {
-        return Err(Error::invalid(format!(
-            "multisplit into {} x {} parts ({:?}, {:?}): at most {MAX_WITHIN_PARTS} in all, by one \
-             hash function",
-            outer.parts, within.parts, outer.hash, within.hash
-        )));
-    }
-    let whole = PartFunction {
-        parts: parts as u32,
-        ..*outer
-    };
+    let whole = composite(outer, within)?;
     one_pass_split(
         gpu,
         alloc,
@@ -645,6 +633,78 @@ pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
         None,
         positions,
         read_offsets,
+    )
+}
+
+/// The part function of a split by `outer` and each outer part by `within` (part
+/// `o × within.parts + w`), after their checks.
+fn composite(outer: &PartFunction, within: &PartFunction) -> Result<PartFunction> {
+    outer.check()?;
+    within.check()?;
+    let parts = outer.parts as u64 * within.parts as u64;
+    if parts > MAX_WITHIN_PARTS as u64 || outer.hash != within.hash {
+        return Err(Error::invalid(format!(
+            "multisplit into {} x {} parts ({:?}, {:?}): at most {MAX_WITHIN_PARTS} in all, by one \
+             hash function",
+            outer.parts, within.parts, outer.hash, within.hash
+        )));
+    }
+    Ok(PartFunction {
+        parts: parts as u32,
+        ..*outer
+    })
+}
+
+/// [`multisplit_within`] with each key's batch index as its value: `values[j]` of the result
+/// is the index in `keys` of the key at `j` (keys only move; the indices are written by the
+/// split itself, 4 bytes per key, with no index array read). For a lookup that answers in split
+/// order with each answer's index ([`DeviceHashTable::find_device_unordered_async`]
+/// (crate::DeviceHashTable::find_device_unordered_async)): no inverse of the positions, whose
+/// scattered writes cost more (bench/NOTES.md, issue 18).
+///
+/// # Errors
+/// As [`multisplit_within`]; [`Error::InvalidInput`] for a batch of `u32::MAX` keys or more.
+pub fn multisplit_within_indexed<K: Key>(
+    gpu: &Gpu,
+    alloc: &Gpu,
+    keys: &DeviceBuffer<K>,
+    outer: &PartFunction,
+    within: &PartFunction,
+    read_offsets: bool,
+) -> Result<Split<K, u32>> {
+    if keys.len() as u64 >= u32::MAX as u64 {
+        return Err(Error::invalid(format!(
+            "multisplit of {} keys with their indices: fewer than {}",
+            keys.len(),
+            u32::MAX
+        )));
+    }
+    let whole = composite(outer, within)?;
+    if keys.is_empty() {
+        let split = split::<K, u32>(gpu, keys, None, &whole, Method::Claiming, read_offsets)?;
+        return Ok(Split {
+            values: Some(alloc.alloc::<u32>(0)?),
+            ..split
+        });
+    }
+    let module = gpu.module(&kernel_source(
+        K::BYTES,
+        Some(4),
+        whole.hash,
+        gpu.shared_per_block_optin(),
+    ))?;
+    split_counting::<K, u32>(
+        gpu,
+        alloc,
+        &module,
+        keys,
+        None,
+        &whole,
+        Some(within),
+        None,
+        None,
+        read_offsets,
+        true,
     )
 }
 
@@ -689,6 +749,7 @@ fn one_pass_split<K: Key, V: bytemuck::Pod>(
         bins,
         pos.as_mut(),
         read_offsets,
+        false,
     )?;
     Ok((split, pos))
 }
@@ -755,13 +816,15 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     bins: Option<&DeviceBuffer<u32>>,
     positions: Option<&mut DeviceBuffer<u32>>,
     read_offsets: bool,
+    indexed: bool,
 ) -> Result<Split<K, V>> {
     let (within_seed, within_parts) = within.map_or((0u64, 1u32), |w| (w.seed, w.parts));
     let n = keys.len();
     let parts = f.parts as usize;
+    let value_bytes = values.map(|_| std::mem::size_of::<V>());
     let shape = CountingTile::new(
         K::BYTES,
-        values.map(|_| std::mem::size_of::<V>()),
+        value_bytes.or(indexed.then_some(4)),
         gpu.shared_per_block_optin(),
     );
     let (tile, cblock, shared) = (shape.len(), shape.block, shape.shared_bytes());
@@ -801,6 +864,10 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
         (within.is_none() && bins.is_none()) || !two_passes,
         "a composite split and a split by bins are one pass"
     );
+    debug_assert!(
+        !indexed || (values.is_none() && std::mem::size_of::<V>() == 4 && !two_passes),
+        "an indexed split is one pass of 4-byte indices, with no values of its own"
+    );
 
     let mut counts = gpu.alloc::<u64>(groups * chunks)?;
     let mut totals = gpu.alloc::<u64>(groups)?;
@@ -809,9 +876,11 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     let mut group_offsets = out.alloc::<u64>(groups + 1)?;
     let mut scratch = gpu.alloc::<u64>(groups)?;
     let mut coarse_keys = out.alloc::<K>(n)?;
-    let mut coarse_values = match values {
-        Some(_) => Some(out.alloc::<V>(n)?),
-        None => None,
+    // With `indexed`, the values are the items' batch indices, written by the scatter itself
+    // (a null `values` beside a non-null `values_out`: kernels/multisplit.cu, wm_ms_move).
+    let mut coarse_values = match values.is_some() || indexed {
+        true => Some(out.alloc::<V>(n)?),
+        false => None,
     };
     let (n64, seed, parts32, fine_bits, groups32, chunk64, chunks32) = (
         n as u64,
@@ -900,7 +969,9 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
         // SAFETY: multisplit_coarse_scatter's (keys, values, n, seed, parts, fine_bits,
         // within_seed, within, bins, groups, chunk, counts, group_offsets, keys_out, values_out,
         // positions) in order (`bins` as for the count); a missing value or positions buffer is a null pointer, which the
-        // kernel does not touch (positions, when given, hold n entries: item i writes entry i).
+        // kernel does not touch (positions, when given, hold n entries: item i writes entry i;
+        // a null `values` beside `values_out`, only for an indexed split of a module with
+        // 4-byte values: each item's index goes to `values_out`, n entries like the keys).
         // Block c reads its chunk of keys/values (as the count did, with the same chunks
         // blocks) and writes each item once into [0, n): group g's items of chunk c go to
         // group_offsets[g] + (the items of g in the chunks before c) + (their rank in chunk c),

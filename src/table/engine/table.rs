@@ -1,11 +1,13 @@
 //! [`GpuTable`]: one GPU table over any [`Scheme`], with [`HashTable`] and [`DeviceHashTable`]
 //! written once.
 
-use super::multisplit::{multisplit_async, multisplit_within, PartFunction, MAX_WITHIN_PARTS};
+use super::multisplit::{
+    multisplit_async, multisplit_within, multisplit_within_indexed, PartFunction, MAX_WITHIN_PARTS,
+};
 use super::{bulk_grid, locality, Bulk, Scheme, SchemeConfig, BLOCK};
 use crate::device::{DeviceBuffer, Gpu, Kernel, Launch, PinnedBuffer};
 use crate::error::check_same_len;
-use crate::sharded::split::{invert_positions, unsplit_by, Keep};
+use crate::sharded::split::{unsplit_by, Keep};
 use crate::status::{InsertStatus, TABLE_FULL};
 use crate::table::{
     check_index_range, check_mixed_lens, check_rehash_capacity, find_in_input_order,
@@ -493,9 +495,11 @@ impl<S: Scheme> GpuTable<S> {
         let loc = self.scheme.locality()?;
         loc.find?;
         let stored = self.counters.stored_bound.load(Ordering::Relaxed);
-        let load = stored as f64 / self.scheme.capacity().max(1) as f64;
+        let capacity = self.scheme.capacity().max(1);
+        let load = stored as f64 / capacity as f64;
+        let slot_bytes = loc.stretches.table_bytes / capacity as u64;
         let machine = locality::Machine::of(&self.gpu, &loc);
-        locality::find_plan(&loc.stretches, n, machine, load)
+        locality::find_plan(&loc.stretches, n, machine, slot_bytes, load)
             .filter(|p| p.part.parts <= MAX_WITHIN_PARTS)
     }
 
@@ -869,7 +873,9 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         keys: &DeviceBuffer<S::Key>,
     ) -> Result<UnorderedFind<S::Value>> {
         check_index_range(keys.len())?;
-        // The insert's rule (a large table, a long batch), at any load.
+        // The insert's rule (a large table, a long batch), at any load; the batch in one piece
+        // (a longer piece only keeps the keys in flight closer, and the scratch is only the
+        // split keys: the indices are the answer).
         let plan = self.scheme.locality().and_then(|loc| {
             loc.find?;
             let machine = locality::Machine::of(&self.gpu, &loc);
@@ -880,32 +886,24 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
             return find_in_input_order(self, keys);
         };
         let gpu = &self.gpu;
-        let n = keys.len();
-        let mut answers = UnorderedFind {
-            index: gpu.alloc::<u32>(n)?,
-            values: gpu.alloc::<S::Value>(n)?,
-            found: gpu.alloc::<u8>(n)?,
+        // The keys in the stretches' order, each with its batch index (written by the split
+        // itself), then the ordered find straight into the answers.
+        let split =
+            multisplit_within_indexed(gpu, gpu, keys, &whole_batch(&plan), &plan.part, false);
+        let split = match split {
+            Ok(split) => split,
+            // No room for the split's scratch: in input order.
+            Err(Error::OutOfMemory { .. }) => return find_in_input_order(self, keys),
+            Err(e) => return Err(e),
         };
-        for range in plan.chunks(n) {
-            let kv = gpu.view(keys, range.clone())?;
-            let mut iv = one_view(&mut answers.index, &range, gpu)?;
-            let mut vv = one_view(&mut answers.values, &range, gpu)?;
-            let mut fv = one_view(&mut answers.found, &range, gpu)?;
-            // The range's first index: below u32::MAX (checked above).
-            let base = range.start as u32;
-            match self.find_split(&kv, Some(&mut vv), &mut fv, &plan)? {
-                Some(positions) => {
-                    invert_positions::<S::Key>(gpu, &whole_batch(&plan), &positions, base, &mut iv)?
-                }
-                // No room for the split's scratch: this chunk in input order.
-                None => {
-                    let index: Vec<u32> = (base..base + range.len() as u32).collect();
-                    gpu.copy_to_device(&index, &mut iv)?;
-                    self.launch_find(&kv, Some(&mut vv), &mut fv)?;
-                }
-            }
-        }
-        Ok(answers)
+        let n = keys.len();
+        let (mut values, mut found) = (gpu.alloc::<S::Value>(n)?, gpu.alloc::<u8>(n)?);
+        self.launch_ordered_find(&split.keys, Some(&mut values), &mut found)?;
+        Ok(UnorderedFind {
+            index: split.values.expect("an indexed split has values"),
+            values,
+            found,
+        })
     }
 
     fn stretch_order(&self, n: usize) -> Option<PartFunction> {
