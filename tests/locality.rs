@@ -40,6 +40,24 @@ fn batch_with_copies<K: Key, V: Value>(
     (keys, values, of)
 }
 
+/// Queries: every key of `stored` and up to `n` absent ones, shuffled.
+fn stored_and_absent<K: Key, V: Value>(
+    rng: &mut SplitMix64,
+    stored: &HashMap<K, V>,
+    n: usize,
+) -> Vec<K> {
+    let mut queries: Vec<K> = stored.keys().copied().collect();
+    queries.extend(
+        unique_keys::<K>(rng, n, false)
+            .into_iter()
+            .filter(|k| !stored.contains_key(k)),
+    );
+    for i in (1..queries.len()).rev() {
+        queries.swap(i, rng.index(i + 1));
+    }
+    queries
+}
+
 /// Inserts `keys` on the device without statuses, waits, and checks nothing was reported.
 fn insert_device<K: Key, V: Value>(
     what: &str,
@@ -211,15 +229,7 @@ fn ordered_calls_match<K: Key, V: Value>(g: u32) {
     let stored = check(&name, &t, &of, &HashMap::new(), InsertMode::Assign);
 
     // Queries: every stored key and as many absent ones, shuffled, then in the table's order.
-    let mut queries: Vec<K> = stored.keys().copied().collect();
-    queries.extend(
-        unique_keys::<K>(&mut rng, n, false)
-            .into_iter()
-            .filter(|k| !stored.contains_key(k)),
-    );
-    for i in (1..queries.len()).rev() {
-        queries.swap(i, rng.index(i + 1));
-    }
+    let queries = stored_and_absent(&mut rng, &stored, n);
     let dq = gpu.upload(&queries).unwrap();
     let q = multisplit_by::<K, K>(&gpu, &dq, None, &order).unwrap().keys;
     let in_order = gpu.download(&q).unwrap();
@@ -274,15 +284,7 @@ fn partitioned_lookups_match<K: Key, V: Value>(g: u32, locality: LocalityMode) {
     let (keys, values, of) = batch_with_copies::<K, V>(&mut rng, n * 10 / 11, 4);
     insert_device(&name, &mut t, &keys, &values, InsertMode::Assign);
     let stored = check(&name, &t, &of, &HashMap::new(), InsertMode::Assign);
-    let mut queries: Vec<K> = stored.keys().copied().collect();
-    queries.extend(
-        unique_keys::<K>(&mut rng, n, false)
-            .into_iter()
-            .filter(|k| !stored.contains_key(k)),
-    );
-    for i in (1..queries.len()).rev() {
-        queries.swap(i, rng.index(i + 1));
-    }
+    let queries = stored_and_absent(&mut rng, &stored, n);
     let m = queries.len();
     let dq = gpu.upload(&queries).unwrap();
     let (mut out, mut found) = (gpu.alloc::<V>(m).unwrap(), gpu.alloc::<u8>(m).unwrap());
