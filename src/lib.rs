@@ -8,6 +8,7 @@ pub mod hash;
 pub mod kernels;
 pub mod key;
 pub mod keygen;
+pub mod ops;
 pub mod sharded;
 pub mod status;
 pub mod table;
