@@ -11,9 +11,8 @@
 
 use std::collections::HashMap;
 use std::time::Instant;
-use warpmap::{
-    CpuTable, Gpu, HashTable, InsertMode, InsertStatus, Result, WarpDrive, WarpDriveConfig,
-};
+use warpmap::ops::Engine;
+use warpmap::{InsertMode, InsertStatus, Result};
 
 /// The key of the undirected edge `{u, v}`: the smaller id in the high half.
 fn edge_key(u: u32, v: u32) -> u64 {
@@ -48,21 +47,12 @@ fn main() -> Result<()> {
     let keys: Vec<u64> = list.iter().map(|&(u, v)| edge_key(u, v)).collect();
     let first: Vec<u32> = (0..edges as u32).collect();
 
-    let gpu = Gpu::default_gpu().ok();
-    let backend = if gpu.is_some() {
-        "GPU, WarpDrive"
-    } else {
-        "CPU backend"
-    };
+    // The GPU when there is one, else the CPU backend (looked for once).
+    let engine = Engine::Auto.resolved();
+    let backend = engine.describe();
     // Room for every edge at a load of one half (at most as many distinct as there are edges).
     let capacity = (2 * edges).max(1);
-    let mut table: Box<dyn HashTable<u64, u32>> = match &gpu {
-        Some(g) => Box::new(WarpDrive::<u64, u32>::new(
-            g.clone(),
-            WarpDriveConfig::new(capacity),
-        )?),
-        None => Box::new(CpuTable::<u64, u32>::new(capacity)?),
-    };
+    let mut table = engine.table::<u64, u32>(capacity)?;
     let start = Instant::now();
     // One batch: which copy of a repeated key an insert keeps is not ordered within a batch, so
     // the check below accepts any occurrence's position for the edge's value.

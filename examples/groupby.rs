@@ -9,7 +9,8 @@
 
 use std::collections::HashMap;
 use std::time::Instant;
-use warpmap::{CpuTable, Gpu, HashTable, Reduce, Result, Value, WarpDrive, WarpDriveConfig};
+use warpmap::ops::Engine;
+use warpmap::{Reduce, Result, Value};
 
 fn main() -> Result<()> {
     let rows: usize = match std::env::args().nth(1) {
@@ -33,12 +34,9 @@ fn main() -> Result<()> {
         .unzip();
     let ones = vec![1u64; rows];
 
-    let gpu = Gpu::default_gpu().ok();
-    let backend = if gpu.is_some() {
-        "GPU, WarpDrive"
-    } else {
-        "CPU backend"
-    };
+    // The GPU when there is one, else the CPU backend (looked for once).
+    let engine = Engine::Auto.resolved();
+    let backend = engine.describe();
     println!("{rows} rows over {customers} customers ({backend})");
     for (aggregate, op, values) in [
         ("SUM(amount)", Reduce::Sum, &amount),
@@ -48,13 +46,7 @@ fn main() -> Result<()> {
     ] {
         // Room for every customer at a load of one half.
         let capacity = 2 * customers as usize;
-        let mut table: Box<dyn HashTable<u64, u64>> = match &gpu {
-            Some(g) => Box::new(WarpDrive::<u64, u64>::new(
-                g.clone(),
-                WarpDriveConfig::new(capacity),
-            )?),
-            None => Box::new(CpuTable::<u64, u64>::new(capacity)?),
-        };
+        let mut table = engine.table::<u64, u64>(capacity)?;
         let start = Instant::now();
         table.insert_or_apply(&customer, values, op)?;
         let (groups, results) = table.retrieve_all()?;

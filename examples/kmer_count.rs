@@ -15,7 +15,8 @@
 
 use std::collections::HashMap;
 use std::time::Instant;
-use warpmap::{CpuTable, Gpu, HashTable, Reduce, Result, WarpDrive, WarpDriveConfig};
+use warpmap::ops::Engine;
+use warpmap::{Reduce, Result};
 
 /// Bases per read.
 const READ_LEN: usize = 150;
@@ -82,21 +83,12 @@ fn main() -> Result<()> {
     }
     let ones = vec![1u32; kmers.len()];
 
-    let gpu = Gpu::default_gpu().ok();
-    let backend = if gpu.is_some() {
-        "GPU, WarpDrive"
-    } else {
-        "CPU backend"
-    };
+    // The GPU when there is one, else the CPU backend (looked for once).
+    let engine = Engine::Auto.resolved();
+    let backend = engine.describe();
     // Room for every k-mer at a load of one half (at most as many distinct as there are k-mers).
     let capacity = (2 * kmers.len()).max(1);
-    let mut table: Box<dyn HashTable<u64, u32>> = match &gpu {
-        Some(g) => Box::new(WarpDrive::<u64, u32>::new(
-            g.clone(),
-            WarpDriveConfig::new(capacity),
-        )?),
-        None => Box::new(CpuTable::<u64, u32>::new(capacity)?),
-    };
+    let mut table = engine.table::<u64, u32>(capacity)?;
     let start = Instant::now();
     table.insert_or_apply(&kmers, &ones, Reduce::Sum)?;
     let (distinct, counts) = table.retrieve_all()?;

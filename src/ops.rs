@@ -43,6 +43,42 @@ impl Engine {
             Engine::Gpu(g) => Some(g.clone()),
         }
     }
+
+    /// `Auto` resolved once (the default GPU is looked for now), so that later calls do not
+    /// look again.
+    pub fn resolved(&self) -> Engine {
+        match self.gpu() {
+            Some(g) => Engine::Gpu(g),
+            None => Engine::Cpu,
+        }
+    }
+
+    /// Where the engine runs, in words: "GPU, WarpDrive" or "CPU backend".
+    pub fn describe(&self) -> &'static str {
+        match self.gpu() {
+            Some(_) => "GPU, WarpDrive",
+            None => "CPU backend",
+        }
+    }
+
+    /// An empty table for `capacity` keys where the engine runs: a [`WarpDrive`] table on the
+    /// GPU (its default configuration), a [`CpuTable`] on the CPU backend.
+    ///
+    /// # Errors
+    /// The tables' constructors' errors.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use warpmap::{ops::Engine, HashTable};
+    /// let mut t = Engine::Cpu.table::<u64, u32>(100)?;
+    /// t.insert(&[7], &[70])?;
+    /// assert_eq!(t.find(&[7])?, vec![Some(70)]);
+    /// # Ok::<(), warpmap::Error>(())
+    /// ```
+    pub fn table<K: Key, V: Value>(&self, capacity: usize) -> Result<Box<dyn HashTable<K, V>>> {
+        table(&self.gpu(), capacity)
+    }
 }
 
 /// An empty table for `capacity` keys where `gpu` says.
