@@ -102,6 +102,12 @@ pub trait Value:
         let _ = (incoming, op);
         self
     }
+    /// The value as an `f64` (rounded where it has more than 53 significant bits), for the
+    /// numeric types ([`NUMERIC`](Value::NUMERIC)); `None` for the others. The relational
+    /// operators' means sum in it ([`ops::group_by`](crate::ops::group_by)).
+    fn to_f64(self) -> Option<f64> {
+        None
+    }
 }
 
 /// The arithmetic kind of a numeric [`Value`] (see [`Value::NUMERIC`]); the kernels take it in
@@ -207,6 +213,7 @@ macro_rules! impl_narrow {
                     crate::Reduce::Max => self.max(incoming),
                 }
             }
+            fn to_f64(self) -> Option<f64> { Some(self as f64) }
         }
         impl_narrow!(@key $is_key $t, $bits, $name);
     )*};

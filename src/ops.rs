@@ -16,7 +16,7 @@
 
 use crate::cpu::{CpuMultiMap, CpuTable};
 use crate::device::Gpu;
-use crate::key::{Key, Numeric, Value};
+use crate::key::{Key, Value};
 use crate::table::slab::{SlabConfig, SlabMultiMap};
 use crate::table::warpdrive::{WarpDrive, WarpDriveConfig};
 use crate::{Error, HashTable, InsertMode, InsertStatus, MultiMap, Reduce, Result};
@@ -205,7 +205,11 @@ pub fn group_by<K: Key, V: Value>(
             Aggregate::Count => AggregateColumn::Counts(group_counts.clone()),
             Aggregate::Mean => {
                 // The sum in f64 (an integer column's sum in its own type could wrap).
-                let wide: Vec<f64> = values.iter().map(|&v| as_f64(v)).collect();
+                let wide = values
+                    .iter()
+                    .map(|&v| v.to_f64())
+                    .collect::<Option<Vec<f64>>>()
+                    .expect("numeric values (checked above) convert to f64");
                 let mut t = table::<K, f64>(&gpu, room(group_keys.len()))?;
                 t.insert_or_apply(keys, &wide, Reduce::Sum)?;
                 let sums = t.find(&group_keys)?;
@@ -223,20 +227,6 @@ pub fn group_by<K: Key, V: Value>(
         keys: group_keys,
         columns,
     })
-}
-
-/// A numeric value as an `f64` (`V::NUMERIC` is set: checked by the caller).
-fn as_f64<V: Value>(v: V) -> f64 {
-    let b = bytemuck::bytes_of(&v);
-    match (V::NUMERIC, b.len()) {
-        (Some(Numeric::Unsigned), 4) => u32::from_ne_bytes(b.try_into().expect("4 bytes")) as f64,
-        (Some(Numeric::Unsigned), 8) => u64::from_ne_bytes(b.try_into().expect("8 bytes")) as f64,
-        (Some(Numeric::Signed), 4) => i32::from_ne_bytes(b.try_into().expect("4 bytes")) as f64,
-        (Some(Numeric::Signed), 8) => i64::from_ne_bytes(b.try_into().expect("8 bytes")) as f64,
-        (Some(Numeric::Float), 4) => f32::from_ne_bytes(b.try_into().expect("4 bytes")) as f64,
-        (Some(Numeric::Float), 8) => f64::from_ne_bytes(b.try_into().expect("8 bytes")),
-        _ => unreachable!("numeric values are of 4 or 8 bytes (Value::NUMERIC)"),
-    }
 }
 
 /// A left join's build row for a probe row without a match.

@@ -489,29 +489,34 @@ impl<S: Scheme> GpuTable<S> {
     }
 
     /// The plan of a locality-partitioned lookup of `n` keys, where the scheme has an ordered
-    /// find and [`locality::find_plan`] says so at the table's load (its upper bound
-    /// `Counters::stored_bound`), in parts one split pass can make.
-    fn find_plan(&self, n: usize) -> Option<locality::Plan> {
+    /// find, in parts one split pass can make: with `any_load`, where an insert of the batch
+    /// would be partitioned ([`locality::plan`]); else where [`locality::find_plan`] says so at
+    /// the table's load (its upper bound `Counters::stored_bound`).
+    fn find_plan(&self, n: usize, any_load: bool) -> Option<locality::Plan> {
         let loc = self.scheme.locality()?;
         loc.find?;
-        let stored = self.counters.stored_bound.load(Ordering::Relaxed);
-        let capacity = self.scheme.capacity().max(1);
-        let load = stored as f64 / capacity as f64;
-        let slot_bytes = loc.stretches.table_bytes / capacity as u64;
         let machine = locality::Machine::of(&self.gpu, &loc);
-        locality::find_plan(&loc.stretches, n, machine, slot_bytes, load)
-            .filter(|p| p.part.parts <= MAX_WITHIN_PARTS)
+        let plan = if any_load {
+            locality::plan(&loc.stretches, n, machine)
+        } else {
+            let stored = self.counters.stored_bound.load(Ordering::Relaxed);
+            let capacity = self.scheme.capacity().max(1);
+            let load = stored as f64 / capacity as f64;
+            let slot_bytes = loc.stretches.table_bytes / capacity as u64;
+            locality::find_plan(&loc.stretches, n, machine, slot_bytes, load)
+        };
+        plan.filter(|p| p.part.parts <= MAX_WITHIN_PARTS)
     }
 
     /// A lookup (`out: None`: contains), results in input order: partitioned where
-    /// [`Self::find_plan`] says so, else the bulk find.
+    /// [`Self::find_plan`] says so at the table's load, else the bulk find.
     fn find_any(
         &self,
         keys: &DeviceBuffer<S::Key>,
         mut out: Option<&mut DeviceBuffer<S::Value>>,
         found: &mut DeviceBuffer<u8>,
     ) -> Result<()> {
-        let Some(plan) = self.find_plan(keys.len()) else {
+        let Some(plan) = self.find_plan(keys.len(), false) else {
             return self.launch_find(keys, out, found);
         };
         check_same_len("find", keys.len(), found.len())?;
@@ -876,13 +881,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         // The insert's rule (a large table, a long batch), at any load; the batch in one piece
         // (a longer piece only keeps the keys in flight closer, and the scratch is only the
         // split keys: the indices are the answer).
-        let plan = self.scheme.locality().and_then(|loc| {
-            loc.find?;
-            let machine = locality::Machine::of(&self.gpu, &loc);
-            locality::plan(&loc.stretches, keys.len(), machine)
-                .filter(|p| p.part.parts <= MAX_WITHIN_PARTS)
-        });
-        let Some(plan) = plan else {
+        let Some(plan) = self.find_plan(keys.len(), true) else {
             return find_in_input_order(self, keys);
         };
         let gpu = &self.gpu;
