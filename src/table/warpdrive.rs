@@ -284,7 +284,7 @@ pub fn kernel_source(
         .define("WM_GROUP_SIZE", group_size)
         .define("WM_HASH", hash.define())
         .define("WD_FILTER_BITS", filter_bits)
-        .define("WD_ORDERED_ROUNDS", locality::ORDERED_ROUNDS)
+        .define("WD_ORDERED_ROUNDS", locality::ordered_rounds())
 }
 
 /// Every specialisation the library can ask for (the compile test builds them all).

@@ -310,7 +310,7 @@ pub fn supports_widths(key_bytes: usize, value_bytes: usize) -> bool {
 pub fn kernel_source(key_bytes: usize, value_bytes: usize, subtables: u32) -> KernelSource {
     let src = engine_source::<DyCuckooView>("dycuckoo", DYCUCKOO, key_bytes, value_bytes)
         .define("DC_SUBTABLES", subtables)
-        .define("DC_ORDERED_ROUNDS", locality::ORDERED_ROUNDS)
+        .define("DC_ORDERED_ROUNDS", locality::ordered_rounds())
         .define("DC_CHOICE_RACE", u32::from(choice_race()))
         .define(
             "DC_SEARCH_MIN_BLOCKS",

@@ -52,6 +52,14 @@ pub const MIN_CHUNK: usize = 1 << 24;
 /// issue 18).
 pub const ORDERED_ROUNDS: u32 = 4;
 
+/// [`ORDERED_ROUNDS`], unless the measurement knob `WARPMAP_ORDERED_ROUNDS` (1 to 16) says
+/// otherwise: the kernels' define and the host's count of the keys in flight both read it here.
+pub fn ordered_rounds() -> u32 {
+    knob::<u32>("WARPMAP_ORDERED_ROUNDS")
+        .filter(|r| (1..=16).contains(r))
+        .unwrap_or(ORDERED_ROUNDS)
+}
+
 /// Whether inserts are partitioned by locality (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LocalityMode {
@@ -171,7 +179,7 @@ impl Machine {
 
     /// Keys the blocks in flight hold: a tile each.
     pub fn in_flight(&self) -> u64 {
-        self.resident_blocks as u64 * BLOCK as u64 * ORDERED_ROUNDS as u64
+        self.resident_blocks as u64 * BLOCK as u64 * ordered_rounds() as u64
     }
 }
 
@@ -187,9 +195,9 @@ const SPAN_OF_L2: u64 = 3;
 /// partitions when the table is at least twice the L2 cache and that span, with the batch as
 /// one chunk, is at most a third of it. The chunk is the larger of [`MIN_CHUNK`] and the length
 /// that keeps the span within that third ([`Plan::chunks`]: the last chunk takes the rest).
-/// Parts: enough that a part's stretch is at most half of the L2 cache, at most [`MAX_PARTS`].
-/// More parts cost the split more than they give (H100, u32 pairs into 2 GiB: 128 parts 16.0 G
-/// inserts/s, 256 14.6, 512 13.5; bench/NOTES.md).
+/// Parts: a power of two, the fewest whose stretch is at most [`STRETCH_OF_L2`] of the L2
+/// cache, at most [`MAX_PARTS`]. More parts cost the split more than they give (H100, u32
+/// pairs into 2 GiB: 128 parts 16.0 G inserts/s, 256 14.6, 512 13.5; bench/NOTES.md).
 pub fn plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
     let span = (machine.l2_bytes / SPAN_OF_L2).max(1);
     // Keys per chunk so that the keys in flight span at most `span` bytes.
@@ -208,7 +216,7 @@ pub fn plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
         }
     };
     let mut plan = Plan {
-        part: parts_for(st, machine),
+        part: parts_for(st, machine.l2_bytes * STRETCH_OF_L2.0 / STRETCH_OF_L2.1),
         chunk,
     };
     // Measurement knobs: the chunk and the parts.
@@ -284,7 +292,7 @@ pub fn order_for(st: &Stretches, n: usize, machine: Machine) -> Option<PartFunct
         LocalityMode::On | LocalityMode::Chunks(_) => true,
         LocalityMode::Auto => st.table_bytes >= 2 * machine.l2_bytes && local,
     };
-    ordered.then(|| parts_for(st, machine))
+    ordered.then(|| parts_for(st, machine.l2_bytes / 2))
 }
 
 /// Where a caller's split is free ([`order_for`]), the keys in flight may start within this many
@@ -294,9 +302,20 @@ pub fn order_for(st: &Stretches, n: usize, machine: Machine) -> Option<PartFunct
 /// input order (bench/NOTES.md, issue 14).
 pub const ORDERED_SPAN_OF_L2: u64 = 2;
 
-/// The split of a plan: parts of at most half of the L2 cache each (see [`plan`]).
-fn parts_for(st: &Stretches, machine: Machine) -> PartFunction {
-    let stretch = (machine.l2_bytes / 2).max(1);
+/// A part's stretch of the table in a batch's split ([`plan`]) is at most this fraction
+/// (numerator, denominator) of the L2 cache. Stretches of 16-34 MB did best on an H200 (60 MiB
+/// of L2; WarpDrive, 2^27 keys, bench/NOTES.md issue 18, sessions Y and Z): u64 pairs at load
+/// 0.5 (4.29 GB) 128 parts (33.5 MB) 14.9-15.1 G inserts/s against 256 parts 14.4-14.6, while
+/// 42 MB stretches lost 9 % (u32 at 0.8, 32 parts) and 3 % (u64 at 0.8). At half of L2, the
+/// bound before, 4.29 GB took 256 parts. On an H100 (50 MiB) the counts stay those measured
+/// there. A caller's free split ([`order_for`]) keeps half of L2 (its parts are per shard, not
+/// measured with the larger bound).
+pub const STRETCH_OF_L2: (u64, u64) = (9, 16);
+
+/// The split by the table's stretches: the fewest parts, a power of two, whose stretch is at
+/// most `max_stretch` bytes, at most [`MAX_PARTS`].
+fn parts_for(st: &Stretches, max_stretch: u64) -> PartFunction {
+    let stretch = max_stretch.max(1);
     let parts = st
         .table_bytes
         .div_ceil(stretch)
@@ -438,9 +457,28 @@ mod tests {
 
     #[test]
     fn huge_tables_take_more_parts_and_longer_chunks() {
-        // 64 GiB: stretches of at most L2/2 need 2^12 parts; chunks grow with the table.
+        // 64 GiB: stretches of at most 9/16 of L2 need 2^12 parts; chunks grow with the table.
         let p = plan(&st(64 << 30, LocalityMode::Auto), 1 << 32, H100).expect("partitioned");
         assert_eq!(p.part.parts, 1 << 12);
         assert!(p.chunk > MIN_CHUNK);
+    }
+
+    #[test]
+    fn a_batch_split_takes_stretches_up_to_nine_sixteenths_of_l2() {
+        // An H200 (60 MiB of L2) with u64 pairs at load 0.5: 2^28 slots of 16 bytes. Stretches
+        // of 33.5 MB (128 parts) measured faster than 16.8 MB (256); a caller's free split
+        // keeps stretches of at most half of L2 (256 parts).
+        let h200 = Machine {
+            l2_bytes: 60 << 20,
+            resident_blocks: 660,
+        };
+        let table = 16u64 << 28;
+        let p = plan(&st(table, LocalityMode::On), 1 << 27, h200).expect("forced");
+        assert_eq!(p.part.parts, 128);
+        let f = order_for(&st(table, LocalityMode::On), 1 << 27, h200).expect("forced");
+        assert_eq!(f.parts, 256);
+        // u32 pairs at load 0.8 (1.34 GB) stay at 64 parts (21 MB): 32 (42 MB) lost 9 %.
+        let p = plan(&st(8 * 167_772_160, LocalityMode::On), 1 << 27, h200).expect("forced");
+        assert_eq!(p.part.parts, 64);
     }
 }

@@ -1123,8 +1123,8 @@ fn gather<T: Copy>(v: &[T], at: &[usize]) -> Vec<T> {
     at.iter().map(|&i| v[i]).collect()
 }
 
-/// The items of an ordered kernel's tile (a resident block's [`locality::ORDERED_ROUNDS`]
+/// The items of an ordered kernel's tile (a resident block's [`locality::ordered_rounds`]
 /// rounds): the most a part of an ordered launch over several takes per step.
 fn ordered_tile_items() -> u64 {
-    locality::ORDERED_ROUNDS as u64 * BLOCK as u64
+    locality::ordered_rounds() as u64 * BLOCK as u64
 }
