@@ -199,6 +199,12 @@ const SPAN_OF_L2: u64 = 3;
 /// cache, at most [`MAX_PARTS`]. More parts cost the split more than they give (H100, u32
 /// pairs into 2 GiB: 128 parts 16.0 G inserts/s, 256 14.6, 512 13.5; bench/NOTES.md).
 pub fn plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
+    let max_stretch = machine.l2_bytes * STRETCH_OF_L2.0 / STRETCH_OF_L2.1;
+    plan_with(st, n, machine, max_stretch)
+}
+
+/// [`plan`] with parts of at most `max_stretch` bytes of the table.
+fn plan_with(st: &Stretches, n: usize, machine: Machine, max_stretch: u64) -> Option<Plan> {
     let span = (machine.l2_bytes / SPAN_OF_L2).max(1);
     // Keys per chunk so that the keys in flight span at most `span` bytes.
     let local = (machine.in_flight() as u128 * st.table_bytes as u128).div_ceil(span as u128);
@@ -216,7 +222,7 @@ pub fn plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
         }
     };
     let mut plan = Plan {
-        part: parts_for(st, machine.l2_bytes * STRETCH_OF_L2.0 / STRETCH_OF_L2.1),
+        part: parts_for(st, max_stretch),
         chunk,
     };
     // Measurement knobs: the chunk and the parts.
@@ -252,7 +258,8 @@ pub const FIND_MIN_LOAD: f64 = 0.9;
 pub const FIND_ANY_LOAD_SLOT_BYTES: u64 = 8;
 
 /// The plan for a lookup of `n` keys in a table of `slot_bytes`-byte slots whose load factor is
-/// at most `load`, or `None` to look up in input order: as [`plan`] (the same chunks and parts,
+/// at most `load`, or `None` to look up in input order: as [`plan`] (the same chunks, parts of
+/// at most [`FIND_STRETCH_OF_L2`],
 /// the same table-size and batch rules), and under `Auto` in tables of other slots than
 /// [`FIND_ANY_LOAD_SLOT_BYTES`]-byte ones only from [`FIND_MIN_LOAD`]. `On` and `Chunks` partition every
 /// lookup, as they do inserts (for tests). `WARPMAP_LOCALITY_FIND=off` never partitions a
@@ -274,8 +281,18 @@ pub fn find_plan(
         }
         _ => {}
     }
-    plan(st, n, machine)
+    plan_with(
+        st,
+        n,
+        machine,
+        machine.l2_bytes * FIND_STRETCH_OF_L2.0 / FIND_STRETCH_OF_L2.1,
+    )
 }
+
+/// A lookup's split ([`find_plan`]) takes parts of at most this fraction of the L2 cache, not
+/// [`STRETCH_OF_L2`]: on an H200 (u32 pairs at load 0.5, 2 GiB, session Z) 64 parts of 33.5 MB
+/// found 2 % (hits) to 7.5 % (misses) slower than 128 of 16.8 MB, while the insert was equal.
+pub const FIND_STRETCH_OF_L2: (u64, u64) = (1, 2);
 
 /// For a caller that splits a batch of `n` keys anyway (the sharded table splits every batch by
 /// shard): the part function that puts the batch in the order of the table's stretches, so that
@@ -305,11 +322,11 @@ pub const ORDERED_SPAN_OF_L2: u64 = 2;
 /// A part's stretch of the table in a batch's split ([`plan`]) is at most this fraction
 /// (numerator, denominator) of the L2 cache. Stretches of 16-34 MB did best on an H200 (60 MiB
 /// of L2; WarpDrive, 2^27 keys, bench/NOTES.md issue 18, sessions Y and Z): u64 pairs at load
-/// 0.5 (4.29 GB) 128 parts (33.5 MB) 14.9-15.1 G inserts/s against 256 parts 14.4-14.6, while
+/// 0.5 (4.29 GB) 128 parts (33.5 MB) 14.8-15.1 G inserts/s against 256 parts 14.3-14.6, while
 /// 42 MB stretches lost 9 % (u32 at 0.8, 32 parts) and 3 % (u64 at 0.8). At half of L2, the
 /// bound before, 4.29 GB took 256 parts. On an H100 (50 MiB) the counts stay those measured
 /// there. A caller's free split ([`order_for`]) keeps half of L2 (its parts are per shard, not
-/// measured with the larger bound).
+/// measured with the larger bound), and so do lookups ([`FIND_STRETCH_OF_L2`]).
 pub const STRETCH_OF_L2: (u64, u64) = (9, 16);
 
 /// The split by the table's stretches: the fewest parts, a power of two, whose stretch is at
@@ -480,5 +497,10 @@ mod tests {
         // u32 pairs at load 0.8 (1.34 GB) stay at 64 parts (21 MB): 32 (42 MB) lost 9 %.
         let p = plan(&st(8 * 167_772_160, LocalityMode::On), 1 << 27, h200).expect("forced");
         assert_eq!(p.part.parts, 64);
+        // u32 pairs at load 0.5 (2 GiB): inserts 64 parts, lookups 128 (half of L2).
+        let p = plan(&st(2 << 30, LocalityMode::On), 1 << 27, h200).expect("forced");
+        assert_eq!(p.part.parts, 64);
+        let f = find_plan(&st(2 << 30, LocalityMode::On), 1 << 27, h200, 8, 0.5).expect("forced");
+        assert_eq!(f.part.parts, 128);
     }
 }
