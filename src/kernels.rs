@@ -56,6 +56,8 @@ pub const TWO_LEVEL: KernelFile = kernel_file!("two_level.cu");
 pub const MULTISPLIT: KernelFile = kernel_file!("multisplit.cu");
 /// The sharded table's stable split into shards and its inverse (`sharded::split`).
 pub const SHARDED: KernelFile = kernel_file!("sharded.cu");
+/// The relational operators' own device steps (`ops::device`).
+pub const OPS: KernelFile = kernel_file!("ops.cu");
 
 /// One specialisation of one module: what NVRTC compiles.
 #[derive(Clone, Debug)]

@@ -14,6 +14,8 @@
 //!
 //! Every row number is a `u32`: inputs of `u32::MAX` rows or more are refused.
 
+pub mod device;
+
 use crate::cpu::{CpuMultiMap, CpuTable};
 use crate::device::Gpu;
 use crate::key::{Key, Value};

@@ -204,3 +204,233 @@ fn distinct_counts() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// ops::device: the same operators on device-resident columns (GPU only).
+
+mod device {
+    use super::*;
+    use warpmap::ops::device::{
+        count_kmers, group_by_sums, kmers, row_numbers, sum_found, HashJoin, NOT_A_KMER,
+    };
+    use warpmap::HashTable;
+
+    #[test]
+    fn row_numbers_count_from_start() {
+        let Some(g) = gpu() else { return };
+        for (n, start) in [(0usize, 0u32), (1, 7), (1000, 0), (100_003, 5)] {
+            let got = g.download(&row_numbers(&g, n, start).unwrap()).unwrap();
+            assert_eq!(got, (start..start + n as u32).collect::<Vec<_>>());
+        }
+        assert!(matches!(
+            row_numbers(&g, 10, u32::MAX - 3),
+            Err(Error::InvalidInput(_))
+        ));
+    }
+
+    #[test]
+    fn hash_join_matches_a_host_join() {
+        let Some(g) = gpu() else { return };
+        let mut rng = SplitMix64::new(11);
+        for (builds, probes) in [
+            (0usize, 10usize),
+            (10, 0),
+            (1000, 5000),
+            (200_000, 1_000_000),
+        ] {
+            // Distinct build keys (sentinel-like ones among them), probes half present.
+            let mut build = unique_keys::<u64>(&mut rng, builds, true);
+            build.truncate(builds);
+            let absent = unique_keys::<u64>(&mut rng, probes, false);
+            let set: HashMap<u64, usize> = build.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+            let probe: Vec<u64> = (0..probes)
+                .map(|i| {
+                    if !build.is_empty() && i % 2 == 0 {
+                        build[rng.index(build.len())]
+                    } else {
+                        absent[i]
+                    }
+                })
+                .collect();
+            let price: Vec<i64> = (0..probes).map(|i| i as i64 * 3 - 1000).collect();
+            let join = HashJoin::build(&g, &g.upload(&build).unwrap()).unwrap();
+            assert_eq!(join.build_rows().unwrap(), builds);
+            let m = join.probe(&g.upload(&probe).unwrap()).unwrap();
+            let (rows, found, build_rows) = (
+                g.download(&m.probe_row).unwrap(),
+                g.download(&m.found).unwrap(),
+                g.download(&m.build_row).unwrap(),
+            );
+            let mut seen = vec![false; probes];
+            for i in 0..probes {
+                let r = rows[i] as usize;
+                assert!(!seen[r], "probe row {r} twice");
+                seen[r] = true;
+                match set.get(&probe[r]) {
+                    Some(&b) => assert_eq!((found[i], build_rows[i] as usize), (1, b)),
+                    None => assert_eq!(found[i], 0, "probe row {r} matched an absent key"),
+                }
+            }
+            let want: (u64, i64) = probe
+                .iter()
+                .zip(&price)
+                .filter(|(k, _)| set.contains_key(k))
+                .fold((0, 0), |a, (_, &p)| (a.0 + 1, a.1 + p));
+            let t = join.sum_matched(&m, &g.upload(&price).unwrap()).unwrap();
+            assert_eq!((t.count, t.sum_signed()), want, "{builds} x {probes}");
+        }
+        // Repeated build keys are refused.
+        let twice = g.upload(&[1u32, 2, 1]).unwrap();
+        assert!(matches!(
+            HashJoin::build(&g, &twice),
+            Err(Error::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn sum_found_widths_and_refusals() {
+        let Some(g) = gpu() else { return };
+        let found = g.upload(&[1u8, 0, 1, 1]).unwrap();
+        let v32 = g.upload(&[-5i32, 100, 7, -1]).unwrap();
+        assert_eq!(sum_found(&g, &found, None, &v32).unwrap().sum_signed(), 1);
+        let u32s = g.upload(&[u32::MAX, 1, 1, 0]).unwrap();
+        assert_eq!(
+            sum_found(&g, &found, None, &u32s).unwrap().sum_bits,
+            u32::MAX as u64 + 1
+        );
+        let index = g.upload(&[3u32, 0, 0, 2]).unwrap();
+        let t = sum_found(&g, &found, Some(&index), &v32).unwrap();
+        assert_eq!((t.count, t.sum_signed()), (3, -1 - 5 + 7));
+        let floats = g.upload(&[1.0f32; 4]).unwrap();
+        assert!(matches!(
+            sum_found(&g, &found, None, &floats),
+            Err(Error::Unsupported(_))
+        ));
+        let short = g.upload(&[1i64]).unwrap();
+        assert!(matches!(
+            sum_found(&g, &found, None, &short),
+            Err(Error::InvalidInput(_))
+        ));
+    }
+
+    #[test]
+    fn group_by_sums_matches_a_host_fold() {
+        let Some(g) = gpu() else { return };
+        let mut rng = SplitMix64::new(12);
+        for (rows, distinct, hint) in [
+            (0usize, 1usize, None),
+            (5000, 300, None),
+            (400_000, 40_000, Some(40_000)),
+            (300_000, 7, Some(7)),
+        ] {
+            let keys = keys_from_pool::<u32>(&mut rng, rows, distinct);
+            let a: Vec<i64> = (0..rows).map(|_| rng.next_u64() as i64 >> 20).collect();
+            let b: Vec<i64> = (0..rows).map(|i| i as i64 % 97 - 40).collect();
+            let mut folded: HashMap<u32, (i64, i64)> = HashMap::new();
+            for i in 0..rows {
+                let e = folded.entry(keys[i]).or_default();
+                e.0 = e.0.wrapping_add(a[i]);
+                e.1 += b[i];
+            }
+            let (dk, da, db) = (
+                g.upload(&keys).unwrap(),
+                g.upload(&a).unwrap(),
+                g.upload(&b).unwrap(),
+            );
+            let gr = group_by_sums(&g, &dk, &[&da, &db], hint).unwrap();
+            let (k, s0, s1) = (
+                g.download(&gr.keys).unwrap(),
+                g.download(&gr.sums[0]).unwrap(),
+                g.download(&gr.sums[1]).unwrap(),
+            );
+            assert_eq!(k.len(), folded.len(), "{rows} rows: groups");
+            for i in 0..k.len() {
+                assert_eq!(folded.get(&k[i]), Some(&(s0[i], s1[i])), "group {}", k[i]);
+            }
+        }
+        let (k, v) = (g.upload(&[1u32, 2]).unwrap(), g.upload(&[1i64]).unwrap());
+        assert!(matches!(
+            group_by_sums(&g, &k, &[&v], None),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(matches!(
+            group_by_sums::<u32, i64>(&g, &k, &[], None),
+            Err(Error::InvalidInput(_))
+        ));
+    }
+
+    /// The canonical k-mers of one read on the host (the example's encoding).
+    fn host_canonical(read: &[u8], k: usize) -> Vec<u64> {
+        let code = |b: u8| match b | 0x20 {
+            b'a' => Some(0u64),
+            b'c' => Some(1),
+            b'g' => Some(2),
+            b't' => Some(3),
+            _ => None,
+        };
+        read.windows(k)
+            .map(|w| {
+                let codes: Option<Vec<u64>> = w.iter().map(|&b| code(b)).collect();
+                match codes {
+                    None => NOT_A_KMER,
+                    Some(c) => {
+                        let fwd = c.iter().fold(0u64, |a, &x| a << 2 | x);
+                        let rev = c.iter().rev().fold(0u64, |a, &x| a << 2 | (3 - x));
+                        fwd.min(rev)
+                    }
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn kmers_across_read_boundaries_and_other_bases() {
+        let Some(g) = gpu() else { return };
+        let mut rng = SplitMix64::new(13);
+        for (reads, len, k) in [
+            (1usize, 31usize, 31usize),
+            (3, 40, 31),
+            (500, 150, 31),
+            (64, 20, 1),
+            (64, 33, 17),
+        ] {
+            let mut bases: Vec<u8> = (0..reads * len)
+                .map(|_| b"ACGTacgt"[rng.index(8)])
+                .collect();
+            // A few bases that are not ACGT (N), which void their windows.
+            for _ in 0..reads / 10 {
+                let i = rng.index(bases.len());
+                bases[i] = b'N';
+            }
+            let (keys, ones) = kmers(&g, &g.upload(&bases).unwrap(), reads, len, k).unwrap();
+            let want: Vec<u64> = bases
+                .chunks(len)
+                .flat_map(|r| host_canonical(r, k))
+                .collect();
+            assert_eq!(
+                g.download(&keys).unwrap(),
+                want,
+                "{reads} reads of {len}, k {k}"
+            );
+            assert!(g.download(&ones).unwrap().iter().all(|&o| o == 1));
+            // Counted: the same as a host fold.
+            let table = count_kmers(&g, &g.upload(&bases).unwrap(), reads, len, k, None).unwrap();
+            let mut folded: HashMap<u64, u32> = HashMap::new();
+            for &x in &want {
+                *folded.entry(x).or_default() += 1;
+            }
+            let (tk, tv) = table.retrieve_all().unwrap();
+            assert_eq!(tk.len(), folded.len());
+            for (x, c) in tk.iter().zip(&tv) {
+                assert_eq!(folded.get(x), Some(c));
+            }
+        }
+        let b = g.upload(&[b'A'; 10]).unwrap();
+        for (reads, len, k) in [(1, 10, 0), (1, 10, 32), (1, 10, 11), (2, 10, 5)] {
+            assert!(
+                matches!(kmers(&g, &b, reads, len, k), Err(Error::InvalidInput(_))),
+                "{reads} {len} {k}"
+            );
+        }
+    }
+}

@@ -27,6 +27,7 @@ mod ooc;
 mod sharded;
 mod slab;
 mod slab_chart;
+mod workload;
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -72,6 +73,11 @@ enum Command {
     /// hybrid (Fig. 18).
     #[command(subcommand)]
     Lanes(lanes::LanesCommand),
+    /// The tables at work: TPC-H join and group-bys (`tpch --sf N`), k-mer counting (`kmer`),
+    /// on the GPU (columns resident, or from host Arrow arrays) and the CPU backend, every
+    /// answer checked; JSON and SVG.
+    #[command(subcommand)]
+    Workload(workload::WorkloadCommand),
 }
 
 #[derive(Args)]
@@ -321,6 +327,7 @@ fn main() -> ExitCode {
         Command::Outofcore(a) => ooc::outofcore_cmd(*a),
         Command::Info => info_cmd().map(|()| ExitCode::SUCCESS),
         Command::Lanes(c) => lanes::run(c),
+        Command::Workload(c) => workload::run(c),
     };
     match result {
         Ok(code) => code,
