@@ -278,6 +278,13 @@ mod device {
                 .fold((0, 0), |a, (_, &p)| (a.0 + 1, a.1 + p));
             let t = join.sum_matched(&m, &g.upload(&price).unwrap()).unwrap();
             assert_eq!((t.count, t.sum_signed()), want, "{builds} x {probes}");
+            let (dk, dp) = (g.upload(&probe).unwrap(), g.upload(&price).unwrap());
+            let t = join.probe_sum(&dk, &dp).unwrap();
+            assert_eq!(
+                (t.count, t.sum_signed()),
+                want,
+                "{builds} x {probes}: probe_sum"
+            );
         }
         // Repeated build keys are refused.
         let twice = g.upload(&[1u32, 2, 1]).unwrap();

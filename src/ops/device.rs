@@ -6,7 +6,8 @@
 //! - [`HashJoin`]: the build side's keys in a [`WarpDrive`] table of their row numbers, probed
 //!   with answers in the table's order ([`DeviceHashTable::find_device_unordered_async`]: each
 //!   answer carries its probe row, so nothing is gathered back to input order), and
-//!   [`HashJoin::sum_matched`] for `COUNT(*), SUM(column)` over the matches.
+//!   [`HashJoin::sum_matched`] for `COUNT(*), SUM(column)` over the matches, or
+//!   [`HashJoin::probe_sum`] for those totals alone.
 //! - [`group_by_sums`]: `SELECT key, SUM(c1), SUM(c2), ... GROUP BY key` by reduce by key
 //!   (one table per column, [`InsertMode::Apply`]), the groups in the first table's order and the
 //!   other columns looked up for them.
@@ -141,6 +142,26 @@ impl<K: Key> HashJoin<K> {
             build_row: f.values,
             found: f.found,
         })
+    }
+
+    /// `COUNT(*)` and `SUM(column)` of the probe rows that match, straight from the probe keys:
+    /// a membership test in input order ([`DeviceHashTable::contains_device_async`], which the
+    /// table partitions by its stretches where that pays) and a coalesced sum of `column` where
+    /// found. Cheaper than [`probe`](Self::probe) then [`sum_matched`](Self::sum_matched) when
+    /// only the totals are wanted: no build rows are written and `column` is read in order.
+    /// Waits for the answer.
+    ///
+    /// # Errors
+    /// As [`sum_matched`](Self::sum_matched); [`Error::InvalidInput`] if `column` is shorter
+    /// than `keys`.
+    pub fn probe_sum<V: Value>(
+        &self,
+        keys: &DeviceBuffer<K>,
+        column: &DeviceBuffer<V>,
+    ) -> Result<MatchTotals> {
+        let mut found = self.gpu.alloc::<u8>(keys.len())?;
+        self.table.contains_device_async(keys, &mut found)?;
+        sum_found(&self.gpu, &found, None, column)
     }
 
     /// `COUNT(*)` and `SUM(column[probe row])` over the matches of a probe (`ops_found_sum`),

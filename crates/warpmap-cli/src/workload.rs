@@ -47,7 +47,7 @@ pub struct Common {
     #[arg(long, default_value_t = 3)]
     runs: usize,
     /// Paths, comma-separated, of gpu-device, gpu-host, cpu (default: all that this machine
-    /// has).
+    /// has), or none (with --export: only the data and the answers).
     #[arg(long, value_delimiter = ',')]
     paths: Option<Vec<String>>,
     /// Where to write the JSON report.
@@ -229,6 +229,7 @@ fn paths(common: &Common, gpu: &Option<Arc<Gpu>>) -> Result<Vec<&'static str>> {
     let all = ["gpu-device", "gpu-host", "cpu"];
     let asked: Vec<&'static str> = match &common.paths {
         None => all.to_vec(),
+        Some(v) if v.iter().any(|p| p == "none") => Vec::new(),
         Some(v) => v
             .iter()
             .map(|p| {
@@ -302,26 +303,32 @@ fn bar_chart(title: &str, bars: &[(String, f64)]) -> Result<String> {
         let root = SVGBackend::with_string(&mut svg, (900, h)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
         let max = bars.iter().map(|b| b.1).fold(0.0f64, f64::max).max(1e-3) * 1.15;
-        let n = bars.len().max(1) as i32;
+        let n = bars.len().max(1);
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
             .margin(10)
             .x_label_area_size(30)
             .y_label_area_size(260)
-            .build_cartesian_2d(0.0..max, 0..n)
+            .build_cartesian_2d(0.0..max, (0..n).into_segmented())
             .map_err(|e| err(e.to_string()))?;
         let labels: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
         chart
             .configure_mesh()
-            .y_labels(bars.len().max(1))
-            .y_label_formatter(&|i| labels.get(*i as usize).cloned().unwrap_or_default())
+            .y_labels(n)
+            .y_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
+                _ => String::new(),
+            })
             .x_desc("ms")
             .draw()
             .map_err(|e| err(e.to_string()))?;
         chart
             .draw_series(bars.iter().enumerate().map(|(i, b)| {
                 Rectangle::new(
-                    [(0.0, i as i32), (b.1, i as i32 + 1)],
+                    [
+                        (0.0, SegmentValue::Exact(i)),
+                        (b.1, SegmentValue::Exact(i + 1)),
+                    ],
                     BLUE.mix(0.6).filled(),
                 )
             }))
@@ -480,6 +487,9 @@ struct Staging {
     keys_b: warpmap::PinnedBuffer<u32>,
     vals_a: warpmap::PinnedBuffer<i64>,
     vals_b: warpmap::PinnedBuffer<i64>,
+    out_keys: warpmap::PinnedBuffer<u32>,
+    out_a: warpmap::PinnedBuffer<i64>,
+    out_b: warpmap::PinnedBuffer<i64>,
 }
 
 fn tpch(a: TpchArgs) -> Result<std::process::ExitCode> {
@@ -543,22 +553,34 @@ fn tpch(a: TpchArgs) -> Result<std::process::ExitCode> {
                     l_quantity: g.upload(&qty)?,
                     l_extendedprice: g.upload(&price)?,
                 };
-                let (p, ans) = median_of(runs, || {
-                    let mut c = Clock::start(Some(g))?;
-                    let join = HashJoin::build(g, &d.o_orderkey)?;
-                    c.build()?;
-                    let m = join.probe(&d.l_orderkey)?;
-                    let totals = join.sum_matched(&m, &d.l_extendedprice)?;
-                    c.probe()?;
-                    Ok((
-                        c.p,
-                        JoinAnswer {
-                            count: totals.count,
-                            sum: totals.sum_signed(),
-                        },
-                    ))
-                })?;
-                push(join_row("gpu-device", p, &ans, &ref_join));
+                // The totals straight from the probe (probe_sum), then the same through the
+                // row pairs (probe, then the sum over them): what a join that outputs pairs pays.
+                for pairs in [false, true] {
+                    let (p, ans) = median_of(runs, || {
+                        let mut c = Clock::start(Some(g))?;
+                        let join = HashJoin::build(g, &d.o_orderkey)?;
+                        c.build()?;
+                        let totals = if pairs {
+                            let m = join.probe(&d.l_orderkey)?;
+                            join.sum_matched(&m, &d.l_extendedprice)?
+                        } else {
+                            join.probe_sum(&d.l_orderkey, &d.l_extendedprice)?
+                        };
+                        c.probe()?;
+                        Ok((
+                            c.p,
+                            JoinAnswer {
+                                count: totals.count,
+                                sum: totals.sum_signed(),
+                            },
+                        ))
+                    })?;
+                    let mut r = join_row("gpu-device", p, &ans, &ref_join);
+                    if pairs {
+                        r.query = "join_pairs";
+                    }
+                    push(r);
+                }
                 for (query, keys, reference) in [
                     ("groupby_orderkey", &d.l_orderkey, &ref_by_order),
                     ("groupby_suppkey", &d.l_suppkey, &ref_by_supp),
@@ -586,6 +608,9 @@ fn tpch(a: TpchArgs) -> Result<std::process::ExitCode> {
                     keys_b: g.alloc_pinned::<u32>(n)?,
                     vals_a: g.alloc_pinned::<i64>(n)?,
                     vals_b: g.alloc_pinned::<i64>(n)?,
+                    out_keys: g.alloc_pinned::<u32>(n)?,
+                    out_a: g.alloc_pinned::<i64>(n)?,
+                    out_b: g.alloc_pinned::<i64>(n)?,
                 };
                 let (p, ans) = median_of(runs, || {
                     let mut c = Clock::start(Some(g))?;
@@ -595,8 +620,7 @@ fn tpch(a: TpchArgs) -> Result<std::process::ExitCode> {
                     c.transfer()?;
                     let join = HashJoin::build(g, &ok)?;
                     c.build()?;
-                    let m = join.probe(&lk)?;
-                    let totals = join.sum_matched(&m, &pr)?;
+                    let totals = join.probe_sum(&lk, &pr)?;
                     c.probe()?;
                     Ok((
                         c.p,
@@ -620,11 +644,21 @@ fn tpch(a: TpchArgs) -> Result<std::process::ExitCode> {
                         c.transfer()?;
                         let gr = group_by_sums(g, &k, &[&q, &pr], hint)?;
                         c.probe()?;
-                        let k = g.download(&gr.keys)?;
-                        let s0 = g.download(&gr.sums[0])?;
-                        let s1 = g.download(&gr.sums[1])?;
+                        // The answer into pinned staging (pre-touched host memory: a fresh
+                        // vector's first touch costs more than the copy).
+                        let groups = gr.keys.len();
+                        g.copy_to_pinned(&gr.keys, 0, &mut st.out_keys, 0, groups)?;
+                        g.copy_to_pinned(&gr.sums[0], 0, &mut st.out_a, 0, groups)?;
+                        g.copy_to_pinned(&gr.sums[1], 0, &mut st.out_b, 0, groups)?;
                         c.output()?;
-                        Ok((c.p, sorted_groups(&k, &s0, &s1)))
+                        Ok((
+                            c.p,
+                            sorted_groups(
+                                &st.out_keys.as_slice()?[..groups],
+                                &st.out_a.as_slice()?[..groups],
+                                &st.out_b.as_slice()?[..groups],
+                            ),
+                        ))
                     })?;
                     push(group_row(query, "gpu-host", p, &ans, reference));
                 }
