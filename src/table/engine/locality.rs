@@ -192,33 +192,45 @@ const SPAN_OF_L2: u64 = 3;
 ///
 /// The keys in flight ([`Machine::in_flight`]) are consecutive keys of a chunk in part order,
 /// so they start in about `in_flight × table_bytes / chunk` bytes of the table. `Auto`
-/// partitions when the table is at least twice the L2 cache and that span, with the batch as
-/// one chunk, is at most a third of it. The chunk is the larger of [`MIN_CHUNK`] and the length
-/// that keeps the span within that third ([`Plan::chunks`]: the last chunk takes the rest).
+/// partitions an insert when the table is at least twice the L2 cache and that span, with the
+/// batch as one chunk, is at most a third of it. The chunk is the larger of [`MIN_CHUNK`] and
+/// the length that keeps the span within that third ([`Plan::chunks`]: the last chunk takes the
+/// rest), or the whole batch where it is shorter. (A batch shorter than [`MIN_CHUNK`] whose span
+/// is within the third is partitioned too: 15 M u32 keys into a 240 MB table, a hash join's
+/// build, took 1.2 ms instead of 1.9 on an H200; bench/NOTES.md, issue 19, session Z. Lookups
+/// keep [`MIN_CHUNK`] as their least batch: [`find_plan`].)
 /// Parts: a power of two, the fewest whose stretch is at most [`STRETCH_OF_L2`] of the L2
 /// cache, at most [`MAX_PARTS`]. More parts cost the split more than they give (H100, u32
 /// pairs into 2 GiB: 128 parts 16.0 G inserts/s, 256 14.6, 512 13.5; bench/NOTES.md).
 pub fn plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
     let max_stretch = machine.l2_bytes * STRETCH_OF_L2.0 / STRETCH_OF_L2.1;
-    plan_with(st, n, machine, max_stretch)
+    plan_with(st, n, machine, max_stretch, 0)
 }
 
-/// [`plan`] with parts of at most `max_stretch` bytes of the table.
-fn plan_with(st: &Stretches, n: usize, machine: Machine, max_stretch: u64) -> Option<Plan> {
+/// [`plan`] with parts of at most `max_stretch` bytes of the table; under `Auto`, batches of
+/// fewer than `min_batch` keys go in input order.
+fn plan_with(
+    st: &Stretches,
+    n: usize,
+    machine: Machine,
+    max_stretch: u64,
+    min_batch: usize,
+) -> Option<Plan> {
     let span = (machine.l2_bytes / SPAN_OF_L2).max(1);
     // Keys per chunk so that the keys in flight span at most `span` bytes.
-    let local = (machine.in_flight() as u128 * st.table_bytes as u128).div_ceil(span as u128);
-    let local = (local.min(usize::MAX as u128) as usize).max(MIN_CHUNK);
+    let spanned = (machine.in_flight() as u128 * st.table_bytes as u128).div_ceil(span as u128);
+    let spanned = spanned.min(usize::MAX as u128) as usize;
+    let local = spanned.max(MIN_CHUNK);
     let chunk = match st.mode.resolved() {
         LocalityMode::Off => return None,
         _ if n == 0 => return None,
         LocalityMode::Chunks(c) => c.clamp(1, n),
         LocalityMode::On => local.min(n),
         LocalityMode::Auto => {
-            if st.table_bytes < 2 * machine.l2_bytes || n < local {
+            if st.table_bytes < 2 * machine.l2_bytes || n < spanned.max(min_batch) {
                 return None;
             }
-            local
+            local.min(n)
         }
     };
     let mut plan = Plan {
@@ -281,12 +293,15 @@ pub fn find_plan(
         }
         _ => {}
     }
-    plan_with(
-        st,
-        n,
-        machine,
-        machine.l2_bytes * FIND_STRETCH_OF_L2.0 / FIND_STRETCH_OF_L2.1,
-    )
+    lookup_plan(st, n, machine)
+}
+
+/// The split of a lookup of `n` keys at any load (answers in the table's order take it where an
+/// insert would be partitioned): the chunks of [`plan`], parts of at most [`FIND_STRETCH_OF_L2`]
+/// of L2, and under `Auto` batches of at least [`MIN_CHUNK`] keys.
+pub fn lookup_plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
+    let max_stretch = machine.l2_bytes * FIND_STRETCH_OF_L2.0 / FIND_STRETCH_OF_L2.1;
+    plan_with(st, n, machine, max_stretch, MIN_CHUNK)
 }
 
 /// A lookup's split ([`find_plan`]) takes parts of at most this fraction of the L2 cache, not
@@ -383,6 +398,20 @@ mod tests {
         // A batch whose keys in flight would spread over much of the table.
         assert_eq!(plan(&st(2 << 30, LocalityMode::Auto), 1 << 24, H100), None);
         assert_eq!(plan(&st(2 << 30, LocalityMode::Auto), 0, H100), None);
+    }
+
+    #[test]
+    fn auto_partitions_a_short_batch_whose_span_fits() {
+        // A hash join's build: 15 M u32 pairs into 30 M slots (240 MB). The keys in flight of
+        // the whole batch span about 10.8 MB, within a third of L2: one chunk, partitioned.
+        let table = st(240 << 20, LocalityMode::Auto);
+        let p = plan(&table, 15_000_000, H100).expect("partitioned");
+        assert_eq!(p.chunk, 15_000_000);
+        // Lookups keep MIN_CHUNK as their least batch.
+        assert_eq!(find_plan(&table, 15_000_000, H100, 8, 0.5), None);
+        assert!(find_plan(&table, MIN_CHUNK, H100, 8, 0.5).is_some());
+        // Shorter still: the span would pass the third.
+        assert_eq!(plan(&table, 5_000_000, H100), None);
     }
 
     #[test]

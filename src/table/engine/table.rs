@@ -489,15 +489,15 @@ impl<S: Scheme> GpuTable<S> {
     }
 
     /// The plan of a locality-partitioned lookup of `n` keys, where the scheme has an ordered
-    /// find, in parts one split pass can make: with `any_load`, where an insert of the batch
-    /// would be partitioned ([`locality::plan`]); else where [`locality::find_plan`] says so at
-    /// the table's load (its upper bound `Counters::stored_bound`).
+    /// find, in parts one split pass can make: with `any_load`, at any load
+    /// ([`locality::lookup_plan`]); else where [`locality::find_plan`] says so at the table's
+    /// load (its upper bound `Counters::stored_bound`).
     fn find_plan(&self, n: usize, any_load: bool) -> Option<locality::Plan> {
         let loc = self.scheme.locality()?;
         loc.find?;
         let machine = locality::Machine::of(&self.gpu, &loc);
         let plan = if any_load {
-            locality::plan(&loc.stretches, n, machine)
+            locality::lookup_plan(&loc.stretches, n, machine)
         } else {
             let stored = self.counters.stored_bound.load(Ordering::Relaxed);
             let capacity = self.scheme.capacity().max(1);
