@@ -216,6 +216,27 @@ mod device {
     use warpmap::HashTable;
 
     #[test]
+    fn the_pools_high_water_mark_sees_a_freed_temporary() {
+        let Some(g) = gpu() else { return };
+        g.synchronize().unwrap();
+        let Some(at_start) = g.reset_pool_used_high() else {
+            return; // no stream-ordered pool: nothing to read
+        };
+        let temporary = g.alloc::<u8>(64 << 20).unwrap();
+        drop(temporary);
+        g.synchronize().unwrap();
+        let high = g.pool_used_high_since_reset().expect("a pool");
+        assert!(
+            high >= at_start + (64 << 20),
+            "high {high}, at start {at_start}"
+        );
+        // A reset forgets it.
+        g.synchronize().unwrap();
+        let now = g.reset_pool_used_high().unwrap();
+        assert!(g.pool_used_high_since_reset().unwrap() < now + (64 << 20));
+    }
+
+    #[test]
     fn row_numbers_count_from_start() {
         let Some(g) = gpu() else { return };
         for (n, start) in [(0usize, 0u32), (1, 7), (1000, 0), (100_003, 5)] {

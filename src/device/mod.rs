@@ -175,6 +175,52 @@ impl MemPool {
             .saturating_sub(read(A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT))
     }
 
+    /// The most bytes the pool's buffers used at once since the last [`reset_used_high`]
+    /// (`CU_MEMPOOL_ATTR_USED_MEM_HIGH`), or `None` where the driver does not say.
+    ///
+    /// [`reset_used_high`]: MemPool::reset_used_high
+    fn used_high(&self) -> Option<u64> {
+        let mut v: u64 = 0;
+        // SAFETY: USED_MEM_HIGH is a 64-bit value written to `v`.
+        let r = unsafe {
+            drv_sys::cuMemPoolGetAttribute(
+                self.0,
+                drv_sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+                (&mut v as *mut u64).cast(),
+            )
+        };
+        r.result().ok().map(|()| v)
+    }
+
+    /// Bytes the pool's buffers use now (`CU_MEMPOOL_ATTR_USED_MEM_CURRENT`; 0 where the driver
+    /// does not say).
+    fn used(&self) -> u64 {
+        let mut v: u64 = 0;
+        // SAFETY: USED_MEM_CURRENT is a 64-bit value written to `v`.
+        let r = unsafe {
+            drv_sys::cuMemPoolGetAttribute(
+                self.0,
+                drv_sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+                (&mut v as *mut u64).cast(),
+            )
+        };
+        r.result().map(|()| v).unwrap_or(0)
+    }
+
+    /// Resets the high-water mark of [`used_high`](MemPool::used_high) to the bytes in use now
+    /// (the driver takes only 0 for this attribute, meaning "reset").
+    fn reset_used_high(&self) {
+        let mut zero: u64 = 0;
+        // SAFETY: USED_MEM_HIGH takes a 64-bit value, and 0 resets it.
+        let _ = unsafe {
+            drv_sys::cuMemPoolSetAttribute(
+                self.0,
+                drv_sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+                (&mut zero as *mut u64).cast(),
+            )
+        };
+    }
+
     /// Gives the pool's unused memory back to the driver.
     fn trim(&self) {
         // SAFETY: a valid pool handle; trimming releases only memory no allocation uses.
@@ -506,6 +552,23 @@ impl Gpu {
             .mem_get_info()
             .map(|(free, _)| free as u64 + pooled)
             .map_err(|e| driver_err("reading free memory", e))
+    }
+
+    /// The most bytes of device memory the buffers used at once since the last
+    /// [`reset_pool_used_high`](Gpu::reset_pool_used_high) (the stream-ordered pool's
+    /// `USED_MEM_HIGH`: every [`DeviceBuffer`] of this GPU, temporaries included), or `None`
+    /// without a pool. A query's peak memory: reset, run, read.
+    pub fn pool_used_high_since_reset(&self) -> Option<u64> {
+        self.dev.pool.as_ref().and_then(MemPool::used_high)
+    }
+
+    /// Starts a new high-water mark of the device memory the buffers use
+    /// ([`pool_used_high_since_reset`](Gpu::pool_used_high_since_reset)): the mark becomes the
+    /// bytes in use now, which it returns (`None` without a pool).
+    pub fn reset_pool_used_high(&self) -> Option<u64> {
+        let pool = self.dev.pool.as_ref()?;
+        pool.reset_used_high();
+        Some(pool.used())
     }
 
     /// Gives the memory that the GPU's memory pool keeps from freed buffers back to the driver

@@ -110,7 +110,8 @@ struct Phases {
     build: f64,
     probe: f64,
     output: f64,
-    /// Device memory in use at the phases' ends, the most of them, in bytes (GPU paths).
+    /// Device memory the query's buffers took at their most, beyond what was in use when it
+    /// started (the resident columns), in bytes (GPU paths; 0 without a memory pool).
     gpu_bytes: u64,
 }
 
@@ -123,23 +124,23 @@ impl Phases {
 /// Times phases: each ends after the GPU is idle (so a phase's time is its own).
 struct Clock {
     gpu: Option<Arc<Gpu>>,
-    free_at_start: u64,
+    used_at_start: u64,
     t: Instant,
     p: Phases,
 }
 
 impl Clock {
     fn start(gpu: Option<&Arc<Gpu>>) -> Result<Clock> {
-        let free_at_start = match gpu {
+        let used_at_start = match gpu {
             Some(g) => {
                 g.synchronize()?;
-                g.free_memory().unwrap_or(0)
+                g.reset_pool_used_high().unwrap_or(0)
             }
             None => 0,
         };
         Ok(Clock {
             gpu: gpu.cloned(),
-            free_at_start,
+            used_at_start,
             t: Instant::now(),
             p: Phases::default(),
         })
@@ -149,11 +150,11 @@ impl Clock {
     fn lap(&mut self) -> Result<f64> {
         if let Some(g) = &self.gpu {
             g.synchronize()?;
-            let free = g.free_memory().unwrap_or(self.free_at_start);
+            let high = g.pool_used_high_since_reset().unwrap_or(self.used_at_start);
             self.p.gpu_bytes = self
                 .p
                 .gpu_bytes
-                .max(self.free_at_start.saturating_sub(free));
+                .max(high.saturating_sub(self.used_at_start));
         }
         let ms = self.t.elapsed().as_secs_f64() * 1e3;
         self.t = Instant::now();
@@ -266,9 +267,10 @@ fn write_report(
                    timed separately). gpu-host: from host Arrow arrays, narrowed into pinned \
                    staging (allocated before the clock) and copied (transfer), the answer \
                    copied back (output). cpu: the CPU backend (CpuTable) on all cores. Every \
-                   answer is checked against a host reference. gpu_peak_bytes: device memory \
-                   in use at the phases' ends, the most of them (cudaMemGetInfo; the pool's \
-                   reservations count).",
+                   answer is checked against a host reference. gpu_peak_bytes: the most device \
+                   memory the query's buffers took at once, temporaries included, beyond what \
+                   was in use when it started (the resident columns): the stream-ordered \
+                   pool's used-memory high-water mark, reset at the query's start.",
         "workload": workload,
         "results": rows.iter().map(row_json).collect::<Vec<_>>(),
     });
