@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 use warpmap::arrow::arrow_array::{Array, Int64Array};
-use warpmap::ops::device::{count_kmers, group_by_sums, HashJoin, NOT_A_KMER};
+use warpmap::ops::device::{count_kmers, group_by_sums, HashJoin, MatchTotals, NOT_A_KMER};
 use warpmap::ops::Engine;
 use warpmap::{DeviceBuffer, Error, Gpu, HashTable, Reduce, Result};
 
@@ -415,6 +415,15 @@ struct JoinAnswer {
     sum: i64,
 }
 
+impl From<MatchTotals> for JoinAnswer {
+    fn from(t: MatchTotals) -> Self {
+        JoinAnswer {
+            count: t.count,
+            sum: t.sum_signed(),
+        }
+    }
+}
+
 /// A group-by's answer, sorted by key: (key, sum of quantity, sum of price).
 type GroupAnswer = Vec<(u32, i64, i64)>;
 
@@ -569,13 +578,7 @@ fn tpch(a: TpchArgs) -> Result<std::process::ExitCode> {
                             join.probe_sum(&d.l_orderkey, &d.l_extendedprice)?
                         };
                         c.probe()?;
-                        Ok((
-                            c.p,
-                            JoinAnswer {
-                                count: totals.count,
-                                sum: totals.sum_signed(),
-                            },
-                        ))
+                        Ok((c.p, totals.into()))
                     })?;
                     let mut r = join_row("gpu-device", p, &ans, &ref_join);
                     if pairs {
@@ -624,13 +627,7 @@ fn tpch(a: TpchArgs) -> Result<std::process::ExitCode> {
                     c.build()?;
                     let totals = join.probe_sum(&lk, &pr)?;
                     c.probe()?;
-                    Ok((
-                        c.p,
-                        JoinAnswer {
-                            count: totals.count,
-                            sum: totals.sum_signed(),
-                        },
-                    ))
+                    Ok((c.p, totals.into()))
                 })?;
                 push(join_row("gpu-host", p, &ans, &ref_join));
                 for (query, col, reference) in [
@@ -869,32 +866,10 @@ fn synthetic_reads(reads: usize, read_len: usize, seed: u64) -> Vec<u8> {
     out
 }
 
-/// The host reference: every canonical k-mer, sorted, then counted: (k-mer, count) by k-mer.
+/// The host reference: every canonical k-mer ([`host_kmers`]), sorted, then counted: (k-mer,
+/// count) by k-mer.
 fn reference_kmers(bases: &[u8], read_len: usize, k: usize) -> Vec<(u64, u32)> {
-    let mask = (1u64 << (2 * k)) - 1;
-    let shift = 2 * (k as u64 - 1);
-    let code = |b: u8| match b {
-        b'A' => 0u64,
-        b'C' => 1,
-        b'G' => 2,
-        _ => 3,
-    };
-    let mut all: Vec<u64> = bases
-        .par_chunks(read_len)
-        .flat_map_iter(|read| {
-            let (mut fwd, mut rev) = (0u64, 0u64);
-            let mut v = Vec::with_capacity(read_len + 1 - k);
-            for (i, &b) in read.iter().enumerate() {
-                let c = code(b);
-                fwd = ((fwd << 2) | c) & mask;
-                rev = (rev >> 2) | ((3 - c) << shift);
-                if i + 1 >= k {
-                    v.push(fwd.min(rev));
-                }
-            }
-            v
-        })
-        .collect();
+    let mut all = host_kmers(bases, read_len, k);
     all.par_sort_unstable();
     let mut out: Vec<(u64, u32)> = Vec::new();
     for x in all {
