@@ -18,7 +18,6 @@
 //! at its first value.
 //!
 //! ```
-//! # #[cfg(feature = "arrow")] {
 //! use warpmap::arrow::{arrow_array::{Array, UInt32Array, UInt64Array}, find_array, insert_arrays};
 //! use warpmap::{CpuTable, InsertMode};
 //! let mut table = CpuTable::<u32, u64>::new(8)?;
@@ -29,7 +28,6 @@
 //! let found = find_array(&table, &probe)?;
 //! let found = found.as_any().downcast_ref::<UInt64Array>().unwrap();
 //! assert_eq!(found.iter().collect::<Vec<_>>(), vec![Some(30), None, None]);
-//! # }
 //! # Ok::<(), warpmap::Error>(())
 //! ```
 
