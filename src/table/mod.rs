@@ -779,7 +779,7 @@ pub(crate) fn check_mixed_lens(
 
 /// `insert_with_mode` with the statuses reduced to one error: [`Error::TableFull`] when some keys
 /// could not be placed.
-fn insert_all<K: Key, V: Value, T: HashTable<K, V> + ?Sized>(
+pub(crate) fn insert_all<K: Key, V: Value, T: HashTable<K, V> + ?Sized>(
     table: &mut T,
     keys: &[K],
     values: &[V],
