@@ -326,10 +326,11 @@ const PRE_REDUCE_CHUNK: usize = 1 << 16;
 
 /// Reduce by key's first step on the CPU backend: each chunk of [`PRE_REDUCE_CHUNK`] rows folded
 /// by key on its own thread, so that the shared table sees a chunk's keys once, not once per
-/// row (a group-by over few groups sent every row of a group to one shard's lock: 60 M TPC-H
-/// lineitems into 100 k suppliers took 687 ms on 16 cores, 4× DuckDB; bench/NOTES.md, session
-/// Z). Where the first chunk's keys barely repeat (more than 3/4 distinct), the rows go as they
-/// are: folding would only add a pass. `None` then.
+/// row. Where the first chunk's keys repeat less (more than half distinct), the rows go as they
+/// are: folding would cost more than it saves. `None` then. Measured on 16 cores (TPC-H SF 10,
+/// bench/NOTES.md, session Z): 60 M lineitems grouped by order (a chunk's keys a quarter
+/// distinct) 1215 → 795 ms; by supplier (100 k groups: three quarters distinct) folding made
+/// it 687 → 1691 ms, hence the bound.
 fn pre_reduce<K: Key, V: Value>(keys: &[K], values: &[V], op: Reduce) -> Option<(Vec<K>, Vec<V>)> {
     let fold = |k: &[K], v: &[V]| -> Vec<(K, V)> {
         let mut m: ShardMap<K, V> = ShardMap::with_capacity_and_hasher(k.len(), Default::default());
@@ -339,9 +340,7 @@ fn pre_reduce<K: Key, V: Value>(keys: &[K], values: &[V], op: Reduce) -> Option<
         m.into_iter().collect()
     };
     let first = PRE_REDUCE_CHUNK.min(keys.len());
-    if keys.len() <= PRE_REDUCE_CHUNK
-        || fold(&keys[..first], &values[..first]).len() * 4 > first * 3
-    {
+    if keys.len() <= PRE_REDUCE_CHUNK || fold(&keys[..first], &values[..first]).len() * 2 > first {
         return None;
     }
     let parts: Vec<Vec<(K, V)>> = keys
@@ -349,7 +348,7 @@ fn pre_reduce<K: Key, V: Value>(keys: &[K], values: &[V], op: Reduce) -> Option<
         .zip(values.par_chunks(PRE_REDUCE_CHUNK))
         .map(|(k, v)| fold(k, v))
         .collect();
-    Some(parts.into_iter().flatten().unzip())
+    Some(parts.into_par_iter().flatten().unzip())
 }
 
 impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
