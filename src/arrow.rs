@@ -36,7 +36,7 @@ pub use arrow_buffer;
 pub use arrow_schema;
 
 use crate::key::{Key, Value};
-use crate::{Error, HashTable, InsertMode, InsertStatus, Reduce, Result};
+use crate::{Error, HashTable, InsertMode, Reduce, Result};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, ArrayRef, FixedSizeBinaryArray, PrimitiveArray, RecordBatch};
@@ -160,10 +160,11 @@ where
             Cow::Owned(rows.iter().map(|&i| v[i]).collect()),
         ),
     };
-    let mut status = vec![InsertStatus::default(); k.len()];
-    let failed = table.insert_with_mode(&k, &v, &mut status, mode)?;
-    if failed > 0 {
-        return Err(Error::table_full(failed, k.len(), table.capacity()));
+    // The table's own call for the mode (the CPU backend's reduce by key folds rows first).
+    match mode {
+        InsertMode::Assign => table.insert(&k, &v)?,
+        InsertMode::IfAbsent => table.insert_if_absent(&k, &v)?,
+        InsertMode::Apply(op) => table.insert_or_apply(&k, &v, op)?,
     }
     Ok(k.len())
 }

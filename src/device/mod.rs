@@ -161,16 +161,18 @@ impl MemPool {
         ok.then_some(MemPool(pool))
     }
 
+    /// One of the pool's 64-bit byte counts, or `None` where the driver does not say.
+    fn attribute(&self, a: drv_sys::CUmemPool_attribute) -> Option<u64> {
+        let mut v: u64 = 0;
+        // SAFETY: the byte-count attributes asked for here are 64-bit values written to `v`.
+        let r = unsafe { drv_sys::cuMemPoolGetAttribute(self.0, a, (&mut v as *mut u64).cast()) };
+        r.result().ok().map(|()| v)
+    }
+
     /// Bytes the pool holds but no buffer uses (free for the next allocation).
     fn unused(&self) -> u64 {
         use drv_sys::CUmemPool_attribute as A;
-        let read = |a: A| {
-            let mut v: u64 = 0;
-            // SAFETY: these attributes are 64-bit values written to `v`.
-            let r =
-                unsafe { drv_sys::cuMemPoolGetAttribute(self.0, a, (&mut v as *mut u64).cast()) };
-            r.result().map(|()| v).unwrap_or(0)
-        };
+        let read = |a: A| self.attribute(a).unwrap_or(0);
         read(A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
             .saturating_sub(read(A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT))
     }
@@ -180,31 +182,14 @@ impl MemPool {
     ///
     /// [`reset_used_high`]: MemPool::reset_used_high
     fn used_high(&self) -> Option<u64> {
-        let mut v: u64 = 0;
-        // SAFETY: USED_MEM_HIGH is a 64-bit value written to `v`.
-        let r = unsafe {
-            drv_sys::cuMemPoolGetAttribute(
-                self.0,
-                drv_sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
-                (&mut v as *mut u64).cast(),
-            )
-        };
-        r.result().ok().map(|()| v)
+        self.attribute(drv_sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH)
     }
 
     /// Bytes the pool's buffers use now (`CU_MEMPOOL_ATTR_USED_MEM_CURRENT`; 0 where the driver
     /// does not say).
     fn used(&self) -> u64 {
-        let mut v: u64 = 0;
-        // SAFETY: USED_MEM_CURRENT is a 64-bit value written to `v`.
-        let r = unsafe {
-            drv_sys::cuMemPoolGetAttribute(
-                self.0,
-                drv_sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
-                (&mut v as *mut u64).cast(),
-            )
-        };
-        r.result().map(|()| v).unwrap_or(0)
+        self.attribute(drv_sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
+            .unwrap_or(0)
     }
 
     /// Resets the high-water mark of [`used_high`](MemPool::used_high) to the bytes in use now

@@ -56,9 +56,10 @@ pub fn row_numbers(gpu: &Gpu, n: usize, start: u32) -> Result<DeviceBuffer<u32>>
     Ok(out)
 }
 
-/// Capacity for `keys` distinct keys at a load factor of one half.
+/// Capacity for `keys` distinct keys at a load factor of one half (the host-slice operators'
+/// [`room`](super::room), at least one slot).
 fn room(keys: usize) -> usize {
-    keys.saturating_mul(2).max(1)
+    super::room(keys).max(1)
 }
 
 /// The matches of a probe, in the table's order ([`HashJoin::probe`]): for each `i`, where

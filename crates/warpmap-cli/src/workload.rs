@@ -755,42 +755,44 @@ fn group_row(
     }
 }
 
-/// A key column of host Arrow memory narrowed into pinned staging (all threads), then copied to
-/// a new device buffer.
-fn stage_keys(
+/// A column of host Arrow memory converted by `f` into pinned staging (all threads), then
+/// copied to a new device buffer.
+fn stage<T: bytemuck::Pod + Send>(
     gpu: &Gpu,
     col: &Int64Array,
-    staging: &mut warpmap::PinnedBuffer<u32>,
-) -> Result<DeviceBuffer<u32>> {
+    staging: &mut warpmap::PinnedBuffer<T>,
+    f: impl Fn(i64) -> T + Sync,
+) -> Result<DeviceBuffer<T>> {
     let n = col.len();
     let dst = &mut staging.as_mut_slice()?[..n];
     dst.par_chunks_mut(1 << 16)
         .zip(col.values().par_chunks(1 << 16))
         .for_each(|(d, s)| {
             for (d, &s) in d.iter_mut().zip(s) {
-                *d = s as u32;
+                *d = f(s);
             }
         });
-    let mut out = gpu.alloc::<u32>(n)?;
+    let mut out = gpu.alloc::<T>(n)?;
     gpu.copy_from_pinned(staging, 0, &mut out, 0, n)?;
     Ok(out)
 }
 
-/// A value column of host Arrow memory copied into pinned staging (all threads), then to a new
-/// device buffer.
+/// A key column narrowed to `u32` (checked by [`narrow`] when the data was made).
+fn stage_keys(
+    gpu: &Gpu,
+    col: &Int64Array,
+    staging: &mut warpmap::PinnedBuffer<u32>,
+) -> Result<DeviceBuffer<u32>> {
+    stage(gpu, col, staging, |k| k as u32)
+}
+
+/// A value column as it is.
 fn stage_values(
     gpu: &Gpu,
     col: &Int64Array,
     staging: &mut warpmap::PinnedBuffer<i64>,
 ) -> Result<DeviceBuffer<i64>> {
-    let n = col.len();
-    let dst = &mut staging.as_mut_slice()?[..n];
-    dst.par_chunks_mut(1 << 16)
-        .zip(col.values().par_chunks(1 << 16))
-        .for_each(|(d, s)| d.copy_from_slice(s));
-    let mut out = gpu.alloc::<i64>(n)?;
-    gpu.copy_from_pinned(staging, 0, &mut out, 0, n)?;
-    Ok(out)
+    stage(gpu, col, staging, |v| v)
 }
 
 #[allow(clippy::too_many_arguments)]
