@@ -211,9 +211,11 @@ fn distinct_counts() {
 mod device {
     use super::*;
     use warpmap::ops::device::{
-        count_kmers, group_by_sums, kmers, row_numbers, sum_found, HashJoin, NOT_A_KMER,
+        count_kmers, estimate_distinct, group_by, group_by_sums, kmers, row_numbers, sum_found,
+        HashJoin, NOT_A_KMER,
     };
     use warpmap::HashTable;
+    use warpmap::Numeric;
 
     #[test]
     fn the_pools_high_water_mark_sees_a_freed_temporary() {
@@ -258,6 +260,7 @@ mod device {
             (10, 0),
             (1000, 5000),
             (200_000, 1_000_000),
+            (50_000, 777_777),
         ] {
             // Distinct build keys (sentinel-like ones among them), probes half present.
             let mut build = unique_keys::<u64>(&mut rng, builds, true);
@@ -273,6 +276,12 @@ mod device {
                     }
                 })
                 .collect();
+            let mut probe = probe;
+            if probes % 2 == 0 {
+                // Clustered probe keys (a fact table sorted on its foreign key): runs of equal
+                // keys, which a probe looks up once.
+                probe.sort_unstable();
+            }
             let price: Vec<i64> = (0..probes).map(|i| i as i64 * 3 - 1000).collect();
             let join = HashJoin::build(&g, &g.upload(&build).unwrap()).unwrap();
             assert_eq!(join.build_rows().unwrap(), builds);
@@ -307,12 +316,52 @@ mod device {
                 "{builds} x {probes}: probe_sum"
             );
         }
-        // Repeated build keys are refused.
+        // Repeated build keys are refused, and keys wider than 8 bytes.
         let twice = g.upload(&[1u32, 2, 1]).unwrap();
         assert!(matches!(
             HashJoin::build(&g, &twice),
             Err(Error::Unsupported(_))
         ));
+        let wide = g.upload(&[1u128, 2]).unwrap();
+        assert!(matches!(
+            HashJoin::build(&g, &wide),
+            Err(Error::Unsupported(_))
+        ));
+        // Build keys that fill their range (the range map) and that crowd it (the hash again),
+        // probed with keys inside, below and above the range.
+        for build in [
+            (0..100_000u32).map(|i| 500 + 3 * i).collect::<Vec<_>>(),
+            (0..100_000u32).chain([1_600_000]).collect::<Vec<_>>(),
+        ] {
+            let join = HashJoin::build(&g, &g.upload(&build).unwrap()).unwrap();
+            let set: HashMap<u32, u32> = build
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| (k, i as u32))
+                .collect();
+            let probe: Vec<u32> = (0..400_000u32).map(|i| i * 5 % 2_000_000).collect();
+            let m = join.probe(&g.upload(&probe).unwrap()).unwrap();
+            let (found, rows) = (
+                g.download(&m.found).unwrap(),
+                g.download(&m.build_row).unwrap(),
+            );
+            for (i, k) in probe.iter().enumerate() {
+                match set.get(k) {
+                    Some(&r) => assert_eq!((found[i], rows[i]), (1, r), "key {k}"),
+                    None => assert_eq!(found[i], 0, "key {k}"),
+                }
+            }
+        }
+        // u32 keys, the largest among them.
+        let build = g.upload(&[u32::MAX, 0, 5]).unwrap();
+        let join = HashJoin::build(&g, &build).unwrap();
+        let probe = g.upload(&[5u32, 5, u32::MAX, 6, 0, u32::MAX - 1]).unwrap();
+        let m = join.probe(&probe).unwrap();
+        assert_eq!(g.download(&m.found).unwrap(), vec![1, 1, 1, 0, 1, 0]);
+        assert_eq!(
+            g.download(&m.build_row).unwrap(),
+            vec![2, 2, 0, u32::MAX, 1, u32::MAX]
+        );
     }
 
     #[test]
@@ -341,41 +390,136 @@ mod device {
         ));
     }
 
-    #[test]
-    fn group_by_sums_matches_a_host_fold() {
-        let Some(g) = gpu() else { return };
-        let mut rng = SplitMix64::new(12);
-        for (rows, distinct, hint) in [
-            (0usize, 1usize, None),
-            (5000, 300, None),
-            (400_000, 40_000, Some(40_000)),
-            (300_000, 7, Some(7)),
-        ] {
-            let keys = keys_from_pool::<u32>(&mut rng, rows, distinct);
-            let a: Vec<i64> = (0..rows).map(|_| rng.next_u64() as i64 >> 20).collect();
-            let b: Vec<i64> = (0..rows).map(|i| i as i64 % 97 - 40).collect();
-            let mut folded: HashMap<u32, (i64, i64)> = HashMap::new();
-            for i in 0..rows {
-                let e = folded.entry(keys[i]).or_default();
-                e.0 = e.0.wrapping_add(a[i]);
-                e.1 += b[i];
+    /// The device group-by of `keys` with every reduction of `values` and a count, against a
+    /// fold on the host; `hint` sizes its table (too small a hint takes the resize path).
+    fn device_group_by_matches<K: Key, V: Value>(
+        g: &std::sync::Arc<warpmap::Gpu>,
+        keys: &[K],
+        values: &[V],
+        hint: Option<usize>,
+        what: &str,
+    ) {
+        let ops = [Reduce::Sum, Reduce::Min, Reduce::Max];
+        let mut folded: HashMap<K, (Vec<V>, u64)> = HashMap::new();
+        for (&k, &v) in keys.iter().zip(values) {
+            let e = folded.entry(k).or_insert_with(|| (Vec::new(), 0));
+            if e.0.is_empty() {
+                e.0 = vec![v; ops.len()];
+            } else {
+                for (acc, &op) in e.0.iter_mut().zip(&ops) {
+                    *acc = acc.reduce(v, op);
+                }
             }
-            let (dk, da, db) = (
-                g.upload(&keys).unwrap(),
-                g.upload(&a).unwrap(),
-                g.upload(&b).unwrap(),
-            );
-            let gr = group_by_sums(&g, &dk, &[&da, &db], hint).unwrap();
-            let (k, s0, s1) = (
-                g.download(&gr.keys).unwrap(),
-                g.download(&gr.sums[0]).unwrap(),
-                g.download(&gr.sums[1]).unwrap(),
-            );
-            assert_eq!(k.len(), folded.len(), "{rows} rows: groups");
-            for i in 0..k.len() {
-                assert_eq!(folded.get(&k[i]), Some(&(s0[i], s1[i])), "group {}", k[i]);
+            e.1 += 1;
+        }
+        let (dk, dv) = (g.upload(keys).unwrap(), g.upload(values).unwrap());
+        let columns: Vec<_> = ops.iter().map(|&op| (&dv, op)).collect();
+        let gr = group_by(g, &dk, &columns, true, hint).unwrap();
+        let k = g.download(&gr.keys).unwrap();
+        let cols: Vec<Vec<V>> = gr.values.iter().map(|c| g.download(c).unwrap()).collect();
+        let counts = g.download(gr.counts.as_ref().unwrap()).unwrap();
+        assert_eq!(k.len(), folded.len(), "{what}: groups");
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..k.len() {
+            assert!(seen.insert(k[i]), "{what}: group {:?} twice", k[i]);
+            let (want, rows) = &folded[&k[i]];
+            assert_eq!(counts[i], *rows, "{what}: count of {:?}", k[i]);
+            for (j, op) in ops.iter().enumerate() {
+                let got = cols[j][i];
+                // Float sums add in another order than the host's: compare them loosely.
+                let close = match (got.to_f64(), want[j].to_f64(), op) {
+                    (Some(a), Some(b), Reduce::Sum) if V::NUMERIC == Some(Numeric::Float) => {
+                        (a - b).abs() <= 1e-3 * (1.0 + b.abs())
+                    }
+                    _ => got == want[j],
+                };
+                assert!(
+                    close,
+                    "{what}: {op:?} of {:?}: {got:?}, want {:?}",
+                    k[i], want[j]
+                );
             }
         }
+    }
+
+    #[test]
+    fn group_by_matches_a_host_fold() {
+        let Some(g) = gpu() else { return };
+        let mut rng = SplitMix64::new(12);
+        // (rows, distinct keys, sorted, hint): one group, few (a block's shared table), many,
+        // runs of repeats (sorted), a hint far too small (the table is sized again).
+        let shapes = [
+            (1usize, 1usize, false, None),
+            (5000, 3, false, None),
+            (100_000, 700, false, None),
+            (200_000, 3000, true, None),
+            (400_000, 40_000, false, Some(40_000)),
+            (300_000, 100_000, true, None),
+            (300_000, 50_000, false, Some(10)),
+        ];
+        for (rows, distinct, sorted, hint) in shapes {
+            let what = format!("{rows} rows, {distinct} keys, sorted {sorted}, hint {hint:?}");
+            let mut k32 = keys_from_pool::<u32>(&mut rng, rows, distinct);
+            let mut k64 = keys_from_pool::<u64>(&mut rng, rows, distinct);
+            if sorted {
+                k32.sort_unstable();
+                k64.sort_unstable();
+            }
+            let vi: Vec<i64> = (0..rows).map(|_| rng.next_u64() as i64 >> 3).collect();
+            let vu: Vec<u32> = (0..rows).map(|_| rng.next_u64() as u32).collect();
+            let vf: Vec<f64> = (0..rows)
+                .map(|_| rng.next_u64() as f64 / 1e15 - 9e3)
+                .collect();
+            let vs: Vec<f32> = (0..rows).map(|i| (i % 1000) as f32 - 500.0).collect();
+            let vn: Vec<i32> = (0..rows).map(|_| rng.next_u64() as i32).collect();
+            device_group_by_matches(&g, &k32, &vi, hint, &format!("{what}: u32 -> i64"));
+            device_group_by_matches(&g, &k64, &vu, hint, &format!("{what}: u64 -> u32"));
+            device_group_by_matches(&g, &k32, &vf, hint, &format!("{what}: u32 -> f64"));
+            device_group_by_matches(&g, &k64, &vs, hint, &format!("{what}: u64 -> f32"));
+            device_group_by_matches(&g, &k64, &vn, hint, &format!("{what}: u64 -> i32"));
+        }
+        // Keys that fill their range (the range map), in order and shuffled, and keys that
+        // crowd one end of a range they fill a sixteenth of (the range map gives up, the hash
+        // takes them).
+        let dense: Vec<u64> = (0..300_000u64).map(|i| 1000 + i / 3).collect();
+        let mut shuffled = dense.clone();
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, rng.index(i + 1));
+        }
+        let mut crowded: Vec<u64> = (0..200_000u64).map(|i| i / 2).collect();
+        crowded.push(1_600_000);
+        for (keys, what) in [
+            (&dense, "dense"),
+            (&shuffled, "dense, shuffled"),
+            (&crowded, "crowded"),
+        ] {
+            let v: Vec<i64> = (0..keys.len()).map(|i| i as i64 - 7).collect();
+            device_group_by_matches(&g, keys, &v, None, what);
+            let k32: Vec<u32> = keys.iter().map(|&k| k as u32).collect();
+            device_group_by_matches(&g, &k32, &v, None, what);
+        }
+        // A float min / max over NaNs: a NaN loses to a number, and a group of NaNs is NaN.
+        let (k, v) = (
+            g.upload(&[1u32, 1, 2, 2]).unwrap(),
+            g.upload(&[f32::NAN, 3.0, f32::NAN, f32::NAN]).unwrap(),
+        );
+        let gr = group_by(&g, &k, &[(&v, Reduce::Min), (&v, Reduce::Max)], false, None).unwrap();
+        let keys = g.download(&gr.keys).unwrap();
+        let (mins, maxs) = (
+            g.download(&gr.values[0]).unwrap(),
+            g.download(&gr.values[1]).unwrap(),
+        );
+        for i in 0..2 {
+            if keys[i] == 1 {
+                assert_eq!((mins[i], maxs[i]), (3.0, 3.0));
+            } else {
+                assert!(mins[i].is_nan() && maxs[i].is_nan());
+            }
+        }
+        // Empty input, a count alone, refusals.
+        let none = g.upload::<u64>(&[]).unwrap();
+        let gr = group_by::<u64, u64>(&g, &none, &[], true, None).unwrap();
+        assert_eq!((gr.keys.len(), gr.counts.unwrap().len()), (0, 0));
         let (k, v) = (g.upload(&[1u32, 2]).unwrap(), g.upload(&[1i64]).unwrap());
         assert!(matches!(
             group_by_sums(&g, &k, &[&v], None),
@@ -385,6 +529,71 @@ mod device {
             group_by_sums::<u32, i64>(&g, &k, &[], None),
             Err(Error::InvalidInput(_))
         ));
+        let wide = g.upload(&[1u128, 2]).unwrap();
+        let v2 = g.upload(&[1i64, 2]).unwrap();
+        assert!(matches!(
+            group_by_sums(&g, &wide, &[&v2], None),
+            Err(Error::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn group_by_sums_of_tpch_like_columns() {
+        let Some(g) = gpu() else { return };
+        let mut rng = SplitMix64::new(14);
+        // Orders of 1-7 adjacent lines (lineitem on l_orderkey), two i64 sums.
+        let mut keys = Vec::new();
+        let mut order = 0u32;
+        while keys.len() < 500_000 {
+            order += 1 + rng.index(3) as u32;
+            for _ in 0..1 + rng.index(7) {
+                keys.push(order);
+            }
+        }
+        let a: Vec<i64> = (0..keys.len()).map(|_| 1 + rng.index(50) as i64).collect();
+        let b: Vec<i64> = (0..keys.len())
+            .map(|_| rng.next_u64() as i64 >> 30)
+            .collect();
+        let mut folded: HashMap<u32, (i64, i64)> = HashMap::new();
+        for i in 0..keys.len() {
+            let e = folded.entry(keys[i]).or_default();
+            e.0 += a[i];
+            e.1 = e.1.wrapping_add(b[i]);
+        }
+        let (dk, da, db) = (
+            g.upload(&keys).unwrap(),
+            g.upload(&a).unwrap(),
+            g.upload(&b).unwrap(),
+        );
+        let gr = group_by_sums(&g, &dk, &[&da, &db], None).unwrap();
+        let (k, s0, s1) = (
+            g.download(&gr.keys).unwrap(),
+            g.download(&gr.values[0]).unwrap(),
+            g.download(&gr.values[1]).unwrap(),
+        );
+        assert_eq!(k.len(), folded.len());
+        for i in 0..k.len() {
+            assert_eq!(folded.get(&k[i]), Some(&(s0[i], s1[i])), "group {}", k[i]);
+        }
+    }
+
+    #[test]
+    fn distinct_estimates_are_within_five_percent() {
+        let Some(g) = gpu() else { return };
+        let mut rng = SplitMix64::new(15);
+        for distinct in [1usize, 10, 1000, 50_000, 2_000_000] {
+            let keys = keys_from_pool::<u64>(&mut rng, distinct * 3, distinct);
+            let exact = keys.iter().collect::<std::collections::HashSet<_>>().len() as f64;
+            let est = estimate_distinct(&g, &g.upload(&keys).unwrap()).unwrap();
+            assert!(
+                (est - exact).abs() <= 0.05 * exact + 1.0,
+                "{distinct}: estimate {est}, exact {exact}"
+            );
+        }
+        assert_eq!(
+            estimate_distinct(&g, &g.upload::<u32>(&[]).unwrap()).unwrap(),
+            0.0
+        );
     }
 
     /// The canonical k-mers of one read on the host (the example's encoding).

@@ -40,7 +40,7 @@ __device__ __forceinline__ void wm_apply32(u32* p, u32 v, u32 word) {
     if (op == WM_REDUCE_MIN) atomicMin(reinterpret_cast<int*>(p), (int)v);
     else atomicMax(reinterpret_cast<int*>(p), (int)v);
   } else {
-    u32 cur = __ldcg(p);
+    u32 cur = *(volatile u32*)p;  // not __ldcg: p may be in shared memory (ops' group table)
     while (true) {
       const u32 next = __float_as_uint(wm_reduce_float(__uint_as_float(cur), __uint_as_float(v), op));
       if (next == cur) break;
@@ -65,7 +65,7 @@ __device__ __forceinline__ void wm_apply64(u64* p, u64 v, u32 word) {
     if (op == WM_REDUCE_MIN) atomicMin(reinterpret_cast<long long*>(p), (long long)v);
     else atomicMax(reinterpret_cast<long long*>(p), (long long)v);
   } else {
-    unsigned long long cur = __ldcg(q);
+    unsigned long long cur = *(volatile unsigned long long*)q;  // as in wm_apply32
     while (true) {
       const double r = wm_reduce_double(__longlong_as_double((long long)cur), __longlong_as_double((long long)v), op);
       const unsigned long long next = (unsigned long long)__double_as_longlong(r);

@@ -3,26 +3,28 @@
 //! query engine that keeps its columns on the GPU calls (the host-slice calls of the
 //! [parent module](super) upload the rows and download the answers around the same steps).
 //!
-//! - [`HashJoin`]: the build side's keys in a [`WarpDrive`] table of their row numbers, probed
-//!   with answers in the table's order ([`DeviceHashTable::find_device_unordered_async`]: each
-//!   answer carries its probe row, so nothing is gathered back to input order), and
+//! - [`HashJoin`]: the build side's keys and row numbers in a join table of its own (16-byte
+//!   rows, linear probing), probed in input order with runs of equal probe keys looked up once;
 //!   [`HashJoin::sum_matched`] for `COUNT(*), SUM(column)` over the matches, or
-//!   [`HashJoin::probe_sum`] for those totals alone.
-//! - [`group_by_sums`]: `SELECT key, SUM(c1), SUM(c2), ... GROUP BY key` by reduce by key
-//!   (one table per column, [`InsertMode::Apply`]), the groups in the first table's order and the
-//!   other columns looked up for them.
+//!   [`HashJoin::probe_sum`] for those totals in the probe's one pass.
+//! - [`group_by`]: `SELECT key, agg(c1), agg(c2), ... [, COUNT(*)] GROUP BY key` in one pass
+//!   over the rows into a group table of its own (a row holds the key and every aggregate),
+//!   runs of equal keys folded in the warp, few groups folded per block in shared memory first;
+//!   sized by [`estimate_distinct`] (a HyperLogLog sketch) unless told. [`group_by_sums`] is
+//!   its `SUM`s.
 //! - [`kmers`] and [`count_kmers`]: the canonical k-mers of reads on the GPU, counted by reduce by
 //!   key.
 //!
-//! The device steps of their own (row numbers, the sum of the matches, the k-mers) are in
-//! `kernels/ops.cu`.
+//! The device steps (row numbers, the join and group tables, the sum of the matches, the
+//! k-mers, the sketch) are in `kernels/ops.cu`; the k-mers are counted in a [`WarpDrive`]
+//! table.
 
 use crate::device::{DeviceBuffer, Gpu, Module};
 use crate::kernels::{KernelSource, OPS};
 use crate::key::{Key, Numeric, Value};
 use crate::table::engine::{bulk_grid, BLOCK};
 use crate::table::warpdrive::{WarpDrive, WarpDriveConfig};
-use crate::{DeviceHashTable, Error, HashTable, InsertMode, Reduce, Result};
+use crate::{DeviceHashTable, Error, InsertMode, Reduce, Result};
 use std::sync::Arc;
 
 /// The kernel module of `kernels/ops.cu` (no specialisation: every width is an argument).
@@ -62,9 +64,9 @@ fn room(keys: usize) -> usize {
     super::room(keys).max(1)
 }
 
-/// The matches of a probe, in the table's order ([`HashJoin::probe`]): for each `i`, where
-/// `found[i]` is 1, probe row `probe_row[i]` matches build row `build_row[i]` (elsewhere
-/// `build_row[i]` is unspecified). Every probe row appears once.
+/// The matches of a probe ([`HashJoin::probe`]), in input order: for each `i`, where `found[i]`
+/// is 1, probe row `probe_row[i]` (which is `i`) matches build row `build_row[i]` (elsewhere
+/// `build_row[i]` is `u32::MAX`). Every probe row appears once.
 pub struct DeviceMatches {
     /// The probe side's row of each answer.
     pub probe_row: DeviceBuffer<u32>,
@@ -74,13 +76,21 @@ pub struct DeviceMatches {
     pub found: DeviceBuffer<u8>,
 }
 
-/// A hash join's build side on the GPU: its keys in a [`WarpDrive`] table of their row numbers.
-/// The build keys must be distinct (a primary key: TPC-H's `o_orderkey`, a dimension table's
-/// id); repeated build keys are refused ([`Error::Unsupported`]: the host-slice joins of the
-/// [parent module](super) take them through a multimap).
+/// A hash join's build side on the GPU: its keys and their row numbers in a join table
+/// (`ops_join_*` in kernels/ops.cu: open addressing, linear probing, the key and its build row
+/// in 16 bytes, at a load of one half). A probe folds runs of equal probe keys (a fact table
+/// clustered on its foreign key: TPC-H's lineitem on `l_orderkey`) so that a run looks its key
+/// up once. The build keys must be distinct (a primary key: TPC-H's `o_orderkey`, a dimension
+/// table's id); repeated build keys are refused ([`Error::Unsupported`]: the host-slice joins
+/// of the [parent module](super) take them through a multimap). Every key value is a key (the
+/// table's free mark, all ones, has a side row).
 pub struct HashJoin<K: Key> {
-    table: WarpDrive<K, u32>,
+    rows: DeviceBuffer<u64>,
+    capacity: usize,
+    map: KeyMap,
+    build_rows: usize,
     gpu: Arc<Gpu>,
+    _key: std::marker::PhantomData<K>,
 }
 
 /// `COUNT(*)` and `SUM(column)` over a join's matches ([`HashJoin::sum_matched`]).
@@ -100,57 +110,136 @@ impl MatchTotals {
     }
 }
 
+/// The load a join table is built at.
+const JOIN_LOAD: f64 = 0.5;
+
 impl<K: Key> HashJoin<K> {
     /// Builds on `keys` (row `i` is `keys[i]`), waiting for the build to finish.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] if a key repeats; [`Error::InvalidInput`] for `u32::MAX` rows or
-    /// more; the table's errors.
+    /// [`Error::Unsupported`] if a key repeats, or for keys other than 4 or 8 bytes;
+    /// [`Error::InvalidInput`] for `u32::MAX` rows or more; the device's errors.
     pub fn build(gpu: &Arc<Gpu>, keys: &DeviceBuffer<K>) -> Result<Self> {
+        check_group_types::<K, u64>(true)?;
         let n = keys.len();
-        let rows = row_numbers(gpu, n, 0)?;
-        let mut table = WarpDrive::<K, u32>::new(gpu.clone(), WarpDriveConfig::new(room(n)))?;
-        table.insert_device_async_with_mode(keys, &rows, None, InsertMode::IfAbsent)?;
-        table.synchronize()?;
-        let distinct = table.len()?;
-        if distinct != n {
+        if n >= u32::MAX as usize {
+            return Err(Error::invalid(format!(
+                "HashJoin::build: {n} rows; build rows are u32, so fewer than {}",
+                u32::MAX
+            )));
+        }
+        // More rows than keys: every key finds a free row, so the hash's probing ends.
+        let capacity = ((n as f64 / JOIN_LOAD).ceil() as usize).max(n + 1).max(64);
+        let bounds = sketch(gpu, keys)?;
+        let mut map = KeyMap::choose(n as f64, bounds.lo, bounds.hi, capacity);
+        let m = module(gpu)?;
+        let template = gpu.upload(&[u64::MAX, 0])?;
+        let mut rows = gpu.alloc::<u64>((capacity + 1) * 2)?;
+        let (repeats, map) = loop {
+            let init = m.kernel("ops_group_init")?;
+            let (words, stride) = (rows.len() as u64, 2u32);
+            let mut l = init.launch();
+            l.buf_mut(&mut rows).arg(&words).arg(&stride).buf(&template);
+            // SAFETY: ops_group_init(rows, words, stride, template): rows holds `words` u64s
+            // (even), template two. Grid-stride.
+            unsafe { l.run(bulk_grid(gpu, words / 2), BLOCK, 0)? };
+            let mut counters = gpu.alloc_filled::<u64>(2, 0)?;
+            if n > 0 {
+                let build = m.kernel("ops_join_build")?;
+                let (key_bytes, n64, cap64) = (K::BYTES as u32, n as u64, capacity as u64);
+                // The hash probes as far as it takes (there is room for every key); the range
+                // map gives up where keys crowd, and the hash builds again.
+                let max_probes = if map.is_range() {
+                    MAX_PROBES.min(cap64)
+                } else {
+                    cap64
+                };
+                let mut l = build.launch();
+                l.buf(keys)
+                    .arg(&key_bytes)
+                    .arg(&n64)
+                    .buf_mut(&mut rows)
+                    .arg(&cap64)
+                    .arg(&max_probes)
+                    .arg(&map.lo)
+                    .arg(&map.hi)
+                    .arg(&map.scale)
+                    .buf_mut(&mut counters);
+                // SAFETY: ops_join_build(keys, key_bytes, n, rows, capacity, max_probes, map_lo,
+                // map_hi, map_scale, counters): keys holds n keys of key_bytes (4 or 8:
+                // checked); rows (capacity + 1) * 2 words with capacity > n; counters two u64s.
+                // Grid-stride.
+                unsafe { l.run(bulk_grid(gpu, n64), BLOCK, 0)? };
+            }
+            let c = gpu.download(&counters)?;
+            if c[1] == 0 {
+                break (c[0], map);
+            }
+            map = KeyMap::HASHED;
+        };
+        if repeats != 0 {
             return Err(Error::Unsupported(format!(
-                "HashJoin::build: {} of {n} build keys repeat; the device join takes distinct \
-                 build keys (ops::inner_join takes repeats through a multimap)",
-                n - distinct
+                "HashJoin::build: {repeats} of {n} build keys repeat; the device join takes \
+                 distinct build keys (ops::inner_join takes repeats through a multimap)"
             )));
         }
         Ok(HashJoin {
-            table,
+            rows,
+            capacity,
+            map,
+            build_rows: n,
             gpu: gpu.clone(),
+            _key: std::marker::PhantomData,
         })
     }
 
     /// The build side's rows.
     pub fn build_rows(&self) -> Result<usize> {
-        self.table.len()
+        Ok(self.build_rows)
     }
 
-    /// Probes with `keys`: every probe row's match, in the table's order. Asynchronous on the
-    /// GPU's stream (the buffers are ordered for any later use).
+    /// Probes with `keys`: every probe row's match, in input order. Asynchronous on the GPU's
+    /// stream (the buffers are ordered for any later use).
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for `u32::MAX` probe rows or more; the table's errors.
+    /// [`Error::InvalidInput`] for `u32::MAX` probe rows or more; the device's errors.
     pub fn probe(&self, keys: &DeviceBuffer<K>) -> Result<DeviceMatches> {
-        let f = self.table.find_device_unordered_async(keys)?;
+        let n = keys.len();
+        let probe_row = row_numbers(&self.gpu, n, 0)?;
+        let mut build_row = self.gpu.alloc::<u32>(n)?;
+        let mut found = self.gpu.alloc::<u8>(n)?;
+        if n > 0 {
+            let k = module(&self.gpu)?.kernel("ops_join_probe")?;
+            let (key_bytes, n64, cap64) = (K::BYTES as u32, n as u64, self.capacity as u64);
+            let mut l = k.launch();
+            l.buf(keys)
+                .arg(&key_bytes)
+                .arg(&n64)
+                .buf(&self.rows)
+                .arg(&cap64)
+                .arg(&self.map.lo)
+                .arg(&self.map.hi)
+                .arg(&self.map.scale)
+                .buf_mut(&mut build_row)
+                .buf_mut(&mut found);
+            // SAFETY: ops_join_probe(keys, key_bytes, n, rows, capacity, map_lo, map_hi,
+            // map_scale, build_row, found): keys
+            // holds n keys of key_bytes; rows the built table of capacity + 1 rows of two words;
+            // build_row and found n elements each. Warp-stride.
+            unsafe { l.run(bulk_grid(&self.gpu, n64), BLOCK, 0)? };
+        }
         Ok(DeviceMatches {
-            probe_row: f.index,
-            build_row: f.values,
-            found: f.found,
+            probe_row,
+            build_row,
+            found,
         })
     }
 
-    /// `COUNT(*)` and `SUM(column)` of the probe rows that match, straight from the probe keys:
-    /// a membership test in input order ([`DeviceHashTable::contains_device_async`], which the
-    /// table partitions by its stretches where that pays) and a coalesced sum of `column` where
-    /// found. Cheaper than [`probe`](Self::probe) then [`sum_matched`](Self::sum_matched) when
-    /// only the totals are wanted: no build rows are written and `column` is read in order.
-    /// Waits for the answer.
+    /// `COUNT(*)` and `SUM(column)` of the probe rows that match, straight from the probe keys
+    /// in one pass (`ops_join_probe_sum`: the keys and the column read in order, a run of equal
+    /// keys looked up once), `column` being a probe-side column of 4- or 8-byte integers.
+    /// Cheaper than [`probe`](Self::probe) then [`sum_matched`](Self::sum_matched) when only
+    /// the totals are wanted. Waits for the answer.
     ///
     /// # Errors
     /// As [`sum_matched`](Self::sum_matched); [`Error::InvalidInput`] if `column` is shorter
@@ -160,9 +249,44 @@ impl<K: Key> HashJoin<K> {
         keys: &DeviceBuffer<K>,
         column: &DeviceBuffer<V>,
     ) -> Result<MatchTotals> {
-        let mut found = self.gpu.alloc::<u8>(keys.len())?;
-        self.table.contains_device_async(keys, &mut found)?;
-        sum_found(&self.gpu, &found, None, column)
+        let signed = integer_kind::<V>()?;
+        let n = keys.len();
+        if column.len() < n {
+            return Err(Error::invalid(format!(
+                "probe_sum: {n} probe keys, a column of {}",
+                column.len()
+            )));
+        }
+        let mut totals = self.gpu.alloc_filled::<u64>(2, 0)?;
+        if n > 0 {
+            let k = module(&self.gpu)?.kernel("ops_join_probe_sum")?;
+            let (key_bytes, n64, cap64) = (K::BYTES as u32, n as u64, self.capacity as u64);
+            let value_bytes = V::BYTES as u32;
+            let mut l = k.launch();
+            l.buf(keys)
+                .arg(&key_bytes)
+                .arg(&n64)
+                .buf(column)
+                .arg(&value_bytes)
+                .arg(&signed)
+                .buf(&self.rows)
+                .arg(&cap64)
+                .arg(&self.map.lo)
+                .arg(&self.map.hi)
+                .arg(&self.map.scale)
+                .buf_mut(&mut totals);
+            // SAFETY: ops_join_probe_sum(keys, key_bytes, n, column, value_bytes, is_signed,
+            // rows, capacity, map_lo, map_hi, map_scale, totals): keys holds n keys of
+            // key_bytes; column at least n values
+            // of value_bytes (4 or 8: integers, checked); rows the built table; totals two u64s.
+            // Warp-stride.
+            unsafe { l.run(bulk_grid(&self.gpu, n64), BLOCK, 0)? };
+        }
+        let t = self.gpu.download(&totals)?;
+        Ok(MatchTotals {
+            count: t[0],
+            sum_bits: t[1],
+        })
     }
 
     /// `COUNT(*)` and `SUM(column[probe row])` over the matches of a probe (`ops_found_sum`),
@@ -180,6 +304,18 @@ impl<K: Key> HashJoin<K> {
     }
 }
 
+/// 1 for signed integer values, 0 for unsigned ones; [`Error::Unsupported`] for the others.
+fn integer_kind<V: Value>() -> Result<u32> {
+    match V::NUMERIC {
+        Some(Numeric::Signed) => Ok(1),
+        Some(Numeric::Unsigned) => Ok(0),
+        _ => Err(Error::Unsupported(format!(
+            "sum of the matches: integer columns only, not {}",
+            V::NAME
+        ))),
+    }
+}
+
 /// The count of the rows where `found[i]` is not 0, and the sum of `column[index[i]]` over them
 /// (`column[i]` without `index`), 4- or 8-byte integers summed in 64 bits.
 ///
@@ -191,16 +327,7 @@ pub fn sum_found<V: Value>(
     index: Option<&DeviceBuffer<u32>>,
     column: &DeviceBuffer<V>,
 ) -> Result<MatchTotals> {
-    let signed = match V::NUMERIC {
-        Some(Numeric::Signed) => 1u32,
-        Some(Numeric::Unsigned) => 0u32,
-        _ => {
-            return Err(Error::Unsupported(format!(
-                "sum of the matches: integer columns only, not {}",
-                V::NAME
-            )))
-        }
-    };
+    let signed = integer_kind::<V>()?;
     let n = found.len();
     if index.is_some_and(|x| x.len() < n) || (index.is_none() && column.len() < n) {
         return Err(Error::invalid(format!(
@@ -236,59 +363,434 @@ pub fn sum_found<V: Value>(
     })
 }
 
-/// The groups of [`group_by_sums`], on the device: group `i` is `keys[i]`, its sum of column
-/// `j` is `sums[j][i]`; groups in no particular order.
+/// The groups of [`group_by`] (and [`group_by_sums`]), on the device: group `i` is `keys[i]`,
+/// its aggregate of column `j` is `values[j][i]` and, where asked, its row count `counts[i]`;
+/// groups in no particular order.
 pub struct DeviceGroups<K, V> {
     /// Each group's key.
     pub keys: DeviceBuffer<K>,
-    /// Each column's sums, a value per group.
-    pub sums: Vec<DeviceBuffer<V>>,
+    /// Each column's aggregate, a value per group.
+    pub values: Vec<DeviceBuffer<V>>,
+    /// Each group's rows (`COUNT(*)`), where asked.
+    pub counts: Option<DeviceBuffer<u64>>,
 }
 
-/// `SELECT key, SUM(c) for c in columns GROUP BY key` on device-resident rows, by reduce by key
-/// into one [`WarpDrive`] table per column; the first table's groups name them and the other
-/// columns are looked up for them. `expected_groups` sizes the tables (load one half); `None`
-/// takes the rows' count, which always fits. Waits for the answer.
+/// The most columns one [`group_by`] folds (a table row is the key, the columns and the count,
+/// in at most 16 words).
+pub const MAX_GROUP_COLUMNS: usize = 14;
+
+/// The load a group table is sized for (at the estimated group count).
+const GROUP_LOAD: f64 = 0.6;
+/// The margin over a sketch's estimate (its standard error is 1.6 %).
+const ESTIMATE_MARGIN: f64 = 1.1;
+/// Dynamic shared memory for a block's own group table: the default limit, which leaves room
+/// for four blocks of 256 threads on a multiprocessor.
+const SHARED_TABLE_BYTES: usize = 48 << 10;
+/// The key probes before a global group table counts as too small.
+const MAX_PROBES: u64 = 4096;
+/// Rows a thread of `ops_group_emit` looks at (`OPS_EMIT_ITEMS`).
+const EMIT_ITEMS: u64 = 8;
+
+/// Where a table's keys start probing (`ops_map` in kernels/ops.cu): their hash, or their place
+/// in the keys' range `[lo, hi]` (`scale` rows per key value; 0 for the hash).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct KeyMap {
+    lo: u64,
+    hi: u64,
+    scale: f64,
+}
+
+/// The range map is taken where the keys fill at least this share of their range.
+const RANGE_MAP_DENSITY: f64 = 1.0 / 16.0;
+
+impl KeyMap {
+    const HASHED: KeyMap = KeyMap {
+        lo: 0,
+        hi: 0,
+        scale: 0.0,
+    };
+
+    /// The range map for `keys` distinct keys in `[lo, hi]` over `capacity` rows where they
+    /// fill enough of the range (rows of near keys stay near: a sorted or clustered column
+    /// touches the table in order), else the hash. `WARPMAP_KEY_MAP=hash|range` forces one
+    /// (measurements; `range` still needs lo <= hi).
+    fn choose(keys: f64, lo: u64, hi: u64, capacity: usize) -> KeyMap {
+        if lo > hi {
+            return KeyMap::HASHED; // no keys
+        }
+        let span = (hi - lo) as f64 + 1.0;
+        let dense = keys >= span * RANGE_MAP_DENSITY;
+        let range = match std::env::var("WARPMAP_KEY_MAP").as_deref() {
+            Ok("hash") => false,
+            Ok("range") => true,
+            _ => dense,
+        };
+        if range {
+            KeyMap {
+                lo,
+                hi,
+                scale: capacity as f64 / span,
+            }
+        } else {
+            KeyMap::HASHED
+        }
+    }
+
+    fn is_range(&self) -> bool {
+        self.scale != 0.0
+    }
+}
+
+/// `SELECT key, agg_0(c_0), agg_1(c_1), ... [, COUNT(*)] GROUP BY key` on device-resident rows,
+/// in one pass over them: each row's key finds or claims its row of a group table (open
+/// addressing, the key and every aggregate in one 32-byte sector for up to three aggregates)
+/// and each column is reduced into it atomically (`ops_group_reduce` in kernels/ops.cu).
+/// Rows that repeat a key next to each other (a table sorted or clustered on its key) are folded
+/// in the warp first, so a run costs one probe. Where the groups are few enough (about 900 of up
+/// to three aggregates), each block folds its rows in a table in shared memory first.
+///
+/// `expected_groups` sizes the table; `None` estimates the distinct keys with a HyperLogLog
+/// sketch of the keys ([`estimate_distinct`], one read of the key column). If more groups come
+/// than the table has room for, it is sized again and the pass runs over: every row is counted
+/// once, whatever the estimate. Integer sums wrap in the column's type (as
+/// [`Reduce::Sum`]); floats sum in their own type, in no fixed order; min and max are as
+/// [`Value::reduce`]. Waits for the answer.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] if a column's length differs from the keys'; [`Error::Unsupported`]
-/// for values that are not numeric; [`Error::TableFull`](crate::Error) if more groups come
-/// than `expected_groups` leaves room for; the tables' errors.
+/// [`Error::InvalidInput`] if a column's length differs from the keys', or for more than
+/// [`MAX_GROUP_COLUMNS`] columns or none (and no count); [`Error::Unsupported`] for keys
+/// other than 4 or 8 bytes or values that are not numeric; the device's errors.
+pub fn group_by<K: Key, V: Value>(
+    gpu: &Arc<Gpu>,
+    keys: &DeviceBuffer<K>,
+    columns: &[(&DeviceBuffer<V>, Reduce)],
+    count: bool,
+    expected_groups: Option<usize>,
+) -> Result<DeviceGroups<K, V>> {
+    for (c, _) in columns {
+        crate::error::check_same_len("ops::device::group_by", keys.len(), c.len())?;
+    }
+    if columns.len() > MAX_GROUP_COLUMNS || (columns.is_empty() && !count) {
+        return Err(Error::invalid(format!(
+            "ops::device::group_by: {} columns{}: 1 to {MAX_GROUP_COLUMNS} (or a count alone)",
+            columns.len(),
+            if count { " and a count" } else { "" }
+        )));
+    }
+    check_group_types::<K, V>(columns.is_empty())?;
+    let n = keys.len();
+    let stride = (1 + columns.len() + count as usize)
+        .next_power_of_two()
+        .max(2);
+    let template = row_template::<V>(columns, stride);
+    let m = module(gpu)?;
+    let sketch = sketch(gpu, keys)?;
+    let groups = match expected_groups {
+        Some(g) => g as f64,
+        None => sketch.distinct * ESTIMATE_MARGIN,
+    };
+    let mut capacity = ((groups / GROUP_LOAD).ceil() as usize).max(64);
+    let mut map = KeyMap::choose(groups, sketch.lo, sketch.hi, capacity);
+    let mut crowded = false;
+    let descriptors: Vec<u64> = columns
+        .iter()
+        .map(|(c, _)| c.device_address())
+        .chain(
+            columns
+                .iter()
+                .map(|&(_, op)| InsertMode::Apply(op).word::<V>() as u64),
+        )
+        .collect();
+    let descriptors = gpu.upload(&descriptors.iter().copied().chain([0]).collect::<Vec<_>>())?;
+    let row_template = gpu.upload(&template)?;
+    let (key_bytes, value_bytes, cols, with_count) = (
+        K::BYTES as u32,
+        V::BYTES as u32,
+        columns.len() as u32,
+        count as u32,
+    );
+    let (rows, capacity, groups) = loop {
+        let words = (capacity + 1) * stride;
+        let mut rows = gpu.alloc::<u64>(words)?;
+        let init = m.kernel("ops_group_init")?;
+        let (words64, stride32) = (words as u64, stride as u32);
+        let mut l = init.launch();
+        l.buf_mut(&mut rows)
+            .arg(&words64)
+            .arg(&stride32)
+            .buf(&row_template);
+        // SAFETY: ops_group_init(rows, words, stride, template) writes rows[0..words) (even:
+        // the stride is a power of two of at least 2) from template[0..stride). Grid-stride.
+        unsafe { l.run(bulk_grid(gpu, words64 / 2), BLOCK, 0)? };
+        let mut counters = gpu.alloc_filled::<u64>(2, 0)?;
+        if n > 0 {
+            // A block's own table where the groups fit it at the table's load.
+            let shared_rows = SHARED_TABLE_BYTES / (stride * 8);
+            let shared_rows = if ((groups / GROUP_LOAD) as usize) < shared_rows - 1 {
+                shared_rows as u32
+            } else {
+                0
+            };
+            let reduce = m.kernel("ops_group_reduce")?;
+            let shared_bytes = shared_rows * stride as u32 * 8;
+            let grid = if shared_rows > 0 {
+                // One wave: each block's table is added into the global one once.
+                gpu.sm_count()
+                    * gpu
+                        .max_active_blocks_per_sm_with(&reduce, BLOCK, shared_bytes)?
+                        .max(1)
+            } else {
+                bulk_grid(gpu, n as u64)
+            };
+            // The last try (room for every row as a group) may probe the whole table.
+            let max_probes = if capacity as f64 >= n as f64 / GROUP_LOAD {
+                capacity as u64
+            } else {
+                MAX_PROBES.min(capacity as u64)
+            };
+            let (n64, cap64) = (n as u64, capacity as u64);
+            let mut l = reduce.launch();
+            l.buf(keys)
+                .arg(&key_bytes)
+                .arg(&n64)
+                .buf(&descriptors)
+                .arg(&cols)
+                .arg(&value_bytes)
+                .arg(&with_count)
+                .buf_mut(&mut rows)
+                .arg(&cap64)
+                .arg(&stride32)
+                .buf(&row_template)
+                .buf_mut(&mut counters)
+                .arg(&shared_rows)
+                .arg(&max_probes)
+                .arg(&map.lo)
+                .arg(&map.hi)
+                .arg(&map.scale);
+            // SAFETY: ops_group_reduce(keys, key_bytes, n, columns, cols, value_bytes, count,
+            // rows, capacity, stride, template, counters, shared_rows, max_probes, map_lo,
+            // map_hi, map_scale): keys holds
+            // n keys of key_bytes (4 or 8: checked); descriptors holds cols column addresses,
+            // each column n values of value_bytes (lengths checked), then cols mode words;
+            // rows holds (capacity + 1) * stride words, stride >= 1 + cols + count; template
+            // stride words; counters two u64s; shared_bytes = shared_rows * stride * 8 of
+            // dynamic shared memory (48 KiB at most: the default limit). Warp-stride loops.
+            unsafe { l.run(grid, BLOCK, shared_bytes)? };
+        }
+        let c = gpu.download(&counters)?;
+        if c[1] == 0 {
+            break (rows, capacity, c[0] as usize);
+        }
+        if map.is_range() && (c[0] as f64) < capacity as f64 * GROUP_LOAD {
+            // The table had room: the keys crowd a part of their range. Hash them.
+            crowded = true;
+            map = KeyMap::HASHED;
+            continue;
+        }
+        // Too small: room for twice what came, or for every row as a group.
+        let every_row = (n as f64 / GROUP_LOAD).ceil() as usize + 1;
+        capacity = (capacity * 2)
+            .max((c[0] as f64 * 2.0 / GROUP_LOAD) as usize)
+            .min(every_row);
+        if !crowded {
+            map = KeyMap::choose(groups, sketch.lo, sketch.hi, capacity);
+        }
+    };
+    let mut out_keys = gpu.alloc::<K>(groups)?;
+    let mut values = Vec::with_capacity(columns.len());
+    for _ in columns {
+        values.push(gpu.alloc::<V>(groups)?);
+    }
+    let mut counts = gpu.alloc::<u64>(if count { groups } else { 0 })?;
+    if groups > 0 {
+        let out_columns: Vec<u64> = values
+            .iter()
+            .map(|v| v.device_address())
+            .chain([0])
+            .collect();
+        let out_columns = gpu.upload(&out_columns)?;
+        let mut cursor = gpu.alloc_filled::<u64>(1, 0)?;
+        let emit = m.kernel("ops_group_emit")?;
+        let (cap64, stride32) = (capacity as u64, stride as u32);
+        let mut l = emit.launch();
+        l.buf(&rows)
+            .arg(&cap64)
+            .arg(&stride32)
+            .arg(&key_bytes)
+            .arg(&cols)
+            .arg(&value_bytes)
+            .arg(&with_count)
+            .buf_mut(&mut out_keys)
+            .buf(&out_columns)
+            .buf_mut(&mut counts)
+            .buf_mut(&mut cursor);
+        // SAFETY: ops_group_emit(rows, capacity, stride, key_bytes, cols, value_bytes, count,
+        // out_keys, out_columns, out_counts, cursor): rows as above; exactly `groups` rows are
+        // occupied (the reduce's count of claims), so the packed outputs hold groups keys,
+        // groups values in each of the cols arrays out_columns points to, and groups counts
+        // where count is set. Tiles of EMIT_ITEMS rows a thread over capacity + 1 rows.
+        let tiles = (capacity as u64 + 1).div_ceil(EMIT_ITEMS);
+        unsafe { l.run(bulk_grid(gpu, tiles), BLOCK, 0)? };
+    }
+    gpu.synchronize()?;
+    Ok(DeviceGroups {
+        keys: out_keys,
+        values,
+        counts: count.then_some(counts),
+    })
+}
+
+/// `SELECT key, SUM(c) for c in columns GROUP BY key`: [`group_by`] with a sum of each column.
+///
+/// # Errors
+/// As [`group_by`]; [`Error::InvalidInput`] for no columns.
 pub fn group_by_sums<K: Key, V: Value>(
     gpu: &Arc<Gpu>,
     keys: &DeviceBuffer<K>,
     columns: &[&DeviceBuffer<V>],
     expected_groups: Option<usize>,
 ) -> Result<DeviceGroups<K, V>> {
-    for c in columns {
-        crate::error::check_same_len("group_by_sums", keys.len(), c.len())?;
-    }
-    let Some((first, rest)) = columns.split_first() else {
+    if columns.is_empty() {
         return Err(Error::invalid("group_by_sums: no columns to sum"));
-    };
-    let capacity = room(expected_groups.unwrap_or(keys.len()));
-    let reduce = |c: &DeviceBuffer<V>| -> Result<WarpDrive<K, V>> {
-        let mut t = WarpDrive::<K, V>::new(gpu.clone(), WarpDriveConfig::new(capacity))?;
-        t.insert_device_async_with_mode(keys, c, None, InsertMode::Apply(Reduce::Sum))?;
-        Ok(t)
-    };
-    let head = reduce(first)?;
-    head.synchronize()?;
-    let (group_keys, head_sums) = head.retrieve_device()?;
-    drop(head);
-    let mut sums = vec![head_sums];
-    for c in rest {
-        let t = reduce(c)?;
-        let mut values = gpu.alloc::<V>(group_keys.len())?;
-        let mut found = gpu.alloc::<u8>(group_keys.len())?;
-        t.find_device_async(&group_keys, &mut values, &mut found)?;
-        t.synchronize()?;
-        sums.push(values);
     }
-    Ok(DeviceGroups {
-        keys: group_keys,
-        sums,
+    let columns: Vec<_> = columns.iter().map(|&c| (c, Reduce::Sum)).collect();
+    group_by(gpu, keys, &columns, false, expected_groups)
+}
+
+/// Keys of 4 or 8 bytes; numeric values of 4 or 8 bytes (any values for a count alone).
+fn check_group_types<K: Key, V: Value>(count_only: bool) -> Result<()> {
+    if K::BYTES != 4 && K::BYTES != 8 {
+        return Err(Error::Unsupported(format!(
+            "ops::device::group_by: keys of 4 or 8 bytes, not {}",
+            K::NAME
+        )));
+    }
+    if !count_only && (V::NUMERIC.is_none() || (V::BYTES != 4 && V::BYTES != 8)) {
+        return Err(Error::Unsupported(format!(
+            "ops::device::group_by: numeric values of 4 or 8 bytes, not {}",
+            V::NAME
+        )));
+    }
+    Ok(())
+}
+
+/// A group table row as it starts: the free key (all ones), each column's identity for its
+/// reduction, a zero count and padding.
+fn row_template<V: Value>(columns: &[(&DeviceBuffer<V>, Reduce)], stride: usize) -> Vec<u64> {
+    let mut t = vec![0u64; stride];
+    t[0] = u64::MAX;
+    let wide = V::BYTES == 8;
+    for (j, &(_, op)) in columns.iter().enumerate() {
+        t[1 + j] = match (op, V::NUMERIC) {
+            (Reduce::Sum, _) => 0,
+            // A float's min or max starts at NaN, which loses to any number.
+            (_, Some(Numeric::Float)) => {
+                if wide {
+                    f64::NAN.to_bits()
+                } else {
+                    f32::NAN.to_bits() as u64
+                }
+            }
+            (Reduce::Min, Some(Numeric::Signed)) => {
+                if wide {
+                    i64::MAX as u64
+                } else {
+                    i32::MAX as u64
+                }
+            }
+            (Reduce::Max, Some(Numeric::Signed)) => {
+                if wide {
+                    i64::MIN as u64
+                } else {
+                    i32::MIN as u32 as u64
+                }
+            }
+            (Reduce::Min, _) => {
+                if wide {
+                    u64::MAX
+                } else {
+                    u32::MAX as u64
+                }
+            }
+            (Reduce::Max, _) => 0,
+        };
+    }
+    t
+}
+
+/// Registers of the distinct-key sketch (`OPS_SKETCH_BITS` in kernels/ops.cu).
+const SKETCH_REGISTERS: usize = 1 << 12;
+/// Threads of a sketch block.
+const SKETCH_BLOCK: u32 = 1024;
+
+/// What one read of a key column tells: its distinct keys (estimated) and its smallest and
+/// largest key (as bits, zero-extended; `lo > hi` for no keys).
+struct KeySketch {
+    distinct: f64,
+    lo: u64,
+    hi: u64,
+}
+
+/// The sketch of a key column (`ops_distinct_sketch`). Waits for it.
+fn sketch<K: Key>(gpu: &Gpu, keys: &DeviceBuffer<K>) -> Result<KeySketch> {
+    check_group_types::<K, u64>(true)?;
+    if keys.is_empty() {
+        return Ok(KeySketch {
+            distinct: 0.0,
+            lo: u64::MAX,
+            hi: 0,
+        });
+    }
+    let mut registers = gpu.alloc_filled::<u32>(SKETCH_REGISTERS, 0)?;
+    let mut bounds = gpu.upload(&[u64::MAX, 0])?;
+    let k = module(gpu)?.kernel("ops_distinct_sketch")?;
+    let (key_bytes, n64) = (K::BYTES as u32, keys.len() as u64);
+    let mut l = k.launch();
+    l.buf(keys)
+        .arg(&key_bytes)
+        .arg(&n64)
+        .buf_mut(&mut registers)
+        .buf_mut(&mut bounds);
+    // Two blocks of 1024 threads a multiprocessor (each block's registers are added into the
+    // global ones once, so few large blocks), four keys a thread in flight.
+    let grid = (gpu.sm_count() * 2)
+        .min(keys.len().div_ceil(4 * SKETCH_BLOCK as usize) as u32)
+        .max(1);
+    // SAFETY: ops_distinct_sketch(keys, key_bytes, n, registers, bounds): keys holds n keys of
+    // key_bytes (4 or 8: checked); registers holds 4096 u32s, bounds two u64s; 16 KiB of static
+    // shared memory. Grid-stride.
+    unsafe { l.run(grid, SKETCH_BLOCK, 0)? };
+    let b = gpu.download(&bounds)?;
+    Ok(KeySketch {
+        distinct: hyperloglog_estimate(&gpu.download(&registers)?),
+        lo: b[0],
+        hi: b[1],
     })
+}
+
+/// An estimate of the distinct keys of a device column: a HyperLogLog sketch of 4096 registers
+/// built on the GPU (`ops_distinct_sketch`, one read of the keys), its estimate on the host
+/// (standard error about 1.6 %; linear counting below 2.5 × 4096). Waits for it.
+///
+/// # Errors
+/// [`Error::Unsupported`] for keys other than 4 or 8 bytes; the device's errors.
+pub fn estimate_distinct<K: Key>(gpu: &Gpu, keys: &DeviceBuffer<K>) -> Result<f64> {
+    Ok(sketch(gpu, keys)?.distinct)
+}
+
+/// HyperLogLog's estimate from its registers (Flajolet et al. 2007), linear counting where it
+/// is small; no large-range correction (the hash has 64 bits).
+fn hyperloglog_estimate(registers: &[u32]) -> f64 {
+    let m = registers.len() as f64;
+    let alpha = 0.7213 / (1.0 + 1.079 / m);
+    let z: f64 = registers.iter().map(|&r| (-(r as f64)).exp2()).sum();
+    let raw = alpha * m * m / z;
+    let zeros = registers.iter().filter(|&&r| r == 0).count();
+    if raw <= 2.5 * m && zeros > 0 {
+        m * (m / zeros as f64).ln()
+    } else {
+        raw
+    }
 }
 
 /// The canonical k-mers of `reads` reads of `read_len` bases each, stored one after another in
