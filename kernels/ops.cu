@@ -19,6 +19,8 @@
 //                    a HyperLogLog sketch of the keys, which sizes a group table
 //   ops_join_build / ops_join_probe / ops_join_probe_sum
 //                    a join's build side into its table, and its probes (below)
+//   ops_run_heads / ops_scan_tiles / ops_fill / ops_sorted_reduce
+//                    a group-by of rows sorted on their key, by runs, without a table (below)
 //
 // No defines: every width is a run-time argument. Grid-stride loops, any grid covers n.
 
@@ -585,5 +587,132 @@ extern "C" __global__ void ops_distinct_sketch(const u8* __restrict__ keys, u32 
   __syncthreads();
   for (u32 r = threadIdx.x; r < (1u << OPS_SKETCH_BITS); r += blockDim.x) {
     if (local[r] > *(volatile u32*)&registers[r]) atomicMax(&registers[r], local[r]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A group-by of rows sorted on their key (every key's rows one run): no table. Group g is the
+// g-th run; its aggregates are reduced into element g of the output arrays, which start at the
+// reductions' identities (ops_fill). Rows are taken in tiles of OPS_TILE; a tile's first group
+// is the runs that start before it (ops_run_heads counts them per tile, ops_scan_tiles sums).
+//
+//   ops_run_heads    per tile, the rows that start a run (row 0, or a key other than the row
+//                    before's) into tile_heads[t]; flags[0] set if a key is smaller than the
+//                    row before's (not sorted, as unsigned bits: then the host takes the table)
+//   ops_scan_tiles   one block of 1024 threads: tile_heads into exclusive offsets (u64), and
+//                    their total
+//   ops_fill         n elements of `bytes` (4 or 8) set to `bits`
+//   ops_sorted_reduce
+//                    every row's key and columns into its group: a run within a warp folded
+//                    to its first lane (ops_runs), which applies it atomically (a run that
+//                    crosses warps is applied once per warp); the run's first row writes its key
+#define OPS_TILE 1024u
+
+extern "C" __global__ void ops_run_heads(const u8* __restrict__ keys, u32 key_bytes, u64 n,
+                                         u32* __restrict__ tile_heads, u32* flags) {
+  const u32 lane = threadIdx.x & 31u;
+  const u64 warp = (blockIdx.x * (u64)blockDim.x + threadIdx.x) >> 5;
+  const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
+  const u64 tiles = (n + OPS_TILE - 1u) / OPS_TILE;
+  bool descent = false;
+  for (u64 t = warp; t < tiles; t += warps) {
+    u32 heads = 0;
+    for (u32 k = 0; k < OPS_TILE; k += 32u) {
+      const u64 i = t * OPS_TILE + k + lane;
+      if (i < n) {
+        const u64 key = ops_load_key(keys, key_bytes, i);
+        const u64 prev = i ? ops_load_key(keys, key_bytes, i - 1u) : key;
+        heads += (i == 0 || key != prev) ? 1u : 0u;
+        descent |= key < prev;
+      }
+    }
+    for (int o = 16; o > 0; o >>= 1) heads += __shfl_down_sync(0xffffffffu, heads, o);
+    if (lane == 0u) tile_heads[t] = heads;
+  }
+  if (__any_sync(0xffffffffu, descent) && lane == 0u) atomicOr(&flags[0], 1u);
+}
+
+extern "C" __global__ void ops_scan_tiles(const u32* __restrict__ tile_heads, u64 tiles,
+                                          u64* __restrict__ offsets, u64* __restrict__ total) {
+  __shared__ u64 partial[1024];
+  const u64 per = (tiles + blockDim.x - 1u) / blockDim.x;
+  const u64 first = threadIdx.x * per;
+  u64 sum = 0;
+  for (u64 t = first; t < first + per && t < tiles; t++) sum += tile_heads[t];
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  // Hillis-Steele over the block's partial sums (inclusive).
+  for (u32 o = 1; o < blockDim.x; o <<= 1) {
+    const u64 add = threadIdx.x >= o ? partial[threadIdx.x - o] : 0ull;
+    __syncthreads();
+    partial[threadIdx.x] += add;
+    __syncthreads();
+  }
+  u64 at = partial[threadIdx.x] - sum;
+  for (u64 t = first; t < first + per && t < tiles; t++) {
+    offsets[t] = at;
+    at += tile_heads[t];
+  }
+  if (threadIdx.x == blockDim.x - 1u) total[0] = partial[threadIdx.x];
+}
+
+extern "C" __global__ void ops_fill(u8* __restrict__ out, u64 n, u32 bytes, u64 bits) {
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+    if (bytes == 8u) ((u64*)out)[i] = bits;
+    else ((u32*)out)[i] = (u32)bits;
+  }
+}
+
+extern "C" __global__ void ops_sorted_reduce(const u8* __restrict__ keys, u32 key_bytes, u64 n,
+                                             const u64* __restrict__ columns, u32 cols,
+                                             u32 value_bytes, u32 count,
+                                             const u64* __restrict__ tile_offsets,
+                                             u8* __restrict__ out_keys,
+                                             const u64* __restrict__ out_columns,
+                                             u64* __restrict__ out_counts) {
+  const u32 lane = threadIdx.x & 31u;
+  const u64 warp = (blockIdx.x * (u64)blockDim.x + threadIdx.x) >> 5;
+  const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
+  const u64 tiles = (n + OPS_TILE - 1u) / OPS_TILE;
+  for (u64 t = warp; t < tiles; t += warps) {
+    u64 group = tile_offsets[t];  // the runs that start before this warp's rows
+    for (u32 k = 0; k < OPS_TILE; k += 32u) {
+      const u64 i = t * OPS_TILE + k + lane;
+      const bool valid = i < n;
+      const u64 key = valid ? ops_load_key(keys, key_bytes, i) : 0ull;
+      u64 pre[OPS_PRELOAD];
+#pragma unroll
+      for (u32 j = 0; j < OPS_PRELOAD; j++) {
+        pre[j] = valid && j < cols ? ops_load_value((const u8*)__ldg(columns + j), value_bytes, i) : 0ull;
+      }
+      u64 prev = __shfl_up_sync(0xffffffffu, key, 1);
+      if (lane == 0u && valid && i > 0) prev = ops_load_key(keys, key_bytes, i - 1u);
+      const bool starts = valid && (i == 0 || key != prev);
+      const u32 starting = __ballot_sync(0xffffffffu, starts);
+      // This row's group: the runs started up to and including it, less one.
+      const u64 g = group + __popc(starting & ((2u << lane) - 1u)) - 1u;
+      group += __popc(starting);
+      const ops_run run = ops_runs(key, valid, lane);
+      const bool any_runs = run.heads != __ballot_sync(0xffffffffu, valid);
+      if (starts) {
+        if (key_bytes == 8u) ((u64*)out_keys)[g] = key;
+        else ((u32*)out_keys)[g] = (u32)key;
+      }
+#pragma unroll
+      for (u32 j = 0; j < OPS_PRELOAD; j++) {
+        if (j < cols) {
+          u8* out = (u8*)__ldg(out_columns + j);
+          ops_fold_column(pre[j], run, any_runs, lane, run.head ? (u64*)(out + g * value_bytes) : nullptr,
+                          value_bytes, (u32)__ldg(columns + cols + j));
+        }
+      }
+      for (u32 j = OPS_PRELOAD; j < cols; j++) {
+        const u64 v = valid ? ops_load_value((const u8*)__ldg(columns + j), value_bytes, i) : 0ull;
+        u8* out = (u8*)__ldg(out_columns + j);
+        ops_fold_column(v, run, any_runs, lane, run.head ? (u64*)(out + g * value_bytes) : nullptr,
+                        value_bytes, (u32)__ldg(columns + cols + j));
+      }
+      if (count && run.head) atomicAdd((unsigned long long*)(out_counts + g), (unsigned long long)(run.end - lane + 1u));
+    }
   }
 }

@@ -478,9 +478,9 @@ mod device {
             device_group_by_matches(&g, &k64, &vs, hint, &format!("{what}: u64 -> f32"));
             device_group_by_matches(&g, &k64, &vn, hint, &format!("{what}: u64 -> i32"));
         }
-        // Keys that fill their range (the range map), in order and shuffled, and keys that
-        // crowd one end of a range they fill a sixteenth of (the range map gives up, the hash
-        // takes them).
+        // Keys that fill their range, in order (runs: no table) and shuffled (the range map),
+        // and keys that crowd one end of a range they fill a sixteenth of (the range map gives
+        // up, the hash takes them).
         let dense: Vec<u64> = (0..300_000u64).map(|i| 1000 + i / 3).collect();
         let mut shuffled = dense.clone();
         for i in (1..shuffled.len()).rev() {
@@ -488,6 +488,9 @@ mod device {
         }
         let mut crowded: Vec<u64> = (0..200_000u64).map(|i| i / 2).collect();
         crowded.push(1_600_000);
+        for i in (1..crowded.len()).rev() {
+            crowded.swap(i, rng.index(i + 1)); // not sorted: the table, not the runs
+        }
         for (keys, what) in [
             (&dense, "dense"),
             (&shuffled, "dense, shuffled"),

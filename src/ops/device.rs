@@ -447,14 +447,24 @@ impl KeyMap {
 /// and each column is reduced into it atomically (`ops_group_reduce` in kernels/ops.cu).
 /// Rows that repeat a key next to each other (a table sorted or clustered on its key) are folded
 /// in the warp first, so a run costs one probe. Where the groups are few enough (about 900 of up
-/// to three aggregates), each block folds its rows in a table in shared memory first.
+/// to three aggregates), each block folds its rows in a table in shared memory first. Where the
+/// keys fill their range (at least a sixteenth of it), the table places them by their place in
+/// it rather than by hash (rows of near keys stay near), and falls back to the hash where the
+/// keys crowd part of the range.
+///
+/// Where the key column is sorted (as unsigned bits; one read of the keys tells), no table is
+/// built: each run of equal keys is a group, numbered by a scan over tiles of rows, and its
+/// aggregates go straight into the answer's arrays, in key order.
+/// `WARPMAP_SORTED_GROUPS=0` and `WARPMAP_KEY_MAP=hash|range` force the other ways
+/// (measurements).
 ///
 /// `expected_groups` sizes the table; `None` estimates the distinct keys with a HyperLogLog
 /// sketch of the keys ([`estimate_distinct`], one read of the key column). If more groups come
 /// than the table has room for, it is sized again and the pass runs over: every row is counted
 /// once, whatever the estimate. Integer sums wrap in the column's type (as
 /// [`Reduce::Sum`]); floats sum in their own type, in no fixed order; min and max are as
-/// [`Value::reduce`]. Waits for the answer.
+/// [`Value::reduce`]. Groups come in no particular order (in key order from a sorted column).
+/// Waits for the answer.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] if a column's length differs from the keys', or for more than
@@ -484,6 +494,9 @@ pub fn group_by<K: Key, V: Value>(
         .max(2);
     let template = row_template::<V>(columns, stride);
     let m = module(gpu)?;
+    if let Some((offsets, groups)) = sorted_runs(gpu, &m, keys)? {
+        return sorted_group_by(gpu, &m, keys, columns, count, &offsets, groups);
+    }
     let sketch = sketch(gpu, keys)?;
     let groups = match expected_groups {
         Some(g) => g as f64,
@@ -492,16 +505,7 @@ pub fn group_by<K: Key, V: Value>(
     let mut capacity = ((groups / GROUP_LOAD).ceil() as usize).max(64);
     let mut map = KeyMap::choose(groups, sketch.lo, sketch.hi, capacity);
     let mut crowded = false;
-    let descriptors: Vec<u64> = columns
-        .iter()
-        .map(|(c, _)| c.device_address())
-        .chain(
-            columns
-                .iter()
-                .map(|&(_, op)| InsertMode::Apply(op).word::<V>() as u64),
-        )
-        .collect();
-    let descriptors = gpu.upload(&descriptors.iter().copied().chain([0]).collect::<Vec<_>>())?;
+    let descriptors = gpu.upload(&column_descriptors(columns))?;
     let row_template = gpu.upload(&template)?;
     let (key_bytes, value_bytes, cols, with_count) = (
         K::BYTES as u32,
@@ -638,6 +642,142 @@ pub fn group_by<K: Key, V: Value>(
         values,
         counts: count.then_some(counts),
     })
+}
+
+/// Rows of a tile of the sorted group-by (`OPS_TILE`).
+const TILE: usize = 1024;
+
+/// Where a key column is sorted (as unsigned bits: every key's rows one run), the runs that
+/// start before each tile of [`TILE`] rows, and the runs in all (the groups); `None` where it
+/// is not (`ops_run_heads`, one read of the keys, then `ops_scan_tiles`).
+/// `WARPMAP_SORTED_GROUPS=0` skips the look (measurements).
+fn sorted_runs<K: Key>(
+    gpu: &Gpu,
+    m: &Module,
+    keys: &DeviceBuffer<K>,
+) -> Result<Option<(DeviceBuffer<u64>, usize)>> {
+    let n = keys.len();
+    if n == 0 || std::env::var("WARPMAP_SORTED_GROUPS").as_deref() == Ok("0") {
+        return Ok(None);
+    }
+    let tiles = n.div_ceil(TILE);
+    let mut heads = gpu.alloc::<u32>(tiles)?;
+    let mut flags = gpu.alloc_filled::<u32>(1, 0)?;
+    let k = m.kernel("ops_run_heads")?;
+    let (key_bytes, n64, tiles64) = (K::BYTES as u32, n as u64, tiles as u64);
+    let mut l = k.launch();
+    l.buf(keys)
+        .arg(&key_bytes)
+        .arg(&n64)
+        .buf_mut(&mut heads)
+        .buf_mut(&mut flags);
+    // SAFETY: ops_run_heads(keys, key_bytes, n, tile_heads, flags): keys holds n keys of
+    // key_bytes (4 or 8: checked by the caller); tile_heads ceil(n / TILE) u32s; flags one.
+    // Warp-stride over the tiles.
+    unsafe { l.run(bulk_grid(gpu, tiles64 * 32), BLOCK, 0)? };
+    if gpu.download(&flags)?[0] != 0 {
+        return Ok(None);
+    }
+    let mut offsets = gpu.alloc::<u64>(tiles)?;
+    let mut total = gpu.alloc::<u64>(1)?;
+    let k = m.kernel("ops_scan_tiles")?;
+    let mut l = k.launch();
+    l.buf(&heads)
+        .arg(&tiles64)
+        .buf_mut(&mut offsets)
+        .buf_mut(&mut total);
+    // SAFETY: ops_scan_tiles(tile_heads, tiles, offsets, total): one block of 1024 threads (its
+    // shared array's size); tile_heads and offsets hold `tiles` elements, total one.
+    unsafe { l.run(1, 1024, 0)? };
+    let groups = gpu.download(&total)?[0] as usize;
+    Ok(Some((offsets, groups)))
+}
+
+/// [`group_by`] of a sorted key column ([`sorted_runs`]): each run's aggregates straight into
+/// the output arrays, which start at the reductions' identities (`ops_sorted_reduce`).
+fn sorted_group_by<K: Key, V: Value>(
+    gpu: &Gpu,
+    m: &Module,
+    keys: &DeviceBuffer<K>,
+    columns: &[(&DeviceBuffer<V>, Reduce)],
+    count: bool,
+    offsets: &DeviceBuffer<u64>,
+    groups: usize,
+) -> Result<DeviceGroups<K, V>> {
+    let stride = 1 + columns.len() + count as usize;
+    let identities = row_template::<V>(columns, stride.next_power_of_two().max(2));
+    let mut out_keys = gpu.alloc::<K>(groups)?;
+    let mut values = Vec::with_capacity(columns.len());
+    let fill = m.kernel("ops_fill")?;
+    for j in 0..columns.len() {
+        let mut v = gpu.alloc::<V>(groups)?;
+        let (n64, bytes, bits) = (groups as u64, V::BYTES as u32, identities[1 + j]);
+        let mut l = fill.launch();
+        l.buf_mut(&mut v).arg(&n64).arg(&bytes).arg(&bits);
+        // SAFETY: ops_fill(out, n, bytes, bits): out holds n elements of `bytes` (V's width, 4
+        // or 8). Grid-stride.
+        unsafe { l.run(bulk_grid(gpu, n64), BLOCK, 0)? };
+        values.push(v);
+    }
+    let mut counts = gpu.alloc_filled::<u64>(if count { groups } else { 0 }, 0)?;
+    let descriptors = column_descriptors(columns);
+    let descriptors = gpu.upload(&descriptors)?;
+    let out_columns: Vec<u64> = values
+        .iter()
+        .map(|v| v.device_address())
+        .chain([0])
+        .collect();
+    let out_columns = gpu.upload(&out_columns)?;
+    let n = keys.len();
+    let k = m.kernel("ops_sorted_reduce")?;
+    let (key_bytes, n64, cols, value_bytes, with_count) = (
+        K::BYTES as u32,
+        n as u64,
+        columns.len() as u32,
+        V::BYTES as u32,
+        count as u32,
+    );
+    let mut l = k.launch();
+    l.buf(keys)
+        .arg(&key_bytes)
+        .arg(&n64)
+        .buf(&descriptors)
+        .arg(&cols)
+        .arg(&value_bytes)
+        .arg(&with_count)
+        .buf(offsets)
+        .buf_mut(&mut out_keys)
+        .buf(&out_columns)
+        .buf_mut(&mut counts);
+    // SAFETY: ops_sorted_reduce(keys, key_bytes, n, columns, cols, value_bytes, count,
+    // tile_offsets, out_keys, out_columns, out_counts): keys holds n keys of key_bytes;
+    // descriptors cols column addresses (each n values of value_bytes: lengths checked) then
+    // cols mode words; tile_offsets ceil(n / TILE) offsets whose runs total `groups`, so every
+    // group index is below groups: out_keys, each of the cols arrays out_columns points to, and
+    // out_counts (where count) hold groups elements. Warp-stride over the tiles.
+    let tiles = n.div_ceil(TILE) as u64;
+    unsafe { l.run(bulk_grid(gpu, tiles * 32), BLOCK, 0)? };
+    gpu.synchronize()?;
+    Ok(DeviceGroups {
+        keys: out_keys,
+        values,
+        counts: count.then_some(counts),
+    })
+}
+
+/// A group-by's column descriptors for the kernels: the columns' addresses, then their mode
+/// words (the reduction and the value's kind), then a 0 (never an empty upload).
+fn column_descriptors<V: Value>(columns: &[(&DeviceBuffer<V>, Reduce)]) -> Vec<u64> {
+    columns
+        .iter()
+        .map(|(c, _)| c.device_address())
+        .chain(
+            columns
+                .iter()
+                .map(|&(_, op)| InsertMode::Apply(op).word::<V>() as u64),
+        )
+        .chain([0])
+        .collect()
 }
 
 /// `SELECT key, SUM(c) for c in columns GROUP BY key`: [`group_by`] with a sum of each column.
