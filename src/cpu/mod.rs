@@ -321,31 +321,46 @@ impl<K: Key, V: Value> CpuTable<K, V> {
 }
 
 /// Rows of a reduce by key that one thread folds into a map of its own before the shared
-/// table sees them ([`pre_reduce`]).
+/// table sees them, where the keys repeat within so few rows ([`pre_reduce`]).
 const PRE_REDUCE_CHUNK: usize = 1 << 16;
+/// The sample that tells whether keys that do not repeat within a chunk repeat across the rows
+/// (few groups in no order: a thread's share of the rows then folds into a map of them all).
+const PRE_REDUCE_SAMPLE: usize = 1 << 20;
 
-/// Reduce by key's first step on the CPU backend: each chunk of [`PRE_REDUCE_CHUNK`] rows folded
-/// by key on its own thread, so that the shared table sees a chunk's keys once, not once per
-/// row. Where the first chunk's keys repeat less (more than half distinct), the rows go as they
-/// are: folding would cost more than it saves. `None` then. Measured on 16 cores (TPC-H SF 10,
-/// bench/NOTES.md, session Z): 60 M lineitems grouped by order (a chunk's keys a quarter
-/// distinct) 1215 → 795 ms; by supplier (100 k groups: three quarters distinct) folding made
-/// it 687 → 1691 ms, hence the bound.
+/// Reduce by key's first step on the CPU backend: rows folded by key on each thread first, so
+/// that the shared table sees each thread's keys once, not once per row. Two shapes pay, told
+/// by folding a sample:
+/// - keys that repeat within [`PRE_REDUCE_CHUNK`] rows (at most half distinct: rows clustered on
+///   their key) fold per chunk (small maps that stay in cache);
+/// - keys that repeat across the rows but not within a chunk (a sample of
+///   [`PRE_REDUCE_SAMPLE`] rows at most an eighth distinct: few groups in no order) fold per
+///   thread's share of the rows (each map holds about every group).
+///
+/// Elsewhere (most keys distinct) the rows go as they are: folding would cost more than it
+/// saves. `None` then. Measured on 16 cores (TPC-H SF 10, bench/NOTES.md): 60 M lineitems
+/// grouped by order (a chunk's keys a quarter distinct) 1215 → 795 ms (session Z); by supplier
+/// (100 k groups in no order: a chunk three quarters distinct) folding per chunk made it 687 →
+/// 1691 ms, hence the bound, and per thread's share (session AA) 711 → see the notes.
 fn pre_reduce<K: Key, V: Value>(keys: &[K], values: &[V], op: Reduce) -> Option<(Vec<K>, Vec<V>)> {
     let fold = |k: &[K], v: &[V]| -> Vec<(K, V)> {
-        let mut m: ShardMap<K, V> = ShardMap::with_capacity_and_hasher(k.len(), Default::default());
+        let mut m: ShardMap<K, V> = ShardMap::default();
         for (&k, &v) in k.iter().zip(v) {
             m.entry(k).and_modify(|e| *e = e.reduce(v, op)).or_insert(v);
         }
         m.into_iter().collect()
     };
-    let first = PRE_REDUCE_CHUNK.min(keys.len());
-    if keys.len() <= PRE_REDUCE_CHUNK || fold(&keys[..first], &values[..first]).len() * 2 > first {
+    let distinct_in = |rows: usize| fold(&keys[..rows], &values[..rows]).len();
+    let n = keys.len();
+    let chunk = if n > PRE_REDUCE_CHUNK && distinct_in(PRE_REDUCE_CHUNK) * 2 <= PRE_REDUCE_CHUNK {
+        PRE_REDUCE_CHUNK
+    } else if n > PRE_REDUCE_SAMPLE && distinct_in(PRE_REDUCE_SAMPLE) * 8 <= PRE_REDUCE_SAMPLE {
+        n.div_ceil(rayon::current_num_threads().max(1))
+    } else {
         return None;
-    }
+    };
     let parts: Vec<Vec<(K, V)>> = keys
-        .par_chunks(PRE_REDUCE_CHUNK)
-        .zip(values.par_chunks(PRE_REDUCE_CHUNK))
+        .par_chunks(chunk)
+        .zip(values.par_chunks(chunk))
         .map(|(k, v)| fold(k, v))
         .collect();
     Some(parts.into_par_iter().flatten().unzip())
@@ -677,14 +692,18 @@ mod tests {
 
     #[test]
     fn reduce_by_key_folds_chunks_first_with_the_same_answer() {
-        // 300 k rows: over 1000 keys (folded per chunk first) and all distinct (not folded).
-        for distinct in [1000u64, 300_000] {
-            let n = 300_000usize;
+        // Over 1000 keys (folded per chunk first), 100 k keys in 2.1 M rows (not within a
+        // chunk but across the rows: folded per thread's share), all distinct (not folded).
+        for (distinct, n) in [
+            (1000u64, 300_000usize),
+            (100_000, 2_100_000),
+            (300_000, 300_000),
+        ] {
             let keys: Vec<u64> = (0..n as u64).map(|i| fmix64(i) % distinct).collect();
             let values: Vec<i64> = (0..n as i64).map(|i| i % 1001 - 500).collect();
             assert_eq!(
                 pre_reduce(&keys, &values, Reduce::Sum).is_some(),
-                distinct == 1000,
+                distinct < 300_000,
                 "{distinct}: folded first?"
             );
             for op in [Reduce::Sum, Reduce::Min, Reduce::Max] {
