@@ -340,7 +340,7 @@ const PRE_REDUCE_SAMPLE: usize = 1 << 20;
 /// saves. `None` then. Measured on 16 cores (TPC-H SF 10, bench/NOTES.md): 60 M lineitems
 /// grouped by order (a chunk's keys a quarter distinct) 1215 → 795 ms (session Z); by supplier
 /// (100 k groups in no order: a chunk three quarters distinct) folding per chunk made it 687 →
-/// 1691 ms, hence the bound, and per thread's share (session AA) 711 → see the notes.
+/// 1691 ms, hence the bound; per thread's share (session AA) 711 → 221 ms.
 fn pre_reduce<K: Key, V: Value>(keys: &[K], values: &[V], op: Reduce) -> Option<(Vec<K>, Vec<V>)> {
     let fold = |k: &[K], v: &[V]| -> Vec<(K, V)> {
         let mut m: ShardMap<K, V> = ShardMap::default();
@@ -371,9 +371,10 @@ impl<K: Key, V: Value> HashTable<K, V> for CpuTable<K, V> {
         "cpu"
     }
 
-    /// Reduce by key, the rows first folded per chunk on each thread ([`pre_reduce`]), then
-    /// applied to the table. The table ends as with one apply per row (sums of floats may differ
-    /// in their last bits: the order of the additions differs). A full table is an
+    /// Reduce by key, the rows first folded on each thread where keys repeat (per chunk, or per
+    /// thread's share: `pre_reduce`), then applied to the table. The table ends as with one
+    /// apply per row (sums of floats may differ in their last bits: the order of the additions
+    /// differs). A full table is an
     /// [`Error::TableFull`] counting the folded keys that found no room.
     fn insert_or_apply(&mut self, keys: &[K], values: &[V], op: Reduce) -> Result<()> {
         check_same_len("insert_or_apply", keys.len(), values.len())?;

@@ -1465,7 +1465,7 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
     /// L2 cache's worth of their tables and the batch still makes at least four chunks per rank.
     /// Each shard's share of a chunk is `chunk × ranks / shards` keys taken in the order of its
     /// table's stretches, so the keys in flight (a resident wave of an ordered insert, about
-    /// [`IN_FLIGHT_PER_SM`] a multiprocessor) start within `in flight × table bytes / share`
+    /// `IN_FLIGHT_PER_SM` a multiprocessor) start within `in flight × table bytes / share`
     /// bytes of it; past the L2 cache each insert is a DRAM access again. On 2 H100s, 2^28 pinned
     /// pairs into 2 shards of 1.34 GB: 0.71 of the bus in chunks of 2^24 (their span ~54 MB),
     /// 0.80-0.88 in chunks of 2^25 (bench/NOTES.md, issue 15, session U).
@@ -1517,7 +1517,7 @@ impl<K: Key, V: Value> ShardedMap<K, V> {
     /// does for a batch on rank 0. Duplicate keys update the value (which copy wins between
     /// ranks is unspecified). No statuses: keys that find no room are reported by
     /// [`DeviceHashTable::synchronize`] ([`Error::TableFull`]). Asynchronous but for the
-    /// splits' part sizes. In a table over processes ([`ShardedMap::join`]), each process
+    /// splits' part sizes. In a table over processes (`ShardedMap::join`), each process
     /// passes the ranks it holds, in [`ranks`](Self::ranks)' order.
     ///
     /// # Errors
