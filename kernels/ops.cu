@@ -299,6 +299,15 @@ __device__ __forceinline__ void ops_fold_column(u64 v, const ops_run& run, bool 
 // Columns read before the probe, so that their loads are in flight during it.
 #define OPS_PRELOAD 4u
 
+// Row i of the first OPS_PRELOAD columns (0 past the columns or where !valid).
+__device__ __forceinline__ void ops_preload(u64 (&pre)[OPS_PRELOAD], const u64* __restrict__ columns,
+                                            u32 cols, u32 value_bytes, u64 i, bool valid) {
+#pragma unroll
+  for (u32 j = 0; j < OPS_PRELOAD; j++) {
+    pre[j] = valid && j < cols ? ops_load_value((const u8*)__ldg(columns + j), value_bytes, i) : 0ull;
+  }
+}
+
 extern "C" __global__ void ops_group_reduce(const u8* __restrict__ keys, u32 key_bytes, u64 n,
                                             const u64* __restrict__ columns, u32 cols,
                                             u32 value_bytes, u32 count, u64* rows, u64 capacity,
@@ -325,10 +334,7 @@ extern "C" __global__ void ops_group_reduce(const u8* __restrict__ keys, u32 key
     const bool valid = i < n;
     const u64 key = valid ? ops_load_key(keys, key_bytes, i) : 0ull;
     u64 pre[OPS_PRELOAD];
-#pragma unroll
-    for (u32 j = 0; j < OPS_PRELOAD; j++) {
-      pre[j] = valid && j < cols ? ops_load_value((const u8*)__ldg(columns + j), value_bytes, i) : 0ull;
-    }
+    ops_preload(pre, columns, cols, value_bytes, i, valid);
     const ops_run run = ops_runs(key, valid, lane);
     bool claimed = false;
     u64* table = rows;
@@ -681,10 +687,7 @@ extern "C" __global__ void ops_sorted_reduce(const u8* __restrict__ keys, u32 ke
       const bool valid = i < n;
       const u64 key = valid ? ops_load_key(keys, key_bytes, i) : 0ull;
       u64 pre[OPS_PRELOAD];
-#pragma unroll
-      for (u32 j = 0; j < OPS_PRELOAD; j++) {
-        pre[j] = valid && j < cols ? ops_load_value((const u8*)__ldg(columns + j), value_bytes, i) : 0ull;
-      }
+      ops_preload(pre, columns, cols, value_bytes, i, valid);
       u64 prev = __shfl_up_sync(0xffffffffu, key, 1);
       if (lane == 0u && valid && i > 0) prev = ops_load_key(keys, key_bytes, i - 1u);
       const bool starts = valid && (i == 0 || key != prev);

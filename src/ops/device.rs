@@ -19,7 +19,7 @@
 //! k-mers, the sketch) are in `kernels/ops.cu`; the k-mers are counted in a [`WarpDrive`]
 //! table.
 
-use crate::device::{DeviceBuffer, Gpu, Module};
+use crate::device::{DeviceBuffer, Gpu, Launch, Module};
 use crate::kernels::{KernelSource, OPS};
 use crate::key::{Key, Numeric, Value};
 use crate::table::engine::{bulk_grid, BLOCK};
@@ -86,7 +86,8 @@ pub struct DeviceMatches {
 /// table's free mark, all ones, has a side row).
 pub struct HashJoin<K: Key> {
     rows: DeviceBuffer<u64>,
-    capacity: usize,
+    /// Hashed rows (the side row is one more), as the kernels take it.
+    capacity: u64,
     map: KeyMap,
     build_rows: usize,
     gpu: Arc<Gpu>,
@@ -185,7 +186,7 @@ impl<K: Key> HashJoin<K> {
         }
         Ok(HashJoin {
             rows,
-            capacity,
+            capacity: capacity as u64,
             map,
             build_rows: n,
             gpu: gpu.clone(),
@@ -196,6 +197,16 @@ impl<K: Key> HashJoin<K> {
     /// The build side's rows.
     pub fn build_rows(&self) -> Result<usize> {
         Ok(self.build_rows)
+    }
+
+    /// The table's arguments of the probe kernels: `rows, capacity, map_lo, map_hi, map_scale`
+    /// (rows holds capacity + 1 rows of two words, as ops_join_build left them).
+    fn table_args<'a>(&'a self, l: &mut Launch<'a>) {
+        l.buf(&self.rows)
+            .arg(&self.capacity)
+            .arg(&self.map.lo)
+            .arg(&self.map.hi)
+            .arg(&self.map.scale);
     }
 
     /// Probes with `keys`: every probe row's match, in input order. Asynchronous on the GPU's
@@ -210,21 +221,13 @@ impl<K: Key> HashJoin<K> {
         let mut found = self.gpu.alloc::<u8>(n)?;
         if n > 0 {
             let k = module(&self.gpu)?.kernel("ops_join_probe")?;
-            let (key_bytes, n64, cap64) = (K::BYTES as u32, n as u64, self.capacity as u64);
+            let (key_bytes, n64) = (K::BYTES as u32, n as u64);
             let mut l = k.launch();
-            l.buf(keys)
-                .arg(&key_bytes)
-                .arg(&n64)
-                .buf(&self.rows)
-                .arg(&cap64)
-                .arg(&self.map.lo)
-                .arg(&self.map.hi)
-                .arg(&self.map.scale)
-                .buf_mut(&mut build_row)
-                .buf_mut(&mut found);
+            l.buf(keys).arg(&key_bytes).arg(&n64);
+            self.table_args(&mut l);
+            l.buf_mut(&mut build_row).buf_mut(&mut found);
             // SAFETY: ops_join_probe(keys, key_bytes, n, rows, capacity, map_lo, map_hi,
-            // map_scale, build_row, found): keys
-            // holds n keys of key_bytes; rows the built table of capacity + 1 rows of two words;
+            // map_scale, build_row, found): keys holds n keys of key_bytes; the table as built;
             // build_row and found n elements each. Warp-stride.
             unsafe { l.run(bulk_grid(&self.gpu, n64), BLOCK, 0)? };
         }
@@ -260,26 +263,20 @@ impl<K: Key> HashJoin<K> {
         let mut totals = self.gpu.alloc_filled::<u64>(2, 0)?;
         if n > 0 {
             let k = module(&self.gpu)?.kernel("ops_join_probe_sum")?;
-            let (key_bytes, n64, cap64) = (K::BYTES as u32, n as u64, self.capacity as u64);
-            let value_bytes = V::BYTES as u32;
+            let (key_bytes, n64, value_bytes) = (K::BYTES as u32, n as u64, V::BYTES as u32);
             let mut l = k.launch();
             l.buf(keys)
                 .arg(&key_bytes)
                 .arg(&n64)
                 .buf(column)
                 .arg(&value_bytes)
-                .arg(&signed)
-                .buf(&self.rows)
-                .arg(&cap64)
-                .arg(&self.map.lo)
-                .arg(&self.map.hi)
-                .arg(&self.map.scale)
-                .buf_mut(&mut totals);
+                .arg(&signed);
+            self.table_args(&mut l);
+            l.buf_mut(&mut totals);
             // SAFETY: ops_join_probe_sum(keys, key_bytes, n, column, value_bytes, is_signed,
             // rows, capacity, map_lo, map_hi, map_scale, totals): keys holds n keys of
-            // key_bytes; column at least n values
-            // of value_bytes (4 or 8: integers, checked); rows the built table; totals two u64s.
-            // Warp-stride.
+            // key_bytes; column at least n values of value_bytes (4 or 8: integers, checked);
+            // the table as built; totals two u64s. Warp-stride.
             unsafe { l.run(bulk_grid(&self.gpu, n64), BLOCK, 0)? };
         }
         let t = self.gpu.download(&totals)?;
