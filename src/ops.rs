@@ -3,9 +3,11 @@
 //! runs on the GPU (WarpDrive tables, the slab multimap for joins whose build keys repeat) or on
 //! the CPU backend, as its [`Engine`] says ([`Engine::Auto`]: the GPU when there is one).
 //!
-//! - [`group_by`]: `SELECT key, agg(value), ... GROUP BY key` by reduce by key
-//!   ([`HashTable::insert_or_apply`]), one table per aggregate, the counts' table naming the
-//!   groups; `Mean` is the sum over the count, in `f64`.
+//! - [`group_by`]: `SELECT key, agg(value), ... GROUP BY key`. On the GPU in one pass over the
+//!   rows ([`device::group_by`]) where the types allow (keys and numeric values of 4 or 8 bytes;
+//!   a `Mean` of `f64` values); elsewhere by reduce by key ([`HashTable::insert_or_apply`]), one
+//!   table per aggregate, the counts' table naming the groups. `Mean` is the sum over the
+//!   count, in `f64`.
 //! - [`inner_join`] / [`left_join`]: the row pairs of an equi-join. The build side is put in a
 //!   table of its row numbers and the probe side looked up in it; an inner join builds on the
 //!   shorter side. Build keys that repeat go through a multimap ([`MultiMap::find_all`]), each
@@ -184,6 +186,11 @@ pub fn group_by<K: Key, V: Value>(
         )));
     }
     let gpu = engine.gpu();
+    if let Some(g) = &gpu {
+        if let Some(groups) = group_by_in_one_pass(g, keys, values, aggregates)? {
+            return Ok(groups);
+        }
+    }
     // The counts name the groups.
     let mut counts = table::<K, u64>(&gpu, room(keys.len()))?;
     counts.insert_or_apply(keys, &vec![1u64; keys.len()], Reduce::Sum)?;
@@ -229,6 +236,71 @@ pub fn group_by<K: Key, V: Value>(
         keys: group_keys,
         columns,
     })
+}
+
+/// [`group_by`] on the GPU in one pass over the rows ([`device::group_by`]: every aggregate and
+/// the count in one group table, or by runs where the keys are sorted), where it applies: keys
+/// of 4 or 8 bytes, numeric values of 4 or 8 bytes (any values for counts alone), and a
+/// `Mean` only of `f64` values (the sum of other types is in their own width there; `Mean`
+/// sums in `f64`). `None` elsewhere: the caller reduces a table per aggregate.
+fn group_by_in_one_pass<K: Key, V: Value>(
+    gpu: &Arc<Gpu>,
+    keys: &[K],
+    values: &[V],
+    aggregates: &[Aggregate],
+) -> Result<Option<Groups<K, V>>> {
+    let counts_only = aggregates.iter().all(|&a| a == Aggregate::Count);
+    let numeric = V::NUMERIC.is_some() && (V::BYTES == 4 || V::BYTES == 8);
+    let f64_values = V::NUMERIC == Some(crate::key::Numeric::Float) && V::BYTES == 8;
+    let means = aggregates.contains(&Aggregate::Mean);
+    if !(K::BYTES == 4 || K::BYTES == 8) || !(counts_only || numeric) || (means && !f64_values) {
+        return Ok(None);
+    }
+    // One column per reduction asked (a Mean is its Sum over the count).
+    let mut reductions: Vec<Reduce> = Vec::new();
+    for &a in aggregates {
+        let op = match a {
+            Aggregate::Sum | Aggregate::Mean => Reduce::Sum,
+            Aggregate::Min => Reduce::Min,
+            Aggregate::Max => Reduce::Max,
+            Aggregate::Count => continue,
+        };
+        if !reductions.contains(&op) {
+            reductions.push(op);
+        }
+    }
+    let (dk, dv) = (gpu.upload(keys)?, gpu.upload(values)?);
+    let columns: Vec<_> = reductions.iter().map(|&op| (&dv, op)).collect();
+    let g = device::group_by(gpu, &dk, &columns, true, None)?;
+    let group_keys = gpu.download(&g.keys)?;
+    let reduced = g
+        .values
+        .iter()
+        .map(|c| gpu.download(c))
+        .collect::<Result<Vec<Vec<V>>>>()?;
+    let counts = gpu.download(g.counts.as_ref().expect("counts were asked"))?;
+    let column =
+        |op: Reduce| reduced[reductions.iter().position(|&r| r == op).expect("asked")].clone();
+    let columns = aggregates
+        .iter()
+        .map(|&a| match a {
+            Aggregate::Sum => AggregateColumn::Values(column(Reduce::Sum)),
+            Aggregate::Min => AggregateColumn::Values(column(Reduce::Min)),
+            Aggregate::Max => AggregateColumn::Values(column(Reduce::Max)),
+            Aggregate::Count => AggregateColumn::Counts(counts.clone()),
+            Aggregate::Mean => AggregateColumn::Means(
+                column(Reduce::Sum)
+                    .iter()
+                    .zip(&counts)
+                    .map(|(s, &c)| s.to_f64().expect("f64 values") / c as f64)
+                    .collect(),
+            ),
+        })
+        .collect();
+    Ok(Some(Groups {
+        keys: group_keys,
+        columns,
+    }))
 }
 
 /// A left join's build row for a probe row without a match.
