@@ -1,7 +1,8 @@
 //! A group-by on TPC-H's lineitem: `SUM(l_quantity)`, `COUNT(*)`, `MIN(l_quantity)`,
 //! `MAX(l_quantity)` and `MEAN(l_quantity)` per supplier (`GROUP BY l_suppkey`), through
-//! [`warpmap::ops::group_by`] (reduce by key, a table per aggregate): on the GPU (WarpDrive)
-//! when there is one, else on the CPU backend. The rows are generated in memory by the `tpchgen`
+//! [`warpmap::ops::group_by`]: on the GPU when there is one (one pass over the rows into a group
+//! table, every aggregate and the count at once), else on the CPU backend (reduce by key, a table
+//! per aggregate). The rows are generated in memory by the `tpchgen`
 //! crate (the official dbgen's rows; no download), and every group is checked against a fold
 //! of the rows on the host.
 //!

@@ -5,7 +5,7 @@
 //!
 //! - [`group_by`]: `SELECT key, agg(value), ... GROUP BY key`. On the GPU in one pass over the
 //!   rows ([`device::group_by`]) where the types allow (keys and numeric values of 4 or 8 bytes;
-//!   a `Mean` of `f64` values); elsewhere by reduce by key ([`HashTable::insert_or_apply`]), one
+//!   a `Mean` of `f64` values or of 8-byte integers); elsewhere by reduce by key ([`HashTable::insert_or_apply`]), one
 //!   table per aggregate, the counts' table naming the groups. `Mean` is the sum over the
 //!   count, in `f64`.
 //! - [`inner_join`] / [`left_join`]: the row pairs of an equi-join. The build side is put in a
@@ -241,32 +241,43 @@ pub fn group_by<K: Key, V: Value>(
 /// [`group_by`] on the GPU in one pass over the rows ([`device::group_by`]: every aggregate and
 /// the count in one group table, or by runs where the keys are sorted), where it applies: keys
 /// of 4 or 8 bytes, numeric values of 4 or 8 bytes (any values for counts alone), and a
-/// `Mean` only of `f64` values (the sum of other types is in their own width there; `Mean`
-/// sums in `f64`). `None` elsewhere: the caller reduces a table per aggregate.
+/// `Mean` only of `f64` values or of 8-byte integers whose exact sum provably fits (count ×
+/// the group's largest magnitude within the type: the sum then over the count, rounded once).
+/// The sum of other types is in their own width there, and `Mean` sums in `f64`. `None`
+/// elsewhere: the caller reduces a table per aggregate.
 fn group_by_in_one_pass<K: Key, V: Value>(
     gpu: &Arc<Gpu>,
     keys: &[K],
     values: &[V],
     aggregates: &[Aggregate],
 ) -> Result<Option<Groups<K, V>>> {
+    use crate::key::Numeric;
     let counts_only = aggregates.iter().all(|&a| a == Aggregate::Count);
     let numeric = V::NUMERIC.is_some() && (V::BYTES == 4 || V::BYTES == 8);
-    let f64_values = V::NUMERIC == Some(crate::key::Numeric::Float) && V::BYTES == 8;
+    let f64_values = V::NUMERIC == Some(Numeric::Float) && V::BYTES == 8;
+    let wide_integers = V::NUMERIC.is_some_and(|n| n != Numeric::Float) && V::BYTES == 8;
     let means = aggregates.contains(&Aggregate::Mean);
-    if !(K::BYTES == 4 || K::BYTES == 8) || !(counts_only || numeric) || (means && !f64_values) {
+    if !(K::BYTES == 4 || K::BYTES == 8)
+        || !(counts_only || numeric)
+        || (means && !(f64_values || wide_integers))
+    {
         return Ok(None);
     }
-    // One column per reduction asked (a Mean is its Sum over the count).
+    // One column per reduction asked (a Mean is its Sum over the count; of integers, with the
+    // Min and Max that bound the Sum).
     let mut reductions: Vec<Reduce> = Vec::new();
     for &a in aggregates {
-        let op = match a {
-            Aggregate::Sum | Aggregate::Mean => Reduce::Sum,
-            Aggregate::Min => Reduce::Min,
-            Aggregate::Max => Reduce::Max,
-            Aggregate::Count => continue,
+        let ops: &[Reduce] = match a {
+            Aggregate::Mean if wide_integers => &[Reduce::Sum, Reduce::Min, Reduce::Max],
+            Aggregate::Sum | Aggregate::Mean => &[Reduce::Sum],
+            Aggregate::Min => &[Reduce::Min],
+            Aggregate::Max => &[Reduce::Max],
+            Aggregate::Count => &[],
         };
-        if !reductions.contains(&op) {
-            reductions.push(op);
+        for &op in ops {
+            if !reductions.contains(&op) {
+                reductions.push(op);
+            }
         }
     }
     let (dk, dv) = (gpu.upload(keys)?, gpu.upload(values)?);
@@ -281,6 +292,42 @@ fn group_by_in_one_pass<K: Key, V: Value>(
     let counts = gpu.download(g.counts.as_ref().expect("counts were asked"))?;
     let column =
         |op: Reduce| reduced[reductions.iter().position(|&r| r == op).expect("asked")].clone();
+    // A Mean of 8-byte integers: their sum is exact where count × the largest magnitude fits
+    // the type (else it may have wrapped: a table per aggregate sums in f64 then).
+    let mut means_of_sums = Vec::new();
+    if means {
+        let signed = V::NUMERIC == Some(Numeric::Signed);
+        let as_f64 = |v: V| -> f64 {
+            match (wide_integers, signed) {
+                (true, true) => v.to_bits() as i64 as f64,
+                (true, false) => v.to_bits() as f64,
+                _ => v.to_f64().expect("f64 values"),
+            }
+        };
+        let magnitude = |v: V| -> u128 {
+            if signed {
+                (v.to_bits() as i64).unsigned_abs() as u128
+            } else {
+                v.to_bits() as u128
+            }
+        };
+        let limit = if signed {
+            i64::MAX as u128
+        } else {
+            u64::MAX as u128
+        };
+        let sums = column(Reduce::Sum);
+        let bounds = wide_integers.then(|| (column(Reduce::Min), column(Reduce::Max)));
+        for i in 0..counts.len() {
+            if let Some((mins, maxs)) = &bounds {
+                let largest = magnitude(mins[i]).max(magnitude(maxs[i]));
+                if largest * counts[i] as u128 > limit {
+                    return Ok(None);
+                }
+            }
+            means_of_sums.push(as_f64(sums[i]) / counts[i] as f64);
+        }
+    }
     let columns = aggregates
         .iter()
         .map(|&a| match a {
@@ -288,13 +335,7 @@ fn group_by_in_one_pass<K: Key, V: Value>(
             Aggregate::Min => AggregateColumn::Values(column(Reduce::Min)),
             Aggregate::Max => AggregateColumn::Values(column(Reduce::Max)),
             Aggregate::Count => AggregateColumn::Counts(counts.clone()),
-            Aggregate::Mean => AggregateColumn::Means(
-                column(Reduce::Sum)
-                    .iter()
-                    .zip(&counts)
-                    .map(|(s, &c)| s.to_f64().expect("f64 values") / c as f64)
-                    .collect(),
-            ),
+            Aggregate::Mean => AggregateColumn::Means(means_of_sums.clone()),
         })
         .collect();
     Ok(Some(Groups {

@@ -105,6 +105,14 @@ fn group_by_every_aggregate() {
     let keys = keys_from_pool::<u64>(&mut rng, n, 3000);
     let v: Vec<i64> = (0..n).map(|_| rng.below(2001) as i64 - 1000).collect();
     group_by_matches(&keys, &v, |x| x as f64);
+    // Integers whose sum could wrap (count × the largest magnitude past i64::MAX): a Mean of
+    // them takes a table per aggregate (sums in f64) on the GPU; multiples of 2^42, so every f64
+    // sum is exact in any order.
+    let keys = keys_from_pool::<u64>(&mut rng, n, 50);
+    let v: Vec<i64> = (0..n)
+        .map(|_| (rng.below(1 << 21) as i64 - (1 << 20)) << 42)
+        .collect();
+    group_by_matches(&keys, &v, |x| x as f64);
     // Whole floats: every order of the additions gives the same sum.
     let keys = keys_from_pool::<u32>(&mut rng, n, 50);
     let v: Vec<f32> = (0..n).map(|_| rng.below(200) as f32 - 100.0).collect();
