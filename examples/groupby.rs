@@ -2,9 +2,8 @@
 //! `MAX(l_quantity)` and `MEAN(l_quantity)` per supplier (`GROUP BY l_suppkey`), through
 //! [`warpmap::ops::group_by`]: on the GPU when there is one (one pass over the rows into a group
 //! table, every aggregate and the count at once), else on the CPU backend (reduce by key, a table
-//! per aggregate). The rows are generated in memory by the `tpchgen`
-//! crate (the official dbgen's rows; no download), and every group is checked against a fold
-//! of the rows on the host.
+//! per aggregate). The rows are generated in memory by the `tpchgen` crate (the official dbgen's
+//! rows; no download), and every group is checked against a fold of the rows on the host.
 //!
 //! Run: `cargo run --release --example groupby [SF]` (default scale factor 0.1: 600 k lineitems,
 //! 1 000 suppliers). The time includes moving the rows to the GPU and the groups back; the
