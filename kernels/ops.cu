@@ -308,7 +308,11 @@ __device__ __forceinline__ void ops_preload(u64 (&pre)[OPS_PRELOAD], const u64* 
   }
 }
 
-extern "C" __global__ void ops_group_reduce(const u8* __restrict__ keys, u32 key_bytes, u64 n,
+// The reduce, with (SHARED) or without a block's table in shared memory: without it, every
+// accumulator is known to be global, so an atomic whose result is unused compiles to a
+// reduction (RED) rather than a generic ATOM.
+template <bool SHARED>
+__device__ __forceinline__ void ops_group_reduce_body(const u8* __restrict__ keys, u32 key_bytes, u64 n,
                                             const u64* __restrict__ columns, u32 cols,
                                             u32 value_bytes, u32 count, u64* rows, u64 capacity,
                                             u32 stride, const u64* __restrict__ row_template,
@@ -322,7 +326,7 @@ extern "C" __global__ void ops_group_reduce(const u8* __restrict__ keys, u32 key
   const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
   const u64 local_rows = shared_rows ? (u64)shared_rows - 1u : 0u;  // the last: the side row
   const u64 local_probes = local_rows < OPS_SHARED_PROBES ? local_rows : OPS_SHARED_PROBES;
-  if (shared_rows) {
+  if (SHARED) {
     for (u32 w = threadIdx.x; w < shared_rows * stride; w += blockDim.x) {
       ops_shared[w] = __ldg(row_template + (w & (stride - 1u)));
     }
@@ -340,7 +344,7 @@ extern "C" __global__ void ops_group_reduce(const u8* __restrict__ keys, u32 key
     u64* table = rows;
     u64 row = OPS_NO_ROW;
     if (run.head) {
-      if (shared_rows) {
+      if (SHARED) {
         bool local_claim = false;
         row = ops_group_row(ops_shared, local_rows, stride, local_probes, hashed, key, &local_claim);
         if (row != OPS_NO_ROW) table = ops_shared;
@@ -365,7 +369,7 @@ extern "C" __global__ void ops_group_reduce(const u8* __restrict__ keys, u32 key
     }
     claims += __popc(__ballot_sync(0xffffffffu, claimed));
   }
-  if (shared_rows) {
+  if (SHARED) {
     // The block's groups into the global table.
     __syncthreads();
     for (u32 r = threadIdx.x; r < shared_rows; r += blockDim.x) {
@@ -387,6 +391,22 @@ extern "C" __global__ void ops_group_reduce(const u8* __restrict__ keys, u32 key
     }
   }
   if (lane == 0u && claims) atomicAdd((unsigned long long*)&counters[0], (unsigned long long)claims);
+}
+
+#define OPS_GROUP_REDUCE_PARAMS                                                               \
+  const u8 *__restrict__ keys, u32 key_bytes, u64 n, const u64 *__restrict__ columns, u32 cols, \
+      u32 value_bytes, u32 count, u64 *rows, u64 capacity, u32 stride,                          \
+      const u64 *__restrict__ row_template, u64 *counters, u32 shared_rows, u64 max_probes,     \
+      u64 map_lo, u64 map_hi, double map_scale
+#define OPS_GROUP_REDUCE_ARGS                                                                 \
+  keys, key_bytes, n, columns, cols, value_bytes, count, rows, capacity, stride, row_template,  \
+      counters, shared_rows, max_probes, map_lo, map_hi, map_scale
+
+extern "C" __global__ void ops_group_reduce(OPS_GROUP_REDUCE_PARAMS) {
+  ops_group_reduce_body<false>(OPS_GROUP_REDUCE_ARGS);
+}
+extern "C" __global__ void ops_group_reduce_shared(OPS_GROUP_REDUCE_PARAMS) {
+  ops_group_reduce_body<true>(OPS_GROUP_REDUCE_ARGS);
 }
 
 // The table's groups, packed: keys (key_bytes each), each column's aggregate (value_bytes each,

@@ -532,7 +532,11 @@ pub fn group_by<K: Key, V: Value>(
             } else {
                 0
             };
-            let reduce = m.kernel("ops_group_reduce")?;
+            let reduce = m.kernel(if shared_rows > 0 {
+                "ops_group_reduce_shared"
+            } else {
+                "ops_group_reduce"
+            })?;
             let shared_bytes = shared_rows * stride as u32 * 8;
             let grid = if shared_rows > 0 {
                 // One wave: each block's table is added into the global one once.
