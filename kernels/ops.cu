@@ -625,8 +625,8 @@ extern "C" __global__ void ops_distinct_sketch(const u8* __restrict__ keys, u32 
 //   ops_run_heads    per tile, the rows that start a run (row 0, or a key other than the row
 //                    before's) into tile_heads[t]; flags[0] set if a key is smaller than the
 //                    row before's (not sorted, as unsigned bits: then the host takes the table)
-//   ops_scan_tiles   one block of 1024 threads: tile_heads into exclusive offsets (u64), and
-//                    their total
+//   ops_scan_tiles   one block of 1024 threads: tile_heads into their exclusive offsets, in
+//                    place (wm_block_exclusive_scan), and their total
 //   ops_fill         n elements of `bytes` (4 or 8) set to `bits`
 //   ops_sorted_reduce
 //                    every row's key and columns into its group: a run within a warp folded
@@ -635,14 +635,14 @@ extern "C" __global__ void ops_distinct_sketch(const u8* __restrict__ keys, u32 
 #define OPS_TILE 1024u
 
 extern "C" __global__ void ops_run_heads(const u8* __restrict__ keys, u32 key_bytes, u64 n,
-                                         u32* __restrict__ tile_heads, u32* flags) {
+                                         u64* __restrict__ tile_heads, u32* flags) {
   const u32 lane = threadIdx.x & 31u;
   const u64 warp = (blockIdx.x * (u64)blockDim.x + threadIdx.x) >> 5;
   const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
   const u64 tiles = (n + OPS_TILE - 1u) / OPS_TILE;
   bool descent = false;
   for (u64 t = warp; t < tiles; t += warps) {
-    u32 heads = 0;
+    u64 heads = 0;
     for (u32 k = 0; k < OPS_TILE; k += 32u) {
       const u64 i = t * OPS_TILE + k + lane;
       if (i < n) {
@@ -652,34 +652,15 @@ extern "C" __global__ void ops_run_heads(const u8* __restrict__ keys, u32 key_by
         descent |= key < prev;
       }
     }
-    for (int o = 16; o > 0; o >>= 1) heads += __shfl_down_sync(0xffffffffu, heads, o);
+    heads = ops_warp_sum(heads);
     if (lane == 0u) tile_heads[t] = heads;
   }
   if (__any_sync(0xffffffffu, descent) && lane == 0u) atomicOr(&flags[0], 1u);
 }
 
-extern "C" __global__ void ops_scan_tiles(const u32* __restrict__ tile_heads, u64 tiles,
-                                          u64* __restrict__ offsets, u64* __restrict__ total) {
-  __shared__ u64 partial[1024];
-  const u64 per = (tiles + blockDim.x - 1u) / blockDim.x;
-  const u64 first = threadIdx.x * per;
-  u64 sum = 0;
-  for (u64 t = first; t < first + per && t < tiles; t++) sum += tile_heads[t];
-  partial[threadIdx.x] = sum;
-  __syncthreads();
-  // Hillis-Steele over the block's partial sums (inclusive).
-  for (u32 o = 1; o < blockDim.x; o <<= 1) {
-    const u64 add = threadIdx.x >= o ? partial[threadIdx.x - o] : 0ull;
-    __syncthreads();
-    partial[threadIdx.x] += add;
-    __syncthreads();
-  }
-  u64 at = partial[threadIdx.x] - sum;
-  for (u64 t = first; t < first + per && t < tiles; t++) {
-    offsets[t] = at;
-    at += tile_heads[t];
-  }
-  if (threadIdx.x == blockDim.x - 1u) total[0] = partial[threadIdx.x];
+extern "C" __global__ void ops_scan_tiles(u64* __restrict__ tile_heads, u64 tiles, u64* __restrict__ total) {
+  const u64 sum = wm_block_exclusive_scan<u64, 1024u>(tile_heads, tiles, [&](u64 t, u64 excl) { tile_heads[t] = excl; });
+  if (threadIdx.x == 0) total[0] = sum;
 }
 
 extern "C" __global__ void ops_fill(u8* __restrict__ out, u64 n, u32 bytes, u64 bits) {

@@ -137,13 +137,7 @@ impl<K: Key> HashJoin<K> {
         let template = gpu.upload(&[u64::MAX, 0])?;
         let mut rows = gpu.alloc::<u64>((capacity + 1) * 2)?;
         let (repeats, map) = loop {
-            let init = m.kernel("ops_group_init")?;
-            let (words, stride) = (rows.len() as u64, 2u32);
-            let mut l = init.launch();
-            l.buf_mut(&mut rows).arg(&words).arg(&stride).buf(&template);
-            // SAFETY: ops_group_init(rows, words, stride, template): rows holds `words` u64s
-            // (even), template two. Grid-stride.
-            unsafe { l.run(bulk_grid(gpu, words / 2), BLOCK, 0)? };
+            init_rows(gpu, &m, &mut rows, 2, &template)?;
             let mut counters = gpu.alloc_filled::<u64>(2, 0)?;
             if n > 0 {
                 let build = m.kernel("ops_join_build")?;
@@ -489,11 +483,11 @@ pub fn group_by<K: Key, V: Value>(
     let stride = (1 + columns.len() + count as usize)
         .next_power_of_two()
         .max(2);
-    let template = row_template::<V>(columns, stride);
     let m = module(gpu)?;
     if let Some((offsets, groups)) = sorted_runs(gpu, &m, keys)? {
         return sorted_group_by(gpu, &m, keys, columns, count, &offsets, groups);
     }
+    let template = row_template::<V>(columns, stride);
     let sketch = sketch(gpu, keys)?;
     let groups = match expected_groups {
         Some(g) => g as f64,
@@ -513,16 +507,8 @@ pub fn group_by<K: Key, V: Value>(
     let (rows, capacity, groups) = loop {
         let words = (capacity + 1) * stride;
         let mut rows = gpu.alloc::<u64>(words)?;
-        let init = m.kernel("ops_group_init")?;
-        let (words64, stride32) = (words as u64, stride as u32);
-        let mut l = init.launch();
-        l.buf_mut(&mut rows)
-            .arg(&words64)
-            .arg(&stride32)
-            .buf(&row_template);
-        // SAFETY: ops_group_init(rows, words, stride, template) writes rows[0..words) (even:
-        // the stride is a power of two of at least 2) from template[0..stride). Grid-stride.
-        unsafe { l.run(bulk_grid(gpu, words64 / 2), BLOCK, 0)? };
+        init_rows(gpu, &m, &mut rows, stride, &row_template)?;
+        let stride32 = stride as u32;
         let mut counters = gpu.alloc_filled::<u64>(2, 0)?;
         if n > 0 {
             // A block's own table where the groups fit it at the table's load.
@@ -608,12 +594,7 @@ pub fn group_by<K: Key, V: Value>(
     }
     let mut counts = gpu.alloc::<u64>(if count { groups } else { 0 })?;
     if groups > 0 {
-        let out_columns: Vec<u64> = values
-            .iter()
-            .map(|v| v.device_address())
-            .chain([0])
-            .collect();
-        let out_columns = gpu.upload(&out_columns)?;
+        let out_columns = gpu.upload(&addresses(&values))?;
         let mut cursor = gpu.alloc_filled::<u64>(1, 0)?;
         let emit = m.kernel("ops_group_emit")?;
         let (cap64, stride32) = (capacity as u64, stride as u32);
@@ -645,6 +626,36 @@ pub fn group_by<K: Key, V: Value>(
     })
 }
 
+/// Every row of a group or join table from its template (`ops_group_init`): `rows` holds whole
+/// rows of `stride` words, a power of two of at least 2; `template` one row.
+fn init_rows(
+    gpu: &Gpu,
+    m: &Module,
+    rows: &mut DeviceBuffer<u64>,
+    stride: usize,
+    template: &DeviceBuffer<u64>,
+) -> Result<()> {
+    debug_assert!(stride.is_power_of_two() && stride >= 2 && rows.len() % stride == 0);
+    debug_assert!(template.len() >= stride);
+    let init = m.kernel("ops_group_init")?;
+    let (words, stride32) = (rows.len() as u64, stride as u32);
+    let mut l = init.launch();
+    l.buf_mut(rows).arg(&words).arg(&stride32).buf(template);
+    // SAFETY: ops_group_init(rows, words, stride, template) writes rows[0..words) (even: the
+    // stride is a power of two of at least 2) from template[0..stride). Grid-stride.
+    unsafe { l.run(bulk_grid(gpu, words / 2), BLOCK, 0) }
+}
+
+/// The device addresses of a group-by's output columns for the kernels, then a 0 (never an
+/// empty upload).
+fn addresses<V: Value>(columns: &[DeviceBuffer<V>]) -> Vec<u64> {
+    columns
+        .iter()
+        .map(|v| v.device_address())
+        .chain([0])
+        .collect()
+}
+
 /// Rows of a tile of the sorted group-by (`OPS_TILE`).
 const TILE: usize = 1024;
 
@@ -662,7 +673,7 @@ fn sorted_runs<K: Key>(
         return Ok(None);
     }
     let tiles = n.div_ceil(TILE);
-    let mut heads = gpu.alloc::<u32>(tiles)?;
+    let mut heads = gpu.alloc::<u64>(tiles)?;
     let mut flags = gpu.alloc_filled::<u32>(1, 0)?;
     let k = m.kernel("ops_run_heads")?;
     let (key_bytes, n64, tiles64) = (K::BYTES as u32, n as u64, tiles as u64);
@@ -673,25 +684,21 @@ fn sorted_runs<K: Key>(
         .buf_mut(&mut heads)
         .buf_mut(&mut flags);
     // SAFETY: ops_run_heads(keys, key_bytes, n, tile_heads, flags): keys holds n keys of
-    // key_bytes (4 or 8: checked by the caller); tile_heads ceil(n / TILE) u32s; flags one.
+    // key_bytes (4 or 8: checked by the caller); tile_heads ceil(n / TILE) u64s; flags one.
     // Warp-stride over the tiles.
     unsafe { l.run(bulk_grid(gpu, tiles64 * 32), BLOCK, 0)? };
     if gpu.download(&flags)?[0] != 0 {
         return Ok(None);
     }
-    let mut offsets = gpu.alloc::<u64>(tiles)?;
     let mut total = gpu.alloc::<u64>(1)?;
     let k = m.kernel("ops_scan_tiles")?;
     let mut l = k.launch();
-    l.buf(&heads)
-        .arg(&tiles64)
-        .buf_mut(&mut offsets)
-        .buf_mut(&mut total);
-    // SAFETY: ops_scan_tiles(tile_heads, tiles, offsets, total): one block of 1024 threads (its
-    // shared array's size); tile_heads and offsets hold `tiles` elements, total one.
+    l.buf_mut(&mut heads).arg(&tiles64).buf_mut(&mut total);
+    // SAFETY: ops_scan_tiles(tile_heads, tiles, total): one block of 1024 threads (the scan's
+    // BLOCK); tile_heads holds `tiles` elements, scanned in place into the offsets; total one.
     unsafe { l.run(1, 1024, 0)? };
     let groups = gpu.download(&total)?[0] as usize;
-    Ok(Some((offsets, groups)))
+    Ok(Some((heads, groups)))
 }
 
 /// [`group_by`] of a sorted key column ([`sorted_runs`]): each run's aggregates straight into
@@ -723,12 +730,7 @@ fn sorted_group_by<K: Key, V: Value>(
     let mut counts = gpu.alloc_filled::<u64>(if count { groups } else { 0 }, 0)?;
     let descriptors = column_descriptors(columns);
     let descriptors = gpu.upload(&descriptors)?;
-    let out_columns: Vec<u64> = values
-        .iter()
-        .map(|v| v.device_address())
-        .chain([0])
-        .collect();
-    let out_columns = gpu.upload(&out_columns)?;
+    let out_columns = gpu.upload(&addresses(&values))?;
     let n = keys.len();
     let k = m.kernel("ops_sorted_reduce")?;
     let (key_bytes, n64, cols, value_bytes, with_count) = (
