@@ -394,13 +394,25 @@ struct wd_group_window {
 
 #if WD_G <= 8
 // The whole window in one thread's registers (up to 8 slots: wider windows would spill), read
-// in the widest aligned loads: windows start at multiples of G slots.
+// in the widest aligned loads: windows start at multiples of G slots. `together`: the warp's
+// windows of 16-byte slots are loaded together where every lane is here (the inserts').
+template <bool together>
 struct wd_solo_window {
   u64 base;
   wd_seen s[WD_G];
   template <bool coherent = true>
   __device__ __forceinline__ void load(const wd_arrays& a, u32 pos) {
     base = (u64)pos * WD_G;
+#if defined(WD_LAYOUT_PAIR) && WD_G >= 2
+    // A window a request (wm_warp_load_rows). H200, 2^27 u64 pairs (bench/NOTES.md, issue 18,
+    // session AB): inserts +7 % at load 0.5 and 0.8, +6 % at 0.9 and 0.95; but the ordered find
+    // lost 7.5 % (hits) and 12 % (misses) at 0.95, and the packed layout's 32-byte windows lost
+    // inserts (-12 % at load 0.8): those load their own.
+    if (together) {
+      wm_warp_load_rows<WD_G, coherent>(a.slots + base, s);
+      return;
+    }
+#endif
 #if defined(WD_LAYOUT_PACKED) && WD_G >= 2
 #pragma unroll
     for (int j = 0; j < WD_G / 2; j++) {
@@ -585,13 +597,13 @@ __device__ __forceinline__ void wd_insert_solo(const wd_view& t, const wd_arrays
                                                u32 assign, long long& inserted, long long& failed) {
   const wm_key k = keys[idx];
   const wm_value v = wm_load_elem(values, idx);
-  wd_solo_window w;
+  wd_solo_window<true> w;
   wd_insert_one(w, t, a, k, v, assign, inserted, failed);
 }
 __device__ __forceinline__ void wd_find_solo(const wd_view& t, const wd_arrays& a,
                                              const wm_key* keys, wm_value* out, u8* found, u64 idx) {
   const wm_key k = keys[idx];
-  wd_solo_window w;
+  wd_solo_window<false> w;
   found[idx] = wd_find_one<false>(w, t, a, k, out != nullptr ? out + idx : nullptr) ? 1 : 0;
 }
 #endif

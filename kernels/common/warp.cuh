@@ -40,3 +40,45 @@ __device__ __forceinline__ u64 wm_aggregated_inc(u64* counter, bool pred) {
   first = __shfl_sync(active, first, leader);
   return first + __popc(want & ((1u << lane) - 1u));
 }
+
+#if defined(WM_BLOCK)
+// Loads E consecutive 16-byte chunks from each calling lane's own `row` (16-byte aligned) into
+// out[0..E). When all 32 lanes call it together, the warp loads the rows in E turns, E
+// consecutive lanes per row, and hands each lane its row through shared memory: a row goes to L2
+// as one request of E / 2 sectors instead of E requests of one sector (an insert in the order of
+// its table's stretches is bound by L2 requests, not by DRAM: bench/NOTES.md, issue 18, session
+// AB). Otherwise (some lanes elsewhere) each lane loads its own row. `coherent`: from L2 (not L1).
+// Blocks of at most WM_BLOCK threads.
+template <int E, bool coherent>
+__device__ __forceinline__ void wm_warp_load_rows(const ulonglong2* row, ulonglong2 (&out)[E]) {
+  static_assert(E == 1 || E == 2 || E == 4 || E == 8, "rows of 1, 2, 4 or 8 chunks of 16 bytes");
+  if (E == 1 || __activemask() != 0xffffffffu) {
+#pragma unroll
+    for (int j = 0; j < E; j++) out[j] = coherent ? __ldcg(row + j) : row[j];
+    return;
+  }
+  // A row's chunk p sits at p ^ swizzle in its row, so that neither the turns' stores (8
+  // consecutive chunks of 8 / E rows) nor the lanes' reads of their rows (chunk j of 8 rows)
+  // meet twice in one of shared memory's 8 groups of 16-byte banks.
+  __shared__ ulonglong2 stage[WM_BLOCK / 32][32 * E];
+  ulonglong2* s = stage[threadIdx.x >> 5];
+  const u32 lane = threadIdx.x & 31u;
+  ulonglong2 v[E];
+#pragma unroll
+  for (int j = 0; j < E; j++) {  // turn j: chunk e = 32 j + lane, chunk e % E of row e / E
+    const u32 e = (u32)j * 32u + lane;
+    const ulonglong2* from = reinterpret_cast<const ulonglong2*>(
+        __shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(row), e / E));
+    v[j] = coherent ? __ldcg(from + e % E) : from[e % E];
+  }
+#pragma unroll
+  for (int j = 0; j < E; j++) {
+    const u32 e = (u32)j * 32u + lane, o = e / E;
+    s[o * E + ((e % E) ^ ((o / (8 / E)) & (E - 1)))] = v[j];
+  }
+  __syncwarp();
+#pragma unroll
+  for (int j = 0; j < E; j++) out[j] = s[lane * E + ((u32)j ^ ((lane / (8 / E)) & (E - 1)))];
+  __syncwarp();  // every lane has its row before the next call's stores
+}
+#endif
