@@ -17,13 +17,12 @@ use warpmap::{
     WarpDriveConfig,
 };
 
+/// Tables under test, each with its name.
+type Named<K, V> = Vec<(&'static str, Box<dyn HashTable<K, V>>)>;
+
 /// Tables of `K → V` for `capacity` keys: the CPU backend, and the GPU where there is one.
-fn tables<K: Key, V: Value>(
-    capacity: usize,
-    wide: bool,
-) -> Vec<(&'static str, Box<dyn HashTable<K, V>>)> {
-    let mut v: Vec<(&'static str, Box<dyn HashTable<K, V>>)> =
-        vec![("cpu", Box::new(CpuTable::<K, V>::new(capacity).unwrap()))];
+fn tables<K: Key, V: Value>(capacity: usize, wide: bool) -> Named<K, V> {
+    let mut v: Named<K, V> = vec![("cpu", Box::new(CpuTable::<K, V>::new(capacity).unwrap()))];
     if let Some(g) = gpu() {
         if wide {
             v.push((

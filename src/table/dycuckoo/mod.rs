@@ -1125,7 +1125,7 @@ fn first_fit<K: Key, V: Value>(
     table: &mut GpuTable<DyCuckooScheme<K, V>>,
     keys: &DeviceBuffer<K>,
     values: &DeviceBuffer<V>,
-    mut status: Option<&mut DeviceBuffer<u32>>,
+    status: Option<&mut DeviceBuffer<u32>>,
 ) -> Result<()> {
     let gpu = table.gpu.clone();
     let mut outcome = match table.scheme.outcome.take() {
@@ -1176,7 +1176,7 @@ fn first_fit<K: Key, V: Value>(
             .reads(values)
             .writes(&mut outcome)
             .writes(&mut left);
-        if let Some(s) = status.as_deref_mut() {
+        if let Some(s) = status {
             l.writes(s);
         }
     })?;
