@@ -290,8 +290,7 @@ fn group_by_in_one_pass<K: Key, V: Value>(
         .map(|c| gpu.download(c))
         .collect::<Result<Vec<Vec<V>>>>()?;
     let counts = gpu.download(g.counts.as_ref().expect("counts were asked"))?;
-    let column =
-        |op: Reduce| reduced[reductions.iter().position(|&r| r == op).expect("asked")].clone();
+    let column = |op: Reduce| &reduced[reductions.iter().position(|&r| r == op).expect("asked")];
     // A Mean of 8-byte integers: their sum is exact where count × the largest magnitude fits
     // the type (else it may have wrapped: a table per aggregate sums in f64 then).
     let mut means_of_sums = Vec::new();
@@ -331,9 +330,9 @@ fn group_by_in_one_pass<K: Key, V: Value>(
     let columns = aggregates
         .iter()
         .map(|&a| match a {
-            Aggregate::Sum => AggregateColumn::Values(column(Reduce::Sum)),
-            Aggregate::Min => AggregateColumn::Values(column(Reduce::Min)),
-            Aggregate::Max => AggregateColumn::Values(column(Reduce::Max)),
+            Aggregate::Sum => AggregateColumn::Values(column(Reduce::Sum).clone()),
+            Aggregate::Min => AggregateColumn::Values(column(Reduce::Min).clone()),
+            Aggregate::Max => AggregateColumn::Values(column(Reduce::Max).clone()),
             Aggregate::Count => AggregateColumn::Counts(counts.clone()),
             Aggregate::Mean => AggregateColumn::Means(means_of_sums.clone()),
         })

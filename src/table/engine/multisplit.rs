@@ -658,9 +658,9 @@ fn composite(outer: &PartFunction, within: &PartFunction) -> Result<PartFunction
 /// [`multisplit_within`] with each key's batch index as its value: `values[j]` of the result
 /// is the index in `keys` of the key at `j` (keys only move; the indices are written by the
 /// split itself, 4 bytes per key, with no index array read). For a lookup that answers in split
-/// order with each answer's index ([`DeviceHashTable::find_device_unordered_async`](crate::DeviceHashTable::find_device_unordered_async)
-/// (crate::DeviceHashTable::find_device_unordered_async)): no inverse of the positions, whose
-/// scattered writes cost more (bench/NOTES.md, issue 18).
+/// order with each answer's index
+/// ([`DeviceHashTable::find_device_unordered_async`](crate::DeviceHashTable::find_device_unordered_async)):
+/// no inverse of the positions, whose scattered writes cost more (bench/NOTES.md, issue 18).
 ///
 /// # Errors
 /// As [`multisplit_within`]; [`Error::InvalidInput`] for a batch of `u32::MAX` keys or more.
