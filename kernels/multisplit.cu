@@ -107,6 +107,20 @@ static_assert(WM_MS_CBLOCK % 32 == 0 && WM_MS_CBLOCK <= 1024, "whole warps, at m
 static_assert(WM_MS_TILE <= 65536, "a rank within a tile fits 16 bits (wm_ms_move)");
 #define WM_MS_NO_BIN 0xffffffffu
 
+// WM_MS_ASYNC (staged tiles only): the moves copy the next tile's keys (and values) from memory
+// into a second tile buffer in shared memory (cp.async) while this tile is ranked, staged and
+// written out, so that the loads' trip overlaps the shared-memory phases without holding
+// registers (the register prefetch below spills where a thread's items take more than ~64
+// bytes: one block of 512 a multiprocessor leaves 128 registers a thread). The host sets it
+// where the second buffer fits beside a tile of the same size.
+#ifndef WM_MS_ASYNC
+#define WM_MS_ASYNC 0
+#endif
+#if WM_MS_ASYNC && !WM_MS_STAGED
+#error "WM_MS_ASYNC needs staged tiles"
+#endif
+#define WM_MS_BUFFERS (1 + WM_MS_ASYNC)
+
 struct wm_ms_tile_smem {
   u32 count[WM_MS_MAX_BINS];   // items of the tile in each bin (then zeroed for the next tile)
   u32 start[WM_MS_MAX_BINS];   // exclusive scan of count: where a bin's items begin in the tile
@@ -114,9 +128,11 @@ struct wm_ms_tile_smem {
   u32 warp_sums[WM_MS_CBLOCK / 32];
 #if WM_MS_STAGED
   unsigned short bin[WM_MS_TILE];
-  wm_key key[WM_MS_TILE];
+  // WM_MS_BUFFERS tiles: with WM_MS_ASYNC the next tile lands in one while this one is ranked,
+  // staged and written out through the other.
+  wm_key key[WM_MS_BUFFERS][WM_MS_TILE];
 #if defined(WM_VALUE_BYTES)
-  wm_ms_value value[WM_MS_TILE];
+  wm_ms_value value[WM_MS_BUFFERS][WM_MS_TILE];
 #endif
 #endif
 };
@@ -194,6 +210,7 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
                                            wm_ms_value* __restrict__ values_out,
                                            u32* __restrict__ positions) {
   const bool has_values = values != nullptr || values_out != nullptr;  // read, or indices
+#if !WM_MS_ASYNC
   wm_key k[WM_MS_ITEMS];
 #if defined(WM_VALUE_BYTES)
   wm_ms_value v[WM_MS_ITEMS];
@@ -215,19 +232,63 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
       }
     }
   };
-#if WM_MS_PREFETCH
+#endif
+#if WM_MS_STAGED
+  u32 cur = 0;  // the tile buffer of this tile (with WM_MS_ASYNC: 0 and 1 in turn)
+#endif
+#if WM_MS_ASYNC
+  // Copies a thread's items of the tile at `base` (none where base >= end) into tile buffer
+  // `buf`, as one group of its copies (empty or not, so that waiting for all but the latest
+  // group always means this tile's).
+  auto copy = [&](u64 base, u32 buf) {
+    if (base < end) {
+      const u32 tile_n = (u32)min((u64)WM_MS_TILE, end - base);
+#pragma unroll
+      for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
+        const u32 t = j * WM_MS_CBLOCK + threadIdx.x;
+        if (t < tile_n) {
+          wm_copy_async(&s.key[buf][t], keys + base + t);
+#if defined(WM_VALUE_BYTES)
+          if (values != nullptr) wm_copy_async(&s.value[buf][t], values + base + t);
+#endif
+        }
+      }
+    }
+    wm_copy_async_commit();
+  };
+  copy(begin, 0);
+#elif WM_MS_PREFETCH
   if (begin < end) load(begin);
 #endif
   for (u64 base = begin; base < end; base += WM_MS_TILE) {
     const u32 tile_n = (u32)min((u64)WM_MS_TILE, end - base);
-#if !WM_MS_PREFETCH
-    load(base);
-#endif
     // This tile's items (with WM_MS_PREFETCH loaded by the round before; the next tile's loads
-    // go out now).
+    // go out now; with WM_MS_ASYNC copied into buffer `cur` by the round before, read from
+    // there by the thread that copied them, and the next tile's copies go out now).
     wm_key kc[WM_MS_ITEMS];
 #if defined(WM_VALUE_BYTES)
     wm_ms_value vc[WM_MS_ITEMS];
+#endif
+#if WM_MS_ASYNC
+    // Buffer cur ^ 1 is free: its tile was written out before the last round's barriers.
+    copy(base + WM_MS_TILE, cur ^ 1u);
+    wm_copy_async_wait<1>();
+#pragma unroll
+    for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
+      const u32 t = j * WM_MS_CBLOCK + threadIdx.x;
+      if (t < tile_n) {
+        kc[j] = s.key[cur][t];
+#if defined(WM_VALUE_BYTES)
+        if (values != nullptr) vc[j] = s.value[cur][t];
+#if WM_VALUE_BYTES == 4
+        else if (has_values) vc[j] = (wm_ms_value)(base + t);  // an indexed split (below 2^32)
+#endif
+#endif
+      }
+    }
+#else
+#if !WM_MS_PREFETCH
+    load(base);
 #endif
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
@@ -238,6 +299,7 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
     }
 #if WM_MS_PREFETCH
     if (base + WM_MS_TILE < end) load(base + WM_MS_TILE);
+#endif
 #endif
     // Each item's bin (high 16 bits) and rank among the tile's items of its bin (low 16 bits:
     // a tile holds at most 2^16 items), one register per item.
@@ -268,9 +330,9 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
         const u32 b = br[j] >> 16;
         const u32 at = s.start[b] + (br[j] & 0xffffu);
         s.bin[at] = (unsigned short)b;
-        s.key[at] = kc[j];
+        s.key[cur][at] = kc[j];  // every thread has read its items of buffer cur (barriers above)
 #if defined(WM_VALUE_BYTES)
-        if (has_values) s.value[at] = vc[j];
+        if (has_values) s.value[cur][at] = vc[j];
 #endif
       }
     }
@@ -282,9 +344,9 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
       if (t < tile_n) {
         const u32 bin = s.bin[t];
         const u64 out = s.cursor[bin] + (t - s.start[bin]);
-        keys_out[out] = s.key[t];
+        keys_out[out] = s.key[cur][t];
 #if defined(WM_VALUE_BYTES)
-        if (has_values) values_out[out] = s.value[t];
+        if (has_values) values_out[out] = s.value[cur][t];
 #endif
       }
     }
@@ -306,6 +368,9 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
       s.count[bin] = 0;
     }
     __syncthreads();
+#if WM_MS_ASYNC
+    cur ^= 1u;
+#endif
   }
 }
 

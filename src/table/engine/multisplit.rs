@@ -126,6 +126,9 @@ struct CountingTile {
     /// Whether the moves load the next tile's items while they rank and move this tile's
     /// (`WM_MS_PREFETCH`).
     prefetch: bool,
+    /// Whether the moves copy the next tile into a second tile buffer in shared memory while
+    /// they rank and move this one (`WM_MS_ASYNC`; staged tiles only).
+    async_copies: bool,
 }
 
 impl CountingTile {
@@ -143,6 +146,13 @@ impl CountingTile {
             0 => (1, false),
             items => (items, true),
         };
+        // The moves copy the next tile into a second buffer while they rank and move this one
+        // (cp.async: the loads fly without holding registers) where that buffer fits beside a
+        // tile of the same size: u64 pairs' 6144-item tiles take 220 KiB of an H100's 227.
+        // `WARPMAP_MULTISPLIT_ASYNC` (0 or 1) overrides it (off where it does not fit).
+        let fits_twice = staged && block * items * (2 * pair + 2) <= room;
+        let async_copies = fits_twice
+            && knob::<u32>("WARPMAP_MULTISPLIT_ASYNC").map_or(true, |a| a != 0);
         // The count runs a block per chunk (a resident scatter block's share), so its loads in
         // flight are its blocks' threads': 1024 where a thread's keys fit 32 registers (the
         // bound leaves it 64), 256 else. H100, 2^26 four-byte keys in 132 chunks: 256-thread
@@ -158,8 +168,9 @@ impl CountingTile {
         // partitioned inserts +0.2 to +1.9 %, u64 pairs' (192 bytes a thread) -1.3 to -2.4 %; not
         // taken for u32 pairs, as their 4-GPU rows were not measured alone (bench/NOTES.md,
         // session T). `WARPMAP_MULTISPLIT_PREFETCH` (0 or 1) overrides it.
-        let prefetch = knob::<u32>("WARPMAP_MULTISPLIT_PREFETCH")
-            .map_or(staged && items * pair <= 64, |p| p != 0);
+        let prefetch = !async_copies
+            && knob::<u32>("WARPMAP_MULTISPLIT_PREFETCH")
+                .map_or(staged && items * pair <= 64, |p| p != 0);
         CountingTile {
             block: block as u32,
             items: items as u32,
@@ -167,6 +178,7 @@ impl CountingTile {
             pair_bytes: pair as u32,
             count_block,
             prefetch,
+            async_copies,
         }
     }
 
@@ -179,12 +191,13 @@ impl CountingTile {
     }
 
     /// Dynamic shared memory of the moving kernels: at least `sizeof(wm_ms_tile_smem)` (the
-    /// bins' three arrays, the warp sums, and the staged bins, keys and values, with room for
-    /// their alignment; the kernel checks it).
+    /// bins' three arrays, the warp sums, and the staged bins, keys and values (two tile
+    /// buffers with async copies), with room for their alignment; the kernel checks it).
     fn shared_bytes(&self) -> u32 {
         let bins = Self::BINS_BYTES;
+        let buffers = if self.async_copies { 2 } else { 1 };
         let staged = if self.staged {
-            self.len() as u32 * (2 + self.pair_bytes)
+            self.len() as u32 * (2 + buffers * self.pair_bytes)
         } else {
             0
         };
@@ -315,7 +328,8 @@ pub fn kernel_source(
         .define("WM_MS_COUNT_BLOCK", tile.count_block)
         .define("WM_MS_ITEMS", tile.items)
         .define("WM_MS_STAGED", tile.staged as u32)
-        .define("WM_MS_PREFETCH", tile.prefetch as u32);
+        .define("WM_MS_PREFETCH", tile.prefetch as u32)
+        .define("WM_MS_ASYNC", tile.async_copies as u32);
     if let Some(v) = value_bytes {
         s = s.define("WM_VALUE_BYTES", v);
     }
@@ -1146,6 +1160,25 @@ mod tests {
         assert_eq!(part_bits(1), 0);
         assert_eq!(part_bits(2), 1);
         assert_eq!(part_bits(1025), 11);
+    }
+
+    /// The tiles on an H100's 227 KiB: async copies where a second buffer fits beside a tile of
+    /// the same size (u32 and u64 pairs, keys only), and never more than the block may have.
+    #[test]
+    fn counting_tiles_fit_the_block() {
+        for (k, v, items, async_copies) in [
+            (4, Some(4), 16, true),
+            (8, Some(8), 12, true),
+            (8, None, 16, true),
+            (8, Some(16), 8, true),
+            (8, Some(128), 1, true),
+            (8, Some(256), 1, false),
+        ] {
+            let tile = CountingTile::new(k, v, H100_SHARED_OPTIN);
+            assert_eq!((tile.items, tile.async_copies), (items, async_copies), "{k} + {v:?}");
+            assert!(tile.shared_bytes() <= H100_SHARED_OPTIN, "{k} + {v:?}");
+            assert!(!(tile.async_copies && tile.prefetch));
+        }
     }
 
     #[test]
