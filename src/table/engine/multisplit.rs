@@ -151,8 +151,8 @@ impl CountingTile {
         // tile of the same size: u64 pairs' 6144-item tiles take 220 KiB of an H100's 227.
         // `WARPMAP_MULTISPLIT_ASYNC` (0 or 1) overrides it (off where it does not fit).
         let fits_twice = staged && block * items * (2 * pair + 2) <= room;
-        let async_copies = fits_twice
-            && knob::<u32>("WARPMAP_MULTISPLIT_ASYNC").map_or(true, |a| a != 0);
+        let async_copies =
+            fits_twice && knob::<u32>("WARPMAP_MULTISPLIT_ASYNC").map_or(true, |a| a != 0);
         // The count runs a block per chunk (a resident scatter block's share), so its loads in
         // flight are its blocks' threads': 1024 where a thread's keys fit 32 registers (the
         // bound leaves it 64), 256 else. H100, 2^26 four-byte keys in 132 chunks: 256-thread
@@ -1175,7 +1175,11 @@ mod tests {
             (8, Some(256), 1, false),
         ] {
             let tile = CountingTile::new(k, v, H100_SHARED_OPTIN);
-            assert_eq!((tile.items, tile.async_copies), (items, async_copies), "{k} + {v:?}");
+            assert_eq!(
+                (tile.items, tile.async_copies),
+                (items, async_copies),
+                "{k} + {v:?}"
+            );
             assert!(tile.shared_bytes() <= H100_SHARED_OPTIN, "{k} + {v:?}");
             assert!(!(tile.async_copies && tile.prefetch));
         }
