@@ -9,7 +9,8 @@
 //!   offsets from per-chunk histograms and their scans; the second gives each group a block,
 //!   which counts the group's parts and moves its keys to them. Tiles of up to 8192 items go
 //!   through shared memory in part order, so a part's run of a tile is written by consecutive
-//!   threads.
+//!   threads; where a second tile buffer fits, the next tile is copied into it (`cp.async`)
+//!   while this one is ranked and moved.
 //! - **claiming** (past 2^20 parts, or asked for): per-part counts with warp-aggregated atomics
 //!   (lanes of a warp grouped by part with `__match_any_sync`, one atomic per distinct part per
 //!   warp), an exclusive scan into `parts + 1` offsets, and a scatter that claims slots the same
