@@ -125,14 +125,17 @@ struct wm_ms_tile_smem {
   u32 count[WM_MS_MAX_BINS];   // items of the tile in each bin (then zeroed for the next tile)
   u32 start[WM_MS_MAX_BINS];   // exclusive scan of count: where a bin's items begin in the tile
   u64 cursor[WM_MS_MAX_BINS];  // where the bin's next item goes in the output
+#if WM_MS_ASYNC
+  u64 tile_bar[2];  // the tile buffers' mbarriers (bulk copies)
+#endif
   u32 warp_sums[WM_MS_CBLOCK / 32];
 #if WM_MS_STAGED
   unsigned short bin[WM_MS_TILE];
   // WM_MS_BUFFERS tiles: with WM_MS_ASYNC the next tile lands in one while this one is ranked,
   // staged and written out through the other.
-  wm_key key[WM_MS_BUFFERS][WM_MS_TILE];
+  __align__(16) wm_key key[WM_MS_BUFFERS][WM_MS_TILE];  // 16-byte aligned: bulk copies
 #if defined(WM_VALUE_BYTES)
-  wm_ms_value value[WM_MS_BUFFERS][WM_MS_TILE];
+  __align__(16) wm_ms_value value[WM_MS_BUFFERS][WM_MS_TILE];
 #endif
 #endif
 };
@@ -236,13 +239,51 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
 #if WM_MS_STAGED
   u32 cur = 0;  // the tile buffer of this tile (with WM_MS_ASYNC: 0 and 1 in turn)
 #endif
+#if WM_MS_ASYNC && WM_HAS_BULK_COPY
+  // Whether the tile at `base` goes into buffer `buf` by bulk copies (one thread issues them;
+  // the whole tile's keys, and values, in one range each), or item by item where its ranges
+  // are not 16-byte aligned (a batch at an odd offset, a tail of odd length) or before sm_90.
+  auto bulk = [&](u64 base, u32 buf, u32 tile_n) {
+    bool fits = wm_bulk_copy_fits(&s.key[buf][0], keys + base, (u64)tile_n * sizeof(wm_key));
+#if defined(WM_VALUE_BYTES)
+    if (values != nullptr)
+      fits = fits && wm_bulk_copy_fits(&s.value[buf][0], values + base, (u64)tile_n * sizeof(wm_ms_value));
+#endif
+    return fits;
+  };
+  u32 parities = 0;  // bit b: the parity of buffer b's barrier phase to wait for next
+  if (threadIdx.x == 0) {
+    wm_bulk_barrier_init(&s.tile_bar[0]);
+    wm_bulk_barrier_init(&s.tile_bar[1]);
+  }
+  __syncthreads();
+#endif
 #if WM_MS_ASYNC
   // Copies a thread's items of the tile at `base` (none where base >= end) into tile buffer
-  // `buf`, as one group of its copies (empty or not, so that waiting for all but the latest
-  // group always means this tile's).
+  // `buf` (thread 0 the whole tile, by bulk copies), as one group of its item copies (empty or
+  // not, so that waiting for all but the latest group always means this tile's).
   auto copy = [&](u64 base, u32 buf) {
     if (base < end) {
       const u32 tile_n = (u32)min((u64)WM_MS_TILE, end - base);
+#if WM_HAS_BULK_COPY
+      if (bulk(base, buf, tile_n)) {
+        if (threadIdx.x == 0) {
+          const u32 key_bytes = tile_n * (u32)sizeof(wm_key);
+          u32 bytes = key_bytes;
+#if defined(WM_VALUE_BYTES)
+          const u32 value_bytes = values != nullptr ? tile_n * (u32)sizeof(wm_ms_value) : 0u;
+          bytes += value_bytes;
+#endif
+          wm_bulk_expect(&s.tile_bar[buf], bytes);
+          wm_bulk_copy(&s.key[buf][0], keys + base, key_bytes, &s.tile_bar[buf]);
+#if defined(WM_VALUE_BYTES)
+          if (value_bytes != 0u) wm_bulk_copy(&s.value[buf][0], values + base, value_bytes, &s.tile_bar[buf]);
+#endif
+        }
+        wm_copy_async_commit();
+        return;
+      }
+#endif
 #pragma unroll
       for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
         const u32 t = j * WM_MS_CBLOCK + threadIdx.x;
@@ -272,7 +313,16 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
 #if WM_MS_ASYNC
     // Buffer cur ^ 1 is free: its tile was written out before the last round's barriers.
     copy(base + WM_MS_TILE, cur ^ 1u);
+#if WM_HAS_BULK_COPY
+    if (bulk(base, cur, tile_n)) {
+      wm_bulk_wait(&s.tile_bar[cur], (parities >> cur) & 1u);
+      parities ^= 1u << cur;
+    } else {
+      wm_copy_async_wait<1>();
+    }
+#else
     wm_copy_async_wait<1>();
+#endif
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
       const u32 t = j * WM_MS_CBLOCK + threadIdx.x;

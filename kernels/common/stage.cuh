@@ -70,3 +70,63 @@ template <int PENDING>
 __device__ __forceinline__ void wm_copy_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
+
+// Bulk copies (sm_90: the copy engine of the multiprocessor moves a whole contiguous range from
+// global to shared memory, issued by one thread, completing on an mbarrier in shared memory):
+// no per-item instructions, where wm_copy_async costs each item its address arithmetic and
+// issue slots. Ranges must start at 16-byte aligned addresses (both sides) and be a multiple of
+// 16 bytes long (wm_bulk_copy_fits).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define WM_HAS_BULK_COPY 1
+#else
+#define WM_HAS_BULK_COPY 0
+#endif
+
+// Whether `bytes` at `from` (global) may be bulk-copied to `to` (shared).
+__device__ __forceinline__ bool wm_bulk_copy_fits(const void* to, const void* from, u64 bytes) {
+  return WM_HAS_BULK_COPY && ((reinterpret_cast<u64>(to) | reinterpret_cast<u64>(from) | bytes) & 15u) == 0;
+}
+
+#if WM_HAS_BULK_COPY
+// One thread: an mbarrier for one arriving thread (itself, with the bytes it expects). All
+// threads synchronise after it before any use.
+__device__ __forceinline__ void wm_bulk_barrier_init(u64* bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"((u32)__cvta_generic_to_shared(bar)) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// One thread: the barrier's current phase completes once `bytes` have landed (its arrival).
+// The fence first orders the block's earlier plain accesses to the buffer (made visible to
+// this thread by a barrier) before the copy engine's writes.
+__device__ __forceinline__ void wm_bulk_expect(u64* bar, u32 bytes) {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"((u32)__cvta_generic_to_shared(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+// One thread, after wm_bulk_expect: copies `bytes` (wm_bulk_copy_fits) from global to shared
+// memory, completing on `bar`.
+__device__ __forceinline__ void wm_bulk_copy(void* to, const void* from, u32 bytes, u64* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                   (u32)__cvta_generic_to_shared(to)),
+               "l"(from), "r"(bytes), "r"((u32)__cvta_generic_to_shared(bar))
+               : "memory");
+}
+
+// Every thread that reads the copied range: waits for the completion of the barrier's phase of
+// parity `parity` (0 for its first use, then alternating).
+__device__ __forceinline__ void wm_bulk_wait(u64* bar, u32 parity) {
+  const u32 at = (u32)__cvta_generic_to_shared(bar);
+  u32 done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+        "selp.b32 %0, 1, 0, p;\n\t}"
+        : "=r"(done)
+        : "r"(at), "r"(parity)
+        : "memory");
+  }
+}
+#endif

@@ -9,8 +9,9 @@
 //!   offsets from per-chunk histograms and their scans; the second gives each group a block,
 //!   which counts the group's parts and moves its keys to them. Tiles of up to 8192 items go
 //!   through shared memory in part order, so a part's run of a tile is written by consecutive
-//!   threads; where a second tile buffer fits, the next tile is copied into it (`cp.async`)
-//!   while this one is ranked and moved.
+//!   threads; where a second tile buffer fits, the next tile is copied into it while this one
+//!   is ranked and moved (on sm_90 by the multiprocessor's bulk copies, one thread a tile;
+//!   item by item with `cp.async` where a tile is not 16-byte aligned or before sm_90).
 //! - **claiming** (past 2^20 parts, or asked for): per-part counts with warp-aggregated atomics
 //!   (lanes of a warp grouped by part with `__match_any_sync`, one atomic per distinct part per
 //!   warp), an exclusive scan into `parts + 1` offsets, and a scatter that claims slots the same
@@ -148,7 +149,7 @@ impl CountingTile {
             items => (items, true),
         };
         // The moves copy the next tile into a second buffer while they rank and move this one
-        // (cp.async: the loads fly without holding registers) where that buffer fits beside a
+        // (bulk copies: the loads fly without registers or issue slots) where that buffer fits beside a
         // tile of the same size: u64 pairs' 6144-item tiles take 220 KiB of an H100's 227.
         // `WARPMAP_MULTISPLIT_ASYNC` (0 or 1) overrides it (off where it does not fit).
         let fits_twice = staged && block * items * (2 * pair + 2) <= room;
