@@ -154,7 +154,7 @@ impl CountingTile {
         // `WARPMAP_MULTISPLIT_ASYNC` (0 or 1) overrides it (off where it does not fit).
         let fits_twice = staged && block * items * (2 * pair + 2) <= room;
         let async_copies =
-            fits_twice && knob::<u32>("WARPMAP_MULTISPLIT_ASYNC").map_or(true, |a| a != 0);
+            fits_twice && knob::<u32>("WARPMAP_MULTISPLIT_ASYNC").is_none_or(|a| a != 0);
         // The count runs a block per chunk (a resident scatter block's share), so its loads in
         // flight are its blocks' threads': 1024 where a thread's keys fit 32 registers (the
         // bound leaves it 64), 256 else. H100, 2^26 four-byte keys in 132 chunks: 256-thread
