@@ -108,8 +108,9 @@ static_assert(WM_MS_TILE <= 65536, "a rank within a tile fits 16 bits (wm_ms_mov
 #define WM_MS_NO_BIN 0xffffffffu
 
 // WM_MS_ASYNC (staged tiles only): the moves copy the next tile's keys (and values) from memory
-// into a second tile buffer in shared memory (cp.async) while this tile is ranked, staged and
-// written out, so that the loads' trip overlaps the shared-memory phases without holding
+// into a second tile buffer in shared memory while this tile is ranked, staged and written out
+// (on sm_90 by one thread's bulk copies where the tile is 16-byte aligned, else item by item
+// with cp.async), so that the loads' trip overlaps the shared-memory phases without holding
 // registers (the register prefetch below spills where a thread's items take more than ~64
 // bytes: one block of 512 a multiprocessor leaves 128 registers a thread). The host sets it
 // where the second buffer fits beside a tile of the same size.
@@ -305,7 +306,7 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
     const u32 tile_n = (u32)min((u64)WM_MS_TILE, end - base);
     // This tile's items (with WM_MS_PREFETCH loaded by the round before; the next tile's loads
     // go out now; with WM_MS_ASYNC copied into buffer `cur` by the round before, read from
-    // there by the thread that copied them, and the next tile's copies go out now).
+    // there once its copies have landed, and the next tile's copies go out now).
     wm_key kc[WM_MS_ITEMS];
 #if defined(WM_VALUE_BYTES)
     wm_ms_value vc[WM_MS_ITEMS];
