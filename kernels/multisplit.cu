@@ -107,11 +107,14 @@ static_assert(WM_MS_CBLOCK % 32 == 0 && WM_MS_CBLOCK <= 1024, "whole warps, at m
 static_assert(WM_MS_TILE <= 65536, "a rank within a tile fits 16 bits (wm_ms_move)");
 #define WM_MS_NO_BIN 0xffffffffu
 
-// WM_MS_ASYNC (staged tiles only): the moves copy the next tile's keys (and values) from memory
-// into a second tile buffer in shared memory while this tile is ranked, staged and written out
-// (on sm_90 by one thread's bulk copies where the tile is 16-byte aligned, else item by item
-// with cp.async), so that the loads' trip overlaps the shared-memory phases without holding
-// registers (the register prefetch below spills where a thread's items take more than ~64
+// WM_MS_ASYNC (staged tiles only): the moves bulk-copy the next tile's keys (and values) from
+// memory into a second tile buffer in shared memory (sm_90: cp.async.bulk, one thread a tile)
+// while this tile is ranked, staged and written out, so that the loads' trip overlaps the
+// shared-memory phases without holding registers or issue slots; a tile that does not fit a
+// bulk copy (not 16-byte aligned: the second pass's groups mostly; a tail of odd length; before
+// sm_90) is loaded into registers when its turn comes, as without WM_MS_ASYNC (item-by-item
+// cp.async cost more than that for 4-byte items: bench/NOTES.md, session AC, calls 6 and 10).
+// (The register prefetch below spills where a thread's items take more than ~64
 // bytes: one block of 512 a multiprocessor leaves 128 registers a thread). The host sets it
 // where the second buffer fits beside a tile of the same size.
 #ifndef WM_MS_ASYNC
@@ -242,8 +245,9 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
 #endif
 #if WM_MS_ASYNC && WM_HAS_BULK_COPY
   // Whether the tile at `base` goes into buffer `buf` by bulk copies (one thread issues them;
-  // the whole tile's keys, and values, in one range each), or item by item where its ranges
-  // are not 16-byte aligned (a batch at an odd offset, a tail of odd length) or before sm_90.
+  // the whole tile's keys, and values, in one range each), or is loaded into registers where
+  // its ranges are not 16-byte aligned (a group of the second pass, a batch at an odd offset, a
+  // tail of odd length).
   auto bulk = [&](u64 base, u32 buf, u32 tile_n) {
     bool fits = wm_bulk_copy_fits(&s.key[buf][0], keys + base, (u64)tile_n * sizeof(wm_key));
 #if defined(WM_VALUE_BYTES)
@@ -260,43 +264,29 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
   __syncthreads();
 #endif
 #if WM_MS_ASYNC
-  // Copies a thread's items of the tile at `base` (none where base >= end) into tile buffer
-  // `buf` (thread 0 the whole tile, by bulk copies), as one group of its item copies (empty or
-  // not, so that waiting for all but the latest group always means this tile's).
+  // Bulk-copies the tile at `base` (none where base >= end, or where it does not fit a bulk
+  // copy: that tile is loaded into registers when its turn comes) into tile buffer `buf`:
+  // thread 0 issues the copies of the whole tile's keys (and values).
   auto copy = [&](u64 base, u32 buf) {
-    if (base < end) {
-      const u32 tile_n = (u32)min((u64)WM_MS_TILE, end - base);
 #if WM_HAS_BULK_COPY
-      if (bulk(base, buf, tile_n)) {
-        if (threadIdx.x == 0) {
-          const u32 key_bytes = tile_n * (u32)sizeof(wm_key);
-          u32 bytes = key_bytes;
+    if (base >= end) return;
+    const u32 tile_n = (u32)min((u64)WM_MS_TILE, end - base);
+    if (threadIdx.x == 0 && bulk(base, buf, tile_n)) {
+      const u32 key_bytes = tile_n * (u32)sizeof(wm_key);
+      u32 bytes = key_bytes;
 #if defined(WM_VALUE_BYTES)
-          const u32 value_bytes = values != nullptr ? tile_n * (u32)sizeof(wm_ms_value) : 0u;
-          bytes += value_bytes;
+      const u32 value_bytes = values != nullptr ? tile_n * (u32)sizeof(wm_ms_value) : 0u;
+      bytes += value_bytes;
 #endif
-          wm_bulk_expect(&s.tile_bar[buf], bytes);
-          wm_bulk_copy(&s.key[buf][0], keys + base, key_bytes, &s.tile_bar[buf]);
+      wm_bulk_expect(&s.tile_bar[buf], bytes);
+      wm_bulk_copy(&s.key[buf][0], keys + base, key_bytes, &s.tile_bar[buf]);
 #if defined(WM_VALUE_BYTES)
-          if (value_bytes != 0u) wm_bulk_copy(&s.value[buf][0], values + base, value_bytes, &s.tile_bar[buf]);
+      if (value_bytes != 0u) wm_bulk_copy(&s.value[buf][0], values + base, value_bytes, &s.tile_bar[buf]);
 #endif
-        }
-        wm_copy_async_commit();
-        return;
-      }
-#endif
-#pragma unroll
-      for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
-        const u32 t = j * WM_MS_CBLOCK + threadIdx.x;
-        if (t < tile_n) {
-          wm_copy_async(&s.key[buf][t], keys + base + t);
-#if defined(WM_VALUE_BYTES)
-          if (values != nullptr) wm_copy_async(&s.value[buf][t], values + base + t);
-#endif
-        }
-      }
     }
-    wm_copy_async_commit();
+#else
+    (void)base, (void)buf;
+#endif
   };
   copy(begin, 0);
 #elif WM_MS_PREFETCH
@@ -305,8 +295,8 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
   for (u64 base = begin; base < end; base += WM_MS_TILE) {
     const u32 tile_n = (u32)min((u64)WM_MS_TILE, end - base);
     // This tile's items (with WM_MS_PREFETCH loaded by the round before; the next tile's loads
-    // go out now; with WM_MS_ASYNC copied into buffer `cur` by the round before, read from
-    // there once its copies have landed, and the next tile's copies go out now).
+    // go out now; with WM_MS_ASYNC bulk-copied into buffer `cur` by the round before, or
+    // loaded now where it did not fit a bulk copy, and the next tile's copies go out now).
     wm_key kc[WM_MS_ITEMS];
 #if defined(WM_VALUE_BYTES)
     wm_ms_value vc[WM_MS_ITEMS];
@@ -314,23 +304,22 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
 #if WM_MS_ASYNC
     // Buffer cur ^ 1 is free: its tile was written out before the last round's barriers.
     copy(base + WM_MS_TILE, cur ^ 1u);
+    // This tile: in buffer cur once its copies land, or (not bulk-copied) from memory.
+    bool landed = false;
 #if WM_HAS_BULK_COPY
     if (bulk(base, cur, tile_n)) {
       wm_bulk_wait(&s.tile_bar[cur], (parities >> cur) & 1u);
       parities ^= 1u << cur;
-    } else {
-      wm_copy_async_wait<1>();
+      landed = true;
     }
-#else
-    wm_copy_async_wait<1>();
 #endif
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
       const u32 t = j * WM_MS_CBLOCK + threadIdx.x;
       if (t < tile_n) {
-        kc[j] = s.key[cur][t];
+        kc[j] = landed ? s.key[cur][t] : keys[base + t];
 #if defined(WM_VALUE_BYTES)
-        if (values != nullptr) vc[j] = s.value[cur][t];
+        if (values != nullptr) vc[j] = landed ? s.value[cur][t] : values[base + t];
 #if WM_VALUE_BYTES == 4
         else if (has_values) vc[j] = (wm_ms_value)(base + t);  // an indexed split (below 2^32)
 #endif

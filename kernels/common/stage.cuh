@@ -41,40 +41,10 @@ __device__ __forceinline__ ulonglong2 wm_staged(const wm_stage& stage, u32 i) {
   return stage[lane][i ^ (lane & 7u)];
 }
 
-// Copies one T (a key or a value: 4 or 8 bytes, or a wider multiple of 4) from global to shared
-// memory asynchronously (cp.async through L1, in units of its natural alignment), in flight
-// until this thread's wm_copy_async_wait; the copies issued since the last
-// wm_copy_async_commit form one group. Only this thread may rely on the copy having landed
-// after its wait; others need a barrier after it.
-template <typename T>
-__device__ __forceinline__ void wm_copy_async(T* to_shared, const T* from_global) {
-  const u32 s = (u32)__cvta_generic_to_shared(to_shared);
-  if (sizeof(T) == 8 && alignof(T) == 8) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(from_global) : "memory");
-  } else {
-    static_assert(sizeof(T) % 4 == 0, "copied in 4-byte words");
-#pragma unroll
-    for (u32 w = 0; w < sizeof(T) / 4; w++) {
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s + 4 * w),
-                   "l"(reinterpret_cast<const u32*>(from_global) + w)
-                   : "memory");
-    }
-  }
-}
-
-// Closes the group of this thread's copies issued since the last commit (possibly none).
-__device__ __forceinline__ void wm_copy_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-// Waits until at most PENDING of this thread's most recent groups are still in flight.
-template <int PENDING>
-__device__ __forceinline__ void wm_copy_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
-}
-
 // Bulk copies (sm_90: the copy engine of the multiprocessor moves a whole contiguous range from
 // global to shared memory, issued by one thread, completing on an mbarrier in shared memory):
-// no per-item instructions, where wm_copy_async costs each item its address arithmetic and
-// issue slots. Ranges must start at 16-byte aligned addresses (both sides) and be a multiple of
+// no instructions an item, where per-item copies (cp.async) cost each item its address
+// arithmetic and issue slots. Ranges must start at 16-byte aligned addresses (both sides) and be a multiple of
 // 16 bytes long (wm_bulk_copy_fits).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define WM_HAS_BULK_COPY 1

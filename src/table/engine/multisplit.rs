@@ -69,8 +69,32 @@ const COUNTING_BLOCK: u32 = 512;
 /// part; measured on an H100 (bench/NOTES.md, issue 13): tiles of 2048 items 7.9 G/s of
 /// two-level inserts, 4096 9.8, 8192 11.2, 14 336 10.7.
 const STAGE_BYTES: usize = 112 * 1024;
-/// Shared memory of a block on an H100, opting in (the compile tests' specialisations).
-const H100_SHARED_OPTIN: u32 = 227 * 1024;
+/// What sizes the counting split's tiles on a GPU: the shared memory a block may have (opting
+/// in), and whether its multiprocessors bulk-copy (sm_90 on: `cp.async.bulk`), which the second
+/// tile buffer needs to pay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileRoom {
+    /// [`Gpu::shared_per_block_optin`].
+    pub shared_optin: u32,
+    /// Whether the GPU has bulk copies (compute capability 9.0 or later).
+    pub bulk_copies: bool,
+}
+
+impl TileRoom {
+    /// An H100's (the compile tests' specialisations).
+    pub const H100: TileRoom = TileRoom {
+        shared_optin: 227 * 1024,
+        bulk_copies: true,
+    };
+
+    /// This GPU's.
+    pub fn of(gpu: &Gpu) -> TileRoom {
+        TileRoom {
+            shared_optin: gpu.shared_per_block_optin(),
+            bulk_copies: gpu.sm() >= 90,
+        }
+    }
+}
 /// Items per thread of a counting tile, at most.
 const MAX_ITEMS: usize = 16;
 /// Bins of one counting pass, at most (`WM_MS_MAX_BINS`): 2^10, so two passes serve 2^20 parts.
@@ -134,12 +158,13 @@ struct CountingTile {
 }
 
 impl CountingTile {
-    /// The tile on a GPU that gives a block `shared_optin` bytes of shared memory.
-    fn new(key_bytes: usize, value_bytes: Option<usize>, shared_optin: u32) -> CountingTile {
+    /// The tile on a GPU with `room`.
+    fn new(key_bytes: usize, value_bytes: Option<usize>, room: TileRoom) -> CountingTile {
         let block = knob::<usize>("WARPMAP_MULTISPLIT_BLOCK")
             .filter(|b| b % 32 == 0 && (32..=1024).contains(b))
             .unwrap_or(COUNTING_BLOCK as usize);
-        let room = (shared_optin as usize).saturating_sub(Self::BINS_BYTES as usize + 1024);
+        let bulk_copies = room.bulk_copies;
+        let room = (room.shared_optin as usize).saturating_sub(Self::BINS_BYTES as usize + 1024);
         let stage = knob::<usize>("WARPMAP_MULTISPLIT_STAGE_KB")
             .map_or(STAGE_BYTES, |kb| kb * 1024)
             .min(room);
@@ -148,13 +173,18 @@ impl CountingTile {
             0 => (1, false),
             items => (items, true),
         };
-        // The moves copy the next tile into a second buffer while they rank and move this one
-        // (bulk copies: the loads fly without registers or issue slots) where that buffer fits beside a
-        // tile of the same size: u64 pairs' 6144-item tiles take 220 KiB of an H100's 227.
-        // `WARPMAP_MULTISPLIT_ASYNC` (0 or 1) overrides it (off where it does not fit).
+        // The moves bulk-copy the next tile into a second buffer while they rank and move this
+        // one (the loads fly without registers or issue slots) where the GPU bulk-copies and
+        // that buffer fits beside a tile of the same size: u64 pairs' 6144-item tiles take
+        // 220 KiB of an H100's 227. Tiles a bulk copy cannot take (unaligned: the second pass's
+        // groups) are loaded into registers; copies item by item (cp.async, the only kind
+        // before sm_90) were slower than that for 4-byte items (bench/NOTES.md, session AC).
+        // `WARPMAP_MULTISPLIT_ASYNC` (0 or 1) overrides it (off where it does not fit, or before
+        // sm_90).
         let fits_twice = staged && block * items * (2 * pair + 2) <= room;
-        let async_copies =
-            fits_twice && knob::<u32>("WARPMAP_MULTISPLIT_ASYNC").is_none_or(|a| a != 0);
+        let async_copies = fits_twice
+            && bulk_copies
+            && knob::<u32>("WARPMAP_MULTISPLIT_ASYNC").is_none_or(|a| a != 0);
         // The count runs a block per chunk (a resident scatter block's share), so its loads in
         // flight are its blocks' threads': 1024 where a thread's keys fit 32 registers (the
         // bound leaves it 64), 256 else. H100, 2^26 four-byte keys in 132 chunks: 256-thread
@@ -313,15 +343,14 @@ fn check_value_size<V>() -> Result<()> {
 }
 
 /// The kernel module of one specialisation: key width, value width (`None`: keys only), hash,
-/// and the shared memory a block may have on the GPU ([`Gpu::shared_per_block_optin`]), which
-/// sizes the counting split's tiles.
+/// and the GPU's [`TileRoom`], which sizes the counting split's tiles.
 pub fn kernel_source(
     key_bytes: usize,
     value_bytes: Option<usize>,
     hash: HashFunction,
-    shared_optin: u32,
+    room: TileRoom,
 ) -> KernelSource {
-    let tile = CountingTile::new(key_bytes, value_bytes, shared_optin);
+    let tile = CountingTile::new(key_bytes, value_bytes, room);
     let mut s = KernelSource::new("multisplit", MULTISPLIT)
         .define("WM_KEY_BYTES", key_bytes)
         .define("WM_HASH", hash.define())
@@ -349,7 +378,7 @@ pub fn all_kernel_sources() -> Vec<KernelSource> {
                 k,
                 val,
                 HashFunction::Murmur3,
-                H100_SHARED_OPTIN,
+                TileRoom::H100,
             ));
         }
     }
@@ -358,7 +387,7 @@ pub fn all_kernel_sources() -> Vec<KernelSource> {
             k,
             None,
             HashFunction::Mueller,
-            H100_SHARED_OPTIN,
+            TileRoom::H100,
         ));
     }
     // Pairs too wide to stage (written from registers).
@@ -366,7 +395,7 @@ pub fn all_kernel_sources() -> Vec<KernelSource> {
         8,
         Some(256),
         HashFunction::Murmur3,
-        H100_SHARED_OPTIN,
+        TileRoom::H100,
     ));
     v
 }
@@ -493,7 +522,7 @@ fn split_module<K: Key, V: bytemuck::Pod>(
         K::BYTES,
         value_bytes,
         hash,
-        gpu.shared_per_block_optin(),
+        TileRoom::of(gpu),
     ))
 }
 
@@ -707,7 +736,7 @@ pub fn multisplit_within_indexed<K: Key>(
         K::BYTES,
         Some(4),
         whole.hash,
-        gpu.shared_per_block_optin(),
+        TileRoom::of(gpu),
     ))?;
     split_counting::<K, u32>(
         gpu,
@@ -841,7 +870,7 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     let shape = CountingTile::new(
         K::BYTES,
         value_bytes.or(indexed.then_some(4)),
-        gpu.shared_per_block_optin(),
+        TileRoom::of(gpu),
     );
     let (tile, cblock, shared) = (shape.len(), shape.block, shape.shared_bytes());
     if shared > gpu.shared_per_block_optin() {
@@ -1176,14 +1205,31 @@ mod tests {
             (8, Some(128), 1, true),
             (8, Some(256), 1, false),
         ] {
-            let tile = CountingTile::new(k, v, H100_SHARED_OPTIN);
+            let tile = CountingTile::new(k, v, TileRoom::H100);
             assert_eq!(
                 (tile.items, tile.async_copies),
                 (items, async_copies),
                 "{k} + {v:?}"
             );
-            assert!(tile.shared_bytes() <= H100_SHARED_OPTIN, "{k} + {v:?}");
+            assert!(tile.shared_bytes() <= TileRoom::H100.shared_optin, "{k} + {v:?}");
             assert!(!(tile.async_copies && tile.prefetch));
+        }
+    }
+
+    /// Before sm_90 (no bulk copies) the tiles are loaded into registers, with the next tile's
+    /// loads in flight where a thread's items take at most 64 bytes (4-byte keys alone, 16 a
+    /// thread): an A100's 163 KiB.
+    #[test]
+    fn counting_tiles_without_bulk_copies_load_into_registers() {
+        let a100 = TileRoom {
+            shared_optin: 163 * 1024,
+            bulk_copies: false,
+        };
+        for (k, v, prefetch) in [(4, None, true), (4, Some(4), false), (8, Some(8), false)] {
+            let tile = CountingTile::new(k, v, a100);
+            assert!(!tile.async_copies, "{k} + {v:?}");
+            assert_eq!(tile.prefetch, prefetch, "{k} + {v:?}");
+            assert!(tile.shared_bytes() <= a100.shared_optin, "{k} + {v:?}");
         }
     }
 
