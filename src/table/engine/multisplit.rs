@@ -9,9 +9,10 @@
 //!   offsets from per-chunk histograms and their scans; the second gives each group a block,
 //!   which counts the group's parts and moves its keys to them. Tiles of up to 8192 items go
 //!   through shared memory in part order, so a part's run of a tile is written by consecutive
-//!   threads; where a second tile buffer fits, the next tile is copied into it while this one
-//!   is ranked and moved (on sm_90 by the multiprocessor's bulk copies, one thread a tile;
-//!   item by item with `cp.async` where a tile is not 16-byte aligned or before sm_90).
+//!   threads; in a split of one pass on sm_90, where a second tile buffer fits, the next tile
+//!   is bulk-copied into it (the multiprocessor's copy engine, one thread a tile) while this
+//!   one is ranked and moved; other tiles (not 16-byte aligned, or in a split of two passes, or
+//!   before sm_90) are loaded into registers.
 //! - **claiming** (past 2^20 parts, or asked for): per-part counts with warp-aggregated atomics
 //!   (lanes of a warp grouped by part with `__match_any_sync`, one atomic per distinct part per
 //!   warp), an exclusive scan into `parts + 1` offsets, and a scatter that claims slots the same
@@ -483,7 +484,16 @@ fn split<K: Key, V: bytemuck::Pod>(
     read_offsets: bool,
 ) -> Result<Split<K, V>> {
     f.check()?;
-    let module = split_module(gpu, keys, values, f.hash)?;
+    // A split in two passes moves its tiles through registers, without the second tile buffer
+    // and its bulk copies: the fine pass's groups are a tile or two each, and the two-level
+    // table's inserts (u32 pairs into ~109 k buckets) ran 1.5-2 % faster so (H200, bench/NOTES.md,
+    // session AD, calls 3-4); one pass keeps them (WarpDrive's partitioned inserts: +2 %).
+    let room = TileRoom::of(gpu);
+    let room = TileRoom {
+        bulk_copies: room.bulk_copies && part_bits(f.parts) <= MAX_BIN_BITS,
+        ..room
+    };
+    let module = split_module(gpu, keys, values, f.hash, room)?;
     let counting =
         method == Method::Counting && !keys.is_empty() && Method::counting_serves(f.parts);
     if counting {
@@ -491,6 +501,7 @@ fn split<K: Key, V: bytemuck::Pod>(
             gpu,
             gpu,
             &module,
+            room,
             keys,
             values,
             f,
@@ -512,18 +523,14 @@ fn split_module<K: Key, V: bytemuck::Pod>(
     keys: &DeviceBuffer<K>,
     values: Option<&DeviceBuffer<V>>,
     hash: HashFunction,
+    room: TileRoom,
 ) -> Result<Module> {
     if let Some(v) = values {
         crate::error::check_same_len("multisplit", keys.len(), v.len())?;
         check_value_size::<V>()?;
     }
     let value_bytes = values.map(|_| std::mem::size_of::<V>());
-    gpu.module(&kernel_source(
-        K::BYTES,
-        value_bytes,
-        hash,
-        TileRoom::of(gpu),
-    ))
+    gpu.module(&kernel_source(K::BYTES, value_bytes, hash, room))
 }
 
 /// The claiming split (see the [module docs](self)).
@@ -732,16 +739,13 @@ pub fn multisplit_within_indexed<K: Key>(
             ..split
         });
     }
-    let module = gpu.module(&kernel_source(
-        K::BYTES,
-        Some(4),
-        whole.hash,
-        TileRoom::of(gpu),
-    ))?;
+    let room = TileRoom::of(gpu);
+    let module = gpu.module(&kernel_source(K::BYTES, Some(4), whole.hash, room))?;
     split_counting::<K, u32>(
         gpu,
         alloc,
         &module,
+        room,
         keys,
         None,
         &whole,
@@ -775,7 +779,8 @@ fn one_pass_split<K: Key, V: bytemuck::Pod>(
             u32::MAX
         )));
     }
-    let module = split_module(gpu, keys, values, f.hash)?;
+    let room = TileRoom::of(gpu);
+    let module = split_module(gpu, keys, values, f.hash, room)?;
     let mut pos = positions
         .then(|| alloc.alloc::<u32>(keys.len()))
         .transpose()?;
@@ -787,6 +792,7 @@ fn one_pass_split<K: Key, V: bytemuck::Pod>(
         gpu,
         alloc,
         &module,
+        room,
         keys,
         values,
         f,
@@ -854,6 +860,7 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     gpu: &Gpu,
     alloc: &Gpu,
     module: &Module,
+    room: TileRoom,
     keys: &DeviceBuffer<K>,
     values: Option<&DeviceBuffer<V>>,
     f: &PartFunction,
@@ -867,11 +874,7 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     let n = keys.len();
     let parts = f.parts as usize;
     let value_bytes = values.map(|_| std::mem::size_of::<V>());
-    let shape = CountingTile::new(
-        K::BYTES,
-        value_bytes.or(indexed.then_some(4)),
-        TileRoom::of(gpu),
-    );
+    let shape = CountingTile::new(K::BYTES, value_bytes.or(indexed.then_some(4)), room);
     let (tile, cblock, shared) = (shape.len(), shape.block, shape.shared_bytes());
     if shared > gpu.shared_per_block_optin() {
         return Err(Error::Unsupported(format!(
