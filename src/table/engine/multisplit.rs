@@ -918,18 +918,6 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     );
 
     let mut counts = gpu.alloc::<u64>(groups * chunks)?;
-    let mut totals = gpu.alloc::<u64>(groups)?;
-    // The coarse pass's output: the result itself in one pass.
-    let out = if two_passes { gpu } else { alloc };
-    let mut group_offsets = out.alloc::<u64>(groups + 1)?;
-    let mut scratch = gpu.alloc::<u64>(groups)?;
-    let mut coarse_keys = out.alloc::<K>(n)?;
-    // With `indexed`, the values are the items' batch indices, written by the scatter itself
-    // (a null `values` beside a non-null `values_out`: kernels/multisplit.cu, wm_ms_move).
-    let mut coarse_values = match values.is_some() || indexed {
-        true => Some(out.alloc::<V>(n)?),
-        false => None,
-    };
     let (n64, seed, parts32, fine_bits, groups32, chunk64, chunks32) = (
         n as u64,
         f.seed,
@@ -962,6 +950,22 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     // for g < groups (groups <= 2^10, the kernel's bins): `counts` holds groups * chunks, and
     // chunks blocks run, of the module's WM_MS_COUNT_BLOCK threads (whole warps).
     unsafe { l.run(chunks32, shape.count_block, 0) }?;
+
+    // The rest of the split's memory is allocated while the GPU counts: the host's allocations
+    // (the outputs are the batch's size) would otherwise keep it waiting at the batch's start
+    // (H200, bench/NOTES.md, session AD).
+    let mut totals = gpu.alloc::<u64>(groups)?;
+    // The coarse pass's output: the result itself in one pass.
+    let out = if two_passes { gpu } else { alloc };
+    let mut group_offsets = out.alloc::<u64>(groups + 1)?;
+    let mut scratch = gpu.alloc::<u64>(groups)?;
+    let mut coarse_keys = out.alloc::<K>(n)?;
+    // With `indexed`, the values are the items' batch indices, written by the scatter itself
+    // (a null `values` beside a non-null `values_out`: kernels/multisplit.cu, wm_ms_move).
+    let mut coarse_values = match values.is_some() || indexed {
+        true => Some(out.alloc::<V>(n)?),
+        false => None,
+    };
 
     let rows = module.kernel("multisplit_scan_rows")?;
     let mut l = rows.launch();
