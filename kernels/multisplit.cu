@@ -111,12 +111,13 @@ static_assert(WM_MS_TILE <= 65536, "a rank within a tile fits 16 bits (wm_ms_mov
 // memory into a second tile buffer in shared memory (sm_90: cp.async.bulk, one thread a tile)
 // while this tile is ranked, staged and written out, so that the loads' trip overlaps the
 // shared-memory phases without holding registers or issue slots; a tile that does not fit a
-// bulk copy (not 16-byte aligned: the second pass's groups mostly; a tail of odd length; before
-// sm_90) is loaded into registers when its turn comes, as without WM_MS_ASYNC (item-by-item
-// cp.async cost more than that for 4-byte items: bench/NOTES.md, session AC, calls 6 and 10).
-// (The register prefetch below spills where a thread's items take more than ~64
-// bytes: one block of 512 a multiprocessor leaves 128 registers a thread). The host sets it
-// where the second buffer fits beside a tile of the same size.
+// bulk copy (not 16-byte aligned: a batch at an odd offset, a tail of odd length) is loaded into
+// registers when its turn comes, as without WM_MS_ASYNC (item-by-item cp.async cost more than
+// that for 4-byte items: bench/NOTES.md, session AC, calls 6 and 10). (The register prefetch
+// below spills where a thread's items take more than ~64 bytes: one block of 512 a
+// multiprocessor leaves 128 registers a thread.) The host sets it on sm_90, for splits of one
+// pass (two passes ran faster without it: session AD), where the second buffer fits beside a
+// tile of the same size.
 #ifndef WM_MS_ASYNC
 #define WM_MS_ASYNC 0
 #endif
@@ -246,8 +247,7 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
 #if WM_MS_ASYNC && WM_HAS_BULK_COPY
   // Whether the tile at `base` goes into buffer `buf` by bulk copies (one thread issues them;
   // the whole tile's keys, and values, in one range each), or is loaded into registers where
-  // its ranges are not 16-byte aligned (a group of the second pass, a batch at an odd offset, a
-  // tail of odd length).
+  // its ranges are not 16-byte aligned (a batch at an odd offset, a tail of odd length).
   auto bulk = [&](u64 base, u32 buf, u32 tile_n) {
     bool fits = wm_bulk_copy_fits(&s.key[buf][0], keys + base, (u64)tile_n * sizeof(wm_key));
 #if defined(WM_VALUE_BYTES)

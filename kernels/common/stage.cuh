@@ -44,8 +44,8 @@ __device__ __forceinline__ ulonglong2 wm_staged(const wm_stage& stage, u32 i) {
 // Bulk copies (sm_90: the copy engine of the multiprocessor moves a whole contiguous range from
 // global to shared memory, issued by one thread, completing on an mbarrier in shared memory):
 // no instructions an item, where per-item copies (cp.async) cost each item its address
-// arithmetic and issue slots. Ranges must start at 16-byte aligned addresses (both sides) and be a multiple of
-// 16 bytes long (wm_bulk_copy_fits).
+// arithmetic and issue slots. Ranges must start at 16-byte aligned addresses (both sides) and
+// be a multiple of 16 bytes long (wm_bulk_copy_fits).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define WM_HAS_BULK_COPY 1
 #else

@@ -177,11 +177,12 @@ impl CountingTile {
         // The moves bulk-copy the next tile into a second buffer while they rank and move this
         // one (the loads fly without registers or issue slots) where the GPU bulk-copies and
         // that buffer fits beside a tile of the same size: u64 pairs' 6144-item tiles take
-        // 220 KiB of an H100's 227. Tiles a bulk copy cannot take (unaligned: the second pass's
-        // groups) are loaded into registers; copies item by item (cp.async, the only kind
-        // before sm_90) were slower than that for 4-byte items (bench/NOTES.md, session AC).
-        // `WARPMAP_MULTISPLIT_ASYNC` (0 or 1) overrides it (off where it does not fit, or before
-        // sm_90).
+        // 220 KiB of an H100's 227. Tiles a bulk copy cannot take (unaligned: a batch at an
+        // odd offset, a tail) are loaded into registers; copies item by item (cp.async, the
+        // only kind before sm_90) were slower than that for 4-byte items (bench/NOTES.md,
+        // session AC). Splits of two passes take the register path (see `split`).
+        // `WARPMAP_MULTISPLIT_ASYNC` (0 or 1) overrides it (off where it does not fit, before
+        // sm_90, or in a split of two passes).
         let fits_twice = staged && block * items * (2 * pair + 2) <= room;
         let async_copies = fits_twice
             && bulk_copies
