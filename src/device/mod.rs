@@ -1236,29 +1236,26 @@ impl Gpu {
     /// Loads (compiling or reading the caches as needed) a kernel module specialisation.
     pub fn module(&self, source: &KernelSource) -> Result<Module> {
         let start = Instant::now();
+        let label = source.label();
         // The embedded kernel text is fixed for the process, so a module once loaded is found
         // again by its file and defines, without building and hashing its ~70 KB of text first
         // (~0.13 ms a lookup: on the critical path of each split, whose kernels the GPU waits
         // for at a batch's start). Not with WARPMAP_KERNEL_DIR, whose files may change.
         let memo = std::env::var_os("WARPMAP_KERNEL_DIR")
             .is_none()
-            .then(|| format!("embedded {} {}", source.file.path, source.label()));
-        if let Some(m) = memo.as_ref().and_then(|k| {
-            self.dev
-                .modules
-                .lock()
-                .ok()
-                .and_then(|m| m.get(k).cloned())
-        }) {
+            .then(|| format!("embedded {} {label}", source.file.path));
+        if let Some(m) = memo
+            .as_ref()
+            .and_then(|k| self.dev.modules.lock().ok().and_then(|m| m.get(k).cloned()))
+        {
             return Ok(Module {
                 inner: m,
                 stream: self.stream.clone(),
-                label: source.label(),
+                label,
             });
         }
         let text = source.text();
         let options = source.options();
-        let label = source.label();
         let nv = nvrtc()?;
         let key = cache::key(&text, &options, self.sm(), nv.version);
         let arch = format!("sm_{}", self.sm());

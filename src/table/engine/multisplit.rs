@@ -376,12 +376,7 @@ pub fn all_kernel_sources() -> Vec<KernelSource> {
     let mut v = Vec::new();
     for k in [4, 8, 16, 64] {
         for val in [None, Some(4), Some(8), Some(128)] {
-            v.push(kernel_source(
-                k,
-                val,
-                HashFunction::Murmur3,
-                TileRoom::H100,
-            ));
+            v.push(kernel_source(k, val, HashFunction::Murmur3, TileRoom::H100));
         }
     }
     for k in [4, 8, 16] {
@@ -491,7 +486,7 @@ fn split<K: Key, V: bytemuck::Pod>(
     // session AD, calls 3-4); one pass keeps them (WarpDrive's partitioned inserts: +2 %).
     let room = TileRoom::of(gpu);
     let room = TileRoom {
-        bulk_copies: room.bulk_copies && part_bits(f.parts) <= MAX_BIN_BITS,
+        bulk_copies: room.bulk_copies && !Cut::takes_two_passes(f.parts),
         ..room
     };
     let module = split_module(gpu, keys, values, f.hash, room)?;
@@ -620,7 +615,7 @@ impl Cut {
     /// the second pass, a block per group, fewer than `min_groups` blocks) are the groups.
     fn new(parts: u32, min_groups: u32) -> Cut {
         let bits = part_bits(parts);
-        if bits <= MAX_BIN_BITS {
+        if !Cut::takes_two_passes(parts) {
             return Cut {
                 fine_bits: 0,
                 groups: parts,
@@ -631,6 +626,12 @@ impl Cut {
             .max(part_bits(min_groups).min(bits))
             .min(MAX_BIN_BITS);
         Cut::with_fine_bits(parts, bits - coarse)
+    }
+
+    /// Whether a counting split into `parts` parts takes two passes (more bins than one pass
+    /// counts).
+    fn takes_two_passes(parts: u32) -> bool {
+        part_bits(parts) > MAX_BIN_BITS
     }
 
     /// `fine_bits` low bits, the groups the rest.
@@ -1219,7 +1220,10 @@ mod tests {
                 (items, async_copies),
                 "{k} + {v:?}"
             );
-            assert!(tile.shared_bytes() <= TileRoom::H100.shared_optin, "{k} + {v:?}");
+            assert!(
+                tile.shared_bytes() <= TileRoom::H100.shared_optin,
+                "{k} + {v:?}"
+            );
             assert!(!(tile.async_copies && tile.prefetch));
         }
     }
