@@ -66,6 +66,11 @@
 #ifndef WD_ORDERED_ROUNDS
 #error "WD_ORDERED_ROUNDS must be defined (src/table/warpdrive.rs kernel_source)"
 #endif
+// The same for the ordered insert into a table that ends the batch well filled
+// (warpdrive_insert_ordered_deep; locality.rs DEEP_ROUNDS, DEEP_LOADS).
+#ifndef WD_ORDERED_ROUNDS_DEEP
+#error "WD_ORDERED_ROUNDS_DEEP must be defined (src/table/warpdrive.rs kernel_source)"
+#endif
 
 #if WM_KEY_BYTES == 4 && WM_VALUE_BYTES == 4
 #define WD_LAYOUT_PACKED 1
@@ -610,14 +615,16 @@ __device__ __forceinline__ void wd_find_solo(const wd_view& t, const wd_arrays& 
 
 // The ordered insert: a batch already in the order of its keys' first windows (the engine's
 // locality-partitioned insert, src/table/engine/locality.rs), a thread per key holding the
-// whole window, tiles of consecutive keys handed out in order (wm_for_each_ordered), so that
-// the keys in flight probe a stretch of the table that stays in L2. No statuses (b.status is
-// null: the host takes this path only without them); t.meta[2] is the tile counter.
-extern "C" __global__ void warpdrive_insert_ordered(wd_view t, wm_bulk b) {
+// whole window, tiles of ROUNDS x the block's threads consecutive keys handed out in order
+// (wm_for_each_ordered), so that the keys in flight probe a stretch of the table that stays in
+// L2. No statuses (b.status is null: the host takes this path only without them); t.meta[2] is
+// the tile counter.
+template <int ROUNDS>
+__device__ __forceinline__ void wd_insert_ordered(const wd_view& t, const wm_bulk& b) {
 #if WD_G <= 8
   const wd_arrays a(t);
   long long inserted = 0, failed = 0;
-  wm_for_each_ordered<WD_ORDERED_ROUNDS>(b.n, t.meta + 2, [&](u64 idx) {
+  wm_for_each_ordered<ROUNDS>(b.n, t.meta + 2, [&](u64 idx) {
     wd_insert_solo(t, a, b.keys, b.values, idx, b.assign, inserted, failed);
   });
   wm_add_count(t.meta, inserted);
@@ -625,6 +632,16 @@ extern "C" __global__ void warpdrive_insert_ordered(wd_view t, wm_bulk b) {
 #else
   __trap();  // never launched: src/table/warpdrive.rs binds it for windows of at most 8 slots
 #endif
+}
+extern "C" __global__ void warpdrive_insert_ordered(wd_view t, wm_bulk b) {
+  wd_insert_ordered<WD_ORDERED_ROUNDS>(t, b);
+}
+// With longer tiles, for batches that leave the table well filled (0.75-0.925): measured faster
+// there, most likely because the probes of a full table vary more from key to key and a block
+// waits at each tile's barrier for its slowest thread, which longer tiles do less often (H200,
+// 2^27 keys: inserts +8 % (u32) and +6.6 % (u64) at load 0.9; bench/NOTES.md, session AE).
+extern "C" __global__ void warpdrive_insert_ordered_deep(wd_view t, wm_bulk b) {
+  wd_insert_ordered<WD_ORDERED_ROUNDS_DEEP>(t, b);
 }
 
 // b.found[i] = 1 and b.out[i] = value where b.keys[i] is present; 0 otherwise (b.out[i] left

@@ -285,6 +285,7 @@ pub fn kernel_source(
         .define("WM_HASH", hash.define())
         .define("WD_FILTER_BITS", filter_bits)
         .define("WD_ORDERED_ROUNDS", locality::ordered_rounds())
+        .define("WD_ORDERED_ROUNDS_DEEP", locality::deep_rounds())
 }
 
 /// Every specialisation the library can ask for (the compile test builds them all).
@@ -340,9 +341,10 @@ pub struct WarpDriveScheme<K: Key, V: Value> {
     /// Side path for sentinel-valued keys: [occupied0, value0, occupied1, value1].
     side: DeviceBuffer<u64>,
     /// `warpdrive_insert_ordered`, `warpdrive_find_ordered` (a thread per key holding its
-    /// window) and their forms over several parts (`…_parts`) with their resident blocks, for
-    /// groups of at most [`MAX_ORDERED_GROUP`] slots; bound after the module loads.
-    ordered: Option<[(Kernel, u32); 4]>,
+    /// window), their forms over several parts (`…_parts`) and the deep ordered insert
+    /// (`warpdrive_insert_ordered_deep`, longer tiles) with their resident blocks, for groups of
+    /// at most [`MAX_ORDERED_GROUP`] slots; bound after the module loads.
+    ordered: Option<[(Kernel, u32); 5]>,
     _kv: PhantomData<(K, V)>,
 }
 
@@ -472,6 +474,7 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
                 bound("warpdrive_find_ordered")?,
                 bound("warpdrive_insert_ordered_parts")?,
                 bound("warpdrive_find_ordered_parts")?,
+                bound("warpdrive_insert_ordered_deep")?,
             ]);
         }
         Ok(())
@@ -501,7 +504,7 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
     /// order in the slot array: the top bits of `h.x` name its stretch of the table. The
     /// ordered kernel exists for windows of up to [`MAX_ORDERED_GROUP`] slots.
     fn locality(&self) -> Option<Locality<'_>> {
-        let [insert, find, insert_parts, find_parts] = self.ordered.as_ref()?;
+        let [insert, find, insert_parts, find_parts, deep_insert] = self.ordered.as_ref()?;
         fn ordered((kernel, resident_blocks): &(Kernel, u32)) -> OrderedKernel<'_> {
             OrderedKernel {
                 kernel,
@@ -510,6 +513,7 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
         }
         Some(Locality {
             insert: ordered(insert),
+            deep_insert: Some(ordered(deep_insert)),
             find: Some(ordered(find)),
             parts: Some([ordered(insert_parts), ordered(find_parts)]),
             stretches: Stretches {

@@ -1242,6 +1242,7 @@ fn partition_stretches<K: Key, V: Value>(
     let machine = locality::Machine {
         l2_bytes: l2,
         resident_blocks: s.kernels().ordered_resident_blocks,
+        rounds: locality::ordered_rounds(),
     };
     locality::plan(&stretches_of_table, n, machine)?;
     let d = s.subtables.len() as u32;

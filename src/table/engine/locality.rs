@@ -60,6 +60,28 @@ pub fn ordered_rounds() -> u32 {
         .unwrap_or(ORDERED_ROUNDS)
 }
 
+/// Rounds of a tile of a scheme's *deep* ordered insert ([`Locality::deep_insert`]), which a
+/// batch takes when it leaves the table [`DEEP_LOADS`] full. Measured on an H200 (WarpDrive,
+/// 2^27 keys, the compare preset, bench/NOTES.md, session AE), 6 rounds against 4: inserts of
+/// u64 pairs +1 / +6.6 / +3 % at load 0.8 / 0.9 / 0.95, u32 pairs +6 / +8 / −1 %, and the
+/// finds of present keys that follow −0.7 / −3.8 / −2.9 % (u64) and −0 / −0.7 / −2.1 % (u32):
+/// the chains come out laid differently. At load 0.5, equal (u64) and −1.6 % (u32) inserts.
+pub const DEEP_ROUNDS: u32 = 6;
+
+/// The loads after a batch (by the table's bound on its stored keys) at which it takes the deep
+/// ordered insert ([`DEEP_ROUNDS`]): from 0.75 to 0.925, where an insert followed by as many
+/// finds of its keys gains 2-4 %; at 0.95 the finds lose as much as the inserts gain (u64) or
+/// both lose (u32).
+pub const DEEP_LOADS: std::ops::Range<f64> = 0.75..0.925;
+
+/// [`DEEP_ROUNDS`], unless the measurement knob `WARPMAP_ORDERED_ROUNDS_DEEP` (1 to 16) says
+/// otherwise (read by the kernels' define and the plan alike, as [`ordered_rounds`]).
+pub fn deep_rounds() -> u32 {
+    knob::<u32>("WARPMAP_ORDERED_ROUNDS_DEEP")
+        .filter(|r| (1..=16).contains(r))
+        .unwrap_or(DEEP_ROUNDS)
+}
+
 /// Whether inserts are partitioned by locality (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LocalityMode {
@@ -101,6 +123,9 @@ pub struct Locality<'a> {
     pub stretches: Stretches,
     /// The ordered insert kernel.
     pub insert: OrderedKernel<'a>,
+    /// The ordered insert with tiles of [`deep_rounds`] rounds, for batches that leave the
+    /// table [`DEEP_LOADS`] full, if the scheme has one.
+    pub deep_insert: Option<OrderedKernel<'a>>,
     /// The ordered find kernel (finds and contains), if the scheme has one.
     pub find: Option<OrderedKernel<'a>>,
     /// The ordered insert and find over several parts in one launch, if the scheme has them.
@@ -147,6 +172,8 @@ pub struct Plan {
     /// Keys per chunk (each chunk is split, then inserted; the ordered insert runs one resident
     /// wave, [`OrderedKernel::resident_blocks`]).
     pub chunk: usize,
+    /// Whether the chunks go through the deep ordered insert ([`Locality::deep_insert`]).
+    pub deep: bool,
 }
 
 impl Plan {
@@ -166,20 +193,33 @@ pub struct Machine {
     pub l2_bytes: u64,
     /// Blocks of [`BLOCK`] threads of the ordered kernel resident at once (one wave).
     pub resident_blocks: u32,
+    /// Rounds of the ordered kernel's tile ([`ordered_rounds`], or [`deep_rounds`]).
+    pub rounds: u32,
 }
 
 impl Machine {
-    /// The facts of `gpu` for a scheme's locality.
+    /// The facts of `gpu` for a scheme's locality (its ordered insert).
     pub fn of(gpu: &Gpu, loc: &Locality) -> Machine {
         Machine {
             l2_bytes: gpu.l2_bytes(),
             resident_blocks: loc.insert.resident_blocks,
+            rounds: ordered_rounds(),
         }
+    }
+
+    /// The same for the scheme's deep ordered insert, if it has one.
+    pub fn of_deep(gpu: &Gpu, loc: &Locality) -> Option<Machine> {
+        let deep = loc.deep_insert?;
+        Some(Machine {
+            l2_bytes: gpu.l2_bytes(),
+            resident_blocks: deep.resident_blocks,
+            rounds: deep_rounds(),
+        })
     }
 
     /// Keys the blocks in flight hold: a tile each.
     pub fn in_flight(&self) -> u64 {
-        self.resident_blocks as u64 * BLOCK as u64 * ordered_rounds() as u64
+        self.resident_blocks as u64 * BLOCK as u64 * self.rounds as u64
     }
 }
 
@@ -236,6 +276,7 @@ fn plan_with(
     let mut plan = Plan {
         part: parts_for(st, max_stretch),
         chunk,
+        deep: false,
     };
     // Measurement knobs: the chunk and the parts.
     if let Some(c) = knob::<usize>("WARPMAP_LOCALITY_CHUNK") {
@@ -364,6 +405,7 @@ mod tests {
     const H100: Machine = Machine {
         l2_bytes: 50 << 20,
         resident_blocks: 660,
+        rounds: ORDERED_ROUNDS,
     };
 
     fn st(table_bytes: u64, mode: LocalityMode) -> Stretches {
@@ -461,6 +503,7 @@ mod tests {
         let p = |chunk| Plan {
             part: PartFunction::new(4, 1),
             chunk,
+            deep: false,
         };
         let all = |chunk, n| p(chunk).chunks(n).collect::<Vec<_>>();
         assert_eq!(
@@ -502,6 +545,28 @@ mod tests {
     }
 
     #[test]
+    fn deep_tiles_count_in_the_keys_in_flight() {
+        // An H200 with u64 pairs at load 0.9 (2.39 GB): 6 rounds keep the keys in flight of a
+        // batch of 2^27 within a third of L2, in one chunk; at load 0.5 (4.29 GB) they would not.
+        let deep = Machine {
+            l2_bytes: 60 << 20,
+            resident_blocks: 528,
+            rounds: DEEP_ROUNDS,
+        };
+        assert_eq!(deep.in_flight(), 528 * BLOCK as u64 * DEEP_ROUNDS as u64);
+        let full = st(16 * 149_130_808, LocalityMode::Auto);
+        let p = plan(&full, 1 << 27, deep).expect("partitioned");
+        assert_eq!(p.chunks(1 << 27).collect::<Vec<_>>(), vec![0..1 << 27]);
+        assert!(!p.deep); // the caller marks it deep
+        assert_eq!(plan(&st(16 << 28, LocalityMode::Auto), 1 << 27, deep), None);
+        let plain = Machine {
+            rounds: ORDERED_ROUNDS,
+            ..deep
+        };
+        assert!(plan(&st(16 << 28, LocalityMode::Auto), 1 << 27, plain).is_some());
+    }
+
+    #[test]
     fn huge_tables_take_more_parts_and_longer_chunks() {
         // 64 GiB: stretches of at most 9/16 of L2 need 2^12 parts; chunks grow with the table.
         let p = plan(&st(64 << 30, LocalityMode::Auto), 1 << 32, H100).expect("partitioned");
@@ -517,6 +582,7 @@ mod tests {
         let h200 = Machine {
             l2_bytes: 60 << 20,
             resident_blocks: 660,
+            rounds: ORDERED_ROUNDS,
         };
         let table = 16u64 << 28;
         let p = plan(&st(table, LocalityMode::On), 1 << 27, h200).expect("forced");

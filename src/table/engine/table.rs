@@ -319,6 +319,17 @@ impl<S: Scheme> GpuTable<S> {
         let Some(loc) = self.scheme.locality() else {
             return Ok(None);
         };
+        // A batch that leaves the table well filled takes the deep ordered insert where its
+        // longer tiles keep the keys in flight local enough (the plan's rule), else the plain one.
+        let stored = self.counters.stored_bound.load(Ordering::Relaxed);
+        let load = stored as f64 / self.scheme.capacity().max(1) as f64;
+        if locality::DEEP_LOADS.contains(&load) {
+            if let Some(machine) = locality::Machine::of_deep(&self.gpu, &loc) {
+                if let Some(plan) = locality::plan(&loc.stretches, n, machine) {
+                    return Ok(Some(locality::Plan { deep: true, ..plan }));
+                }
+            }
+        }
         let machine = locality::Machine::of(&self.gpu, &loc);
         Ok(locality::plan(&loc.stretches, n, machine))
     }
@@ -373,21 +384,28 @@ impl<S: Scheme> GpuTable<S> {
                 .values
                 .as_ref()
                 .expect("a split with values returns them");
-            self.launch_ordered_insert(&split.keys, split_values, mode)?;
+            self.launch_ordered_insert(&split.keys, split_values, mode, plan.deep)?;
         }
         Ok(())
     }
 
     /// The scheme's ordered insert kernel over a batch in the order of its stretches (no
     /// statuses): one resident wave taking tiles of keys in order from the counters' third word
-    /// (zeroed first). In input order where the scheme has no ordered kernel.
+    /// (zeroed first); with `deep`, its deep ordered insert where it has one
+    /// ([`locality::Locality::deep_insert`]). In input order where the scheme has no ordered
+    /// kernel.
     fn launch_ordered_insert(
         &mut self,
         keys: &DeviceBuffer<S::Key>,
         values: &DeviceBuffer<S::Value>,
         mode: InsertMode,
+        deep: bool,
     ) -> Result<()> {
-        let Some(ordered) = self.scheme.locality().map(|l| l.insert) else {
+        let ordered = self
+            .scheme
+            .locality()
+            .map(|l| l.deep_insert.filter(|_| deep).unwrap_or(l.insert));
+        let Some(ordered) = ordered else {
             return self.launch_insert(keys, values, None, mode);
         };
         let tiles = 2 * std::mem::size_of::<u64>();
@@ -929,7 +947,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if self.scheme.insert_kernel(keys.len()).is_some() {
             self.launch_insert(keys, values, None, mode)?;
         } else {
-            self.launch_ordered_insert(keys, values, mode)?;
+            self.launch_ordered_insert(keys, values, mode, false)?;
         }
         S::after_insert(self)
     }
