@@ -310,6 +310,13 @@ impl<S: Scheme> GpuTable<S> {
         Ok(())
     }
 
+    /// The table's load by its bound on the stored keys (`Counters::stored_bound`, which counts
+    /// the inserts enqueued so far): what the plans ask, without a read of the device.
+    fn load_bound(&self) -> f64 {
+        let stored = self.counters.stored_bound.load(Ordering::Relaxed);
+        stored as f64 / self.scheme.capacity().max(1) as f64
+    }
+
     /// The plan of a locality-partitioned insert of `n` keys without statuses, where the scheme
     /// has an ordered kernel and [`locality::plan`] says so.
     fn partition_plan(&self, n: usize) -> Result<Option<locality::Plan>> {
@@ -321,9 +328,7 @@ impl<S: Scheme> GpuTable<S> {
         };
         // A batch that leaves the table well filled takes the deep ordered insert where its
         // longer tiles keep the keys in flight local enough (the plan's rule), else the plain one.
-        let stored = self.counters.stored_bound.load(Ordering::Relaxed);
-        let load = stored as f64 / self.scheme.capacity().max(1) as f64;
-        if locality::DEEP_LOADS.contains(&load) {
+        if locality::DEEP_LOADS.contains(&self.load_bound()) {
             if let Some(machine) = locality::Machine::of_deep(&self.gpu, &loc) {
                 if let Some(plan) = locality::plan(&loc.stretches, n, machine) {
                     return Ok(Some(locality::Plan { deep: true, ..plan }));
@@ -517,10 +522,8 @@ impl<S: Scheme> GpuTable<S> {
         let plan = if any_load {
             locality::lookup_plan(&loc.stretches, n, machine)
         } else {
-            let stored = self.counters.stored_bound.load(Ordering::Relaxed);
-            let capacity = self.scheme.capacity().max(1);
-            let load = stored as f64 / capacity as f64;
-            let slot_bytes = loc.stretches.table_bytes / capacity as u64;
+            let load = self.load_bound();
+            let slot_bytes = loc.stretches.table_bytes / self.scheme.capacity().max(1) as u64;
             locality::find_plan(&loc.stretches, n, machine, slot_bytes, load)
         };
         plan.filter(|p| p.part.parts <= MAX_WITHIN_PARTS)
