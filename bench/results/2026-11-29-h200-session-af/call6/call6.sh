@@ -1,0 +1,8 @@
+#!/bin/bash
+# Session AF call 6: the locality tests (with the new copies_race_for_one_window cases) on the kernels of main
+# (the claim-next variant reverted).
+cd "$(dirname "$0")"
+export WARPMAP_CACHE_DIR=/tmp/wc WARPMAP_REQUIRE_GPU=1
+timeout 120 ./locality > /tmp/loc.log 2>&1; echo "locality rc=$? $(grep 'test result' /tmp/loc.log)"; grep -E "copies_race" /tmp/loc.log
+timeout 150 compute-sanitizer --tool memcheck ./locality copies_race > /tmp/mc.log 2>&1; echo "memcheck copies_race rc=$? $(grep -E 'ERROR SUMMARY|test result' /tmp/mc.log | tr '\n' ' ')"
+cp /tmp/loc.log /tmp/mc.log $OUT/
