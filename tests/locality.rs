@@ -29,6 +29,14 @@ fn batch_with_copies<K: Key, V: Value>(
     for &k in unique.iter().step_by(10) {
         pairs.push((k, value_for(k, round + 1000)));
     }
+    shuffled_batch(rng, pairs)
+}
+
+/// `pairs` shuffled into a batch's keys and values, and each key's values in the batch.
+fn shuffled_batch<K: Key, V: Value>(
+    rng: &mut SplitMix64,
+    mut pairs: Vec<(K, V)>,
+) -> (Vec<K>, Vec<V>, HashMap<K, Vec<V>>) {
     for i in (1..pairs.len()).rev() {
         pairs.swap(i, rng.index(i + 1));
     }
@@ -348,8 +356,8 @@ fn partitioned_lookups_match<K: Key, V: Value>(g: u32, locality: LocalityMode) {
 
 /// Many copies of few keys in one partitioned batch, then a fill to load 0.9 with copies: the
 /// copies of a key race for the same window's slots, so claims are lost to other keys and to
-/// the key itself (a thread holding its whole window then claims the next slot it saw empty,
-/// wd_insert_one); each key must end up stored once, with one of its values, `len` exact.
+/// the key itself (the loser reads its window again, wd_insert_one); each key must end up
+/// stored once, with one of its values, `len` exact.
 fn copies_race_for_one_window<K: Key, V: Value>(g: u32) {
     let Some(gpu) = gpu() else { return };
     let name = format!("{}/{} g{g} copies", K::NAME, V::NAME);
@@ -359,30 +367,22 @@ fn copies_race_for_one_window<K: Key, V: Value>(g: u32) {
     let mut t = warpdrive::<K, V>(&gpu, config);
     let mut rng = SplitMix64::new(mix(g as u64 + 991) ^ K::BYTES as u64);
     let mut stored: HashMap<K, V> = HashMap::new();
-    for (round, (distinct, copies)) in [(64usize, 256usize), (0, 3)].into_iter().enumerate() {
-        // Round 1 tops the table up to load 0.9 with keys copied three times.
-        let distinct = if distinct > 0 {
-            distinct
-        } else {
-            t.capacity() * 9 / 10 - stored.len()
-        };
+    // Round 0: 64 keys, 256 copies each; round 1 tops the table up to load 0.9, 3 copies each.
+    for (round, (distinct, copies)) in [(Some(64), 256), (None, 3)].into_iter().enumerate() {
+        let distinct = distinct.unwrap_or(t.capacity() * 9 / 10 - stored.len());
         let fresh: Vec<K> = unique_keys::<K>(&mut rng, distinct + 64, round == 0)
             .into_iter()
             .filter(|k| !stored.contains_key(k))
             .take(distinct)
             .collect();
-        let mut pairs: Vec<(K, V)> = Vec::new();
-        for (c, &k) in (0..copies).flat_map(|c| fresh.iter().map(move |k| (c, k))) {
-            pairs.push((k, value_for(k, 10 * round as u64 + c as u64)));
-        }
-        for i in (1..pairs.len()).rev() {
-            pairs.swap(i, rng.index(i + 1));
-        }
-        let mut of: HashMap<K, Vec<V>> = HashMap::new();
-        for &(k, v) in &pairs {
-            of.entry(k).or_default().push(v);
-        }
-        let (keys, values): (Vec<K>, Vec<V>) = pairs.into_iter().unzip();
+        let pairs: Vec<(K, V)> = (0..copies as u64)
+            .flat_map(|c| {
+                fresh
+                    .iter()
+                    .map(move |&k| (k, value_for(k, 10 * round as u64 + c)))
+            })
+            .collect();
+        let (keys, values, of) = shuffled_batch::<K, V>(&mut rng, pairs);
         let what = format!("{name}, round {round} ({distinct} keys x {copies})");
         insert_device(&what, &mut t, &keys, &values, InsertMode::Assign);
         stored = check(&what, &t, &of, &stored, InsertMode::Assign);
