@@ -619,14 +619,33 @@ __device__ __forceinline__ void wd_find_solo(const wd_view& t, const wd_arrays& 
 // (wm_for_each_ordered), so that the keys in flight probe a stretch of the table that stays in
 // L2. No statuses (b.status is null: the host takes this path only without them); t.meta[2] is
 // the tile counter.
+//
+// Where the host found the L2's two sides (b.sm_l2_side not null: src/table/engine/l2_sides.rs), each
+// key goes to a block on the side of its first window's 4 KiB granule (wm_for_each_ordered_
+// sided, tile counters t.meta[2] and t.meta[3]), so its window loads and its CAS stay within the
+// L2 partition on the block's side instead of crossing the fabric between the two. Keys of the
+// side path have no window: side 0.
 template <int ROUNDS>
 __device__ __forceinline__ void wd_insert_ordered(const wd_view& t, const wm_bulk& b) {
 #if WD_G <= 8
   const wd_arrays a(t);
   long long inserted = 0, failed = 0;
-  wm_for_each_ordered<ROUNDS>(b.n, t.meta + 2, [&](u64 idx) {
-    wd_insert_solo(t, a, b.keys, b.values, idx, b.assign, inserted, failed);
-  });
+  const auto insert = [&](u64 idx) { wd_insert_solo(t, a, b.keys, b.values, idx, b.assign, inserted, failed); };
+  if (b.sm_l2_side != nullptr) {
+    const auto side_of = [&](u64 idx) -> u32 {
+      const wm_key k = b.keys[idx];
+#if !defined(WD_LAYOUT_TAGGED)
+      if (wm_side_slot(k) >= 0) return 0u;
+#endif
+      const wd_probe p(k, t.windows, t.seed);
+      // Granules count from the 4 KiB boundary at or before the array (l2_sides_granules).
+      const u64 granule = (reinterpret_cast<u64>(t.slots + (u64)p.pos * WD_G) >> 12) - (reinterpret_cast<u64>(t.slots) >> 12);
+      return (b.granule_l2_side[granule >> 5] >> (granule & 31u)) & 1u;
+    };
+    wm_for_each_ordered_l2_sided<ROUNDS>(b.n, t.meta + 2, b.sm_l2_side, side_of, insert);
+  } else {
+    wm_for_each_ordered<ROUNDS>(b.n, t.meta + 2, insert);
+  }
   wm_add_count(t.meta, inserted);
   wm_add_count(t.meta + 1, failed);
 #else

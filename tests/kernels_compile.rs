@@ -38,6 +38,7 @@ fn all_sources() -> Vec<KernelSource> {
         .collect();
     v.extend(warpmap::table::engine::multisplit::all_kernel_sources());
     v.push(warpmap::ops::device::kernel_source());
+    v.push(warpmap::table::engine::l2_sides::kernel_source());
     if let Ok(only) = std::env::var("WARPMAP_COMPILE_ONLY") {
         v.retain(|s| s.module == only.trim());
     }

@@ -556,3 +556,78 @@ fn failed_rehash_leaves_the_table_u32_u32() {
 fn failed_rehash_leaves_the_table_u64_u64() {
     failed_rehash_leaves_the_table::<u64, u64>();
 }
+
+/// The L2's two sides (src/table/engine/l2_sides.rs), measured once per GPU: on a Hopper GPU
+/// (two L2 partitions) every SM is on one of two non-empty sides, and the far latency is above
+/// the near one. Elsewhere the measurement may find no sides (the ordered insert then runs as
+/// without them).
+#[test]
+fn l2_sides_are_measured() {
+    use warpmap::table::engine::l2_sides;
+    let Some(gpu) = gpu() else { return };
+    let sides = l2_sides::sm_sides(&gpu).expect("measured");
+    eprintln!(
+        "L2 sides of {}: {:?}",
+        gpu.name(),
+        sides
+            .as_ref()
+            .map(|s| (s.counts, s.near_cycles, s.far_cycles))
+    );
+    let Some(s) = sides else {
+        assert_ne!(gpu.sm(), 90, "a Hopper GPU has two L2 sides");
+        return;
+    };
+    assert!(s.counts[0] > 0 && s.counts[1] > 0, "{s:?}");
+    assert_eq!(
+        s.counts[0] + s.counts[1],
+        gpu.sm_count(),
+        "every SM on a side"
+    );
+    assert_eq!(
+        s.side.iter().filter(|&&x| x <= 1).count() as u32,
+        gpu.sm_count()
+    );
+    assert!(s.far_cycles > s.near_cycles && (s.threshold as f64) > s.near_cycles);
+    // Measured once: the same answer again.
+    assert_eq!(
+        l2_sides::sm_sides(&gpu).expect("kept").as_deref(),
+        Some(&*s)
+    );
+}
+
+/// An array's granules: about half on each side, and the same sides when measured again (the
+/// measurement itself, whether or not `WARPMAP_L2_SIDES` turns the sided insert on).
+#[test]
+fn l2_sides_of_an_array() {
+    use warpmap::table::engine::l2_sides::TableL2Sides;
+    let Some(gpu) = gpu() else { return };
+    let buf = gpu.alloc_filled::<u32>(16 << 20, 0).expect("64 MiB");
+    let (base, bytes) = (buf.device_address(), buf.num_bytes() as u64);
+    let bits = |s: &TableL2Sides| {
+        let mut v = vec![0u32; s.granules.len()];
+        gpu.copy_to_host(&s.granules, &mut v).expect("copy");
+        v
+    };
+    let Some(first) = TableL2Sides::measure(&gpu, base, bytes).expect("measured") else {
+        assert_ne!(gpu.sm(), 90, "a Hopper GPU has two L2 sides");
+        return;
+    };
+    let second = TableL2Sides::measure(&gpu, base, bytes)
+        .expect("measured")
+        .expect("sides");
+    let (a, b) = (bits(&first), bits(&second));
+    let granules = (((base + bytes - 1) >> 12) - (base >> 12) + 1) as usize;
+    assert_eq!(a.len(), granules.div_ceil(32));
+    let ones = a.iter().map(|w| w.count_ones() as usize).sum::<usize>();
+    let share = ones as f64 / granules as f64;
+    let same = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| (!(x ^ y)).count_ones() as usize)
+        .sum::<usize>();
+    let agree = same as f64 / (a.len() * 32) as f64;
+    eprintln!("granules on side 1: {share:.3}; agreement of two measurements: {agree:.4}");
+    assert!((0.3..=0.7).contains(&share), "side 1 share {share}");
+    assert!(agree >= 0.9, "agreement {agree}");
+    drop(buf);
+}

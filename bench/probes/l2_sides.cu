@@ -15,7 +15,10 @@
 //              lines only, from its far lines only. The ratio near / any bounds what a side-aware
 //              insert could gain.
 // Build: nvcc -O3 -std=c++17 -arch=sm_90 -o l2_sides l2_sides.cu
-// Usage: l2_sides [MiB=32] [warps_per_sm=4] [chain=4]
+// Usage: l2_sides [MiB=32] [warps_per_sm=4] [chain=4] [table GiB=0]
+//   3. (table GiB > 0) the granules of an array of that size as the library maps a table's (4
+//              timing warps a SM, chains of 2), twice, against a careful map (1 warp a SM, chains
+//              of 8); then the rate over a 32 MiB stretch of it with each map's near lines.
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdio>
@@ -105,6 +108,36 @@ __global__ void rate(ulonglong2* buf, u32 lines, int mode, int iters, const unsi
   }
   if (acc == 0x5555) sink[0] = acc;
 }
+
+// 3. A large array's 4 KiB granules, as src/table/engine/l2_sides.rs measures a table's: lane 0 of
+// each warp times the first word of every (warps in the grid)-th granule (a warm-up atomic, then
+// `chain` dependent ones); side = near ? the SM's side : the other. bits[g] = side.
+__global__ void granules(u32* base, u64 n, const unsigned char* side_of_sm, u32 threshold, int chain, u32 zero,
+                         unsigned char* side_out, unsigned short* lat_out) {
+  const u32 sm = smid();
+  const u32 mine = side_of_sm[sm];
+  if ((threadIdx.x & 31) != 0) return;
+  const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
+  for (u64 g = warp; g < n; g += warps) {
+    u32* p = base + g * 1024;
+    u32 v;
+    asm volatile("atom.global.add.u32 %0, [%1], 0;" : "=r"(v) : "l"(p) : "memory");
+    p += v & zero;
+    long long t0 = clock64();
+    for (int c = 0; c < chain; c++) {
+      asm volatile("atom.global.add.u32 %0, [%1], 0;" : "=r"(v) : "l"(p) : "memory");
+      p += v & zero;
+    }
+    asm volatile("" ::"l"(p) : "memory");
+    long long d = (clock64() - t0) / chain;
+    const bool near = d < threshold;
+    side_out[g] = near ? mine : mine ^ 1u;
+    lat_out[g] = (unsigned short)(d > 65535 ? 65535 : d);
+  }
+}
+
+static u64 gib_arg(int argc, char** argv) { return argc > 4 ? atoll(argv[4]) : 0; }
 
 int main(int argc, char** argv) {
   const u64 mib = argc > 1 ? atoll(argv[1]) : 32;
@@ -246,7 +279,7 @@ int main(int argc, char** argv) {
   const int grid = per_sm * sms, iters = 64;
   const double ops = (double)grid * 256 * iters;
   const char* names[3] = {"any line", "near lines", "far lines"};
-  for (int rep = 0; rep < 3; rep++) {
+  for (int rep = 0; rep < (gib_arg(argc, argv) ? 1 : 3); rep++) {
     for (int mode = 0; mode < 3; mode++) {
       rate<<<grid, 256>>>(reinterpret_cast<ulonglong2*>(buf), lines, mode, iters, side_d, all_d, l0_d, (u32)l0.size(), l1_d,
                           (u32)l1.size(), sink);
@@ -258,6 +291,83 @@ int main(int argc, char** argv) {
       CK(cudaEventElapsedTime(&ms, e0, e1));
       std::printf("rate rep %d, %-10s: %.3f ms, %.2f G read+CAS128/s (grid %d x 256, %d iters)\n", rep, names[mode], ms,
                   ops / ms / 1e6, grid, iters);
+    }
+  }
+  CK(cudaGetLastError());
+
+  // 3. A table-sized array's granules: the library's quick map twice, and a careful one.
+  const u64 gib = argc > 4 ? atoll(argv[4]) : 0;
+  if (gib == 0) return 0;
+  const u64 n = (gib << 30) >> 12;
+  u32* tab;
+  CK(cudaMalloc(&tab, gib << 30));
+  CK(cudaMemset(tab, 0xff, gib << 30));
+  unsigned char *s1, *s2, *s3;
+  unsigned short *la1, *la3;
+  CK(cudaMalloc(&s1, n)); CK(cudaMalloc(&s2, n)); CK(cudaMalloc(&s3, n));
+  CK(cudaMalloc(&la1, n * 2)); CK(cudaMalloc(&la3, n * 2));
+  double near_mean = 0, far_mean = 0;
+  for (int s = 0; s < sms; s++) { near_mean += m_near[s] / sms; far_mean += m_far[s] / sms; }
+  const u32 thr = (u32)((near_mean + far_mean) / 2);
+  std::printf("granules: %llu of 4 KiB in %llu GiB at %p; threshold %u cycles\n", n, gib, (void*)tab, thr);
+  struct Run { int block; int chain; unsigned char* out; unsigned short* lat; const char* name; };
+  Run runs[3] = {{128, 2, s1, la1, "quick (4 warps a SM, chain 2)"}, {128, 2, s2, la1, "quick again"},
+                 {32, 8, s3, la3, "careful (1 warp a SM, chain 8)"}};
+  for (auto& r : runs) {
+    CK(cudaEventRecord(e0));
+    granules<<<sms, r.block>>>(tab, n, side_d, thr, r.chain, 0u, r.out, r.lat);
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    std::printf("%s: %.2f ms\n", r.name, ms);
+  }
+  std::vector<unsigned char> h1(n), h2(n), h3(n);
+  std::vector<unsigned short> hl1(n), hl3(n);
+  CK(cudaMemcpy(h1.data(), s1, n, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(h2.data(), s2, n, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(h3.data(), s3, n, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hl1.data(), la1, n * 2, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hl3.data(), la3, n * 2, cudaMemcpyDeviceToHost));
+  u64 a12 = 0, a13 = 0, a23 = 0, ones = 0;
+  for (u64 g = 0; g < n; g++) { a12 += h1[g] == h2[g]; a13 += h1[g] == h3[g]; a23 += h2[g] == h3[g]; ones += h3[g]; }
+  std::printf("agreement quick/quick %.4f, quick/careful %.4f, quick2/careful %.4f; careful side-1 share %.3f\n",
+              (double)a12 / n, (double)a13 / n, (double)a23 / n, (double)ones / n);
+  {
+    std::vector<u64> h(64, 0), hc(64, 0);
+    for (u64 g = 0; g < n; g++) { h[std::min<int>(hl1[g] / 32, 63)]++; hc[std::min<int>(hl3[g] / 32, 63)]++; }
+    std::printf("quick latency histogram (32-cycle buckets):");
+    for (int b = 0; b < 64; b++) if (h[b]) std::printf(" %d:%llu", b * 32, h[b]);
+    std::printf("\ncareful latency histogram:");
+    for (int b = 0; b < 64; b++) if (hc[b]) std::printf(" %d:%llu", b * 32, hc[b]);
+    std::printf("\n");
+  }
+  // Read + CAS128 over a 32 MiB stretch of the array: any line, near lines by the quick map, by the
+  // careful map.
+  for (int which = 0; which < 2; which++) {
+    const std::vector<unsigned char>& m = which == 0 ? h1 : h3;
+    const u64 g0 = n / 2, stretch = 8192;  // 32 MiB from the middle
+    std::vector<u32> q0, q1, qa;
+    for (u64 g = g0; g < g0 + stretch; g++)
+      for (u32 l = 0; l < 32; l++) {
+        const u32 line = (u32)((g - g0) * 32 + l);
+        qa.push_back(line);
+        (m[g] == 0 ? q0 : q1).push_back(line);
+      }
+    u32 *q0_d, *q1_d, *qa_d;
+    CK(cudaMalloc(&q0_d, q0.size() * 4)); CK(cudaMalloc(&q1_d, q1.size() * 4)); CK(cudaMalloc(&qa_d, qa.size() * 4));
+    CK(cudaMemcpy(q0_d, q0.data(), q0.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(q1_d, q1.data(), q1.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(qa_d, qa.data(), qa.size() * 4, cudaMemcpyHostToDevice));
+    ulonglong2* sbase = reinterpret_cast<ulonglong2*>(tab) + g0 * 256;
+    for (int mode = 0; mode < 3; mode++) {
+      rate<<<grid, 256>>>(sbase, (u32)qa.size(), mode, iters, side_d, qa_d, q0_d, (u32)q0.size(), q1_d, (u32)q1.size(), sink);
+      CK(cudaEventRecord(e0));
+      rate<<<grid, 256>>>(sbase, (u32)qa.size(), mode, iters, side_d, qa_d, q0_d, (u32)q0.size(), q1_d, (u32)q1.size(), sink);
+      CK(cudaEventRecord(e1));
+      CK(cudaEventSynchronize(e1));
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      std::printf("array stretch, %s map, %-10s: %.2f G read+CAS128/s\n", which == 0 ? "quick" : "careful", names[mode],
+                  ops / ms / 1e6);
     }
   }
   CK(cudaGetLastError());

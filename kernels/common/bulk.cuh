@@ -31,6 +31,8 @@ struct wm_bulk {
   u32 assign;              // insert: the mode word (apply.cuh): 0 keep, 1 assign, 2 apply (WarpDrive only)
   u32 part_count;          // ordered parts: how many parts `parts` holds
   const wm_ordered_part* parts;  // ordered parts: the parts (n: their tiles in all; counter: the tile counter)
+  const u8* sm_l2_side;             // ordered insert: the L2 side of each SM (null: no sides; wm_for_each_ordered_l2_sided)
+  const u32* granule_l2_side;       // ordered insert: bit g = 4 KiB granule g of the table's array is on side 1
 };
 static_assert(sizeof(wm_bulk) == WM_BULK_BYTES, "wm_bulk differs from src/table/engine/ Bulk");
 
@@ -124,6 +126,72 @@ __device__ __forceinline__ void wm_for_each_ordered(u64 n, u64* tiles, F f) {
     if (active) f(i);
   });
 }
+
+// The SM this thread runs on (%smid: fixed for a block's life).
+__device__ __forceinline__ u32 wm_smid() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return r;
+}
+
+// Entries of an SM side map (src/table/engine/l2_sides.rs MAX_SM): SM ids at or past it count as side 0.
+#define WM_L2_SIDES_MAX_SM 1024u
+
+#if defined(WM_BLOCK)
+// wm_for_each_ordered for a GPU whose L2 has two sides (src/table/engine/l2_sides.rs): f(i) for
+// every item i < n, each by a block on the side of the L2 that side_of(i) (0 or 1, a function of
+// the item alone) names. The batch is cut into tiles of 2 x ROUNDS x blockDim.x consecutive
+// items, and every tile is handed to one block of each side: side s's tiles come from the zeroed
+// counter tiles[s], one atomic a tile. A block first takes its own side's tiles (sm_l2_side[its
+// SM], WM_L2_SIDES_MAX_SM entries; an unknown SM counts as side 0), then, when they are done, the other
+// side's, so every item is taken exactly once whatever SMs the blocks land on. Of a tile, a block
+// collects its side's items (warp ballots into a shared list), then runs f on them, about ROUNDS
+// per thread: the keys in flight are as many as wm_for_each_ordered's, each side's blocks at the
+// same point of the stretch order. Every thread of the block calls it, outside divergent code;
+// blocks of at most WM_BLOCK threads.
+template <int ROUNDS, typename S, typename F>
+__device__ __forceinline__ void wm_for_each_ordered_l2_sided(u64 n, u64* tiles, const u8* sm_l2_side, S side_of, F f) {
+  __shared__ unsigned long long wm_tile;
+  __shared__ u32 wm_side_count;
+  __shared__ unsigned short wm_side_items[2 * ROUNDS * WM_BLOCK];
+  const u32 sm = wm_smid();
+  const u32 own = (sm < WM_L2_SIDES_MAX_SM && sm_l2_side[sm] == 1u) ? 1u : 0u;
+  const u64 tile_items = 2ull * ROUNDS * blockDim.x;
+  const u32 lane = threadIdx.x & 31u;
+#pragma unroll 1
+  for (u32 pass = 0; pass < 2; pass++) {
+    const u32 side = own ^ pass;
+#pragma unroll 1
+    while (true) {
+      if (threadIdx.x == 0) {
+        wm_tile = atomicAdd(reinterpret_cast<unsigned long long*>(tiles + side), 1ull);
+        wm_side_count = 0;
+      }
+      __syncthreads();
+      const u64 base = wm_tile * tile_items;
+      if (base >= n) {
+        __syncthreads();  // every thread has read wm_tile before the next pass writes it
+        break;
+      }
+#pragma unroll 1
+      for (int r = 0; r < 2 * ROUNDS; r++) {
+        const u64 i = base + (u64)r * blockDim.x + threadIdx.x;
+        const bool take = i < n && side_of(i) == side;
+        const u32 ballot = __ballot_sync(0xffffffffu, take);
+        u32 at = 0;
+        if (lane == 0 && ballot != 0u) at = atomicAdd(&wm_side_count, (u32)__popc(ballot));
+        at = __shfl_sync(0xffffffffu, at, 0);
+        if (take) wm_side_items[at + __popc(ballot & ((1u << lane) - 1u))] = (unsigned short)(i - base);
+      }
+      __syncthreads();
+      const u32 count = wm_side_count;
+#pragma unroll 1
+      for (u32 j = threadIdx.x; j < count; j += blockDim.x) f(base + wm_side_items[j]);
+      __syncthreads();  // every thread is done with the tile's list and count
+    }
+  }
+}
+#endif
 
 // Adds each thread's `delta` to *counter: summed over the warp (shuffles), then over the block in
 // shared memory, then one atomic per block. A global atomic per warp on the same few count words

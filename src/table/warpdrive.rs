@@ -505,6 +505,10 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
     /// ordered kernel exists for windows of up to [`MAX_ORDERED_GROUP`] slots.
     fn locality(&self) -> Option<Locality<'_>> {
         let [insert, find, insert_parts, find_parts, deep_insert] = self.ordered.as_ref()?;
+        let first_probe_bytes = match SlotLayout::for_widths(K::BYTES, V::BYTES) {
+            SlotLayout::Tagged { .. } => self.capacity() as u64 * 4,
+            _ => self.slots.num_bytes() as u64,
+        };
         fn ordered((kernel, resident_blocks): &(Kernel, u32)) -> OrderedKernel<'_> {
             OrderedKernel {
                 kernel,
@@ -522,6 +526,8 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
                 table_bytes: self.slots.num_bytes() as u64,
                 mode: self.config.locality,
             },
+            // The windows' slots, or (tagged layout) their tags, 4 bytes a slot at the start.
+            array: Some((self.slots.device_address(), first_probe_bytes)),
         })
     }
 

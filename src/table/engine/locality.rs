@@ -130,6 +130,10 @@ pub struct Locality<'a> {
     pub find: Option<OrderedKernel<'a>>,
     /// The ordered insert and find over several parts in one launch, if the scheme has them.
     pub parts: Option<[OrderedKernel<'a>; 2]>,
+    /// The array the first probes read (device address, bytes), where the ordered insert
+    /// kernels take the L2's sides ([`super::l2_sides`]: `wm_bulk`'s `sm_l2_side` and `granule_l2_side`,
+    /// granules counted from this address); `None`: they do not.
+    pub array: Option<(u64, u64)>,
 }
 
 /// An ordered kernel and its blocks of [`BLOCK`] threads resident at once

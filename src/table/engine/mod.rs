@@ -19,6 +19,7 @@
 //! `src/table/<scheme>.rs` (config, a type implementing [`Scheme`], `pub type <Scheme><K, V> =
 //! GpuTable<...>`), and an entry in [`registry`](crate::table::registry).
 
+pub mod l2_sides;
 pub mod locality;
 pub mod multisplit;
 mod table;
@@ -243,6 +244,8 @@ pub struct Bulk {
     assign: u32,
     part_count: u32,
     parts: u64,
+    sm_l2_side: u64,
+    granule_l2_side: u64,
 }
 
 /// One batch of an ordered launch over several (`wm_ordered_part` in
@@ -297,6 +300,15 @@ impl Bulk {
             n: keys.len() as u64,
             assign: mode.word::<V>(),
             ..Bulk::default()
+        }
+    }
+    /// The same batch for an ordered insert that takes the L2's sides
+    /// (`wm_for_each_ordered_l2_sided`): the table array's SM map and granule bitmap.
+    pub(crate) fn with_l2_sides(self, sides: &l2_sides::TableL2Sides) -> Self {
+        Bulk {
+            sm_l2_side: addr(&sides.sm),
+            granule_l2_side: addr(&sides.granules),
+            ..self
         }
     }
     fn find<K: Key, V: Value>(

@@ -1,6 +1,7 @@
 //! [`GpuTable`]: one GPU table over any [`Scheme`], with [`HashTable`] and [`DeviceHashTable`]
 //! written once.
 
+use super::l2_sides::TableL2Sides;
 use super::multisplit::{
     multisplit_async, multisplit_within, multisplit_within_indexed, PartFunction, MAX_WITHIN_PARTS,
 };
@@ -98,6 +99,10 @@ pub struct GpuTable<S: Scheme> {
     /// ([`Self::parts_batch`]), [`PARTS_STAGING`] of them used in turn (allocated on first use),
     /// and the next one's index.
     parts_staging: std::sync::Mutex<(Vec<PinnedBuffer<super::OrderedPart>>, usize)>,
+    /// The L2's sides of the scheme's first-probe array ([`l2_sides`]), measured at the first
+    /// ordered insert: the array (device address, bytes) they were measured for, and what the
+    /// measurement found (`None`: no sides; the array moved: measured again).
+    l2_sides: Option<((u64, u64), Option<TableL2Sides>)>,
 }
 
 /// Pinned parts tables a table uses in turn ([`GpuTable::parts_batch`]): a launch's table is
@@ -145,6 +150,7 @@ impl<S: Scheme> GpuTable<S> {
             kernels,
             counters,
             parts_staging: std::sync::Mutex::new((Vec::new(), 0)),
+            l2_sides: None,
         };
         table.clear()?;
         Ok(table)
@@ -394,6 +400,23 @@ impl<S: Scheme> GpuTable<S> {
         Ok(())
     }
 
+    /// The L2's sides of the scheme's first-probe array, measured on first use and again when
+    /// the array has moved (a rehash), or `None` where the GPU has no two sides or they are off
+    /// (the default: [`super::l2_sides`]).
+    fn table_l2_sides(&mut self) -> Result<Option<&TableL2Sides>> {
+        if !super::l2_sides::enabled() {
+            return Ok(None);
+        }
+        let Some(array) = self.scheme.locality().and_then(|l| l.array) else {
+            return Ok(None);
+        };
+        if self.l2_sides.as_ref().map(|s| s.0) != Some(array) {
+            let measured = TableL2Sides::measure(&self.gpu, array.0, array.1)?;
+            self.l2_sides = Some((array, measured));
+        }
+        Ok(self.l2_sides.as_ref().and_then(|s| s.1.as_ref()))
+    }
+
     /// The scheme's ordered insert kernel over a batch in the order of its stretches (no
     /// statuses): one resident wave taking tiles of keys in order from the counters' third word
     /// (zeroed first); with `deep`, its deep ordered insert where it has one
@@ -406,6 +429,12 @@ impl<S: Scheme> GpuTable<S> {
         mode: InsertMode,
         deep: bool,
     ) -> Result<()> {
+        // Where the L2's sides are on and the GPU has two, the sided walk (measured on first use:
+        // before the kernel is borrowed from the scheme).
+        let mut bulk = Bulk::insert_mode(keys, values, None, mode);
+        if let Some(sides) = self.table_l2_sides()? {
+            bulk = bulk.with_l2_sides(sides);
+        }
         let ordered = self
             .scheme
             .locality()
@@ -413,10 +442,14 @@ impl<S: Scheme> GpuTable<S> {
         let Some(ordered) = ordered else {
             return self.launch_insert(keys, values, None, mode);
         };
+        // The tile counters: one, or one per side of the L2 (the counters' third and fourth words).
         let tiles = 2 * std::mem::size_of::<u64>();
-        self.gpu
-            .fill_range(&mut self.counters.buf, tiles, std::mem::size_of::<u64>(), 0)?;
-        let bulk = Bulk::insert_mode(keys, values, None, mode);
+        self.gpu.fill_range(
+            &mut self.counters.buf,
+            tiles,
+            2 * std::mem::size_of::<u64>(),
+            0,
+        )?;
         let view = self.view();
         self.launch(ordered.kernel, ordered.resident_blocks, &view, &bulk, |l| {
             l.reads(keys).reads(values);
