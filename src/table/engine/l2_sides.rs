@@ -11,7 +11,7 @@
 //! SM ran 28.0 G/s over any line of a 32 MiB buffer and **40.3 G/s over near lines only**.
 //!
 //! The ordered insert can take the sides (**off by default**: `WARPMAP_L2_SIDES=on` turns it on,
-//! for measurements):
+//! for measurements; `=synthetic` makes sides up, for tests of the walk under a sanitizer):
 //! 1. once per GPU ([`sm_sides`]), each SM times L2 atomics to the lines of a 1 MiB scratch
 //!    buffer; [`classify`] splits each SM's latencies in two (near and far), groups the SMs by
 //!    the lines they find near, and checks that a side holds over whole 4 KiB granules;
@@ -89,13 +89,35 @@ pub struct SmL2Sides {
     pub counts: [u32; 2],
 }
 
-/// Whether the ordered insert takes the sides: only where `WARPMAP_L2_SIDES=on` (see the
-/// [module docs](self) for why not by default).
+/// Whether the ordered insert takes the sides: only where `WARPMAP_L2_SIDES` is `on` or
+/// `synthetic` (see the [module docs](self) for why not by default).
 pub fn enabled() -> bool {
-    matches!(
-        std::env::var("WARPMAP_L2_SIDES").as_deref().map(str::trim),
-        Ok("on")
-    )
+    matches!(knob().as_deref(), Some("on" | "synthetic"))
+}
+
+/// `WARPMAP_L2_SIDES=synthetic` (tests): sides made up instead of measured, even SMs and even
+/// granules on side 0, odd ones on side 1, so that the sided walk runs where timings mean
+/// nothing (under compute-sanitizer, whose instrumented atomics hide the two latencies).
+pub fn synthetic() -> bool {
+    knob().as_deref() == Some("synthetic")
+}
+
+fn knob() -> Option<String> {
+    std::env::var("WARPMAP_L2_SIDES")
+        .ok()
+        .map(|v| v.trim().to_string())
+}
+
+/// The made-up sides of [`synthetic`] for a GPU of `sms` SMs.
+fn synthetic_sides(sms: u32) -> SmL2Sides {
+    let side: Vec<u8> = (0..MAX_SM).map(|s| (s % 2) as u8).collect();
+    SmL2Sides {
+        side,
+        threshold: 0,
+        near_cycles: 0.0,
+        far_cycles: 0.0,
+        counts: [sms.div_ceil(2), sms / 2],
+    }
 }
 
 /// The two-means split of latencies: (near mean, far mean), or `None` for fewer than two values.
@@ -209,6 +231,9 @@ fn module(gpu: &Gpu) -> Result<Module> {
 /// # Errors
 /// The device's (memory, compile, launch).
 pub fn sm_sides(gpu: &Gpu) -> Result<Option<Arc<SmL2Sides>>> {
+    if synthetic() {
+        return Ok(Some(Arc::new(synthetic_sides(gpu.sm_count()))));
+    }
     static MEASURED: Mutex<Option<HashMap<usize, Option<Arc<SmL2Sides>>>>> = Mutex::new(None);
     let mut guard = MEASURED.lock().unwrap_or_else(|e| e.into_inner());
     let map = guard.get_or_insert_with(HashMap::new);
@@ -305,6 +330,13 @@ impl TableL2Sides {
         let mut sm = gpu.alloc::<u8>(sides.side.len())?;
         gpu.copy_to_device(&sides.side, &mut sm)?;
         let granules = (base + bytes - 1) / GRANULE_BYTES - base / GRANULE_BYTES + 1;
+        if synthetic() {
+            // Odd granules on side 1.
+            return Ok(Some(TableL2Sides {
+                sm,
+                granules: gpu.alloc_filled::<u32>(granules.div_ceil(32) as usize, 0xaa)?,
+            }));
+        }
         let mut bits = gpu.alloc_filled::<u32>(granules.div_ceil(32) as usize, 0)?;
         let module = module(gpu)?;
         let kernel = module.kernel("l2_sides_granules")?;
