@@ -620,11 +620,12 @@ __device__ __forceinline__ void wd_find_solo(const wd_view& t, const wd_arrays& 
 // L2. No statuses (b.status is null: the host takes this path only without them); t.meta[2] is
 // the tile counter.
 //
-// Where the host found the L2's two sides (b.sm_l2_side not null: src/table/engine/l2_sides.rs), each
-// key goes to a block on the side of its first window's 4 KiB granule (wm_for_each_ordered_
-// sided, tile counters t.meta[2] and t.meta[3]), so its window loads and its CAS stay within the
-// L2 partition on the block's side instead of crossing the fabric between the two. Keys of the
-// side path have no window: side 0.
+// Where the host passes the L2's two sides (b.sm_l2_side not null: WARPMAP_L2_SIDES=on and a GPU
+// with two; src/table/engine/l2_sides.rs), each key goes to a block on the side of its first
+// window's 4 KiB granule (wm_for_each_ordered_l2_sided, tile counters t.meta[2] and t.meta[3]),
+// so that its window loads and its CAS stay in the L2 partition on the block's side instead of
+// crossing the fabric between the two. Sentinel keys (the side path, side.cuh) have no window:
+// L2 side 0.
 template <int ROUNDS>
 __device__ __forceinline__ void wd_insert_ordered(const wd_view& t, const wm_bulk& b) {
 #if WD_G <= 8
