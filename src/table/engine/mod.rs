@@ -527,8 +527,9 @@ mod tests {
 
     #[test]
     fn bulk_is_the_kernels_layout() {
-        // wm_bulk: nine 8-byte fields, then assign and part_count, then parts.
-        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8 + 8);
+        // wm_bulk: nine 8-byte fields, then assign and part_count, then parts, sm_l2_side and
+        // granule_l2_side.
+        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8 + 3 * 8);
         // wm_ordered_part: four addresses, n and tile.
         assert_eq!(std::mem::size_of::<OrderedPart>(), 6 * 8);
     }
