@@ -33,6 +33,7 @@ struct wm_bulk {
   const wm_ordered_part* parts;  // ordered parts: the parts (n: their tiles in all; counter: the tile counter)
   const u8* sm_l2_side;             // ordered insert: the L2 side of each SM (null: no sides; wm_for_each_ordered_l2_sided)
   const u32* granule_l2_side;       // ordered insert: bit g = 4 KiB granule g of the table's array is on side 1
+  const u64* side_bound;            // ordered insert of a split by side: keys [0, *side_bound) on side 0 (null: none; wm_for_each_ordered_by_side)
 };
 static_assert(sizeof(wm_bulk) == WM_BULK_BYTES, "wm_bulk differs from src/table/engine/ Bulk");
 
@@ -101,22 +102,28 @@ __device__ __forceinline__ void wm_for_each(u64 n, F f) {
 // and a grid of a block per few items pays a block launch and a count flush per few items (both
 // measured on an H100: bench/NOTES.md, issue 18). Every thread of the block calls it (block
 // barriers), outside divergent code.
+// (The tiles of items [begin, end), from *tiles: the loop of wm_for_each_ordered_lanes and of
+// each side's range in wm_for_each_ordered_by_side.)
 template <int ROUNDS, typename F>
-__device__ __forceinline__ void wm_for_each_ordered_lanes(u64 n, u64* tiles, F f) {
+__device__ __forceinline__ void wm_ordered_tiles(u64 begin, u64 end, u64* tiles, F f) {
   __shared__ unsigned long long wm_tile;
   const u64 tile_items = (u64)ROUNDS * blockDim.x;
   while (true) {
     if (threadIdx.x == 0) wm_tile = atomicAdd(reinterpret_cast<unsigned long long*>(tiles), 1ull);
     __syncthreads();
-    const u64 base = wm_tile * tile_items;
+    const u64 base = begin + wm_tile * tile_items;
     __syncthreads();  // every thread has read wm_tile before the next tile overwrites it
-    if (base >= n) return;
+    if (base >= end) return;
 #pragma unroll 1
     for (int r = 0; r < ROUNDS; r++) {
       const u64 i = base + (u64)r * blockDim.x + threadIdx.x;
-      f(i, i < n);
+      f(i, i < end);
     }
   }
+}
+template <int ROUNDS, typename F>
+__device__ __forceinline__ void wm_for_each_ordered_lanes(u64 n, u64* tiles, F f) {
+  wm_ordered_tiles<ROUNDS>(0, n, tiles, f);
 }
 
 // The same, f(i) for the items i < n only (one item per thread, no warp-collective code in f).
@@ -189,6 +196,32 @@ __device__ __forceinline__ void wm_for_each_ordered_l2_sided(u64 n, u64* tiles, 
       for (u32 j = threadIdx.x; j < count; j += blockDim.x) f(base + wm_side_items[j]);
       __syncthreads();  // every thread is done with the tile's list and count
     }
+  }
+}
+#endif
+
+#if defined(WM_BLOCK)
+// wm_for_each_ordered over a batch split by the L2's side as well as by stretch (the engine's
+// split by side, kernels/multisplit.cu wm_ms_sides): items [0, bound) have their first window on
+// side 0 of the L2, [bound, n) on side 1, each range in the order of the table's stretches. A
+// block walks its own side's range first (the side of its SM, sm_l2_side, as in
+// wm_for_each_ordered_l2_sided), tiles of ROUNDS x blockDim.x items from the zeroed counter
+// tiles[side], then the other side's range, so every item is taken once whatever SMs the blocks
+// get. Nothing is picked inside a tile: the blocks of each side run the plain walk over their
+// keys, and each side's keys in flight span the same stretch as the plain walk's (half the keys
+// over half the range). Every thread of the block calls it, outside divergent code.
+template <int ROUNDS, typename F>
+__device__ __forceinline__ void wm_for_each_ordered_by_side(u64 n, u64 bound, u64* tiles, const u8* sm_l2_side,
+                                                            F f) {
+  const u32 sm = wm_smid();
+  const u32 own = (sm < WM_L2_SIDES_MAX_SM && sm_l2_side[sm] == 1u) ? 1u : 0u;
+  bound = min(bound, n);
+#pragma unroll 1
+  for (u32 pass = 0; pass < 2; pass++) {
+    const u32 side = own ^ pass;
+    wm_ordered_tiles<ROUNDS>(side ? bound : 0ull, side ? n : bound, tiles + side, [&](u64 i, bool active) {
+      if (active) f(i);
+    });
   }
 }
 #endif

@@ -130,10 +130,29 @@ pub struct Locality<'a> {
     pub find: Option<OrderedKernel<'a>>,
     /// The ordered insert and find over several parts in one launch, if the scheme has them.
     pub parts: Option<[OrderedKernel<'a>; 2]>,
-    /// The array the first probes read (device address, bytes), where the ordered insert
-    /// kernels take the L2's sides ([`super::l2_sides`]: `wm_bulk`'s `sm_l2_side` and `granule_l2_side`,
-    /// granules counted from this address); `None`: they do not.
-    pub array: Option<(u64, u64)>,
+    /// The array the first probes read, where the ordered insert kernels take the L2's sides
+    /// ([`super::l2_sides`]); `None`: they do not.
+    pub array: Option<FirstProbes>,
+}
+
+/// The array a scheme's first probes read: `windows` windows of equal size from device address
+/// `base`, `bytes` in all; a key's first window is `map_to_range(h.x, windows)` (so its stretch
+/// and its window come from the same hash: the split by side, [`super::multisplit::SplitSides`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FirstProbes {
+    /// Device address of window 0.
+    pub base: u64,
+    /// Bytes of the windows.
+    pub bytes: u64,
+    /// Windows.
+    pub windows: u32,
+}
+
+impl FirstProbes {
+    /// Bytes of one window.
+    pub fn window_bytes(&self) -> u64 {
+        self.bytes / self.windows.max(1) as u64
+    }
 }
 
 /// An ordered kernel and its blocks of [`BLOCK`] threads resident at once

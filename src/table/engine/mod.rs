@@ -246,6 +246,7 @@ pub struct Bulk {
     parts: u64,
     sm_l2_side: u64,
     granule_l2_side: u64,
+    side_bound: u64,
 }
 
 /// One batch of an ordered launch over several (`wm_ordered_part` in
@@ -302,12 +303,23 @@ impl Bulk {
             ..Bulk::default()
         }
     }
-    /// The same batch for an ordered insert that takes the L2's sides
-    /// (`wm_for_each_ordered_l2_sided`): the table array's SM map and granule bitmap.
+    /// The same batch for an ordered insert that takes the L2's sides by the sided walk
+    /// (`wm_for_each_ordered_l2_sided`): the table array's SM map and granule bitmap (where
+    /// the sides were measured for the walk: [`l2_sides::SidesMode::Walk`]).
     pub(crate) fn with_l2_sides(self, sides: &l2_sides::TableL2Sides) -> Self {
         Bulk {
             sm_l2_side: addr(&sides.sm),
-            granule_l2_side: addr(&sides.granules),
+            granule_l2_side: sides.granules.as_ref().map_or(0, addr),
+            ..self
+        }
+    }
+    /// The same batch for an ordered insert over a split by side
+    /// (`wm_for_each_ordered_by_side`): the SM map, and the device address of the split's
+    /// offset where side 1's keys begin.
+    pub(crate) fn with_side_bound(self, sides: &l2_sides::TableL2Sides, bound: u64) -> Self {
+        Bulk {
+            sm_l2_side: addr(&sides.sm),
+            side_bound: bound,
             ..self
         }
     }
@@ -527,9 +539,9 @@ mod tests {
 
     #[test]
     fn bulk_is_the_kernels_layout() {
-        // wm_bulk: nine 8-byte fields, then assign and part_count, then parts, sm_l2_side and
-        // granule_l2_side.
-        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8 + 3 * 8);
+        // wm_bulk: nine 8-byte fields, then assign and part_count, then parts, sm_l2_side,
+        // granule_l2_side and side_bound.
+        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8 + 4 * 8);
         // wm_ordered_part: four addresses, n and tile.
         assert_eq!(std::mem::size_of::<OrderedPart>(), 6 * 8);
     }

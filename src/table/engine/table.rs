@@ -1,9 +1,10 @@
 //! [`GpuTable`]: one GPU table over any [`Scheme`], with [`HashTable`] and [`DeviceHashTable`]
 //! written once.
 
-use super::l2_sides::TableL2Sides;
+use super::l2_sides::{self, TableL2Sides};
 use super::multisplit::{
-    multisplit_async, multisplit_within, multisplit_within_indexed, PartFunction, MAX_WITHIN_PARTS,
+    multisplit_async, multisplit_by_side_async, multisplit_within, multisplit_within_indexed,
+    PartFunction, SplitSides, MAX_WITHIN_PARTS,
 };
 use super::{bulk_grid, locality, Bulk, Scheme, SchemeConfig, BLOCK};
 use crate::device::{DeviceBuffer, Gpu, Kernel, Launch, PinnedBuffer};
@@ -379,9 +380,16 @@ impl<S: Scheme> GpuTable<S> {
         plan: &locality::Plan,
     ) -> Result<()> {
         let gpu = self.gpu.clone();
+        // On a GPU whose L2 has two sides (where they are on: super::l2_sides), each chunk is
+        // split by side as well as by stretch, and each side's blocks insert their side's keys.
+        let by_side = self.split_sides(plan)?;
         for range in plan.chunks(keys.len()) {
             let (kv, vv) = (gpu.view(keys, range.clone())?, gpu.view(values, range)?);
-            let split = match multisplit_async(&gpu, &kv, Some(&*vv), &plan.part) {
+            let split = match by_side {
+                Some(sides) => multisplit_by_side_async(&gpu, &kv, &vv, &plan.part, &sides),
+                None => multisplit_async(&gpu, &kv, Some(&*vv), &plan.part),
+            };
+            let split = match split {
                 Ok(split) => split,
                 // No room for the split's scratch (a table that fills the GPU): this chunk in
                 // input order, as without the partition.
@@ -395,9 +403,52 @@ impl<S: Scheme> GpuTable<S> {
                 .values
                 .as_ref()
                 .expect("a split with values returns them");
-            self.launch_ordered_insert(&split.keys, split_values, mode, plan.deep)?;
+            // Side 1's keys begin at the split's offset of part `stretches`.
+            let bound = by_side.map(|sides| {
+                let at = (sides.parts() / 2) as u64 * std::mem::size_of::<u64>() as u64;
+                (
+                    &split.device_offsets,
+                    split.device_offsets.device_address() + at,
+                )
+            });
+            self.launch_ordered_insert(&split.keys, split_values, mode, plan.deep, bound)?;
         }
         Ok(())
+    }
+
+    /// The sides of a split by side for `plan` ([`multisplit_by_side_async`]), where the L2's
+    /// sides are on ([`l2_sides::SidesMode::Split`]), the GPU and the scheme's first-probe array
+    /// have them, and one pass of the split serves twice the plan's parts; else `None`.
+    fn split_sides(&mut self, plan: &locality::Plan) -> Result<Option<SplitSides>> {
+        if l2_sides::mode() != l2_sides::SidesMode::Split || !SplitSides::serves(plan.part.parts) {
+            return Ok(None);
+        }
+        let Some(array) = self.scheme.locality().and_then(|l| l.array) else {
+            return Ok(None);
+        };
+        let (Ok(windows), Ok(window_bytes)) = (
+            u32::try_from(array.windows),
+            u32::try_from(array.window_bytes()),
+        ) else {
+            return Ok(None);
+        };
+        let Some(sides) = self.table_l2_sides()? else {
+            return Ok(None);
+        };
+        // SAFETY: `sides.pages` holds `sides.model.page_side` on this table's GPU, fitted to
+        // the scheme's first-probe array (table_l2_sides measures it again when the array
+        // moves), and lives in `self.l2_sides` until the array moves or the table drops, after
+        // the chunks' splits on this table's stream (its frees are ordered after them).
+        Ok(Some(unsafe {
+            SplitSides::new(
+                sides.pages.device_address(),
+                &sides.model,
+                array.base,
+                windows,
+                window_bytes,
+                plan.part.parts,
+            )
+        }))
     }
 
     /// The L2's sides of the scheme's first-probe array, measured on first use and again when
@@ -410,6 +461,7 @@ impl<S: Scheme> GpuTable<S> {
         let Some(array) = self.scheme.locality().and_then(|l| l.array) else {
             return Ok(None);
         };
+        let array = (array.base, array.bytes);
         if self.l2_sides.as_ref().map(|s| s.0) != Some(array) {
             let measured = TableL2Sides::measure(&self.gpu, array.0, array.1)?;
             self.l2_sides = Some((array, measured));
@@ -420,20 +472,33 @@ impl<S: Scheme> GpuTable<S> {
     /// The scheme's ordered insert kernel over a batch in the order of its stretches (no
     /// statuses): one resident wave taking tiles of keys in order from the counters' third word
     /// (zeroed first); with `deep`, its deep ordered insert where it has one
-    /// ([`locality::Locality::deep_insert`]). In input order where the scheme has no ordered
-    /// kernel.
+    /// ([`locality::Locality::deep_insert`]). With `side_bound` (a split by side: its offsets,
+    /// and the device address of the one where side 1's keys begin), each side's blocks take
+    /// their side's keys. In input order where the scheme has no ordered kernel.
     fn launch_ordered_insert(
         &mut self,
         keys: &DeviceBuffer<S::Key>,
         values: &DeviceBuffer<S::Value>,
         mode: InsertMode,
         deep: bool,
+        side_bound: Option<(&DeviceBuffer<u64>, u64)>,
     ) -> Result<()> {
-        // Where the L2's sides are on and the GPU has two, the sided walk (measured on first use:
-        // before the kernel is borrowed from the scheme).
         let mut bulk = Bulk::insert_mode(keys, values, None, mode);
-        if let Some(sides) = self.table_l2_sides()? {
-            bulk = bulk.with_l2_sides(sides);
+        match side_bound {
+            // The split by side was measured for (split_sides).
+            Some((_, bound)) => {
+                if let Some(sides) = self.table_l2_sides()? {
+                    bulk = bulk.with_side_bound(sides, bound);
+                }
+            }
+            // Where the sided walk is asked for and the GPU has two sides (measured on first
+            // use: before the kernel is borrowed from the scheme).
+            None if l2_sides::mode() == l2_sides::SidesMode::Walk => {
+                if let Some(sides) = self.table_l2_sides()? {
+                    bulk = bulk.with_l2_sides(sides);
+                }
+            }
+            None => {}
         }
         let ordered = self
             .scheme
@@ -453,6 +518,9 @@ impl<S: Scheme> GpuTable<S> {
         let view = self.view();
         self.launch(ordered.kernel, ordered.resident_blocks, &view, &bulk, |l| {
             l.reads(keys).reads(values);
+            if let Some((offsets, _)) = side_bound {
+                l.reads(offsets);
+            }
         })
     }
 
@@ -983,7 +1051,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if self.scheme.insert_kernel(keys.len()).is_some() {
             self.launch_insert(keys, values, None, mode)?;
         } else {
-            self.launch_ordered_insert(keys, values, mode, false)?;
+            self.launch_ordered_insert(keys, values, mode, false, None)?;
         }
         S::after_insert(self)
     }
