@@ -618,7 +618,8 @@ __device__ __forceinline__ void wd_find_solo(const wd_view& t, const wd_arrays& 
 // whole window, tiles of ROUNDS x the block's threads consecutive keys handed out in order
 // (wm_for_each_ordered), so that the keys in flight probe a stretch of the table that stays in
 // L2. No statuses (b.status is null: the host takes this path only without them); t.meta[2] is
-// the tile counter.
+// the tile counter. Where the host asks (b.prefetch), each tile's block also brings the slot
+// array's stretch ahead of the walk into L2 (wm_stretch_prefetch).
 //
 // Where the batch is split by the L2's side as well as by stretch (b.side_bound not null: a GPU
 // with two sides; src/table/engine/l2_sides.rs), side 0's keys come first and each side's
@@ -651,7 +652,7 @@ __device__ __forceinline__ void wd_insert_ordered(const wd_view& t, const wm_bul
     };
     wm_for_each_ordered_l2_sided<ROUNDS>(b.n, t.meta + 2, b.sm_l2_side, side_of, insert);
   } else {
-    wm_for_each_ordered<ROUNDS>(b.n, t.meta + 2, insert);
+    wm_for_each_ordered_prefetching<ROUNDS>(b.n, t.meta + 2, b.prefetch, insert);
   }
   wm_add_count(t.meta, inserted);
   wm_add_count(t.meta + 1, failed);

@@ -14,8 +14,22 @@
 static_assert(WM_BLOCK % 32 == 0 && WM_BLOCK <= 1024, "WM_BLOCK: whole warps, at most 1024 threads");
 #endif
 
+// The prefetch of an ordered walk (host twin: `StretchPrefetch`, src/table/engine/mod.rs): a
+// batch in the order of the table's stretches starts, at key i of n, in about the table's byte
+// i / n x bytes; so when a block takes tile t, it brings into L2 the table's `per_tile` bytes
+// that tile t + lead will start in, one bulk prefetch (wm_prefetch_l2). The walk's first touch
+// of a line is then an L2 hit instead of a DRAM read at random within the stretch, and the
+// stretch comes from DRAM in address order. bytes 0: no prefetch.
+struct wm_stretch_prefetch {
+  u64 base;      // the table array's device address (16-byte aligned)
+  u64 bytes;     // its bytes
+  u64 per_tile;  // bytes a tile of the walk starts in (a multiple of 16)
+  u64 lead;      // tiles ahead
+};
+
 #if defined(WM_ENGINE) && defined(WM_KEY_BYTES) && defined(WM_VALUE_BYTES)
 struct wm_ordered_part;  // below
+
 
 // One batch. Each kernel reads the fields of its operation; the others are null/zero.
 struct wm_bulk {
@@ -34,6 +48,7 @@ struct wm_bulk {
   const u8* sm_l2_side;             // ordered insert: the L2 side of each SM (null: no sides; wm_for_each_ordered_l2_sided)
   const u32* granule_l2_side;       // ordered insert: bit g = 4 KiB granule g of the table's array is on side 1
   const u64* side_bound;            // ordered insert of a split by side: keys [0, *side_bound) on side 0 (null: none; wm_for_each_ordered_by_side)
+  wm_stretch_prefetch prefetch;     // ordered insert: the table's lines ahead of the walk (bytes 0: none; wm_ordered_tiles)
 };
 static_assert(sizeof(wm_bulk) == WM_BULK_BYTES, "wm_bulk differs from src/table/engine/ Bulk");
 
@@ -104,12 +119,23 @@ __device__ __forceinline__ void wm_for_each(u64 n, F f) {
 // barriers), outside divergent code.
 // (The tiles of items [begin, end), from *tiles: the loop of wm_for_each_ordered_lanes and of
 // each side's range in wm_for_each_ordered_by_side.)
+// With `pf` (its bytes not 0), the thread that takes a tile also prefetches the table's bytes of
+// the tile pf->lead tiles ahead (wm_stretch_prefetch).
 template <int ROUNDS, typename F>
-__device__ __forceinline__ void wm_ordered_tiles(u64 begin, u64 end, u64* tiles, F f) {
+__device__ __forceinline__ void wm_ordered_tiles(u64 begin, u64 end, u64* tiles, F f,
+                                                 const wm_stretch_prefetch* pf = nullptr) {
   __shared__ unsigned long long wm_tile;
   const u64 tile_items = (u64)ROUNDS * blockDim.x;
   while (true) {
-    if (threadIdx.x == 0) wm_tile = atomicAdd(reinterpret_cast<unsigned long long*>(tiles), 1ull);
+    if (threadIdx.x == 0) {
+      const u64 t = atomicAdd(reinterpret_cast<unsigned long long*>(tiles), 1ull);
+      wm_tile = t;
+      if (pf != nullptr && pf->bytes != 0) {
+        const u64 at = (t + pf->lead) * pf->per_tile;
+        if (at < pf->bytes)
+          wm_prefetch_l2(reinterpret_cast<const void*>(pf->base + at), (u32)min(pf->per_tile, (pf->bytes - at) & ~15ull));
+      }
+    }
     __syncthreads();
     const u64 base = begin + wm_tile * tile_items;
     __syncthreads();  // every thread has read wm_tile before the next tile overwrites it
@@ -124,6 +150,18 @@ __device__ __forceinline__ void wm_ordered_tiles(u64 begin, u64 end, u64* tiles,
 template <int ROUNDS, typename F>
 __device__ __forceinline__ void wm_for_each_ordered_lanes(u64 n, u64* tiles, F f) {
   wm_ordered_tiles<ROUNDS>(0, n, tiles, f);
+}
+
+// wm_for_each_ordered below, prefetching the table's stretch ahead of the walk by `pf`
+// (wm_stretch_prefetch; its bytes 0: none).
+template <int ROUNDS, typename F>
+__device__ __forceinline__ void wm_for_each_ordered_prefetching(u64 n, u64* tiles, const wm_stretch_prefetch& pf, F f) {
+  wm_ordered_tiles<ROUNDS>(
+      0, n, tiles,
+      [&](u64 i, bool active) {
+        if (active) f(i);
+      },
+      &pf);
 }
 
 // The same, f(i) for the items i < n only (one item per thread, no warp-collective code in f).

@@ -6,7 +6,7 @@ use super::multisplit::{
     multisplit_async, multisplit_by_side_async, multisplit_within, multisplit_within_indexed,
     PartFunction, SplitSides, MAX_WITHIN_PARTS,
 };
-use super::{bulk_grid, locality, Bulk, Scheme, SchemeConfig, BLOCK};
+use super::{bulk_grid, locality, Bulk, Scheme, SchemeConfig, StretchPrefetch, BLOCK};
 use crate::device::{DeviceBuffer, Gpu, Kernel, Launch, PinnedBuffer};
 use crate::error::check_same_len;
 use crate::sharded::split::{unsplit_by, Keep};
@@ -411,7 +411,15 @@ impl<S: Scheme> GpuTable<S> {
                     split.device_offsets.device_address() + at,
                 )
             });
-            self.launch_ordered_insert(&split.keys, split_values, mode, plan.deep, bound)?;
+            let stretches = Some(plan.part.parts);
+            self.launch_ordered_insert(
+                &split.keys,
+                split_values,
+                mode,
+                plan.deep,
+                bound,
+                stretches,
+            )?;
         }
         Ok(())
     }
@@ -474,7 +482,9 @@ impl<S: Scheme> GpuTable<S> {
     /// (zeroed first); with `deep`, its deep ordered insert where it has one
     /// ([`locality::Locality::deep_insert`]). With `side_bound` (a split by side: its offsets,
     /// and the device address of the one where side 1's keys begin), each side's blocks take
-    /// their side's keys. In input order where the scheme has no ordered kernel.
+    /// their side's keys. With `stretches` (the batch's split by the table's stretches, and no
+    /// split by side), the walk prefetches the table ahead of it where `WARPMAP_PREFETCH` asks
+    /// ([`prefetch_lead`]). In input order where the scheme has no ordered kernel.
     fn launch_ordered_insert(
         &mut self,
         keys: &DeviceBuffer<S::Key>,
@@ -482,8 +492,25 @@ impl<S: Scheme> GpuTable<S> {
         mode: InsertMode,
         deep: bool,
         side_bound: Option<(&DeviceBuffer<u64>, u64)>,
+        stretches: Option<u32>,
     ) -> Result<()> {
         let mut bulk = Bulk::insert_mode(keys, values, None, mode);
+        let array = self.scheme.locality().and_then(|l| l.array);
+        if let (Some(stretches), Some(array), None, Some(lead)) =
+            (stretches, array, side_bound, prefetch_lead())
+        {
+            let rounds = if deep {
+                locality::deep_rounds()
+            } else {
+                locality::ordered_rounds()
+            };
+            let tile = rounds as u64 * BLOCK as u64;
+            if let Some(p) =
+                StretchPrefetch::new(array.base, array.bytes, keys.len(), stretches, tile, lead)
+            {
+                bulk = bulk.with_prefetch(p);
+            }
+        }
         match side_bound {
             // The split by side was measured for (split_sides).
             Some((_, bound)) => {
@@ -1051,7 +1078,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if self.scheme.insert_kernel(keys.len()).is_some() {
             self.launch_insert(keys, values, None, mode)?;
         } else {
-            self.launch_ordered_insert(keys, values, mode, false, None)?;
+            self.launch_ordered_insert(keys, values, mode, false, None, None)?;
         }
         S::after_insert(self)
     }
@@ -1243,6 +1270,12 @@ fn one_view<'a, T: bytemuck::Pod>(
 /// The elements of `v` at `at`, in that order.
 fn gather<T: Copy>(v: &[T], at: &[usize]) -> Vec<T> {
     at.iter().map(|&i| v[i]).collect()
+}
+
+/// How far ahead the ordered insert's walk prefetches the table (`WARPMAP_PREFETCH`: a lead in
+/// stretches, such as 0.5; unset or 0: no prefetch): a measurement knob.
+fn prefetch_lead() -> Option<f64> {
+    super::knob::<f64>("WARPMAP_PREFETCH").filter(|l| *l > 0.0 && l.is_finite())
 }
 
 /// The items of an ordered kernel's tile (a resident block's [`locality::ordered_rounds`]
