@@ -16,15 +16,19 @@ static_assert(WM_BLOCK % 32 == 0 && WM_BLOCK <= 1024, "WM_BLOCK: whole warps, at
 
 // The prefetch of an ordered walk (host twin: `StretchPrefetch`, src/table/engine/mod.rs): a
 // batch in the order of the table's stretches starts, at key i of n, in about the table's byte
-// i / n x bytes; so when a block takes tile t, it brings into L2 the table's `per_tile` bytes
-// that tile t + lead will start in, one bulk prefetch (wm_prefetch_l2). The walk's first touch
-// of a line is then an L2 hit instead of a DRAM read at random within the stretch, and the
-// stretch comes from DRAM in address order. bytes 0: no prefetch.
+// i / n x bytes, and the keys of one part (stretch_tiles tiles) start at random within its
+// stretch. The thread that takes tile t brings into L2 the table's bytes of `rate` tiles, one
+// bulk prefetch (wm_prefetch_l2): counting v = t + lead tiles into its part, a stretch is
+// prefetched whole during the first stretch_tiles / rate tiles of v's part (rate 1: evenly, `lead`
+// tiles ahead), so the walk's first touch of a line is an L2 hit instead of a DRAM read at random
+// within the stretch, and the stretch comes from DRAM in address order. bytes 0: no prefetch.
 struct wm_stretch_prefetch {
-  u64 base;      // the table array's device address (16-byte aligned)
-  u64 bytes;     // its bytes
-  u64 per_tile;  // bytes a tile of the walk starts in (a multiple of 16)
-  u64 lead;      // tiles ahead
+  u64 base;           // the table array's device address (16-byte aligned)
+  u64 bytes;          // its bytes
+  u64 per_tile;       // bytes a tile of the walk starts in (a multiple of 16)
+  u64 lead;           // tiles ahead
+  u64 stretch_tiles;  // tiles a part (at least 1)
+  u64 rate;           // tiles' bytes prefetched by a tile (at least 1)
 };
 
 #if defined(WM_ENGINE) && defined(WM_KEY_BYTES) && defined(WM_VALUE_BYTES)
@@ -131,9 +135,11 @@ __device__ __forceinline__ void wm_ordered_tiles(u64 begin, u64 end, u64* tiles,
       const u64 t = atomicAdd(reinterpret_cast<unsigned long long*>(tiles), 1ull);
       wm_tile = t;
       if (pf != nullptr && pf->bytes != 0) {
-        const u64 at = (t + pf->lead) * pf->per_tile;
-        if (at < pf->bytes)
-          wm_prefetch_l2(reinterpret_cast<const void*>(pf->base + at), (u32)min(pf->per_tile, (pf->bytes - at) & ~15ull));
+        const u64 v = t + pf->lead, part = v / pf->stretch_tiles, u = v - part * pf->stretch_tiles;
+        const u64 at = (part * pf->stretch_tiles + u * pf->rate) * pf->per_tile;
+        if (u * pf->rate < pf->stretch_tiles && at < pf->bytes)
+          wm_prefetch_l2(reinterpret_cast<const void*>(pf->base + at),
+                         (u32)min(pf->rate * pf->per_tile, (pf->bytes - at) & ~15ull));
       }
     }
     __syncthreads();

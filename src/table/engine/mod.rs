@@ -251,9 +251,10 @@ pub struct Bulk {
 }
 
 /// The prefetch of an ordered walk (`wm_stretch_prefetch` in kernels/common/bulk.cuh): when a
-/// block takes tile `t` of a batch in the order of the table's stretches, it brings into L2 the
-/// `per_tile` bytes of the table array at `base` that tile `t + lead` starts in (key `i` of `n`
-/// starts near byte `i / n × bytes`). All zero: none.
+/// block takes tile `t` of a batch in the order of the table's stretches, it brings into L2
+/// `rate` tiles' share of the table array at `base` (key `i` of `n` starts near byte `i / n ×
+/// bytes`): counting `t + lead` into its part of `stretch_tiles` tiles, the part's stretch
+/// whole during its first `stretch_tiles / rate` tiles. All zero: none.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StretchPrefetch {
@@ -261,33 +262,37 @@ pub struct StretchPrefetch {
     bytes: u64,
     per_tile: u64,
     lead: u64,
+    stretch_tiles: u64,
+    rate: u64,
 }
 
 impl StretchPrefetch {
     /// A prefetch of the array `[base, base + bytes)` (16-byte aligned) for a batch of `n` keys
     /// in the order of `stretches` stretches, walked in tiles of `tile_items` keys, `lead`
-    /// stretches ahead (a fraction: 0.5 is half a stretch); `None` where it would bring nothing
-    /// or more than [`StretchPrefetch::MAX_PER_TILE`] a tile (a short batch into a large table).
+    /// stretches ahead (a fraction: 0.5 is half a stretch), each part's stretch prefetched in
+    /// the first `1 / rate` of it (`rate` at least 1); `None` where it would bring nothing or
+    /// more than [`StretchPrefetch::MAX_PER_TILE`] a tile (a short batch into a large table).
     pub fn new(
         base: u64,
         bytes: u64,
         n: usize,
         stretches: u32,
         tile_items: u64,
-        lead: f64,
+        (lead, rate): (f64, u32),
     ) -> Option<StretchPrefetch> {
         if n == 0
             || bytes == 0
             || stretches == 0
             || tile_items == 0
-            || !(lead > 0.0)
+            || !(lead >= 0.0)
             || base % 16 != 0
         {
             return None;
         }
         let per_tile = (bytes as u128 * tile_items as u128).div_ceil(n as u128);
         let per_tile = (per_tile.div_ceil(16) * 16) as u64;
-        if per_tile > Self::MAX_PER_TILE {
+        let rate = rate.max(1) as u64;
+        if per_tile * rate > Self::MAX_PER_TILE {
             return None;
         }
         let stretch_tiles = n as f64 / stretches as f64 / tile_items as f64;
@@ -295,7 +300,9 @@ impl StretchPrefetch {
             base,
             bytes,
             per_tile,
-            lead: (lead * stretch_tiles).round().max(1.0) as u64,
+            lead: (lead * stretch_tiles).round() as u64,
+            stretch_tiles: (stretch_tiles.round() as u64).max(1),
+            rate,
         })
     }
 
@@ -598,33 +605,47 @@ mod tests {
     #[test]
     fn bulk_is_the_kernels_layout() {
         // wm_bulk: nine 8-byte fields, then assign and part_count, then parts, sm_l2_side,
-        // granule_l2_side and side_bound, then the prefetch's four.
-        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8 + 4 * 8 + 4 * 8);
-        assert_eq!(std::mem::size_of::<StretchPrefetch>(), 4 * 8);
+        // granule_l2_side and side_bound, then the prefetch's six.
+        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8 + 4 * 8 + 6 * 8);
+        assert_eq!(std::mem::size_of::<StretchPrefetch>(), 6 * 8);
         // wm_ordered_part: four addresses, n and tile.
         assert_eq!(std::mem::size_of::<OrderedPart>(), 6 * 8);
     }
 
     #[test]
     fn a_prefetch_leads_by_its_share_of_a_stretch() {
-        // 2^27 keys into 4 GiB in 128 stretches, tiles of 1024: 32 KiB a tile, half a stretch
-        // (2^20 keys) 512 tiles ahead.
-        let p = StretchPrefetch::new(1 << 40, 4 << 30, 1 << 27, 128, 1024, 0.5).expect("one");
-        assert_eq!((p.per_tile, p.lead), (32 << 10, 512));
-        // Rounded up to 16 bytes; at least a tile ahead.
-        let p = StretchPrefetch::new(0, 1000, 100, 1, 10, 0.001).expect("one");
-        assert_eq!((p.per_tile, p.lead), (112, 1));
-        // None: off, empty, unaligned, or too much a tile.
+        // 2^27 keys into 4 GiB in 128 stretches, tiles of 1024: 32 KiB a tile, 1024 tiles a
+        // part, half a stretch 512 tiles ahead.
+        let p = StretchPrefetch::new(1 << 40, 4 << 30, 1 << 27, 128, 1024, (0.5, 1)).expect("1");
         assert_eq!(
-            StretchPrefetch::new(0, 1 << 30, 1 << 20, 64, 1024, 0.0),
+            (p.per_tile, p.lead, p.stretch_tiles, p.rate),
+            (32 << 10, 512, 1024, 1)
+        );
+        let p = StretchPrefetch::new(1 << 40, 4 << 30, 1 << 27, 128, 1024, (0.125, 4)).expect("4");
+        assert_eq!((p.lead, p.rate), (128, 4));
+        // Rounded up to 16 bytes; a part of at least one tile.
+        let p = StretchPrefetch::new(0, 1000, 100, 64, 10, (0.0, 0)).expect("one");
+        assert_eq!(
+            (p.per_tile, p.lead, p.stretch_tiles, p.rate),
+            (112, 0, 1, 1)
+        );
+        // None: empty, unaligned, too much a tile, or no lead.
+        assert_eq!(
+            StretchPrefetch::new(0, 0, 1 << 20, 64, 1024, (0.5, 1)),
             None
         );
-        assert_eq!(StretchPrefetch::new(0, 0, 1 << 20, 64, 1024, 0.5), None);
         assert_eq!(
-            StretchPrefetch::new(8, 1 << 30, 1 << 20, 64, 1024, 0.5),
+            StretchPrefetch::new(8, 1 << 30, 1 << 20, 64, 1024, (0.5, 1)),
             None
         );
-        assert_eq!(StretchPrefetch::new(0, 4 << 30, 1024, 64, 1024, 0.5), None);
+        assert_eq!(
+            StretchPrefetch::new(0, 4 << 30, 1024, 64, 1024, (0.5, 1)),
+            None
+        );
+        assert_eq!(
+            StretchPrefetch::new(0, 1 << 30, 1 << 20, 64, 1024, (-1.0, 1)),
+            None
+        );
     }
 
     #[test]

@@ -1272,10 +1272,17 @@ fn gather<T: Copy>(v: &[T], at: &[usize]) -> Vec<T> {
     at.iter().map(|&i| v[i]).collect()
 }
 
-/// How far ahead the ordered insert's walk prefetches the table (`WARPMAP_PREFETCH`: a lead in
-/// stretches, such as 0.5; unset or 0: no prefetch): a measurement knob.
-fn prefetch_lead() -> Option<f64> {
-    super::knob::<f64>("WARPMAP_PREFETCH").filter(|l| *l > 0.0 && l.is_finite())
+/// How the ordered insert's walk prefetches the table (measurement knobs): `WARPMAP_PREFETCH`
+/// a lead in stretches (such as 0.25; unset or negative: no prefetch), `WARPMAP_PREFETCH_RATE`
+/// how much faster than the walk each stretch comes in (1 by default; see [`StretchPrefetch`]).
+fn prefetch_lead() -> Option<(f64, u32)> {
+    let lead = super::knob::<f64>("WARPMAP_PREFETCH").filter(|l| *l >= 0.0 && l.is_finite())?;
+    Some((
+        lead,
+        super::knob::<u32>("WARPMAP_PREFETCH_RATE")
+            .unwrap_or(1)
+            .clamp(1, 64),
+    ))
 }
 
 /// The items of an ordered kernel's tile (a resident block's [`locality::ordered_rounds`]
