@@ -82,6 +82,18 @@ pub fn deep_rounds() -> u32 {
         .unwrap_or(DEEP_ROUNDS)
 }
 
+/// How far ahead of its walk (in stretches) the ordered insert brings the table into L2: when a
+/// block takes a tile, one bulk prefetch of the table's bytes that the tile a quarter of a
+/// part later starts in (`wm_stretch_prefetch`, kernels/common/bulk.cuh). The walk's first
+/// touch of a line is otherwise a DRAM read at random within the stretch (half the L2 sectors
+/// it reads miss). Measured on two H200s, the same binary with and without (2^27 keys, inserts,
+/// bench/NOTES.md, session AH): u64 pairs +2.4-2.7 % at load 0.5, +1.6-2.1 % at 0.8, +1.2-1.5 %
+/// at 0.9, 0 at 0.95; u32 pairs 0 / +1.2 / +1.2-1.5 / 0. Longer leads lost (0.5: +0.8 %; 1: -4 %,
+/// the prefetched lines evicted before their keys come: DRAM reads 6.4 → 10.8 GB), and so did
+/// each stretch brought in faster than the walk (`WARPMAP_PREFETCH_RATE` 4 or 8). Even at 0.25
+/// the DRAM reads rise (6.4 → 8.1 GB for u64 pairs at 0.5): the gain is the misses' latency.
+pub const PREFETCH_LEAD: f64 = 0.25;
+
 /// Whether inserts are partitioned by locality (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LocalityMode {

@@ -483,8 +483,8 @@ impl<S: Scheme> GpuTable<S> {
     /// ([`locality::Locality::deep_insert`]). With `side_bound` (a split by side: its offsets,
     /// and the device address of the one where side 1's keys begin), each side's blocks take
     /// their side's keys. With `stretches` (the batch's split by the table's stretches, and no
-    /// split by side), the walk prefetches the table ahead of it where `WARPMAP_PREFETCH` asks
-    /// ([`prefetch_lead`]). In input order where the scheme has no ordered kernel.
+    /// split by side), the walk prefetches the table ahead of it ([`prefetch_lead`]). In input
+    /// order where the scheme has no ordered kernel.
     fn launch_ordered_insert(
         &mut self,
         keys: &DeviceBuffer<S::Key>,
@@ -1272,17 +1272,24 @@ fn gather<T: Copy>(v: &[T], at: &[usize]) -> Vec<T> {
     at.iter().map(|&i| v[i]).collect()
 }
 
-/// How the ordered insert's walk prefetches the table (measurement knobs): `WARPMAP_PREFETCH`
-/// a lead in stretches (such as 0.25; unset or negative: no prefetch), `WARPMAP_PREFETCH_RATE`
-/// how much faster than the walk each stretch comes in (1 by default; see [`StretchPrefetch`]).
+/// How the ordered insert's walk prefetches the table: [`locality::PREFETCH_LEAD`] stretches
+/// ahead, evenly, unless the measurement knobs say otherwise: `WARPMAP_PREFETCH` a lead in
+/// stretches (`off`: no prefetch), `WARPMAP_PREFETCH_RATE` how much faster than the walk each
+/// stretch comes in (1 by default; see [`StretchPrefetch`]).
 fn prefetch_lead() -> Option<(f64, u32)> {
-    let lead = super::knob::<f64>("WARPMAP_PREFETCH").filter(|l| *l >= 0.0 && l.is_finite())?;
-    Some((
-        lead,
-        super::knob::<u32>("WARPMAP_PREFETCH_RATE")
-            .unwrap_or(1)
-            .clamp(1, 64),
-    ))
+    let lead = match super::knob::<String>("WARPMAP_PREFETCH")
+        .as_deref()
+        .map(str::trim)
+    {
+        Some("off") => return None,
+        Some(l) => l
+            .parse::<f64>()
+            .ok()
+            .filter(|l| *l >= 0.0 && l.is_finite())?,
+        None => locality::PREFETCH_LEAD,
+    };
+    let rate = super::knob::<u32>("WARPMAP_PREFETCH_RATE").unwrap_or(1);
+    Some((lead, rate.clamp(1, 64)))
 }
 
 /// The items of an ordered kernel's tile (a resident block's [`locality::ordered_rounds`]
