@@ -49,16 +49,9 @@ extern "C" __global__ void l2_sides_sm_latency(u32* buf, u32 lines, int chain, u
 // aligned 4 KiB at (base / 4096 + g) * 4096, timed at its first word inside the array. Lane 0 of
 // each warp times every (warps in the grid)-th granule from its SM; a latency below `threshold`
 // means the granule is on the SM's side (sm_l2_side[smid], 0 or 1; 0xff: unknown, no timing).
-// Bit g of `bits` (zeroed by the host) is set for the granules on side 1. Only some granules are
-// timed: every g < full, and of the others those that wm_l2_granule_sampled picks (1 in
-// 2^sample_bits; all with 0): the host fits the sides' model to them (SideModel::fit,
-// src/table/engine/l2_sides.rs), which needs whole pages for the in-page parity and a few
-// granules of every other 2 MiB page.
-__device__ __forceinline__ bool wm_l2_granule_sampled(u64 g, u64 full, u32 sample_bits) {
-  return g < full || sample_bits == 0u || (((u32)g * 0x9e3779b1u) >> (32u - sample_bits)) == 0u;
-}
+// Bit g of `bits` (zeroed by the host) is set for the granules on side 1.
 extern "C" __global__ void l2_sides_granules(u64 base, u64 bytes, const u8* sm_l2_side, u32 threshold, int chain,
-                                             u32 zero, u32* bits, u64 full, u32 sample_bits) {
+                                             u32 zero, u32* bits) {
   const u32 sm = wm_smid();
   const u32 mine = sm < WM_L2_SIDES_MAX_SM ? sm_l2_side[sm] : 0xffu;
   if ((threadIdx.x & 31u) != 0 || mine > 1u || bytes == 0) return;
@@ -66,7 +59,6 @@ extern "C" __global__ void l2_sides_granules(u64 base, u64 bytes, const u8* sm_l
   const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
   for (u64 g = warp; g < granules; g += warps) {
-    if (!wm_l2_granule_sampled(g, full, sample_bits)) continue;
     const u64 at = max((first + g) << 12, base) & ~3ull;
     const bool near = wm_l2_latency(reinterpret_cast<u32*>(at), chain, zero) < threshold;
     const u32 side = near ? mine : mine ^ 1u;

@@ -414,37 +414,12 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
   }
 }
 
-// A split by the L2's side as well as by stretch (host twin: `SplitSides`,
-// src/table/engine/multisplit.rs; one pass only): part side * stretches + stretch, where a key's
-// stretch is wm_part_of(k, seed, stretches) and its side the L2 side of its first window
-// (map_to_range of the same hash onto `windows` windows of `window_bytes` bytes from `base`) by
-// the table's side model (wm_l2_side_at). So side 0's keys come first, then side 1's, each in
-// the order of the table's stretches: the ordered insert's blocks on each side of the L2 walk
-// their side's keys (wm_for_each_ordered_by_side, kernels/common/bulk.cuh). page_side null: no
-// sides (the other group functions).
-struct wm_ms_sides {
-  const u32* page_side;
-  u64 base;
-  u64 first_page;
-  u32 windows;
-  u32 window_bytes;
-  u32 in_page_mask;
-  u32 stretches;
-};
-static_assert(sizeof(wm_ms_sides) == 40, "wm_ms_sides differs from src/table/engine/multisplit.rs SplitSides");
-
 // The coarse group of a key. With within > 1 (one pass only: fine_bits = 0), the part is
 // composite: parts / within outer parts by (seed), each cut into `within` by (within_seed), as
 // the sharded table's split that also orders each shard's keys by its table's stretches
-// (src/sharded/split.rs). With sides (one pass only), the part of a split by side and stretch.
+// (src/sharded/split.rs).
 __device__ __forceinline__ u32 wm_ms_group(const wm_key& k, u64 seed, u32 parts, u32 fine_bits,
-                                           u64 within_seed, u32 within, const wm_ms_sides& sides) {
-  if (sides.page_side != nullptr) {
-    const u32 h = wm_part_hash<WM_HASH>(k, seed);
-    const u64 at = sides.base + (u64)wm_map_to_range(h, sides.windows) * sides.window_bytes;
-    const u32 side = wm_l2_side_at(at, sides.page_side, sides.first_page, sides.in_page_mask);
-    return side * sides.stretches + wm_map_to_range(h, sides.stretches);
-  }
+                                           u64 within_seed, u32 within) {
   if (within > 1u)
     return wm_part_of<WM_HASH>(k, seed, parts / within) * within + wm_part_of<WM_HASH>(k, within_seed, within);
   return wm_part_of<WM_HASH>(k, seed, parts) >> fine_bits;
@@ -459,8 +434,7 @@ __device__ __forceinline__ u32 wm_ms_group(const wm_key& k, u64 seed, u32 parts,
 // 256-thread blocks read at 1.1 TB/s).
 extern "C" __global__ void __launch_bounds__(WM_MS_COUNT_BLOCK) multisplit_coarse_count(
     const wm_key* __restrict__ keys, u64 n, u64 seed, u32 parts, u32 fine_bits, u64 within_seed,
-    u32 within, const u32* __restrict__ bins, u32 groups, u64 chunk, u64* __restrict__ counts,
-    wm_ms_sides sides) {
+    u32 within, const u32* __restrict__ bins, u32 groups, u64 chunk, u64* __restrict__ counts) {
   __shared__ u32 hist[WM_MS_MAX_BINS];
   for (u32 g = threadIdx.x; g < groups; g += blockDim.x) hist[g] = 0;
   __syncthreads();
@@ -484,7 +458,7 @@ extern "C" __global__ void __launch_bounds__(WM_MS_COUNT_BLOCK) multisplit_coars
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
       const u64 i = base + (u64)j * blockDim.x + threadIdx.x;
       if (i < end) {
-        const u32 g = bins != nullptr ? given[j] : wm_ms_group(k[j], seed, parts, fine_bits, within_seed, within, sides);
+        const u32 g = bins != nullptr ? given[j] : wm_ms_group(k[j], seed, parts, fine_bits, within_seed, within);
         atomicAdd(&hist[g], 1u);
       }
     }
@@ -510,8 +484,7 @@ extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_coarse_sca
     const wm_key* __restrict__ keys, const wm_ms_value* __restrict__ values, u64 n, u64 seed,
     u32 parts, u32 fine_bits, u64 within_seed, u32 within, const u32* __restrict__ bins, u32 groups,
     u64 chunk, const u64* __restrict__ counts, const u64* __restrict__ group_offsets,
-    wm_key* __restrict__ keys_out, wm_ms_value* __restrict__ values_out, u32* __restrict__ positions,
-    wm_ms_sides sides) {
+    wm_key* __restrict__ keys_out, wm_ms_value* __restrict__ values_out, u32* __restrict__ positions) {
   wm_ms_tile_smem& s = wm_ms_smem();
   for (u32 g = threadIdx.x; g < groups; g += WM_MS_CBLOCK) {
     s.cursor[g] = group_offsets[g] + counts[(u64)g * gridDim.x + blockIdx.x];
@@ -523,7 +496,7 @@ extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_coarse_sca
   wm_ms_move(
       s, keys, values, begin, end, groups,
       [&](const wm_key& k, u64 i) {
-        return bins != nullptr ? bins[i] : wm_ms_group(k, seed, parts, fine_bits, within_seed, within, sides);
+        return bins != nullptr ? bins[i] : wm_ms_group(k, seed, parts, fine_bits, within_seed, within);
       },
       keys_out, values_out, positions);
 }

@@ -618,15 +618,10 @@ __device__ __forceinline__ void wd_find_solo(const wd_view& t, const wd_arrays& 
 // whole window, tiles of ROUNDS x the block's threads consecutive keys handed out in order
 // (wm_for_each_ordered), so that the keys in flight probe a stretch of the table that stays in
 // L2. No statuses (b.status is null: the host takes this path only without them); t.meta[2] is
-// the tile counter. Where the host asks (b.prefetch), each tile's block also brings the slot
-// array's stretch ahead of the walk into L2 (wm_stretch_prefetch).
+// the tile counter.
 //
-// Where the batch is split by the L2's side as well as by stretch (b.side_bound not null: a GPU
-// with two sides; src/table/engine/l2_sides.rs), side 0's keys come first and each side's
-// blocks walk their own side's keys (wm_for_each_ordered_by_side, tile counters t.meta[2] and
-// t.meta[3]), so that their window loads and CAS stay in the L2 partition on the block's side.
-// Where the host passes the sides without that split (b.sm_l2_side alone: WARPMAP_L2_SIDES=walk),
-// each key goes to a block on the side of its first
+// Where the host passes the L2's two sides (b.sm_l2_side not null: WARPMAP_L2_SIDES=on and a GPU
+// with two; src/table/engine/l2_sides.rs), each key goes to a block on the side of its first
 // window's 4 KiB granule (wm_for_each_ordered_l2_sided, tile counters t.meta[2] and t.meta[3]),
 // so that its window loads and its CAS stay in the L2 partition on the block's side instead of
 // crossing the fabric between the two. Sentinel keys (the side path, side.cuh) have no window:
@@ -637,9 +632,7 @@ __device__ __forceinline__ void wd_insert_ordered(const wd_view& t, const wm_bul
   const wd_arrays a(t);
   long long inserted = 0, failed = 0;
   const auto insert = [&](u64 idx) { wd_insert_solo(t, a, b.keys, b.values, idx, b.assign, inserted, failed); };
-  if (b.side_bound != nullptr) {
-    wm_for_each_ordered_by_side<ROUNDS>(b.n, *b.side_bound, t.meta + 2, b.sm_l2_side, insert);
-  } else if (b.sm_l2_side != nullptr && b.granule_l2_side != nullptr) {
+  if (b.sm_l2_side != nullptr) {
     const auto side_of = [&](u64 idx) -> u32 {
       const wm_key k = b.keys[idx];
 #if !defined(WD_LAYOUT_TAGGED)
@@ -652,7 +645,7 @@ __device__ __forceinline__ void wd_insert_ordered(const wd_view& t, const wm_bul
     };
     wm_for_each_ordered_l2_sided<ROUNDS>(b.n, t.meta + 2, b.sm_l2_side, side_of, insert);
   } else {
-    wm_for_each_ordered_prefetching<ROUNDS>(b.n, t.meta + 2, b.prefetch, insert);
+    wm_for_each_ordered<ROUNDS>(b.n, t.meta + 2, insert);
   }
   wm_add_count(t.meta, inserted);
   wm_add_count(t.meta + 1, failed);

@@ -600,139 +600,43 @@ fn l2_sides_are_measured() {
     );
 }
 
-/// An array's sides: the model fitted to a sample of its granules gives the side of nearly
-/// every granule that a full timing finds, about half of them on each side, and a second
-/// measurement gives the same sides (the measurement itself, whether or not
-/// `WARPMAP_L2_SIDES` turns the sides on).
+/// An array's granules: about half on each side, and the same sides when measured again (the
+/// measurement itself, whether or not `WARPMAP_L2_SIDES` turns the sided insert on).
 #[test]
 fn l2_sides_of_an_array() {
-    use warpmap::table::engine::l2_sides::{self, TableL2Sides};
+    use warpmap::table::engine::l2_sides::TableL2Sides;
     let Some(gpu) = gpu() else { return };
-    if l2_sides::synthetic() {
+    let buf = gpu.alloc_filled::<u32>(16 << 20, 0).expect("64 MiB");
+    let (base, bytes) = (buf.device_address(), buf.num_bytes() as u64);
+    let bits = |s: &TableL2Sides| {
+        let mut v = vec![0u32; s.granules.len()];
+        gpu.copy_to_host(&s.granules, &mut v).expect("copy");
+        v
+    };
+    if warpmap::table::engine::l2_sides::synthetic() {
         return; // made-up sides: nothing measured
     }
-    let buf = gpu.alloc_filled::<u32>(64 << 20, 0).expect("256 MiB");
-    let (base, bytes) = (buf.device_address(), buf.num_bytes() as u64);
     let Some(first) = TableL2Sides::measure(&gpu, base, bytes).expect("measured") else {
-        // As in l2_sides_are_measured: one L2, or blurred timings (or no model fits).
-        eprintln!("no model of two L2 sides on sm_{}", gpu.sm());
+        // As in l2_sides_are_measured: one L2, or blurred timings.
+        eprintln!("no two L2 sides found on sm_{}", gpu.sm());
         return;
     };
     let second = TableL2Sides::measure(&gpu, base, bytes)
         .expect("measured")
         .expect("sides");
-    let sms = l2_sides::sm_sides(&gpu).expect("kept").expect("sides");
-    let full = l2_sides::measure_granules(&gpu, &sms, base, bytes, 0, 0)
-        .expect("timed")
-        .expect("bits");
-    let a = first.model.granule_bits(base, bytes);
-    let b = second.model.granule_bits(base, bytes);
+    let (a, b) = (bits(&first), bits(&second));
     let granules = (((base + bytes - 1) >> 12) - (base >> 12) + 1) as usize;
-    assert_eq!(
-        (a.len(), full.len()),
-        (granules.div_ceil(32), granules.div_ceil(32))
-    );
-    let same = |x: &[u32], y: &[u32]| {
-        let agree: usize = x
-            .iter()
-            .zip(y)
-            .map(|(p, q)| (!(p ^ q)).count_ones() as usize)
-            .sum();
-        (agree - (x.len() * 32 - granules)) as f64 / granules as f64
-    };
+    assert_eq!(a.len(), granules.div_ceil(32));
     let ones = a.iter().map(|w| w.count_ones() as usize).sum::<usize>();
     let share = ones as f64 / granules as f64;
-    let (model_vs_full, again) = (same(&a, &full), same(&a, &b));
-    eprintln!(
-        "in-page mask {:#b}, granules on side 1: {share:.3}; the model against every granule \
-         timed: {model_vs_full:.4}; two models: {again:.4}; the sample's agreement {:.4}",
-        first.model.in_page_mask, first.agreement
-    );
+    let same = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| (!(x ^ y)).count_ones() as usize)
+        .sum::<usize>();
+    let agree = same as f64 / (a.len() * 32) as f64;
+    eprintln!("granules on side 1: {share:.3}; agreement of two measurements: {agree:.4}");
     assert!((0.3..=0.7).contains(&share), "side 1 share {share}");
-    assert!(
-        model_vs_full >= 0.95,
-        "model against the full timing {model_vs_full}"
-    );
-    assert!(again >= 0.95, "two models {again}");
+    assert!(agree >= 0.9, "agreement {agree}");
     drop(buf);
-}
-
-/// The split by side (src/table/engine/multisplit.rs `multisplit_by_side_async`): every key in
-/// the part of its stretch and of its first window's side by a model (made up here: the split
-/// only computes addresses, it never reads the array), each key once with its value.
-#[test]
-fn split_by_side_puts_each_key_on_its_side() {
-    use warpmap::hash::{hash_pair, map_to_range, HashFunction};
-    use warpmap::table::engine::l2_sides::SideModel;
-    use warpmap::table::engine::multisplit::{multisplit_by_side_async, SplitSides};
-    let Some(gpu) = gpu() else { return };
-    let mut rng = SplitMix64::new(0x51de);
-    let n = 1 << 20;
-    let keys = unique_keys::<u64>(&mut rng, n, true);
-    let values: Vec<u64> = keys.iter().map(|k| k ^ 0xabc).collect();
-    // A made-up array of 99991 windows of 64 bytes from 1 MiB into a 2 MiB page.
-    let (windows, window_bytes) = (99_991u32, 64u32);
-    let base = (0x7f00u64 << 32) + (1 << 20);
-    let bytes = windows as u64 * window_bytes as u64;
-    let first_page = base >> 21;
-    let pages = ((base + bytes - 1) >> 21) - first_page + 1;
-    let model = SideModel {
-        in_page_mask: 0b1010_1011,
-        first_page,
-        page_side: vec![0b0110_1001; pages.div_ceil(32) as usize],
-    };
-    let pages_dev = gpu.upload(&model.page_side).expect("pages");
-    let (seed, stretches) = (0x1234_5678u64, 8u32);
-    let f = PartFunction::new(stretches, seed);
-    // SAFETY: pages_dev holds model.page_side on this GPU until the split is read back below,
-    // and the model covers [base, base + windows × window_bytes) (made up: never read).
-    let sides = unsafe {
-        SplitSides::new(
-            pages_dev.device_address(),
-            &model,
-            base,
-            windows,
-            window_bytes,
-            stretches,
-        )
-    };
-    let (dk, dv) = (
-        gpu.upload(&keys).expect("keys"),
-        gpu.upload(&values).expect("values"),
-    );
-    let split = multisplit_by_side_async(&gpu, &dk, &dv, &f, &sides).expect("split");
-    let (sk, sv) = (
-        gpu.download(&split.keys).expect("keys"),
-        gpu.download(split.values.as_ref().expect("values"))
-            .expect("values"),
-    );
-    let offsets = gpu.download(&split.device_offsets).expect("offsets");
-    assert_eq!(offsets.len(), 2 * stretches as usize + 1);
-    assert_eq!((offsets[0], offsets[2 * stretches as usize]), (0, n as u64));
-    let mut on_side = [0usize; 2];
-    for p in 0..2 * stretches as usize {
-        for j in offsets[p] as usize..offsets[p + 1] as usize {
-            let k = sk[j];
-            let h = hash_pair(k, 8, seed, HashFunction::Murmur3).0;
-            let at = base + map_to_range(h, windows) as u64 * window_bytes as u64;
-            let side = model.side_of(at) as usize;
-            assert_eq!(
-                p,
-                side * stretches as usize + map_to_range(h, stretches) as usize,
-                "key {k:#x}"
-            );
-            assert_eq!(sv[j], k ^ 0xabc, "key {k:#x} moved with its value");
-            on_side[side] += 1;
-        }
-    }
-    let mut sorted = sk.clone();
-    sorted.sort_unstable();
-    let mut want = keys.clone();
-    want.sort_unstable();
-    assert_eq!(sorted, want, "every key once");
-    assert!(on_side.iter().all(|&c| c > n / 3), "{on_side:?}");
-    // Too many stretches for one pass, or sides made for another count: refused.
-    let wide = PartFunction::new(1024, seed);
-    assert!(multisplit_by_side_async(&gpu, &dk, &dv, &wide, &sides).is_err());
-    drop(pages_dev);
 }

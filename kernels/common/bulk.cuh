@@ -14,26 +14,8 @@
 static_assert(WM_BLOCK % 32 == 0 && WM_BLOCK <= 1024, "WM_BLOCK: whole warps, at most 1024 threads");
 #endif
 
-// The prefetch of an ordered walk (host twin: `StretchPrefetch`, src/table/engine/mod.rs): a
-// batch in the order of the table's stretches starts, at key i of n, in about the table's byte
-// i / n x bytes, and the keys of one part (stretch_tiles tiles) start at random within its
-// stretch. The thread that takes tile t brings into L2 the table's bytes of `rate` tiles, one
-// bulk prefetch (wm_prefetch_l2): counting v = t + lead tiles into its part, a stretch is
-// prefetched whole during the first stretch_tiles / rate tiles of v's part (rate 1: evenly, `lead`
-// tiles ahead), so the walk's first touch of a line is an L2 hit instead of a DRAM read at random
-// within the stretch, and the stretch comes from DRAM in address order. bytes 0: no prefetch.
-struct wm_stretch_prefetch {
-  u64 base;           // the table array's device address (16-byte aligned)
-  u64 bytes;          // its bytes
-  u64 per_tile;       // bytes a tile of the walk starts in (a multiple of 16)
-  u64 lead;           // tiles ahead
-  u64 stretch_tiles;  // tiles a part (at least 1)
-  u64 rate;           // tiles' bytes prefetched by a tile (at least 1)
-};
-
 #if defined(WM_ENGINE) && defined(WM_KEY_BYTES) && defined(WM_VALUE_BYTES)
 struct wm_ordered_part;  // below
-
 
 // One batch. Each kernel reads the fields of its operation; the others are null/zero.
 struct wm_bulk {
@@ -51,8 +33,6 @@ struct wm_bulk {
   const wm_ordered_part* parts;  // ordered parts: the parts (n: their tiles in all; counter: the tile counter)
   const u8* sm_l2_side;             // ordered insert: the L2 side of each SM (null: no sides; wm_for_each_ordered_l2_sided)
   const u32* granule_l2_side;       // ordered insert: bit g = 4 KiB granule g of the table's array is on side 1
-  const u64* side_bound;            // ordered insert of a split by side: keys [0, *side_bound) on side 0 (null: none; wm_for_each_ordered_by_side)
-  wm_stretch_prefetch prefetch;     // ordered insert: the table's lines ahead of the walk (bytes 0: none; wm_ordered_tiles)
 };
 static_assert(sizeof(wm_bulk) == WM_BULK_BYTES, "wm_bulk differs from src/table/engine/ Bulk");
 
@@ -121,53 +101,22 @@ __device__ __forceinline__ void wm_for_each(u64 n, F f) {
 // and a grid of a block per few items pays a block launch and a count flush per few items (both
 // measured on an H100: bench/NOTES.md, issue 18). Every thread of the block calls it (block
 // barriers), outside divergent code.
-// (The tiles of items [begin, end), from *tiles: the loop of wm_for_each_ordered_lanes and of
-// each side's range in wm_for_each_ordered_by_side.)
-// With `pf` (its bytes not 0), the thread that takes a tile also prefetches the table's bytes of
-// the tile pf->lead tiles ahead (wm_stretch_prefetch).
 template <int ROUNDS, typename F>
-__device__ __forceinline__ void wm_ordered_tiles(u64 begin, u64 end, u64* tiles, F f,
-                                                 const wm_stretch_prefetch* pf = nullptr) {
+__device__ __forceinline__ void wm_for_each_ordered_lanes(u64 n, u64* tiles, F f) {
   __shared__ unsigned long long wm_tile;
   const u64 tile_items = (u64)ROUNDS * blockDim.x;
   while (true) {
-    if (threadIdx.x == 0) {
-      const u64 t = atomicAdd(reinterpret_cast<unsigned long long*>(tiles), 1ull);
-      wm_tile = t;
-      if (pf != nullptr && pf->bytes != 0) {
-        const u64 v = t + pf->lead, part = v / pf->stretch_tiles, u = v - part * pf->stretch_tiles;
-        const u64 at = (part * pf->stretch_tiles + u * pf->rate) * pf->per_tile;
-        if (u * pf->rate < pf->stretch_tiles && at < pf->bytes)
-          wm_prefetch_l2(reinterpret_cast<const void*>(pf->base + at),
-                         (u32)min(pf->rate * pf->per_tile, (pf->bytes - at) & ~15ull));
-      }
-    }
+    if (threadIdx.x == 0) wm_tile = atomicAdd(reinterpret_cast<unsigned long long*>(tiles), 1ull);
     __syncthreads();
-    const u64 base = begin + wm_tile * tile_items;
+    const u64 base = wm_tile * tile_items;
     __syncthreads();  // every thread has read wm_tile before the next tile overwrites it
-    if (base >= end) return;
+    if (base >= n) return;
 #pragma unroll 1
     for (int r = 0; r < ROUNDS; r++) {
       const u64 i = base + (u64)r * blockDim.x + threadIdx.x;
-      f(i, i < end);
+      f(i, i < n);
     }
   }
-}
-template <int ROUNDS, typename F>
-__device__ __forceinline__ void wm_for_each_ordered_lanes(u64 n, u64* tiles, F f) {
-  wm_ordered_tiles<ROUNDS>(0, n, tiles, f);
-}
-
-// wm_for_each_ordered below, prefetching the table's stretch ahead of the walk by `pf`
-// (wm_stretch_prefetch; its bytes 0: none).
-template <int ROUNDS, typename F>
-__device__ __forceinline__ void wm_for_each_ordered_prefetching(u64 n, u64* tiles, const wm_stretch_prefetch& pf, F f) {
-  wm_ordered_tiles<ROUNDS>(
-      0, n, tiles,
-      [&](u64 i, bool active) {
-        if (active) f(i);
-      },
-      &pf);
 }
 
 // The same, f(i) for the items i < n only (one item per thread, no warp-collective code in f).
@@ -240,32 +189,6 @@ __device__ __forceinline__ void wm_for_each_ordered_l2_sided(u64 n, u64* tiles, 
       for (u32 j = threadIdx.x; j < count; j += blockDim.x) f(base + wm_side_items[j]);
       __syncthreads();  // every thread is done with the tile's list and count
     }
-  }
-}
-#endif
-
-#if defined(WM_BLOCK)
-// wm_for_each_ordered over a batch split by the L2's side as well as by stretch (the engine's
-// split by side, kernels/multisplit.cu wm_ms_sides): items [0, bound) have their first window on
-// side 0 of the L2, [bound, n) on side 1, each range in the order of the table's stretches. A
-// block walks its own side's range first (the side of its SM, sm_l2_side, as in
-// wm_for_each_ordered_l2_sided), tiles of ROUNDS x blockDim.x items from the zeroed counter
-// tiles[side], then the other side's range, so every item is taken once whatever SMs the blocks
-// get. Nothing is picked inside a tile: the blocks of each side run the plain walk over their
-// keys, and each side's keys in flight span the same stretch as the plain walk's (half the keys
-// over half the range). Every thread of the block calls it, outside divergent code.
-template <int ROUNDS, typename F>
-__device__ __forceinline__ void wm_for_each_ordered_by_side(u64 n, u64 bound, u64* tiles, const u8* sm_l2_side,
-                                                            F f) {
-  const u32 sm = wm_smid();
-  const u32 own = (sm < WM_L2_SIDES_MAX_SM && sm_l2_side[sm] == 1u) ? 1u : 0u;
-  bound = min(bound, n);
-#pragma unroll 1
-  for (u32 pass = 0; pass < 2; pass++) {
-    const u32 side = own ^ pass;
-    wm_ordered_tiles<ROUNDS>(side ? bound : 0ull, side ? n : bound, tiles + side, [&](u64 i, bool active) {
-      if (active) f(i);
-    });
   }
 }
 #endif

@@ -74,36 +74,19 @@ __device__ __forceinline__ T wm_block_exclusive_scan(const T* in, u64 n, F store
   return carry;
 }
 
-// The L2 side (0 or 1) of the byte at device address `at` by a table's side model (host twin:
-// `SideModel::side_of`, src/table/engine/l2_sides.rs): a line's side is a parity of physical
-// address bits from bit 12 up, so within a 2 MiB page (where virtual and physical bits 12-20
-// agree) it is the parity of the address's bits 12-20 under `in_page_mask` (as bits 0-8), flipped
-// where bit (page - first_page) of `page_side` is set.
-__device__ __forceinline__ u32 wm_l2_side_at(u64 at, const u32* __restrict__ page_side, u64 first_page,
-                                             u32 in_page_mask) {
-  const u64 page = (at >> 21) - first_page;
-  const u32 flip = __ldg(page_side + (page >> 5)) >> (page & 31u);
-  return ((u32)__popc((u32)(at >> 12) & 511u & in_page_mask) ^ flip) & 1u;
-}
-
 // The part of a key: the first 32-bit hash of the key under `seed` (wm_hash_pair's x for keys
 // of 4 and 8 bytes, the low half of wm_hash_words for wider ones), mapped onto [0, parts) by
 // its high bits ((h * parts) >> 32). Use a seed that no table the parts go into uses: with the
 // same hash and seed, a part's keys would all fall into 1/parts of that table's windows.
 #if defined(WM_KEY_BYTES)
-// The first 32-bit hash of a key under `seed`, which wm_part_of maps onto its parts (and a
-// WarpDrive table under the same seed onto its windows: src/table/engine/locality.rs).
-template <int HASH>
-__device__ __forceinline__ u32 wm_part_hash(const wm_key& k, u64 seed) {
-#if defined(WM_KEY_WIDE)
-  return (u32)wm_hash_words<HASH, WM_KEY_BYTES / 4>(k.w, seed);
-#else
-  return wm_hash_pair<HASH, WM_KEY_BYTES>((u64)k, seed).x;
-#endif
-}
 template <int HASH>
 __device__ __forceinline__ u32 wm_part_of(const wm_key& k, u64 seed, u32 parts) {
-  return wm_map_to_range(wm_part_hash<HASH>(k, seed), parts);
+#if defined(WM_KEY_WIDE)
+  const u32 h = (u32)wm_hash_words<HASH, WM_KEY_BYTES / 4>(k.w, seed);
+#else
+  const u32 h = wm_hash_pair<HASH, WM_KEY_BYTES>((u64)k, seed).x;
+#endif
+  return wm_map_to_range(h, parts);
 }
 
 // Calls f(i, part, key) for every index i of [0, n) with its key and part, and f(i, WM_NO_PART,

@@ -52,18 +52,6 @@ __device__ __forceinline__ ulonglong2 wm_staged(const wm_stage& stage, u32 i) {
 #define WM_HAS_BULK_COPY 0
 #endif
 
-// Brings `bytes` of global memory at `from` into L2 without waiting (from and bytes multiples
-// of 16): one bulk prefetch on sm_90 (cp.async.bulk.prefetch.L2, issued by the calling thread),
-// else a prefetch a 128-byte line from the calling thread.
-__device__ __forceinline__ void wm_prefetch_l2(const void* from, u32 bytes) {
-#if WM_HAS_BULK_COPY
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(from), "r"(bytes) : "memory");
-#else
-  const char* p = static_cast<const char*>(from);
-  for (u32 at = 0; at < bytes; at += 128u) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p + at));
-#endif
-}
-
 // Whether `bytes` at `from` (global) may be bulk-copied to `to` (shared).
 __device__ __forceinline__ bool wm_bulk_copy_fits(const void* to, const void* from, u64 bytes) {
   return WM_HAS_BULK_COPY && ((reinterpret_cast<u64>(to) | reinterpret_cast<u64>(from) | bytes) & 15u) == 0;

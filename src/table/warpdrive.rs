@@ -66,7 +66,7 @@ use crate::hash::{next_prime, HashFunction};
 use crate::kernels::{KernelSource, WARPDRIVE};
 use crate::key::{Key, Value};
 pub use crate::table::engine::locality::LocalityMode;
-use crate::table::engine::locality::{self, FirstProbes, Locality, OrderedKernel, Stretches};
+use crate::table::engine::locality::{self, Locality, OrderedKernel, Stretches};
 use crate::table::engine::{
     check_fits, engine_source, resolve_max_probes, scheme_config, GpuTable, Scheme,
 };
@@ -527,11 +527,7 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
                 mode: self.config.locality,
             },
             // The windows' slots, or (tagged layout) their tags, 4 bytes a slot at the start.
-            array: Some(FirstProbes {
-                base: self.slots.device_address(),
-                bytes: first_probe_bytes,
-                windows: self.windows,
-            }),
+            array: Some((self.slots.device_address(), first_probe_bytes)),
         })
     }
 

@@ -10,33 +10,29 @@
 //! is measured. Random 16-byte read + 128-bit CAS (the insert's two requests a key) from every
 //! SM ran 28.0 G/s over any line of a 32 MiB buffer and **40.3 G/s over near lines only**.
 //!
-//! The ordered insert can take the sides (`WARPMAP_L2_SIDES`, [`mode`]: **off by default**;
-//! `on` splits by side, `synthetic` does so with made-up sides, for tests under a sanitizer,
-//! `walk` runs session AG's sided walk, for measurements):
+//! The ordered insert can take the sides (**off by default**: `WARPMAP_L2_SIDES=on` turns it on,
+//! for measurements; `=synthetic` makes sides up, for tests of the walk under a sanitizer):
 //! 1. once per GPU ([`sm_sides`]), each SM times L2 atomics to the lines of a 1 MiB scratch
 //!    buffer; [`classify`] splits each SM's latencies in two (near and far), groups the SMs by
 //!    the lines they find near, and checks that a side holds over whole 4 KiB granules;
-//! 2. once per table array ([`TableL2Sides::measure`]), its first 1024 granules and 1 in 64 of
-//!    the others are timed from SMs of known side, and a [`SideModel`] is fitted to them: the
-//!    parity of in-page address bits 12-20 under a mask, and one flip per 2 MiB page (the
-//!    physical bits above); timing every granule took ~18 ms for 4 GiB;
-//! 3. the locality-partitioned insert's split ([`multisplit_by_side_async`](super::multisplit::multisplit_by_side_async))
-//!    puts side 0's keys first, then side 1's, each in stretch order (the side of a key's first
-//!    window by the model, computed per key in the split's part function), and the ordered insert
-//!    kernel's blocks walk their own side's keys (`wm_for_each_ordered_by_side`,
-//!    kernels/common/bulk.cuh; one tile counter a side; a side done early takes the other's
-//!    tiles, so every key is inserted once whatever SMs the blocks get).
+//! 2. once per table array ([`TableL2Sides::measure`]), one line of every 4 KiB granule is timed
+//!    from some SM of known side: a bitmap of the granules on side 1 (~18 ms for 4 GiB);
+//! 3. the ordered insert kernel (`wm_for_each_ordered_l2_sided`, kernels/common/bulk.cuh) hands
+//!    every tile of the batch to one block of each side, and each block inserts the tile's keys
+//!    whose first window is on its side (one counter of tiles a side; a block whose side's tiles
+//!    are done takes the other side's, so every key is inserted once whatever SMs the blocks get).
 //!
 //! A wrong side costs only speed: the maps never decide whether or where a key is stored.
-//! Where the latencies are not two clear groups (a GPU with one L2, or noise), or no model fits
-//! an array, there are no sides and the ordered insert runs as without them.
+//! Where the latencies are not two clear groups (a GPU with one L2, or noise) there are no
+//! sides and the ordered insert runs as without them.
 //!
-//! **The walk (`walk`), measured slower:** on an H200 (2^27 u64 pairs at load 0.5,
-//! bench/NOTES.md, session AG), a split by stretch only, each block picking its side's keys of
-//! every tile, took the fabric's requests from 168 M to 45 M and the L2's from 512 M to 422 M,
-//! but the kernel ran 7.1 ms against 6.0: picking costs every block the hash of every key of
-//! the tile (instructions 1.49 G → 2.34 G). The split by side moves that choice into the split,
-//! which hashes every key anyway.
+//! **Why off:** measured on an H200 (2^27 u64 pairs at load 0.5, bench/NOTES.md, session AG),
+//! the walk took the fabric's requests from 168 M to 45 M and the L2's from 512 M to 422 M, but
+//! the kernel ran 7.1 ms against 6.0: picking each tile's keys of a side costs every block the
+//! hash of every key of the tile (instructions 1.49 G → 2.34 G), and the L2 fell to 54 % busy.
+//! Inserts: u64 16.8 → 14.6-14.8 G/s at load 0.5, u32 23.3 → 22.3-22.6. The measurements and
+//! the maps are the ground for splitting the batch by side as well as by stretch, so that each
+//! side's blocks walk their own keys with nothing to pick.
 
 use crate::device::{DeviceBuffer, Gpu, Module};
 use crate::kernels::{KernelFile, KernelSource};
@@ -93,31 +89,10 @@ pub struct SmL2Sides {
     pub counts: [u32; 2],
 }
 
-/// How the ordered insert takes the sides (`WARPMAP_L2_SIDES`; see the [module docs](self)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SidesMode {
-    /// Not at all (the default).
-    Off,
-    /// The batch split by side as well as by stretch, each side's blocks walking their own
-    /// side's keys (`on`, or `synthetic` with made-up sides).
-    Split,
-    /// The batch split by stretch only, each block picking its side's keys of every tile
-    /// (`walk`: session AG's walk, slower; kept for measurements).
-    Walk,
-}
-
-/// The mode `WARPMAP_L2_SIDES` asks for: `on` or `synthetic` split, `walk` walks, else off.
-pub fn mode() -> SidesMode {
-    match knob().as_deref() {
-        Some("on" | "synthetic") => SidesMode::Split,
-        Some("walk") => SidesMode::Walk,
-        _ => SidesMode::Off,
-    }
-}
-
-/// Whether the ordered insert takes the sides at all ([`mode`] is not off).
+/// Whether the ordered insert takes the sides: only where `WARPMAP_L2_SIDES` is `on` or
+/// `synthetic` (see the [module docs](self) for why not by default).
 pub fn enabled() -> bool {
-    mode() != SidesMode::Off
+    matches!(knob().as_deref(), Some("on" | "synthetic"))
 }
 
 /// `WARPMAP_L2_SIDES=synthetic` (tests): sides made up instead of measured, even SMs and even
@@ -328,167 +303,20 @@ fn measure_sm_sides(gpu: &Gpu) -> Result<Option<SmL2Sides>> {
     Ok(classify(&host_lat, &measured, lines as usize))
 }
 
-/// Granules of a 2 MiB page, within which virtual and physical address bits 12-20 agree.
-const PAGE_GRANULES: u64 = 512;
-/// A table's first granules timed one by one, at least two pages' worth (with whole pages among
-/// them): the in-page parity is fitted to them ([`SideModel::fit`]).
-const FULL_GRANULES: u64 = 2 * PAGE_GRANULES;
-/// Of the other granules, 1 in 2^SAMPLE_BITS is timed: about 8 a page, to vote on each page's
-/// flip. (Timing every granule of a 4 GiB array took 18.5 ms on an H200; session AG.)
-const SAMPLE_BITS: u32 = 6;
-/// The model must give the side that was timed for at least this share of the timed granules.
-const MIN_MODEL_AGREEMENT: f64 = 0.95;
-/// An in-page bit is in the parity where at least this share of the timed pairs of granules
-/// that differ in it alone differ in side (and out of it where at most 1 minus this share do).
-const MIN_BIT_CLARITY: f64 = 0.8;
-
-/// Whether granule `g` of an array is timed: the first `full`, then 1 in 2^`sample_bits` of
-/// the others (all with 0), spread evenly by a Weyl sequence (the host twin of
-/// `wm_l2_granule_sampled`, kernels/l2_sides.cu).
-pub fn granule_sampled(g: u64, full: u64, sample_bits: u32) -> bool {
-    g < full
-        || sample_bits == 0
-        || ((g as u32).wrapping_mul(0x9e37_79b1) >> (32 - sample_bits)) == 0
-}
-
-/// The sides of a table array's lines as a model: a line's side is a parity of its physical
-/// address bits from bit 12 up (session AG's probe, an H200: bits 12, 13, 15, 17, 19, 21, 22, 24),
-/// so within a 2 MiB page it is the parity of the address's bits 12-20 under `in_page_mask` (as
-/// bits 0-8), flipped by one bit per page for the physical bits above (`page_side`). The split
-/// by side computes it per key (`wm_l2_side_at`, kernels/common/multisplit.cuh) from 1 bit per
-/// 2 MiB of table, where a bitmap of every 4 KiB granule would be 256 times larger and read at
-/// random.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SideModel {
-    /// Address bits 12-20 (as bits 0-8) whose parity is a line's side within its page.
-    pub in_page_mask: u32,
-    /// The array's first page: `base >> 21`.
-    pub first_page: u64,
-    /// Bit p: page `first_page + p` flips the in-page parity.
-    pub page_side: Vec<u32>,
-}
-
-impl SideModel {
-    /// The side of the byte at device address `at` (in the array the model was fitted to).
-    pub fn side_of(&self, at: u64) -> u32 {
-        let page = (at >> 21) - self.first_page;
-        let flip = self.page_side[(page / 32) as usize] >> (page % 32);
-        ((((at >> 12) as u32) & 511 & self.in_page_mask).count_ones() ^ flip) & 1
-    }
-
-    /// The model of the array `[base, base + bytes)` from its timed granules: bit g of `bits`
-    /// is the side of granule g (the aligned 4 KiB at `(base / 4096 + g) * 4096`) where
-    /// [`granule_sampled`]`(g, full, sample_bits)`. The in-page parity comes from the pairs of
-    /// granules below `full` that differ in one in-page bit; each page's flip is its timed
-    /// granules' vote. With the share of the timed granules whose side the model gives, or
-    /// `None` where a bit is unclear or that share is below [`MIN_MODEL_AGREEMENT`] (pages of
-    /// another size, or noisy timings).
-    pub fn fit(
-        base: u64,
-        bytes: u64,
-        bits: &[u32],
-        full: u64,
-        sample_bits: u32,
-    ) -> Option<(SideModel, f64)> {
-        if bytes == 0 {
-            return None;
-        }
-        let g0 = base >> 12;
-        let granules = (base + bytes - 1) / GRANULE_BYTES - g0 + 1;
-        let full = full.min(granules);
-        let bit = |g: u64| (bits[(g / 32) as usize] >> (g % 32)) & 1;
-        let mut in_page_mask = 0u32;
-        for b in 0..9 {
-            let (mut pairs, mut differ) = (0u64, 0u64);
-            for g in 0..full {
-                let other = (g0 + g) ^ (1 << b);
-                if other > g0 + g && other < g0 + full {
-                    pairs += 1;
-                    differ += (bit(g) != bit(other - g0)) as u64;
-                }
-            }
-            if pairs == 0 {
-                return None;
-            }
-            let share = differ as f64 / pairs as f64;
-            if share >= MIN_BIT_CLARITY {
-                in_page_mask |= 1 << b;
-            } else if share > 1.0 - MIN_BIT_CLARITY {
-                return None;
-            }
-        }
-        let first_page = base >> 21;
-        let pages = ((base + bytes - 1) >> 21) - first_page + 1;
-        let parity = |g: u64| (((g0 + g) as u32) & 511 & in_page_mask).count_ones() & 1;
-        let mut votes = vec![[0u32; 2]; pages as usize];
-        let timed = (0..granules).filter(|&g| granule_sampled(g, full, sample_bits));
-        for g in timed.clone() {
-            let page = ((g0 + g) / PAGE_GRANULES - first_page) as usize;
-            votes[page][(bit(g) ^ parity(g)) as usize] += 1;
-        }
-        let mut page_side = vec![0u32; pages.div_ceil(32) as usize];
-        for (p, v) in votes.iter().enumerate() {
-            if v[1] > v[0] {
-                page_side[p / 32] |= 1 << (p % 32);
-            }
-        }
-        let model = SideModel {
-            in_page_mask,
-            first_page,
-            page_side,
-        };
-        let (mut agree, mut count) = (0u64, 0u64);
-        for g in timed {
-            count += 1;
-            agree += (model.side_of((g0 + g) << 12) == bit(g)) as u64;
-        }
-        let share = agree as f64 / count.max(1) as f64;
-        (share >= MIN_MODEL_AGREEMENT).then_some((model, share))
-    }
-
-    /// The model's side of every granule of `[base, base + bytes)`, as the granule bitmap that
-    /// the sided walk reads (bit g: granule g on side 1).
-    pub fn granule_bits(&self, base: u64, bytes: u64) -> Vec<u32> {
-        let g0 = base >> 12;
-        let granules = if bytes == 0 {
-            0
-        } else {
-            (base + bytes - 1) / GRANULE_BYTES - g0 + 1
-        };
-        let mut bits = vec![0u32; granules.div_ceil(32) as usize];
-        for g in 0..granules {
-            if self.side_of((g0 + g) << 12) == 1 {
-                bits[(g / 32) as usize] |= 1 << (g % 32);
-            }
-        }
-        bits
-    }
-}
-
-/// A table array's sides on the device: the SM map, the model's page flips (the split by side
-/// reads them) and the model as a granule bitmap (the sided walk reads it: `wm_bulk`'s
-/// `sm_l2_side` and `granule_l2_side`).
+/// A table array's sides on the device: the SM map and the granule bitmap the ordered insert
+/// kernel reads (`wm_bulk`'s `sm_l2_side` and `granule_l2_side`).
 pub struct TableL2Sides {
     /// `side[smid]` on the device.
     pub sm: DeviceBuffer<u8>,
     /// Bit g: the g-th 4 KiB granule from the one holding the array's first byte (the aligned
-    /// 4 KiB at `(base / 4096 + g) * 4096`) is on side 1, by the model; only where the sided
-    /// walk is asked for ([`SidesMode::Walk`]).
-    pub granules: Option<DeviceBuffer<u32>>,
-    /// The model's `page_side` on the device.
-    pub pages: DeviceBuffer<u32>,
-    /// The model of the array's sides.
-    pub model: SideModel,
-    /// The share of the timed granules whose side the model gives (1 for made-up sides).
-    pub agreement: f64,
+    /// 4 KiB at `(base / 4096 + g) * 4096`) is on side 1.
+    pub granules: DeviceBuffer<u32>,
 }
 
 impl TableL2Sides {
     /// Measures the array of `bytes` bytes at device address `base` on `gpu`'s stream (after
-    /// the work enqueued there before): its first granules one by one and a sample of the rest
-    /// ([`FULL_GRANULES`], [`SAMPLE_BITS`]; ~1/50 of timing them all), then the model fitted
-    /// to them ([`SideModel::fit`]). `None` where the GPU has no two sides, the array is empty,
-    /// or no model fits.
+    /// the work enqueued there before); `None` where the GPU has no two sides or the array is
+    /// empty.
     ///
     /// # Errors
     /// The device's.
@@ -499,85 +327,35 @@ impl TableL2Sides {
         let Some(sides) = sm_sides(gpu)? else {
             return Ok(None);
         };
-        let fitted = if synthetic() {
-            // Odd granules on side 1: the parity of address bit 12 alone, no page flips.
-            let first_page = base >> 21;
-            let pages = ((base + bytes - 1) >> 21) - first_page + 1;
-            let model = SideModel {
-                in_page_mask: 1,
-                first_page,
-                page_side: vec![0; pages.div_ceil(32) as usize],
-            };
-            Some((model, 1.0))
-        } else {
-            let Some(bits) =
-                measure_granules(gpu, &sides, base, bytes, FULL_GRANULES, SAMPLE_BITS)?
-            else {
-                return Ok(None);
-            };
-            SideModel::fit(base, bytes, &bits, FULL_GRANULES, SAMPLE_BITS)
-        };
-        let Some((model, agreement)) = fitted else {
-            return Ok(None);
-        };
         let mut sm = gpu.alloc::<u8>(sides.side.len())?;
         gpu.copy_to_device(&sides.side, &mut sm)?;
-        let granules = (mode() == SidesMode::Walk)
-            .then(|| gpu.upload(&model.granule_bits(base, bytes)))
-            .transpose()?;
-        let pages = gpu.upload(&model.page_side)?;
-        Ok(Some(TableL2Sides {
-            sm,
-            granules,
-            pages,
-            model,
-            agreement,
-        }))
+        let granules = (base + bytes - 1) / GRANULE_BYTES - base / GRANULE_BYTES + 1;
+        if synthetic() {
+            // Odd granules on side 1.
+            return Ok(Some(TableL2Sides {
+                sm,
+                granules: gpu.alloc_filled::<u32>(granules.div_ceil(32) as usize, 0xaa)?,
+            }));
+        }
+        let mut bits = gpu.alloc_filled::<u32>(granules.div_ceil(32) as usize, 0)?;
+        let module = module(gpu)?;
+        let kernel = module.kernel("l2_sides_granules")?;
+        let (threshold, chain, zero) = (sides.threshold, GRANULE_CHAIN, 0u32);
+        let mut l = kernel.launch();
+        l.arg(&base)
+            .arg(&bytes)
+            .buf(&sm)
+            .arg(&threshold)
+            .arg(&chain)
+            .arg(&zero)
+            .buf_mut(&mut bits);
+        // SAFETY: l2_sides_granules's (base, bytes, sm_l2_side, threshold, chain, zero, bits): it adds
+        // 0 to one word of each granule inside the caller's array [base, base + bytes) (ordered
+        // on this stream before and after), reads sm_l2_side[0..MAX_SM) (allocated: the map
+        // has MAX_SM entries) and sets bits of bits[0..ceil(granules / 32)), as allocated.
+        unsafe { l.run(gpu.sm_count(), 32 * GRANULE_WARPS_PER_SM, 0) }?;
+        Ok(Some(TableL2Sides { sm, granules: bits }))
     }
-}
-
-/// Times the granules of the array `[base, base + bytes)` that [`granule_sampled`]`(g, full,
-/// sample_bits)` picks (all with `sample_bits` 0) from SMs of known side on `gpu`'s stream:
-/// bit g is set for those on side 1 (the others' bits are 0). `None` where `sides` is `None`
-/// (the GPU's sides, [`sm_sides`]) or the array is empty.
-///
-/// # Errors
-/// The device's.
-pub fn measure_granules(
-    gpu: &Gpu,
-    sides: &SmL2Sides,
-    base: u64,
-    bytes: u64,
-    full: u64,
-    sample_bits: u32,
-) -> Result<Option<Vec<u32>>> {
-    if bytes == 0 || sample_bits >= 32 {
-        return Ok(None);
-    }
-    let mut sm = gpu.alloc::<u8>(sides.side.len())?;
-    gpu.copy_to_device(&sides.side, &mut sm)?;
-    let granules = (base + bytes - 1) / GRANULE_BYTES - base / GRANULE_BYTES + 1;
-    let mut bits = gpu.alloc_filled::<u32>(granules.div_ceil(32) as usize, 0)?;
-    let module = module(gpu)?;
-    let kernel = module.kernel("l2_sides_granules")?;
-    let (threshold, chain, zero) = (sides.threshold, GRANULE_CHAIN, 0u32);
-    let mut l = kernel.launch();
-    l.arg(&base)
-        .arg(&bytes)
-        .buf(&sm)
-        .arg(&threshold)
-        .arg(&chain)
-        .arg(&zero)
-        .buf_mut(&mut bits)
-        .arg(&full)
-        .arg(&sample_bits);
-    // SAFETY: l2_sides_granules's (base, bytes, sm_l2_side, threshold, chain, zero, bits, full,
-    // sample_bits): it adds 0 to one word of some granules inside the caller's array [base,
-    // base + bytes) (ordered on this stream before and after), reads sm_l2_side[0..MAX_SM)
-    // (allocated: the map has MAX_SM entries) and sets bits of bits[0..ceil(granules / 32)), as
-    // allocated; sample_bits < 32 (checked above) keeps its shift defined.
-    unsafe { l.run(gpu.sm_count(), 32 * GRANULE_WARPS_PER_SM, 0) }?;
-    Ok(Some(gpu.download(&bits)?))
 }
 
 #[cfg(test)]
@@ -599,107 +377,6 @@ mod tests {
             }
         }
         lat
-    }
-
-    /// An H200-like array: in-page parity of address bits 12, 13, 15, 17, 19 (in-page bits 0,
-    /// 1, 3, 5, 7) and a pseudo-random flip per 2 MiB page; `base` 2 MiB-aligned plus `offset`.
-    fn h200_like(base: u64, bytes: u64, flip: impl Fn(u64) -> bool) -> (SideModel, Vec<u32>) {
-        let first_page = base >> 21;
-        let pages = ((base + bytes - 1) >> 21) - first_page + 1;
-        let mut page_side = vec![0u32; pages.div_ceil(32) as usize];
-        for p in 0..pages {
-            if flip(p) {
-                page_side[(p / 32) as usize] |= 1 << (p % 32);
-            }
-        }
-        let model = SideModel {
-            in_page_mask: 0b1010_1011,
-            first_page,
-            page_side,
-        };
-        let bits = model.granule_bits(base, bytes);
-        (model, bits)
-    }
-
-    /// Keeps the bits of the granules a measurement times, zeroes the others.
-    fn timed_only(mut bits: Vec<u32>, full: u64, sample_bits: u32) -> Vec<u32> {
-        for g in 0..bits.len() as u64 * 32 {
-            if !granule_sampled(g, full, sample_bits) {
-                bits[(g / 32) as usize] &= !(1 << (g % 32));
-            }
-        }
-        bits
-    }
-
-    #[test]
-    fn a_parity_model_is_fitted_from_a_sample() {
-        let flip = |p: u64| (p.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 63) == 1;
-        // 256 MiB from 1.5 MiB into a page: the first page is partial.
-        let (base, bytes) = ((7u64 << 33) + (3 << 19), 256u64 << 20);
-        let (model, bits) = h200_like(base, bytes, flip);
-        let timed = timed_only(bits, FULL_GRANULES, SAMPLE_BITS);
-        let (fitted, share) =
-            SideModel::fit(base, bytes, &timed, FULL_GRANULES, SAMPLE_BITS).expect("a model");
-        assert_eq!(fitted, model);
-        assert_eq!(share, 1.0);
-        // Every granule's side by the fitted model is the array's.
-        assert_eq!(
-            fitted.granule_bits(base, bytes),
-            model.granule_bits(base, bytes)
-        );
-        assert_eq!(fitted.side_of(base), model.side_of(base));
-    }
-
-    #[test]
-    fn a_noisy_sample_still_fits() {
-        let (base, bytes) = (1u64 << 34, 64u64 << 20);
-        let (model, bits) = h200_like(base, bytes, |p| p % 3 == 1);
-        let mut timed = timed_only(bits, FULL_GRANULES, SAMPLE_BITS);
-        // One timed granule in 50 reads the wrong side.
-        let mut n = 0;
-        for g in 0..timed.len() as u64 * 32 {
-            if granule_sampled(g, FULL_GRANULES, SAMPLE_BITS) {
-                n += 1;
-                if n % 50 == 0 {
-                    timed[(g / 32) as usize] ^= 1 << (g % 32);
-                }
-            }
-        }
-        let (fitted, share) =
-            SideModel::fit(base, bytes, &timed, FULL_GRANULES, SAMPLE_BITS).expect("a model");
-        assert_eq!(fitted, model);
-        assert!((0.97..1.0).contains(&share), "{share}");
-    }
-
-    #[test]
-    fn sides_that_follow_no_page_parity_are_refused() {
-        // Sides by a hash of each 64 KiB (pages of 64 KiB): in-page bits 4-8 unclear.
-        let (base, bytes) = (1u64 << 34, 64u64 << 20);
-        let granules = bytes / GRANULE_BYTES;
-        let mut bits = vec![0u32; granules.div_ceil(32) as usize];
-        for g in 0..granules {
-            let side = (g & 1) ^ ((g >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 63);
-            bits[(g / 32) as usize] |= (side as u32) << (g % 32);
-        }
-        assert_eq!(SideModel::fit(base, bytes, &bits, FULL_GRANULES, 0), None);
-        assert_eq!(SideModel::fit(base, 0, &bits, FULL_GRANULES, 0), None);
-    }
-
-    #[test]
-    fn samples_reach_every_page() {
-        // 4 GiB: at least 4 timed granules in each 2 MiB page, about 1 in 64 overall.
-        let pages = 2048u64;
-        let mut per_page = vec![0u32; pages as usize];
-        for g in FULL_GRANULES..pages * PAGE_GRANULES {
-            if granule_sampled(g, FULL_GRANULES, SAMPLE_BITS) {
-                per_page[(g / PAGE_GRANULES) as usize] += 1;
-            }
-        }
-        let least = per_page[2..].iter().min().copied().unwrap_or(0);
-        let all: u32 = per_page.iter().sum();
-        assert!(least >= 4, "{least}");
-        let share = all as f64 / ((pages * PAGE_GRANULES - FULL_GRANULES) as f64);
-        assert!((1.0 / 70.0..1.0 / 58.0).contains(&share), "{share}");
     }
 
     #[test]

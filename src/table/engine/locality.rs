@@ -82,18 +82,6 @@ pub fn deep_rounds() -> u32 {
         .unwrap_or(DEEP_ROUNDS)
 }
 
-/// How far ahead of its walk (in stretches) the ordered insert brings the table into L2: when a
-/// block takes a tile, one bulk prefetch of the table's bytes that the tile a quarter of a
-/// part later starts in (`wm_stretch_prefetch`, kernels/common/bulk.cuh). The walk's first
-/// touch of a line is otherwise a DRAM read at random within the stretch (half the L2 sectors
-/// it reads miss). Measured on two H200s, the same binary with and without (2^27 keys, inserts,
-/// bench/NOTES.md, session AH): u64 pairs +2.4-2.7 % at load 0.5, +1.6-2.1 % at 0.8, +1.2-1.5 %
-/// at 0.9, 0 at 0.95; u32 pairs 0 / +1.2 / +1.2-1.5 / 0. Longer leads lost (0.5: +0.8 %; 1: -4 %,
-/// the prefetched lines evicted before their keys come: DRAM reads 6.4 → 10.8 GB), and so did
-/// each stretch brought in faster than the walk (`WARPMAP_PREFETCH_RATE` 4 or 8). Even at 0.25
-/// the DRAM reads rise (6.4 → 8.1 GB for u64 pairs at 0.5): the gain is the misses' latency.
-pub const PREFETCH_LEAD: f64 = 0.25;
-
 /// Whether inserts are partitioned by locality (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LocalityMode {
@@ -142,29 +130,10 @@ pub struct Locality<'a> {
     pub find: Option<OrderedKernel<'a>>,
     /// The ordered insert and find over several parts in one launch, if the scheme has them.
     pub parts: Option<[OrderedKernel<'a>; 2]>,
-    /// The array the first probes read, where the ordered insert kernels take the L2's sides
-    /// ([`super::l2_sides`]); `None`: they do not.
-    pub array: Option<FirstProbes>,
-}
-
-/// The array a scheme's first probes read: `windows` windows of equal size from device address
-/// `base`, `bytes` in all; a key's first window is `map_to_range(h.x, windows)` (so its stretch
-/// and its window come from the same hash: the split by side, [`super::multisplit::SplitSides`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FirstProbes {
-    /// Device address of window 0.
-    pub base: u64,
-    /// Bytes of the windows.
-    pub bytes: u64,
-    /// Windows.
-    pub windows: u32,
-}
-
-impl FirstProbes {
-    /// Bytes of one window.
-    pub fn window_bytes(&self) -> u64 {
-        self.bytes / self.windows.max(1) as u64
-    }
+    /// The array the first probes read (device address, bytes), where the ordered insert
+    /// kernels take the L2's sides ([`super::l2_sides`]: `wm_bulk`'s `sm_l2_side` and `granule_l2_side`,
+    /// granules counted from this address); `None`: they do not.
+    pub array: Option<(u64, u64)>,
 }
 
 /// An ordered kernel and its blocks of [`BLOCK`] threads resident at once

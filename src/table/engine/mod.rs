@@ -246,68 +246,6 @@ pub struct Bulk {
     parts: u64,
     sm_l2_side: u64,
     granule_l2_side: u64,
-    side_bound: u64,
-    prefetch: StretchPrefetch,
-}
-
-/// The prefetch of an ordered walk (`wm_stretch_prefetch` in kernels/common/bulk.cuh): when a
-/// block takes tile `t` of a batch in the order of the table's stretches, it brings into L2
-/// `rate` tiles' share of the table array at `base` (key `i` of `n` starts near byte `i / n ×
-/// bytes`): counting `t + lead` into its part of `stretch_tiles` tiles, the part's stretch
-/// whole during its first `stretch_tiles / rate` tiles. All zero: none.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StretchPrefetch {
-    base: u64,
-    bytes: u64,
-    per_tile: u64,
-    lead: u64,
-    stretch_tiles: u64,
-    rate: u64,
-}
-
-impl StretchPrefetch {
-    /// A prefetch of the array `[base, base + bytes)` (16-byte aligned) for a batch of `n` keys
-    /// in the order of `stretches` stretches, walked in tiles of `tile_items` keys, `lead`
-    /// stretches ahead (a fraction: 0.5 is half a stretch), each part's stretch prefetched in
-    /// the first `1 / rate` of it (`rate` at least 1); `None` where it would bring nothing or
-    /// more than [`StretchPrefetch::MAX_PER_TILE`] a tile (a short batch into a large table).
-    pub fn new(
-        base: u64,
-        bytes: u64,
-        n: usize,
-        stretches: u32,
-        tile_items: u64,
-        (lead, rate): (f64, u32),
-    ) -> Option<StretchPrefetch> {
-        if n == 0
-            || bytes == 0
-            || stretches == 0
-            || tile_items == 0
-            || !(lead >= 0.0)
-            || base % 16 != 0
-        {
-            return None;
-        }
-        let per_tile = (bytes as u128 * tile_items as u128).div_ceil(n as u128);
-        let per_tile = (per_tile.div_ceil(16) * 16) as u64;
-        let rate = rate.max(1) as u64;
-        if per_tile * rate > Self::MAX_PER_TILE {
-            return None;
-        }
-        let stretch_tiles = n as f64 / stretches as f64 / tile_items as f64;
-        Some(StretchPrefetch {
-            base,
-            bytes,
-            per_tile,
-            lead: (lead * stretch_tiles).round() as u64,
-            stretch_tiles: (stretch_tiles.round() as u64).max(1),
-            rate,
-        })
-    }
-
-    /// The most bytes a tile prefetches.
-    pub const MAX_PER_TILE: u64 = 1 << 20;
 }
 
 /// One batch of an ordered launch over several (`wm_ordered_part` in
@@ -364,27 +302,12 @@ impl Bulk {
             ..Bulk::default()
         }
     }
-    /// The same batch for an ordered insert that takes the L2's sides by the sided walk
-    /// (`wm_for_each_ordered_l2_sided`): the table array's SM map and granule bitmap (where
-    /// the sides were measured for the walk: [`l2_sides::SidesMode::Walk`]).
+    /// The same batch for an ordered insert that takes the L2's sides
+    /// (`wm_for_each_ordered_l2_sided`): the table array's SM map and granule bitmap.
     pub(crate) fn with_l2_sides(self, sides: &l2_sides::TableL2Sides) -> Self {
         Bulk {
             sm_l2_side: addr(&sides.sm),
-            granule_l2_side: sides.granules.as_ref().map_or(0, addr),
-            ..self
-        }
-    }
-    /// The same batch with the ordered walk's prefetch of the table ahead of it.
-    pub(crate) fn with_prefetch(self, prefetch: StretchPrefetch) -> Self {
-        Bulk { prefetch, ..self }
-    }
-    /// The same batch for an ordered insert over a split by side
-    /// (`wm_for_each_ordered_by_side`): the SM map, and the device address of the split's
-    /// offset where side 1's keys begin.
-    pub(crate) fn with_side_bound(self, sides: &l2_sides::TableL2Sides, bound: u64) -> Self {
-        Bulk {
-            sm_l2_side: addr(&sides.sm),
-            side_bound: bound,
+            granule_l2_side: addr(&sides.granules),
             ..self
         }
     }
@@ -604,48 +527,11 @@ mod tests {
 
     #[test]
     fn bulk_is_the_kernels_layout() {
-        // wm_bulk: nine 8-byte fields, then assign and part_count, then parts, sm_l2_side,
-        // granule_l2_side and side_bound, then the prefetch's six.
-        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8 + 4 * 8 + 6 * 8);
-        assert_eq!(std::mem::size_of::<StretchPrefetch>(), 6 * 8);
+        // wm_bulk: nine 8-byte fields, then assign and part_count, then parts, sm_l2_side and
+        // granule_l2_side.
+        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8 + 3 * 8);
         // wm_ordered_part: four addresses, n and tile.
         assert_eq!(std::mem::size_of::<OrderedPart>(), 6 * 8);
-    }
-
-    #[test]
-    fn a_prefetch_leads_by_its_share_of_a_stretch() {
-        // 2^27 keys into 4 GiB in 128 stretches, tiles of 1024: 32 KiB a tile, 1024 tiles a
-        // part, half a stretch 512 tiles ahead.
-        let p = StretchPrefetch::new(1 << 40, 4 << 30, 1 << 27, 128, 1024, (0.5, 1)).expect("1");
-        assert_eq!(
-            (p.per_tile, p.lead, p.stretch_tiles, p.rate),
-            (32 << 10, 512, 1024, 1)
-        );
-        let p = StretchPrefetch::new(1 << 40, 4 << 30, 1 << 27, 128, 1024, (0.125, 4)).expect("4");
-        assert_eq!((p.lead, p.rate), (128, 4));
-        // Rounded up to 16 bytes; a part of at least one tile.
-        let p = StretchPrefetch::new(0, 1000, 100, 64, 10, (0.0, 0)).expect("one");
-        assert_eq!(
-            (p.per_tile, p.lead, p.stretch_tiles, p.rate),
-            (112, 0, 1, 1)
-        );
-        // None: empty, unaligned, too much a tile, or no lead.
-        assert_eq!(
-            StretchPrefetch::new(0, 0, 1 << 20, 64, 1024, (0.5, 1)),
-            None
-        );
-        assert_eq!(
-            StretchPrefetch::new(8, 1 << 30, 1 << 20, 64, 1024, (0.5, 1)),
-            None
-        );
-        assert_eq!(
-            StretchPrefetch::new(0, 4 << 30, 1024, 64, 1024, (0.5, 1)),
-            None
-        );
-        assert_eq!(
-            StretchPrefetch::new(0, 1 << 30, 1 << 20, 64, 1024, (-1.0, 1)),
-            None
-        );
     }
 
     #[test]

@@ -301,118 +301,6 @@ impl PartFunction {
     }
 }
 
-/// The L2 sides of a split by side as well as by stretch ([`multisplit_by_side_async`]): the
-/// host twin of `wm_ms_sides` (kernels/multisplit.cu), passed by value. A key's part is
-/// `side × stretches + stretch`: its stretch by the split's part function over `stretches`
-/// parts, its side the L2 side of its first window (`map_to_range` of the same hash onto
-/// `windows` windows of `window_bytes` bytes from `base`) by a table's side model
-/// ([`SideModel`](super::l2_sides::SideModel)). The zeroed value means no sides.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SplitSides {
-    page_side: u64,
-    base: u64,
-    first_page: u64,
-    windows: u32,
-    window_bytes: u32,
-    in_page_mask: u32,
-    stretches: u32,
-}
-
-// SAFETY: #[repr(C)] over u64/u32 fields in the order and layout of wm_ms_sides (40 bytes, no
-// padding: the unit test `split_sides_is_the_kernels_layout` and the kernel's static_assert).
-unsafe impl crate::device::KernelArg for SplitSides {}
-
-impl SplitSides {
-    /// The sides of a split into `2 × stretches` parts for the table array at device address
-    /// `base` of `windows` first-probe windows of `window_bytes` bytes each, by `model`, whose
-    /// page flips are at device address `page_side` (a word for every 32 pages of the array:
-    /// [`TableL2Sides::pages`](super::l2_sides::TableL2Sides::pages)).
-    ///
-    /// # Safety
-    /// `page_side` must hold `model.page_side` on the device of the split, for as long as the
-    /// split runs, and `model` must be fitted to the array `[base, base + windows ×
-    /// window_bytes)`: the kernels read the word of each key's page there.
-    pub unsafe fn new(
-        page_side: u64,
-        model: &super::l2_sides::SideModel,
-        base: u64,
-        windows: u32,
-        window_bytes: u32,
-        stretches: u32,
-    ) -> SplitSides {
-        SplitSides {
-            page_side,
-            base,
-            first_page: model.first_page,
-            windows,
-            window_bytes,
-            in_page_mask: model.in_page_mask,
-            stretches,
-        }
-    }
-
-    /// The parts of the split: two sides of `stretches` each.
-    pub fn parts(&self) -> u32 {
-        2 * self.stretches
-    }
-
-    /// Whether a split by side serves `stretches` stretches: one pass of the counting split
-    /// (at most [`MAX_WITHIN_PARTS`] parts in all).
-    pub fn serves(stretches: u32) -> bool {
-        stretches >= 1 && 2 * stretches as u64 <= MAX_WITHIN_PARTS as u64
-    }
-}
-
-/// Splits `keys` and `values` by the L2's side of each key's first window as well as by its
-/// stretch ([`SplitSides`]): parts `0..stretches` hold side 0's keys in stretch order, then parts
-/// `stretches..2 × stretches` side 1's, `f` giving the stretches (`f.parts` = stretches, its seed
-/// and hash the table's first probe's). One pass of the counting split, on `gpu`'s stream;
-/// nothing waits for it (the result's `offsets` is empty: `device_offsets[stretches]` is where
-/// side 1 begins). For the locality-partitioned insert on a GPU whose L2 has two sides
-/// ([`l2_sides`](super::l2_sides)).
-///
-/// # Errors
-/// [`Error::InvalidInput`] where [`SplitSides::serves`] does not hold for `f.parts` or
-/// `sides` was made for another count, or for values of another length than the keys; the
-/// device's errors (memory, kernel launch, compile).
-pub fn multisplit_by_side_async<K: Key, V: bytemuck::Pod>(
-    gpu: &Gpu,
-    keys: &DeviceBuffer<K>,
-    values: &DeviceBuffer<V>,
-    f: &PartFunction,
-    sides: &SplitSides,
-) -> Result<Split<K, V>> {
-    if !SplitSides::serves(f.parts) || sides.stretches != f.parts || sides.page_side == 0 {
-        return Err(Error::invalid(format!(
-            "a split by side into 2 x {} stretches (sides made for {}): at most {} parts in all",
-            f.parts, sides.stretches, MAX_WITHIN_PARTS
-        )));
-    }
-    let whole = PartFunction {
-        parts: sides.parts(),
-        ..*f
-    };
-    if keys.is_empty() {
-        return split(gpu, keys, Some(values), &whole, Method::Claiming, false);
-    }
-    let room = TileRoom::of(gpu);
-    let module = split_module(gpu, keys, Some(values), f.hash, room)?;
-    split_counting(
-        gpu,
-        gpu,
-        &module,
-        room,
-        keys,
-        Some(values),
-        &whole,
-        Grouping::Sides(sides),
-        None,
-        false,
-        false,
-    )
-}
-
 /// The result of a multisplit: part `p` is `keys[offsets[p]..offsets[p + 1]]` (and the same
 /// range of `values`).
 pub struct Split<K, V = K> {
@@ -613,7 +501,8 @@ fn split<K: Key, V: bytemuck::Pod>(
             keys,
             values,
             f,
-            Grouping::ByPart,
+            None,
+            None,
             None,
             read_offsets,
             false,
@@ -794,7 +683,8 @@ pub fn multisplit_within<K: Key, V: bytemuck::Pod>(
         keys,
         values,
         &whole,
-        Grouping::Within(within),
+        Some(within),
+        None,
         positions,
         read_offsets,
     )
@@ -861,14 +751,15 @@ pub fn multisplit_within_indexed<K: Key>(
         keys,
         None,
         &whole,
-        Grouping::Within(within),
+        Some(within),
+        None,
         None,
         read_offsets,
         true,
     )
 }
 
-/// One pass of the counting split by `f` (grouped as [`split_counting`] says),
+/// One pass of the counting split by `f` (with `within` or `bins`, see [`split_counting`]),
 /// with each key's position where asked: [`multisplit_within`] and [`multisplit_by_bins`]
 /// after their own checks.
 #[allow(clippy::too_many_arguments)] // the split's parts, each its own concern
@@ -878,7 +769,8 @@ fn one_pass_split<K: Key, V: bytemuck::Pod>(
     keys: &DeviceBuffer<K>,
     values: Option<&DeviceBuffer<V>>,
     f: &PartFunction,
-    grouping: Grouping<'_>,
+    within: Option<&PartFunction>,
+    bins: Option<&DeviceBuffer<u32>>,
     positions: bool,
     read_offsets: bool,
 ) -> Result<SplitWithPositions<K, V>> {
@@ -906,7 +798,8 @@ fn one_pass_split<K: Key, V: bytemuck::Pod>(
         keys,
         values,
         f,
-        grouping,
+        within,
+        bins,
         pos.as_mut(),
         read_offsets,
         false,
@@ -951,30 +844,19 @@ pub(crate) fn multisplit_by_bins<K: Key, V: bytemuck::Pod>(
         keys,
         values,
         &PartFunction::new(parts, 0),
-        Grouping::Bins(bins),
+        None,
+        Some(bins),
         positions,
         read_offsets,
     )
 }
 
-/// How a counting split of one pass groups its keys, beyond `f` alone.
-#[derive(Clone, Copy)]
-enum Grouping<'a> {
-    /// By `f.part_of` (one pass or two).
-    ByPart,
-    /// Part `o × within.parts + w` for outer part `o` by `f` (`f.parts / within.parts` of them)
-    /// and `w` by `within` (one pass: at most [`MAX_WITHIN_PARTS`] parts).
-    Within(&'a PartFunction),
-    /// Part `bins[i]` for key `i` (one pass, `f.parts` at most [`MAX_WITHIN_PARTS`]).
-    Bins(&'a DeviceBuffer<u32>),
-    /// By the L2's side and `f`'s stretch ([`SplitSides`]; one pass, `f.parts` = 2 × stretches).
-    Sides(&'a SplitSides),
-}
-
 /// The counting split (see the [module docs](self)): [`Method::counting_serves`] holds and the
-/// batch is not empty, its keys grouped by `grouping`; with `positions`, where each key went.
-/// The result's buffers belong to `alloc`'s stream (see [`multisplit_within`]), the kernels run
-/// on `gpu`'s.
+/// batch is not empty. With `within` (one pass: at most [`MAX_WITHIN_PARTS`] parts), part
+/// `o × within.parts + w` for outer part `o` by `f` (`f.parts / within.parts` of them) and `w`
+/// by `within`; with `bins` (one pass, `f.parts` at most [`MAX_WITHIN_PARTS`]), part `bins[i]`
+/// for key `i`; with `positions`, where each key went. The result's buffers belong to `alloc`'s
+/// stream (see [`multisplit_within`]), the kernels run on `gpu`'s.
 #[allow(clippy::too_many_arguments)] // the split's parts, each its own concern
 fn split_counting<K: Key, V: bytemuck::Pod>(
     gpu: &Gpu,
@@ -984,18 +866,12 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     keys: &DeviceBuffer<K>,
     values: Option<&DeviceBuffer<V>>,
     f: &PartFunction,
-    grouping: Grouping<'_>,
+    within: Option<&PartFunction>,
+    bins: Option<&DeviceBuffer<u32>>,
     positions: Option<&mut DeviceBuffer<u32>>,
     read_offsets: bool,
     indexed: bool,
 ) -> Result<Split<K, V>> {
-    let (within, bins, sides) = match grouping {
-        Grouping::ByPart => (None, None, SplitSides::default()),
-        Grouping::Within(w) => (Some(w), None, SplitSides::default()),
-        Grouping::Bins(b) => (None, Some(b), SplitSides::default()),
-        Grouping::Sides(s) => (None, None, *s),
-    };
-    let one_pass_only = !matches!(grouping, Grouping::ByPart);
     let (within_seed, within_parts) = within.map_or((0u64, 1u32), |w| (w.seed, w.parts));
     let n = keys.len();
     let parts = f.parts as usize;
@@ -1024,7 +900,9 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     let min_groups = knob("WARPMAP_MULTISPLIT_MIN_GROUPS").unwrap_or(2 * gpu.sm_count());
     let mut cut = Cut::new(f.parts, min_groups);
     // `WARPMAP_MULTISPLIT_COARSE_BITS` sets the groups' bits directly (for measurements).
-    if let Some(coarse) = knob::<u32>("WARPMAP_MULTISPLIT_COARSE_BITS").filter(|_| !one_pass_only) {
+    if let Some(coarse) =
+        knob::<u32>("WARPMAP_MULTISPLIT_COARSE_BITS").filter(|_| within.is_none() && bins.is_none())
+    {
         let bits = part_bits(f.parts);
         if bits > MAX_BIN_BITS && (bits - MAX_BIN_BITS..=MAX_BIN_BITS).contains(&coarse) {
             cut = Cut::with_fine_bits(f.parts, bits - coarse);
@@ -1032,13 +910,10 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     }
     let groups = cut.groups as usize;
     let two_passes = cut.fine_bits > 0;
-    if one_pass_only && two_passes {
-        return Err(Error::invalid(format!(
-            "a composite split, a split by bins and a split by side are one pass: at most \
-             {MAX_WITHIN_PARTS} parts, not {}",
-            f.parts
-        )));
-    }
+    debug_assert!(
+        (within.is_none() && bins.is_none()) || !two_passes,
+        "a composite split and a split by bins are one pass"
+    );
     debug_assert!(
         !indexed || (values.is_none() && std::mem::size_of::<V>() == 4 && !two_passes),
         "an indexed split is one pass of 4-byte indices, with no values of its own"
@@ -1069,14 +944,9 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
         Some(b) => l.buf(b),
         None => l.arg(&null),
     };
-    l.arg(&groups32)
-        .arg(&chunk64)
-        .buf_mut(&mut counts)
-        .value(&sides);
+    l.arg(&groups32).arg(&chunk64).buf_mut(&mut counts);
     // SAFETY: multisplit_coarse_count's (keys, n, seed, parts, fine_bits, within_seed, within,
-    // bins, groups, chunk, counts, sides) in order and type (a composite group is below parts = groups,
-    // and so is a group by side: side × stretches + stretch, parts = 2 × stretches, the
-    // SplitSides contract, its page_side holding a word for every 32 pages of the table's array;
+    // bins, groups, chunk, counts) in order and type (a composite group is below parts = groups;
     // `bins`, null or n words, each below parts = groups: the caller's word);
     // block c reads keys[c * chunk .. min(n, (c + 1) * chunk)) and writes counts[g * chunks + c]
     // for g < groups (groups <= 2^10, the kernel's bins): `counts` holds groups * chunks, and
@@ -1150,10 +1020,9 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
             Some(p) => l.buf_mut(p),
             None => l.arg(&null),
         };
-        l.value(&sides);
         // SAFETY: multisplit_coarse_scatter's (keys, values, n, seed, parts, fine_bits,
         // within_seed, within, bins, groups, chunk, counts, group_offsets, keys_out, values_out,
-        // positions, sides) in order (`bins` and `sides` as for the count); a missing value or positions buffer is a null pointer, which the
+        // positions) in order (`bins` as for the count); a missing value or positions buffer is a null pointer, which the
         // kernel does not touch (positions, when given, hold n entries: item i writes entry i;
         // a null `values` beside `values_out`, only for an indexed split of a module with
         // 4-byte values: each item's index goes to `values_out`, n entries like the keys).
@@ -1374,15 +1243,6 @@ mod tests {
             assert_eq!(tile.prefetch, prefetch, "{k} + {v:?}");
             assert!(tile.shared_bytes() <= a100.shared_optin, "{k} + {v:?}");
         }
-    }
-
-    #[test]
-    fn split_sides_is_the_kernels_layout() {
-        // wm_ms_sides: a pointer, two u64, four u32.
-        assert_eq!(std::mem::size_of::<SplitSides>(), 40);
-        assert_eq!(std::mem::align_of::<SplitSides>(), 8);
-        assert!(SplitSides::serves(512) && SplitSides::serves(1));
-        assert!(!SplitSides::serves(513) && !SplitSides::serves(0));
     }
 
     #[test]

@@ -1,12 +1,11 @@
 //! [`GpuTable`]: one GPU table over any [`Scheme`], with [`HashTable`] and [`DeviceHashTable`]
 //! written once.
 
-use super::l2_sides::{self, TableL2Sides};
+use super::l2_sides::TableL2Sides;
 use super::multisplit::{
-    multisplit_async, multisplit_by_side_async, multisplit_within, multisplit_within_indexed,
-    PartFunction, SplitSides, MAX_WITHIN_PARTS,
+    multisplit_async, multisplit_within, multisplit_within_indexed, PartFunction, MAX_WITHIN_PARTS,
 };
-use super::{bulk_grid, locality, Bulk, Scheme, SchemeConfig, StretchPrefetch, BLOCK};
+use super::{bulk_grid, locality, Bulk, Scheme, SchemeConfig, BLOCK};
 use crate::device::{DeviceBuffer, Gpu, Kernel, Launch, PinnedBuffer};
 use crate::error::check_same_len;
 use crate::sharded::split::{unsplit_by, Keep};
@@ -380,16 +379,9 @@ impl<S: Scheme> GpuTable<S> {
         plan: &locality::Plan,
     ) -> Result<()> {
         let gpu = self.gpu.clone();
-        // On a GPU whose L2 has two sides (where they are on: super::l2_sides), each chunk is
-        // split by side as well as by stretch, and each side's blocks insert their side's keys.
-        let by_side = self.split_sides(plan)?;
         for range in plan.chunks(keys.len()) {
             let (kv, vv) = (gpu.view(keys, range.clone())?, gpu.view(values, range)?);
-            let split = match by_side {
-                Some(sides) => multisplit_by_side_async(&gpu, &kv, &vv, &plan.part, &sides),
-                None => multisplit_async(&gpu, &kv, Some(&*vv), &plan.part),
-            };
-            let split = match split {
+            let split = match multisplit_async(&gpu, &kv, Some(&*vv), &plan.part) {
                 Ok(split) => split,
                 // No room for the split's scratch (a table that fills the GPU): this chunk in
                 // input order, as without the partition.
@@ -403,60 +395,9 @@ impl<S: Scheme> GpuTable<S> {
                 .values
                 .as_ref()
                 .expect("a split with values returns them");
-            // Side 1's keys begin at the split's offset of part `stretches`.
-            let bound = by_side.map(|sides| {
-                let at = (sides.parts() / 2) as u64 * std::mem::size_of::<u64>() as u64;
-                (
-                    &split.device_offsets,
-                    split.device_offsets.device_address() + at,
-                )
-            });
-            let stretches = Some(plan.part.parts);
-            self.launch_ordered_insert(
-                &split.keys,
-                split_values,
-                mode,
-                plan.deep,
-                bound,
-                stretches,
-            )?;
+            self.launch_ordered_insert(&split.keys, split_values, mode, plan.deep)?;
         }
         Ok(())
-    }
-
-    /// The sides of a split by side for `plan` ([`multisplit_by_side_async`]), where the L2's
-    /// sides are on ([`l2_sides::SidesMode::Split`]), the GPU and the scheme's first-probe array
-    /// have them, and one pass of the split serves twice the plan's parts; else `None`.
-    fn split_sides(&mut self, plan: &locality::Plan) -> Result<Option<SplitSides>> {
-        if l2_sides::mode() != l2_sides::SidesMode::Split || !SplitSides::serves(plan.part.parts) {
-            return Ok(None);
-        }
-        let Some(array) = self.scheme.locality().and_then(|l| l.array) else {
-            return Ok(None);
-        };
-        let (Ok(windows), Ok(window_bytes)) = (
-            u32::try_from(array.windows),
-            u32::try_from(array.window_bytes()),
-        ) else {
-            return Ok(None);
-        };
-        let Some(sides) = self.table_l2_sides()? else {
-            return Ok(None);
-        };
-        // SAFETY: `sides.pages` holds `sides.model.page_side` on this table's GPU, fitted to
-        // the scheme's first-probe array (table_l2_sides measures it again when the array
-        // moves), and lives in `self.l2_sides` until the array moves or the table drops, after
-        // the chunks' splits on this table's stream (its frees are ordered after them).
-        Ok(Some(unsafe {
-            SplitSides::new(
-                sides.pages.device_address(),
-                &sides.model,
-                array.base,
-                windows,
-                window_bytes,
-                plan.part.parts,
-            )
-        }))
     }
 
     /// The L2's sides of the scheme's first-probe array, measured on first use and again when
@@ -469,7 +410,6 @@ impl<S: Scheme> GpuTable<S> {
         let Some(array) = self.scheme.locality().and_then(|l| l.array) else {
             return Ok(None);
         };
-        let array = (array.base, array.bytes);
         if self.l2_sides.as_ref().map(|s| s.0) != Some(array) {
             let measured = TableL2Sides::measure(&self.gpu, array.0, array.1)?;
             self.l2_sides = Some((array, measured));
@@ -480,52 +420,20 @@ impl<S: Scheme> GpuTable<S> {
     /// The scheme's ordered insert kernel over a batch in the order of its stretches (no
     /// statuses): one resident wave taking tiles of keys in order from the counters' third word
     /// (zeroed first); with `deep`, its deep ordered insert where it has one
-    /// ([`locality::Locality::deep_insert`]). With `side_bound` (a split by side: its offsets,
-    /// and the device address of the one where side 1's keys begin), each side's blocks take
-    /// their side's keys. With `stretches` (the batch's split by the table's stretches, and no
-    /// split by side), the walk prefetches the table ahead of it ([`prefetch_lead`]). In input
-    /// order where the scheme has no ordered kernel.
+    /// ([`locality::Locality::deep_insert`]). In input order where the scheme has no ordered
+    /// kernel.
     fn launch_ordered_insert(
         &mut self,
         keys: &DeviceBuffer<S::Key>,
         values: &DeviceBuffer<S::Value>,
         mode: InsertMode,
         deep: bool,
-        side_bound: Option<(&DeviceBuffer<u64>, u64)>,
-        stretches: Option<u32>,
     ) -> Result<()> {
+        // Where the L2's sides are on and the GPU has two, the sided walk (measured on first use:
+        // before the kernel is borrowed from the scheme).
         let mut bulk = Bulk::insert_mode(keys, values, None, mode);
-        let array = self.scheme.locality().and_then(|l| l.array);
-        if let (Some(stretches), Some(array), None, Some(lead)) =
-            (stretches, array, side_bound, prefetch_lead())
-        {
-            let rounds = if deep {
-                locality::deep_rounds()
-            } else {
-                locality::ordered_rounds()
-            };
-            let tile = rounds as u64 * BLOCK as u64;
-            if let Some(p) =
-                StretchPrefetch::new(array.base, array.bytes, keys.len(), stretches, tile, lead)
-            {
-                bulk = bulk.with_prefetch(p);
-            }
-        }
-        match side_bound {
-            // The split by side was measured for (split_sides).
-            Some((_, bound)) => {
-                if let Some(sides) = self.table_l2_sides()? {
-                    bulk = bulk.with_side_bound(sides, bound);
-                }
-            }
-            // Where the sided walk is asked for and the GPU has two sides (measured on first
-            // use: before the kernel is borrowed from the scheme).
-            None if l2_sides::mode() == l2_sides::SidesMode::Walk => {
-                if let Some(sides) = self.table_l2_sides()? {
-                    bulk = bulk.with_l2_sides(sides);
-                }
-            }
-            None => {}
+        if let Some(sides) = self.table_l2_sides()? {
+            bulk = bulk.with_l2_sides(sides);
         }
         let ordered = self
             .scheme
@@ -545,9 +453,6 @@ impl<S: Scheme> GpuTable<S> {
         let view = self.view();
         self.launch(ordered.kernel, ordered.resident_blocks, &view, &bulk, |l| {
             l.reads(keys).reads(values);
-            if let Some((offsets, _)) = side_bound {
-                l.reads(offsets);
-            }
         })
     }
 
@@ -1078,7 +983,7 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if self.scheme.insert_kernel(keys.len()).is_some() {
             self.launch_insert(keys, values, None, mode)?;
         } else {
-            self.launch_ordered_insert(keys, values, mode, false, None, None)?;
+            self.launch_ordered_insert(keys, values, mode, false)?;
         }
         S::after_insert(self)
     }
@@ -1270,26 +1175,6 @@ fn one_view<'a, T: bytemuck::Pod>(
 /// The elements of `v` at `at`, in that order.
 fn gather<T: Copy>(v: &[T], at: &[usize]) -> Vec<T> {
     at.iter().map(|&i| v[i]).collect()
-}
-
-/// How the ordered insert's walk prefetches the table: [`locality::PREFETCH_LEAD`] stretches
-/// ahead, evenly, unless the measurement knobs say otherwise: `WARPMAP_PREFETCH` a lead in
-/// stretches (`off`: no prefetch), `WARPMAP_PREFETCH_RATE` how much faster than the walk each
-/// stretch comes in (1 by default; see [`StretchPrefetch`]).
-fn prefetch_lead() -> Option<(f64, u32)> {
-    let lead = match super::knob::<String>("WARPMAP_PREFETCH")
-        .as_deref()
-        .map(str::trim)
-    {
-        Some("off") => return None,
-        Some(l) => l
-            .parse::<f64>()
-            .ok()
-            .filter(|l| *l >= 0.0 && l.is_finite())?,
-        None => locality::PREFETCH_LEAD,
-    };
-    let rate = super::knob::<u32>("WARPMAP_PREFETCH_RATE").unwrap_or(1);
-    Some((lead, rate.clamp(1, 64)))
 }
 
 /// The items of an ordered kernel's tile (a resident block's [`locality::ordered_rounds`]
