@@ -92,7 +92,9 @@ impl KernelSource {
     /// a kernel's path (e.g. `$WARPMAP_KERNEL_DIR/kernels/slab.cu`) replaces the embedded text,
     /// so that variants of a kernel can be compared on a device with one build of the host code
     /// (the kernel cache keys on the text, so each variant is compiled once). A file that cannot
-    /// be read leaves the embedded text in place.
+    /// be read leaves the embedded text in place. A process reads the directory's files once per
+    /// module specialisation (`Gpu::module` keeps what it loaded, keyed by the directory), so edit
+    /// them between runs.
     pub fn text(&self) -> String {
         let dir = std::env::var_os("WARPMAP_KERNEL_DIR").map(std::path::PathBuf::from);
         let mut s = String::new();

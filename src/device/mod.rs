@@ -1237,16 +1237,23 @@ impl Gpu {
     pub fn module(&self, source: &KernelSource) -> Result<Module> {
         let start = Instant::now();
         let label = source.label();
-        // The embedded kernel text is fixed for the process, so a module once loaded is found
-        // again by its file and defines, without building and hashing its ~70 KB of text first
-        // (~0.13 ms a lookup: on the critical path of each split, whose kernels the GPU waits
-        // for at a batch's start). Not with WARPMAP_KERNEL_DIR, whose files may change.
-        let memo = std::env::var_os("WARPMAP_KERNEL_DIR")
-            .is_none()
-            .then(|| format!("embedded {} {label}", source.file.path));
-        if let Some(m) = memo
-            .as_ref()
-            .and_then(|k| self.dev.modules.lock().ok().and_then(|m| m.get(k).cloned()))
+        // The kernel text is fixed for the process, so a module once loaded is found again by
+        // its file and defines, without building and hashing its ~70 KB of text first (~0.13 ms
+        // a lookup: on the critical path of each split, whose kernels the GPU waits for at a
+        // batch's start). Under WARPMAP_KERNEL_DIR too, keyed by the directory: its files are
+        // read once a process (edit them between runs, not during one), so that variants and
+        // the embedded kernels pay the same host cost in an A/B (without the memo the variants
+        // ran 3-4 % slower at 2^27 u64 pairs on an H200: bench/NOTES.md, session AI).
+        let memo = match std::env::var_os("WARPMAP_KERNEL_DIR") {
+            None => format!("embedded {} {label}", source.file.path),
+            Some(dir) => format!("dir {} {} {label}", dir.to_string_lossy(), source.file.path),
+        };
+        if let Some(m) = self
+            .dev
+            .modules
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&memo).cloned())
         {
             return Ok(Module {
                 inner: m,
@@ -1261,9 +1268,7 @@ impl Gpu {
         let arch = format!("sm_{}", self.sm());
         if let Some(m) = self.dev.modules.lock().ok().and_then(|mut m| {
             let inner = m.get(&key).cloned()?;
-            if let Some(k) = &memo {
-                m.insert(k.clone(), inner.clone());
-            }
+            m.insert(memo.clone(), inner.clone());
             Some(inner)
         }) {
             return Ok(Module {
@@ -1287,9 +1292,7 @@ impl Gpu {
             .map_err(|e| driver_err(&format!("loading module {label}"), e))?;
         if let Ok(mut m) = self.dev.modules.lock() {
             m.insert(key, inner.clone());
-            if let Some(k) = memo {
-                m.insert(k, inner.clone());
-            }
+            m.insert(memo, inner.clone());
         }
         let ms = start.elapsed().as_secs_f64() * 1e3;
         if std::env::var_os("WARPMAP_LOG").is_some() {
