@@ -134,6 +134,7 @@ struct wm_ms_tile_smem {
   u64 tile_bar[2];  // the tile buffers' mbarriers (bulk copies)
 #endif
   u32 warp_sums[WM_MS_CBLOCK / 32];
+  u32 clip;  // the slack split: some bin's run of this tile passes the end of its region
 #if WM_MS_STAGED
   unsigned short bin[WM_MS_TILE];
   // WM_MS_BUFFERS tiles: with WM_MS_ASYNC the next tile lands in one while this one is ranked,
@@ -194,6 +195,18 @@ __device__ __forceinline__ void wm_ms_scan_bins(wm_ms_tile_smem& s, u32 bins) {
   }
 }
 
+// The slack split's places (multisplit_slack_scatter): part p owns the region [p * cap,
+// (p + 1) * cap) of the output, and a tile's run of part p is claimed there with one atomic on
+// fill[p] (zeroed by the host; it may pass cap). Items past their region's end are not
+// written: their bits are set in `flagged` (one bit an item of the batch, zeroed by the host)
+// and counted in fill[parts], and the caller inserts them from the batch itself.
+struct wm_ms_slack {
+  u64 cap;
+  u64* fill;     // parts + 1 words
+  u32* flagged;  // n bits
+  u32 parts;
+};
+
 // Moves items [begin, end) to their bins' places (item i with key k in bin bin_of(k, i)): the
 // item goes to cursor[bin] + its rank among the bin's items of [begin, end), and each cursor
 // advances by its bin's count; where
@@ -207,16 +220,20 @@ __device__ __forceinline__ void wm_ms_scan_bins(wm_ms_tile_smem& s, u32 bins) {
 // tile's ranking and moves, so that their trip from memory overlaps the tile's shared-memory
 // phases: with one block a multiprocessor, nothing else would (the host sets it where the
 // registers allow: a thread's items of a tile in at most 64 bytes).
+//
+// With SLACK, the bins are parts with regions (wm_ms_slack above) instead of places counted
+// beforehand: s.cursor is set a tile at a time from the tile's claims (its entry value is not
+// read), and `positions` must be null.
 #ifndef WM_MS_PREFETCH
 #define WM_MS_PREFETCH 0
 #endif
-template <typename BinOf>
+template <bool SLACK, typename BinOf>
 __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __restrict__ keys,
                                            const wm_ms_value* __restrict__ values, u64 begin,
                                            u64 end, u32 bins, BinOf bin_of,
                                            wm_key* __restrict__ keys_out,
                                            wm_ms_value* __restrict__ values_out,
-                                           u32* __restrict__ positions) {
+                                           u32* __restrict__ positions, const wm_ms_slack& slack) {
   const bool has_values = values != nullptr || values_out != nullptr;  // read, or indices
 #if !WM_MS_ASYNC
   wm_key k[WM_MS_ITEMS];
@@ -354,6 +371,48 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
       }
     }
     __syncthreads();
+    // The slack split claims each bin's run of the tile in its region now, and stores the
+    // claims only after the staging below, so that the atomics' trip overlaps it.
+    constexpr u32 BINS_PER = (WM_MS_MAX_BINS + WM_MS_CBLOCK - 1) / WM_MS_CBLOCK;
+    u64 claimed[SLACK ? BINS_PER : 1];
+    if (SLACK) {
+#pragma unroll
+      for (u32 q = 0; q < BINS_PER; ++q) {
+        const u32 bin = q * WM_MS_CBLOCK + threadIdx.x;
+        claimed[q] = 0;
+        if (bin < bins && s.count[bin] != 0u) claimed[q] = atomicAdd(slack.fill + bin, (u64)s.count[bin]);
+      }
+    }
+    // The claims into s.cursor (after the staging: see above); a run past its region's end
+    // sets s.clip. The caller synchronises before s.cursor is read.
+    auto store_claims = [&]() {
+      if (!SLACK) return;
+#pragma unroll
+      for (u32 q = 0; q < BINS_PER; ++q) {
+        const u32 bin = q * WM_MS_CBLOCK + threadIdx.x;
+        if (bin < bins && s.count[bin] != 0u) {
+          s.cursor[bin] = (u64)bin * slack.cap + claimed[q];
+          if (claimed[q] + s.count[bin] > slack.cap) s.clip = 1u;
+        }
+      }
+    };
+    // Where the tile clipped a run (rare): the items past their region's end are flagged for
+    // the caller, by the threads that ranked them (they know their batch index).
+    auto flag_clipped = [&]() {
+      if (!SLACK || s.clip == 0u) return;
+      u32 clipped = 0;
+#pragma unroll
+      for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
+        if (br[j] == WM_MS_NO_BIN) continue;
+        const u32 b = br[j] >> 16;
+        if (s.cursor[b] + (br[j] & 0xffffu) >= (u64)(b + 1u) * slack.cap) {
+          const u64 i = base + j * WM_MS_CBLOCK + threadIdx.x;
+          atomicOr(slack.flagged + (i >> 5), 1u << (u32)(i & 31u));
+          ++clipped;
+        }
+      }
+      if (clipped != 0u) atomicAdd(slack.fill + slack.parts, (u64)clipped);
+    };
     if (positions != nullptr) {  // from the threads' own items: consecutive threads, consecutive i
 #pragma unroll
       for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
@@ -376,7 +435,10 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
 #endif
       }
     }
+    store_claims();
     __syncthreads();
+    flag_clipped();
+    const bool clip = SLACK && s.clip != 0u;
     // Consecutive threads write consecutive items of a bin's run.
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
@@ -384,6 +446,7 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
       if (t < tile_n) {
         const u32 bin = s.bin[t];
         const u64 out = s.cursor[bin] + (t - s.start[bin]);
+        if (clip && out >= (u64)(bin + 1u) * slack.cap) continue;  // flagged above
         keys_out[out] = s.key[cur][t];
 #if defined(WM_VALUE_BYTES)
         if (has_values) values_out[out] = s.value[cur][t];
@@ -391,10 +454,18 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
       }
     }
 #else
+    if (SLACK) {
+      store_claims();
+      __syncthreads();
+      flag_clipped();
+    }
+    const bool clip = SLACK && s.clip != 0u;
 #pragma unroll
     for (u32 j = 0; j < WM_MS_ITEMS; ++j) {
       if (br[j] != WM_MS_NO_BIN) {
-        const u64 out = s.cursor[br[j] >> 16] + (br[j] & 0xffffu);
+        const u32 b = br[j] >> 16;
+        const u64 out = s.cursor[b] + (br[j] & 0xffffu);
+        if (clip && out >= (u64)(b + 1u) * slack.cap) continue;  // flagged above
         keys_out[out] = kc[j];
 #if defined(WM_VALUE_BYTES)
         if (has_values) values_out[out] = vc[j];
@@ -404,9 +475,10 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
 #endif
     __syncthreads();
     for (u32 bin = threadIdx.x; bin < bins; bin += WM_MS_CBLOCK) {
-      s.cursor[bin] += s.count[bin];
+      if (!SLACK) s.cursor[bin] += s.count[bin];
       s.count[bin] = 0;
     }
+    if (SLACK && threadIdx.x == 0) s.clip = 0u;
     __syncthreads();
 #if WM_MS_ASYNC
     cur ^= 1u;
@@ -493,12 +565,33 @@ extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_coarse_sca
   __syncthreads();
   const u64 begin = (u64)blockIdx.x * chunk;
   const u64 end = min(n, begin + chunk);
-  wm_ms_move(
+  wm_ms_move<false>(
       s, keys, values, begin, end, groups,
       [&](const wm_key& k, u64 i) {
         return bins != nullptr ? bins[i] : wm_ms_group(k, seed, parts, fine_bits, within_seed, within);
       },
-      keys_out, values_out, positions);
+      keys_out, values_out, positions, wm_ms_slack{});
+}
+
+// The slack split (one pass, no count: src/table/engine/multisplit.rs multisplit_slack_async):
+// block c moves its chunk [c * chunk, (c + 1) * chunk), a tile at a time, into the parts'
+// regions of cap items each (wm_ms_slack): fill[0..parts + 1) and the n bits of `flagged`
+// zeroed by the host. Part p's items are keys_out[p * cap .. p * cap + min(fill[p], cap)) in no
+// particular order; the fill[parts] items that found their region full are flagged instead.
+extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_slack_scatter(
+    const wm_key* __restrict__ keys, const wm_ms_value* __restrict__ values, u64 n, u64 seed,
+    u32 parts, u64 chunk, u64 cap, u64* __restrict__ fill, u32* __restrict__ flagged,
+    wm_key* __restrict__ keys_out, wm_ms_value* __restrict__ values_out) {
+  wm_ms_tile_smem& s = wm_ms_smem();
+  for (u32 p = threadIdx.x; p < parts; p += WM_MS_CBLOCK) s.count[p] = 0;
+  if (threadIdx.x == 0) s.clip = 0u;
+  __syncthreads();
+  const u64 begin = (u64)blockIdx.x * chunk;
+  const u64 end = min(n, begin + chunk);
+  wm_ms_move<true>(
+      s, keys, values, begin, end, parts,
+      [&](const wm_key& k, u64) { return wm_part_of<WM_HASH>(k, seed, parts); }, keys_out,
+      values_out, nullptr, wm_ms_slack{cap, fill, flagged, parts});
 }
 
 // Block g (one per group, gridDim.x = groups): counts the fine bins of the group's items
@@ -538,8 +631,8 @@ extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_fine(
   }
   if (g + 1 == gridDim.x && threadIdx.x == 0) offsets[parts] = end;
   __syncthreads();
-  wm_ms_move(
+  wm_ms_move<false>(
       s, keys, values, begin, end, bins,
       [&](const wm_key& k, u64) { return wm_part_of<WM_HASH>(k, seed, parts) & mask; }, keys_out,
-      values_out, nullptr);
+      values_out, nullptr, wm_ms_slack{});
 }

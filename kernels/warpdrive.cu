@@ -645,7 +645,7 @@ __device__ __forceinline__ void wd_insert_ordered(const wd_view& t, const wm_bul
     };
     wm_for_each_ordered_l2_sided<ROUNDS>(b.n, t.meta + 2, b.sm_l2_side, side_of, insert);
   } else {
-    wm_for_each_ordered<ROUNDS>(b.n, t.meta + 2, insert);
+    wm_for_each_ordered_batch<ROUNDS>(b, t.meta + 2, insert);
   }
   wm_add_count(t.meta, inserted);
   wm_add_count(t.meta + 1, failed);

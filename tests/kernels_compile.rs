@@ -30,7 +30,9 @@ fn require_nvrtc() -> &'static warpmap::device::Nvrtc {
 
 /// Every module the library can ask NVRTC for (the benchmark's own kernels are compiled by
 /// crates/warpmap-bench/tests/bench_kernels.rs). `WARPMAP_COMPILE_ONLY=<module>` keeps one
-/// module's specialisations (a quicker check while editing one scheme's kernels).
+/// module's specialisations (a quicker check while editing one scheme's kernels), and
+/// `WARPMAP_COMPILE_LABEL=<text>` those whose label (`NAME=value` defines, joined) contains the
+/// text (one specialisation's registers in seconds: `WM_KEY_BYTES=8,WM_VALUE_BYTES=8,`).
 fn all_sources() -> Vec<KernelSource> {
     let mut v: Vec<KernelSource> = warpmap::table::registry::schemes()
         .iter()
@@ -41,6 +43,9 @@ fn all_sources() -> Vec<KernelSource> {
     v.push(warpmap::table::engine::l2_sides::kernel_source());
     if let Ok(only) = std::env::var("WARPMAP_COMPILE_ONLY") {
         v.retain(|s| s.module == only.trim());
+    }
+    if let Ok(text) = std::env::var("WARPMAP_COMPILE_LABEL") {
+        v.retain(|s| s.label().contains(text.trim()));
     }
     v
 }

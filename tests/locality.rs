@@ -15,7 +15,7 @@ use common::*;
 use std::collections::HashMap;
 use warpmap::table::engine::multisplit::{multisplit_by, PartFunction};
 use warpmap::table::warpdrive::LocalityMode;
-use warpmap::{DeviceHashTable, Error, HashTable, InsertMode, Key, Value, WarpDriveConfig};
+use warpmap::{DeviceHashTable, Error, HashTable, InsertMode, Key, Reduce, Value, WarpDriveConfig};
 
 /// A batch of `n` keys (the sentinels, 0 and 1 among them) with a tenth of them repeated with
 /// other values, in a shuffled order; and each key's values in the batch.
@@ -388,6 +388,57 @@ fn copies_race_for_one_window<K: Key, V: Value>(g: u32) {
         stored = check(&what, &t, &of, &stored, InsertMode::Assign);
         assert_eq!(t.len().unwrap(), stored.len(), "{what}: len");
     }
+}
+
+/// One key copied more often than its part's region of the slack split holds (the split's
+/// default; a table of several stretches, so several parts): the copies that find the region
+/// full are flagged and inserted from the batch after the regions, and the table must still end
+/// exactly as in input order: each key once with one of its values (`Assign`), and each key's
+/// count exact under `Apply(Sum)` of ones (each copy applied once, none lost or doubled).
+fn one_key_overflows_its_region<K: Key, V: Value>() {
+    let Some(gpu) = gpu() else { return };
+    let name = format!("{}/{} hot key", K::NAME, V::NAME);
+    // 2^23 slots: 64-128 MiB, more than one stretch of any L2 these tests meet.
+    let config = WarpDriveConfig::new(1 << 23).locality(LocalityMode::On);
+    let mut rng = SplitMix64::new(mix(K::BYTES as u64 + 4242));
+    let distinct = unique_keys::<K>(&mut rng, 1 << 19, true);
+    let hot = distinct[distinct.len() / 2];
+    let mut pairs: Vec<(K, V)> = distinct.iter().map(|&k| (k, value_for(k, 1))).collect();
+    pairs.extend((0..1u64 << 20).map(|c| (hot, value_for(hot, 100 + c))));
+    let (keys, values, of) = shuffled_batch::<K, V>(&mut rng, pairs);
+
+    let mut t = warpdrive::<K, V>(&gpu, config.clone());
+    let what = format!("{name}, assign");
+    insert_device(&what, &mut t, &keys, &values, InsertMode::Assign);
+    let stored = check(&what, &t, &of, &HashMap::new(), InsertMode::Assign);
+    assert_eq!(t.len().unwrap(), distinct.len(), "{what}: len");
+    assert_eq!(stored.len(), distinct.len(), "{what}: contents");
+
+    let mut t = warpdrive::<K, V>(&gpu, config);
+    let what = format!("{name}, sum of ones");
+    let ones = vec![V::from_bits(1); keys.len()];
+    insert_device(&what, &mut t, &keys, &ones, InsertMode::Apply(Reduce::Sum));
+    let mut counts: HashMap<K, u64> = HashMap::new();
+    for &k in &keys {
+        *counts.entry(k).or_default() += 1;
+    }
+    let want: HashMap<K, V> = counts.iter().map(|(&k, &c)| (k, V::from_bits(c))).collect();
+    assert_eq!(
+        want[&hot],
+        V::from_bits((1 << 20) + 1),
+        "{what}: the oracle"
+    );
+    assert_matches(&what, &t, &want);
+}
+
+#[test]
+fn one_key_overflows_its_region_u64_u64() {
+    one_key_overflows_its_region::<u64, u64>();
+}
+
+#[test]
+fn one_key_overflows_its_region_u32_u32() {
+    one_key_overflows_its_region::<u32, u32>();
 }
 
 #[test]

@@ -14,8 +14,8 @@ use common::*;
 use std::time::Instant;
 use warpmap::hash::HashFunction;
 use warpmap::table::engine::multisplit::{
-    multisplit_by, multisplit_host, multisplit_keys, multisplit_using, multisplit_within_indexed,
-    Method, PartFunction, Split, DEFAULT_PART_SEED,
+    multisplit_by, multisplit_host, multisplit_keys, multisplit_slack_async, multisplit_using,
+    multisplit_within_indexed, slack_cap, Method, PartFunction, Split, DEFAULT_PART_SEED,
 };
 use warpmap::{Gpu, Key};
 
@@ -299,4 +299,108 @@ fn multisplit_rate_measured() {
             );
         }
     }
+}
+
+/// The split with slack (`multisplit_slack_async`, the partitioned insert's): every key of the
+/// batch is either in its own part's region (within the region's fill) or flagged, exactly
+/// once, with its value beside it; the flagged count is the flags' number. Batches of random
+/// keys (nothing flagged at these sizes) and skewed ones (half the batch one key: its part's
+/// region fills and the rest of its copies are flagged), parts 1 to 1024, tiles of 1024 and
+/// 1536 items.
+#[test]
+fn slack_split_places_every_key_once() {
+    fn run<K: Key>(gpu: &std::sync::Arc<Gpu>, label: &str) {
+        let mut rng = SplitMix64::new(0x51ac ^ K::BYTES as u64);
+        let big = if sanitized() { 1 << 14 } else { (1 << 20) + 7 };
+        for n in [1usize, 31, 1000, big] {
+            for skewed in [false, true] {
+                let hot = rng.key::<K>();
+                let keys: Vec<K> = (0..n)
+                    .map(|i| {
+                        if skewed && i % 2 == 0 {
+                            hot
+                        } else {
+                            rng.key::<K>()
+                        }
+                    })
+                    .collect();
+                let positions: Vec<u32> = (0..n as u32).collect();
+                let (dk, dv) = (gpu.upload(&keys).unwrap(), gpu.upload(&positions).unwrap());
+                for (parts, unit) in [(1, 1024), (7, 1536), (128, 1024), (1024, 1024)] {
+                    let what =
+                        format!("{label}, n {n}, skewed {skewed}, {parts} parts, unit {unit}");
+                    let f = PartFunction::new(parts, DEFAULT_PART_SEED ^ n as u64);
+                    let s = multisplit_slack_async(gpu, &dk, Some(&dv), &f, unit)
+                        .unwrap()
+                        .expect("one pass serves up to 1024 parts");
+                    assert_eq!(s.cap, slack_cap(n as u64, parts, unit), "{what}: cap");
+                    assert_eq!(s.cap % unit, 0, "{what}: whole units");
+                    let got_k = gpu.download(&s.keys).unwrap();
+                    let got_v = gpu.download(s.values.as_ref().unwrap()).unwrap();
+                    let fill = gpu.download(&s.fill).unwrap();
+                    let flagged = gpu.download(&s.flagged).unwrap();
+                    assert_eq!(got_k.len() as u64, parts as u64 * s.cap, "{what}: regions");
+                    let mut seen = vec![false; n];
+                    let mut count = vec![0u64; parts as usize];
+                    for k in &keys {
+                        count[f.part_of(k) as usize] += 1;
+                    }
+                    for p in 0..parts as usize {
+                        assert_eq!(fill[p], count[p], "{what}: part {p}'s claims");
+                        let start = p as u64 * s.cap;
+                        for j in start..start + fill[p].min(s.cap) {
+                            let (k, i) = (got_k[j as usize], got_v[j as usize] as usize);
+                            assert!(i < n && !seen[i], "{what}: item {i} twice or out of range");
+                            seen[i] = true;
+                            assert_eq!(k, keys[i], "{what}: item {i} moved without its key");
+                            assert_eq!(f.part_of(&k), p as u32, "{what}: item {i} in part {p}");
+                        }
+                    }
+                    let mut flags = 0u64;
+                    for (i, s) in seen.iter_mut().enumerate() {
+                        if (flagged[i / 32] >> (i % 32)) & 1 == 1 {
+                            assert!(!*s, "{what}: item {i} placed and flagged");
+                            *s = true;
+                            flags += 1;
+                        }
+                    }
+                    assert!(
+                        seen.iter().all(|&s| s),
+                        "{what}: an item neither placed nor flagged"
+                    );
+                    assert_eq!(fill[parts as usize], flags, "{what}: flagged count");
+                    if !skewed && n > 1000 {
+                        assert_eq!(flags, 0, "{what}: random keys fit their regions");
+                    }
+                    if skewed && n > 1000 && parts > 1 {
+                        assert!(
+                            flags > 0,
+                            "{what}: the hot key's copies overflow its region"
+                        );
+                    }
+                }
+            }
+        }
+        println!("{label}: slack splits checked");
+    }
+    let Some(gpu) = gpu() else { return };
+    run::<u32>(&gpu, "4-byte keys");
+    run::<u64>(&gpu, "8-byte keys");
+    run::<u128>(&gpu, "16-byte keys");
+}
+
+/// The slack split's region sizes: whole units, room for the mean and its spread, and little
+/// more at the partitioned insert's sizes.
+#[test]
+fn slack_caps() {
+    assert_eq!(slack_cap(1, 1, 1024), 1024);
+    assert_eq!(slack_cap(0, 7, 1536), 1536);
+    let n = 1u64 << 27;
+    let cap = slack_cap(n, 128, 1024);
+    assert_eq!(cap % 1024, 0);
+    let mean = n / 128;
+    assert!(
+        cap >= mean + 4 * 1024 && (cap as f64) < mean as f64 * 1.025,
+        "{cap}"
+    );
 }

@@ -24,9 +24,17 @@
 //! this path ([`DeviceHashTable::insert_device_async`](crate::DeviceHashTable::insert_device_async)
 //! with `None`); inserts with statuses, mixed batches and rehashes run in input order.
 //!
+//! **The split:** by default the split with slack
+//! ([`multisplit_slack_async`](super::multisplit::multisplit_slack_async): one pass, each part
+//! a region of its own with room to spare, no count), whose regions the ordered kernel walks up
+//! to their fill before it inserts the keys that found their region full, from the chunk in
+//! input order ([`slack_split`]); the counting split (a count, then the moves) where the slack
+//! split does not serve (more than 2^10 parts) or the L2's sided walk is on.
+//!
 //! **Scratch:** the batch goes through in chunks ([`Plan::chunks`]); each chunk's split takes
-//! `chunk × (key + value bytes)` of device memory (plus a few KiB of counts), allocated on the
-//! table's stream and freed after the chunk's insert. A chunk is at least [`MIN_CHUNK`] keys and
+//! `chunk × (key + value bytes)` of device memory and its regions' slack (about 2 % at 2^20
+//! keys a part: [`slack_cap`](super::multisplit::slack_cap)), a bit a key for the flags and a
+//! few KiB of counts, allocated on the table's stream and freed after the chunk's insert. A chunk is at least [`MIN_CHUNK`] keys and
 //! long enough that the keys in flight start within a third of the L2 cache: about
 //! `in_flight × table bytes / (L2 / 3)` keys (on an H100, 83M keys for a table of 2 GiB: 664 MiB
 //! of u32 pairs), and less than twice that. A chunk whose split finds no device memory for its
@@ -58,6 +66,27 @@ pub fn ordered_rounds() -> u32 {
     knob::<u32>("WARPMAP_ORDERED_ROUNDS")
         .filter(|r| (1..=16).contains(r))
         .unwrap_or(ORDERED_ROUNDS)
+}
+
+/// Items of a tile of the ordered insert kernels (`wm_for_each_ordered`): [`BLOCK`] threads
+/// times [`deep_rounds`] (`deep`) or [`ordered_rounds`].
+pub fn tile_items(deep: bool) -> u64 {
+    let rounds = if deep {
+        deep_rounds()
+    } else {
+        ordered_rounds()
+    };
+    BLOCK as u64 * rounds as u64
+}
+
+/// Whether a partitioned insert splits its chunks with slack
+/// ([`multisplit_slack_async`](super::multisplit::multisplit_slack_async)): one pass over the
+/// chunk, where the counting split reads its keys twice (a count, then the moves), the ordered
+/// kernel walking each part's region up to its fill and then inserting the keys that found
+/// their region full from the chunk. On, unless the measurement knob `WARPMAP_SLACK_SPLIT=0`;
+/// splits of more parts than one pass takes (2^10) and the L2's sided walk count as before.
+pub fn slack_split() -> bool {
+    knob::<u32>("WARPMAP_SLACK_SPLIT").is_none_or(|v| v != 0)
 }
 
 /// Rounds of a tile of a scheme's *deep* ordered insert ([`Locality::deep_insert`]), which a

@@ -246,6 +246,11 @@ pub struct Bulk {
     parts: u64,
     sm_l2_side: u64,
     granule_l2_side: u64,
+    region_fill: u64,
+    flagged: u64,
+    flagged_count: u64,
+    region_tiles: u32,
+    reserved: u32,
 }
 
 /// One batch of an ordered launch over several (`wm_ordered_part` in
@@ -308,6 +313,24 @@ impl Bulk {
         Bulk {
             sm_l2_side: addr(&sides.sm),
             granule_l2_side: addr(&sides.granules),
+            ..self
+        }
+    }
+    /// The same batch for an ordered insert over a slack split (`wm_for_each_ordered_batch`):
+    /// `keys`/`values` are its regions of `region_tiles` tiles each, `fill` their fills.
+    pub(crate) fn with_regions(self, fill: &DeviceBuffer<u64>, region_tiles: u32) -> Self {
+        Bulk {
+            region_fill: addr(fill),
+            region_tiles,
+            ..self
+        }
+    }
+    /// The same batch (in input order) for an ordered insert of only the items whose bits are
+    /// set in `flagged` (`count` of them, a device word: 0 makes the launch return at once).
+    pub(crate) fn with_flagged(self, flagged: &DeviceBuffer<u32>, count: u64) -> Self {
+        Bulk {
+            flagged: addr(flagged),
+            flagged_count: count,
             ..self
         }
     }
@@ -527,9 +550,9 @@ mod tests {
 
     #[test]
     fn bulk_is_the_kernels_layout() {
-        // wm_bulk: nine 8-byte fields, then assign and part_count, then parts, sm_l2_side and
-        // granule_l2_side.
-        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8 + 3 * 8);
+        // wm_bulk: nine 8-byte fields, then assign and part_count, then parts, sm_l2_side,
+        // granule_l2_side, region_fill, flagged and flagged_count, then region_tiles and reserved.
+        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8 + 6 * 8 + 8);
         // wm_ordered_part: four addresses, n and tile.
         assert_eq!(std::mem::size_of::<OrderedPart>(), 6 * 8);
     }

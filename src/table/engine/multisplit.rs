@@ -26,6 +26,12 @@
 //! The result is **not stable**: within a part, keys are in no particular order; the parts
 //! themselves are contiguous and in part order, and key `i`'s value travels with it.
 //!
+//! A third split, for consumers that can walk parts with gaps between them (the
+//! locality-partitioned insert), skips the count: [`multisplit_slack_async`] gives each part a
+//! region of [`slack_cap`] items and claims each tile's run of a part there with one atomic, in
+//! one pass; the keys that find their region full are flagged in a bitmap instead
+//! ([`SlackSplit`]).
+//!
 //! The part of a key ([`PartFunction::part_of`], the CPU twin of the device's `wm_part_of`) is
 //! `(h * parts) >> 32` for the first 32-bit hash `h` of the key under the split's seed:
 //! `wm_hash_pair`'s first hash for keys of 4 and 8 bytes, the low half of `wm_hash_words` for
@@ -235,7 +241,7 @@ impl CountingTile {
         } else {
             0
         };
-        bins + 4 * (self.block / 32) + staged + 64
+        bins + 4 * (self.block / 32) + staged + 80
     }
 }
 
@@ -877,7 +883,7 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     let parts = f.parts as usize;
     let value_bytes = values.map(|_| std::mem::size_of::<V>());
     let shape = CountingTile::new(K::BYTES, value_bytes.or(indexed.then_some(4)), room);
-    let (tile, cblock, shared) = (shape.len(), shape.block, shape.shared_bytes());
+    let (cblock, shared) = (shape.block, shape.shared_bytes());
     if shared > gpu.shared_per_block_optin() {
         return Err(Error::Unsupported(format!(
             "multisplit: a counting tile of {shared} bytes of shared memory (this GPU gives a \
@@ -889,12 +895,7 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     let fine = module.kernel("multisplit_fine")?;
     scatter.allow_shared(shared)?;
     fine.allow_shared(shared)?;
-    // One wave of the coarse scatter's blocks, each over a chunk of whole tiles.
-    let resident = gpu.sm_count() as usize
-        * gpu.max_active_blocks_per_sm_with(&scatter, cblock, shared)? as usize;
-    let tiles = n.div_ceil(tile);
-    let chunk = tiles.div_ceil(resident.clamp(1, tiles)) * tile;
-    let chunks = n.div_ceil(chunk);
+    let (chunk, chunks) = scatter_chunks(gpu, &scatter, &shape, n)?;
     // The second pass runs a block per group: at least two per multiprocessor where the bits
     // allow (`WARPMAP_MULTISPLIT_MIN_GROUPS` overrides that floor, for measurements).
     let min_groups = knob("WARPMAP_MULTISPLIT_MIN_GROUPS").unwrap_or(2 * gpu.sm_count());
@@ -1068,6 +1069,157 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     // block writes offsets[parts]. 2^fine_bits <= 2^10 bins; `shared` bytes as for the scatter.
     unsafe { l.run(groups32, cblock, shared) }?;
     finish(gpu, keys_out, values_out, device_offsets, read_offsets)
+}
+
+/// The chunks of a one-pass scatter of `n > 0` items (`chunk` items each, `chunks` of them,
+/// one a block): one wave of the scatter's blocks, each over a chunk of whole tiles.
+fn scatter_chunks(
+    gpu: &Gpu,
+    scatter: &crate::device::Kernel,
+    shape: &CountingTile,
+    n: usize,
+) -> Result<(usize, usize)> {
+    let tile = shape.len();
+    let resident = gpu.sm_count() as usize
+        * gpu.max_active_blocks_per_sm_with(scatter, shape.block, shape.shared_bytes())? as usize;
+    let tiles = n.div_ceil(tile);
+    let chunk = tiles.div_ceil(resident.clamp(1, tiles)) * tile;
+    Ok((chunk, n.div_ceil(chunk)))
+}
+
+/// A split with slack ([`multisplit_slack_async`]): part `p` owns the region
+/// `p * cap .. (p + 1) * cap` of `keys` (and `values`), of which its first `min(fill[p], cap)`
+/// items are its keys, in no particular order, and the rest holds nothing. The keys that found
+/// their part's region full are not in it: their bits are set in `flagged` (bit `i % 32` of
+/// word `i / 32` for key `i` of the batch), and `fill[parts]` counts them.
+pub struct SlackSplit<K, V = K> {
+    /// The regions' keys.
+    pub keys: DeviceBuffer<K>,
+    /// Their values (`None` for a keys-only split).
+    pub values: Option<DeviceBuffer<V>>,
+    /// The number of parts.
+    pub parts: u32,
+    /// Items a region: a multiple of the split's unit.
+    pub cap: u64,
+    /// `parts + 1` words: each part's claims (which may pass `cap`), then the flagged keys.
+    pub fill: DeviceBuffer<u64>,
+    /// One bit a key of the batch: set where the key is not in its region.
+    pub flagged: DeviceBuffer<u32>,
+}
+
+impl<K, V> SlackSplit<K, V> {
+    /// The device address of `fill[parts]`: how many keys were flagged.
+    pub fn flagged_count_address(&self) -> u64 {
+        self.fill.device_address() + self.parts as u64 * std::mem::size_of::<u64>() as u64
+    }
+}
+
+/// The items a part's region of a slack split holds: the mean `n / parts` and 4 standard
+/// deviations of a random batch's part sizes (a part of 2^20 random keys varies by ~0.1 %), plus
+/// 1/64 of the mean, rounded up to a multiple of `unit`: at 2^20 keys a part, 2 % more memory
+/// than the keys. A part that is larger (a batch of many copies of a key, or keys built to
+/// collide) keeps what fits, and the rest is flagged.
+pub fn slack_cap(n: u64, parts: u32, unit: u64) -> u64 {
+    let unit = unit.max(1);
+    let mean = n.div_ceil(parts.max(1) as u64);
+    let slack = 4 * (mean as f64).sqrt().ceil() as u64 + mean / 64;
+    (mean + slack).div_ceil(unit).max(1) * unit
+}
+
+/// A split of `keys` (and `values`) by `f` without a count: one pass over the batch (the
+/// counting split reads its keys twice), into a region of [`slack_cap`] items per part, each
+/// tile's run of a part claimed there with an atomic (see [`SlackSplit`]). On `gpu`'s stream;
+/// nothing waits for it. For the locality-partitioned insert, whose ordered kernels take the
+/// regions as they are and then insert the flagged keys from the batch
+/// (`wm_for_each_ordered_batch` in kernels/common/bulk.cuh): `unit` is their tile, so that no
+/// tile spans two regions. `None` where it does not serve: an empty batch, or more parts than
+/// one pass splits (2^10).
+///
+/// # Errors
+/// As [`multisplit_by`], and [`Error::InvalidInput`] for a `unit` of 0 or regions of 2^32
+/// units or more.
+pub fn multisplit_slack_async<K: Key, V: bytemuck::Pod>(
+    gpu: &Gpu,
+    keys: &DeviceBuffer<K>,
+    values: Option<&DeviceBuffer<V>>,
+    f: &PartFunction,
+    unit: u64,
+) -> Result<Option<SlackSplit<K, V>>> {
+    f.check()?;
+    if keys.is_empty() || Cut::takes_two_passes(f.parts) {
+        return Ok(None);
+    }
+    let n = keys.len();
+    let cap = slack_cap(n as u64, f.parts, unit);
+    let units = (f.parts as u64 * cap) / unit.max(1);
+    if unit == 0 || units >= u32::MAX as u64 {
+        return Err(Error::invalid(format!(
+            "slack split of {n} keys into {} parts: units of {unit} items, fewer than 2^32 of them",
+            f.parts
+        )));
+    }
+    let room = TileRoom::of(gpu);
+    let module = split_module(gpu, keys, values, f.hash, room)?;
+    let value_bytes = values.map(|_| std::mem::size_of::<V>());
+    let shape = CountingTile::new(K::BYTES, value_bytes, room);
+    let scatter = module.kernel("multisplit_slack_scatter")?;
+    let shared = shape.shared_bytes();
+    if shared > gpu.shared_per_block_optin() {
+        return Err(Error::Unsupported(format!(
+            "multisplit: a counting tile of {shared} bytes of shared memory (this GPU gives a \
+             block {})",
+            gpu.shared_per_block_optin()
+        )));
+    }
+    scatter.allow_shared(shared)?;
+    let (chunk, chunks) = scatter_chunks(gpu, &scatter, &shape, n)?;
+    let len = f.parts as usize * cap as usize;
+    let mut fill = gpu.alloc_filled::<u64>(f.parts as usize + 1, 0)?;
+    let mut flagged = gpu.alloc_filled::<u32>(n.div_ceil(32), 0)?;
+    let mut keys_out = gpu.alloc::<K>(len)?;
+    let mut values_out = match values {
+        Some(_) => Some(gpu.alloc::<V>(len)?),
+        None => None,
+    };
+    let (n64, chunk64, parts32, null) = (n as u64, chunk as u64, f.parts, 0u64);
+    {
+        let mut l = scatter.launch();
+        l.buf(keys);
+        match values {
+            Some(v) => l.buf(v),
+            None => l.arg(&null),
+        };
+        l.arg(&n64)
+            .arg(&f.seed)
+            .arg(&parts32)
+            .arg(&chunk64)
+            .arg(&cap)
+            .buf_mut(&mut fill)
+            .buf_mut(&mut flagged)
+            .buf_mut(&mut keys_out);
+        match values_out.as_mut() {
+            Some(v) => l.buf_mut(v),
+            None => l.arg(&null),
+        };
+        // SAFETY: multisplit_slack_scatter's (keys, values, n, seed, parts, chunk, cap, fill,
+        // flagged, keys_out, values_out) in order; a missing values buffer is a null pointer on
+        // both sides, which the kernel does not touch. Block c (of `chunks`) reads its chunk of
+        // keys/values within [0, n) and writes item i either into its part's region, at
+        // p * cap + (its run's claim on fill[p]) + its rank when that is below (p + 1) * cap
+        // (within the parts * cap items of keys_out/values_out), or bit i of `flagged` (n bits
+        // allocated); fill holds parts + 1 words (parts <= 2^10, the kernel's bins), zeroed
+        // above on this stream. `shared` bytes of dynamic shared memory, allowed above: at
+        // least the kernel's tile (it checks).
+        unsafe { l.run(chunks as u32, shape.block, shared) }?;
+    }
+    Ok(Some(SlackSplit {
+        keys: keys_out,
+        values: values_out,
+        parts: f.parts,
+        cap,
+        fill,
+        flagged,
+    }))
 }
 
 /// The split's result, with its offsets read back if `read_offsets` (waits for the stream).

@@ -3,7 +3,8 @@
 
 use super::l2_sides::TableL2Sides;
 use super::multisplit::{
-    multisplit_async, multisplit_within, multisplit_within_indexed, PartFunction, MAX_WITHIN_PARTS,
+    multisplit_async, multisplit_slack_async, multisplit_within, multisplit_within_indexed,
+    PartFunction, SlackSplit, MAX_WITHIN_PARTS,
 };
 use super::{bulk_grid, locality, Bulk, Scheme, SchemeConfig, BLOCK};
 use crate::device::{DeviceBuffer, Gpu, Kernel, Launch, PinnedBuffer};
@@ -379,8 +380,33 @@ impl<S: Scheme> GpuTable<S> {
         plan: &locality::Plan,
     ) -> Result<()> {
         let gpu = self.gpu.clone();
+        // The split with slack (no count: `locality::slack_split`) where the ordered kernel walks
+        // plain tiles (not the L2's sides), in regions of whole tiles of the kernel that runs.
+        let deep = plan.deep
+            && self
+                .scheme
+                .locality()
+                .is_some_and(|l| l.deep_insert.is_some());
+        let slack_unit = match self.table_l2_sides()? {
+            None if locality::slack_split() => Some(locality::tile_items(deep)),
+            _ => None,
+        };
         for range in plan.chunks(keys.len()) {
             let (kv, vv) = (gpu.view(keys, range.clone())?, gpu.view(values, range)?);
+            if let Some(unit) = slack_unit {
+                match multisplit_slack_async(&gpu, &kv, Some(&*vv), &plan.part, unit) {
+                    Ok(Some(split)) => {
+                        self.launch_ordered_insert_slack(&kv, &vv, &split, mode, deep)?;
+                        continue;
+                    }
+                    Ok(None) => {} // more parts than one pass splits: the counting split
+                    Err(Error::OutOfMemory { .. }) => {
+                        self.launch_insert(&kv, &vv, None, mode)?;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
             let split = match multisplit_async(&gpu, &kv, Some(&*vv), &plan.part) {
                 Ok(split) => split,
                 // No room for the split's scratch (a table that fills the GPU): this chunk in
@@ -435,6 +461,64 @@ impl<S: Scheme> GpuTable<S> {
         if let Some(sides) = self.table_l2_sides()? {
             bulk = bulk.with_l2_sides(sides);
         }
+        self.launch_ordered(keys, values, bulk, (None, None), mode, deep)
+    }
+
+    /// The ordered insert of a chunk (`keys`, `values`) through its slack split: the split's
+    /// regions as they are (each region's fill read by the kernel), then the keys that found
+    /// their region full, from the chunk itself in input order (a launch that returns at once
+    /// where there are none, the rule).
+    fn launch_ordered_insert_slack(
+        &mut self,
+        keys: &DeviceBuffer<S::Key>,
+        values: &DeviceBuffer<S::Value>,
+        split: &SlackSplit<S::Key, S::Value>,
+        mode: InsertMode,
+        deep: bool,
+    ) -> Result<()> {
+        let split_values = split
+            .values
+            .as_ref()
+            .expect("a split with values returns them");
+        // Only an ordered kernel reads the regions (the input-order insert would take their
+        // empty tails for keys); `deep` only where the scheme has the deep one (the caller's).
+        let Some(loc) = self.scheme.locality() else {
+            return Err(Error::invalid(
+                "a slack split for a scheme with no ordered insert",
+            ));
+        };
+        debug_assert!(!deep || loc.deep_insert.is_some());
+        let unit = locality::tile_items(deep);
+        let region_tiles = u32::try_from(split.cap / unit)
+            .map_err(|_| Error::invalid("a slack split's region of 2^32 tiles or more"))?;
+        let regions = Bulk::insert_mode(&split.keys, split_values, None, mode)
+            .with_regions(&split.fill, region_tiles);
+        let fill = Some(&split.fill);
+        self.launch_ordered(&split.keys, split_values, regions, (fill, None), mode, deep)?;
+        let flagged = Bulk::insert_mode(keys, values, None, mode)
+            .with_flagged(&split.flagged, split.flagged_count_address());
+        self.launch_ordered(
+            keys,
+            values,
+            flagged,
+            (fill, Some(&split.flagged)),
+            mode,
+            deep,
+        )
+    }
+
+    /// The scheme's ordered insert kernel (deep or plain) over `bulk`, which names `keys`,
+    /// `values` and the slack split's words it also reads (`fill`, `flagged`); in input order
+    /// where the scheme has none.
+    fn launch_ordered(
+        &mut self,
+        keys: &DeviceBuffer<S::Key>,
+        values: &DeviceBuffer<S::Value>,
+        bulk: Bulk,
+        (fill, flagged): (Option<&DeviceBuffer<u64>>, Option<&DeviceBuffer<u32>>),
+        mode: InsertMode,
+        deep: bool,
+    ) -> Result<()> {
         let ordered = self
             .scheme
             .locality()
@@ -453,6 +537,12 @@ impl<S: Scheme> GpuTable<S> {
         let view = self.view();
         self.launch(ordered.kernel, ordered.resident_blocks, &view, &bulk, |l| {
             l.reads(keys).reads(values);
+            if let Some(f) = fill {
+                l.reads(f);
+            }
+            if let Some(f) = flagged {
+                l.reads(f);
+            }
         })
     }
 
@@ -464,7 +554,7 @@ impl<S: Scheme> GpuTable<S> {
         lens: &[[u64; 5]],
         assign: u32,
     ) -> Result<(DeviceBuffer<super::OrderedPart>, DeviceBuffer<u64>, Bulk)> {
-        let (parts, steps) = Bulk::ordered_parts(lens, ordered_tile_items());
+        let (parts, steps) = Bulk::ordered_parts(lens, locality::tile_items(false));
         let table = if super::knob::<String>("WARPMAP_PARTS_UPLOAD").as_deref() == Some("sync") {
             // For measurements: the synchronous upload of before (2 H100s: the same rates;
             // bench/NOTES.md, issue 15, session U).
@@ -1175,10 +1265,4 @@ fn one_view<'a, T: bytemuck::Pod>(
 /// The elements of `v` at `at`, in that order.
 fn gather<T: Copy>(v: &[T], at: &[usize]) -> Vec<T> {
     at.iter().map(|&i| v[i]).collect()
-}
-
-/// The items of an ordered kernel's tile (a resident block's [`locality::ordered_rounds`]
-/// rounds): the most a part of an ordered launch over several takes per step.
-fn ordered_tile_items() -> u64 {
-    locality::ordered_rounds() as u64 * BLOCK as u64
 }
