@@ -33,13 +33,18 @@ struct wm_bulk {
   const wm_ordered_part* parts;  // ordered parts: the parts (n: their tiles in all; counter: the tile counter)
   const u8* sm_l2_side;             // ordered insert: the L2 side of each SM (null: no sides; wm_for_each_ordered_l2_sided)
   const u32* granule_l2_side;       // ordered insert: bit g = 4 KiB granule g of the table's array is on side 1
-  const u64* region_fill;  // ordered insert over a slack split (null: none): items filled in each region (wm_for_each_ordered_batch)
-  const u32* flagged;      // ordered insert of a slack split's flagged items (null: none): a bit an item of the batch
-  const u64* flagged_count;  // with `flagged`: how many bits are set (0: the launch returns at once)
-  u32 region_tiles;        // with `region_fill`: tiles a region
-  u32 reserved;            // (alignment)
+  // A slack split's ordered insert (wm_for_each_ordered_batch): `fill` its regions' fills and,
+  // at fill[regions], its flagged items' count; `flagged` (null: the regions' launch) their bits.
+  // wm_bulk stays within 128 bytes: at 136, NVRTC 13.0 gave WarpDrive's ordered insert of u32
+  // pairs 44 registers instead of 38 (5 blocks a SM instead of 6: the deep inserts at load 0.8
+  // 9 % slower) and of u64 pairs 64 instead of 60.
+  const u64* fill;
+  const u32* flagged;
+  u32 region_tiles;  // tiles a region
+  u32 regions;
 };
 static_assert(sizeof(wm_bulk) == WM_BULK_BYTES, "wm_bulk differs from src/table/engine/ Bulk");
+static_assert(sizeof(wm_bulk) <= 128, "wm_bulk past 128 bytes costs the kernels registers (above)");
 
 // One batch of an ordered launch over several (host twin: `OrderedPart`, src/table/engine/):
 // its arrays, its length, and its items per step of the launch (wm_for_each_ordered_parts).
@@ -135,12 +140,12 @@ __device__ __forceinline__ void wm_for_each_ordered(u64 n, u64* tiles, F f) {
 #if defined(WM_ENGINE) && defined(WM_KEY_BYTES) && defined(WM_VALUE_BYTES)
 // An ordered insert's loop over its batch b (tile counter *tiles, zeroed by the host): f(i) for
 // the batch's items, one item a thread, as wm_for_each_ordered, in one of three shapes:
-// - b.region_fill not null: the batch is a slack split (src/table/engine/multisplit.rs
-//   multisplit_slack_async), regions of b.region_tiles tiles, region r holding
-//   min(b.region_fill[r], its length) items from its start and nothing valid after them; a
-//   tile lies in one region, so thread 0 reads its region's fill once a tile;
+// - b.fill not null and b.flagged null: the batch is a slack split (src/table/engine/
+//   multisplit.rs multisplit_slack_async), regions of b.region_tiles tiles, region r holding
+//   min(b.fill[r], its length) items from its start and nothing valid after them; a tile lies
+//   in one region, so thread 0 reads its region's fill once a tile;
 // - b.flagged not null: the batch in input order, only the items whose bit is set (those of a
-//   slack split that found their region full); none set (*b.flagged_count == 0, the rule):
+//   slack split that found their region full); none set (b.fill[b.regions] == 0, the rule):
 //   every block returns at once;
 // - else every item of [0, b.n).
 // Every thread of the block calls it (block barriers), outside divergent code.
@@ -150,7 +155,7 @@ __device__ __forceinline__ void wm_for_each_ordered_batch(const wm_bulk& b, u64*
   // by thread 0 into shared memory: three loops took WarpDrive's ordered insert of u64 pairs
   // from 64 registers to 70, and bounds in every thread to 66, past the 64 that let 4 blocks of
   // 256 a SM (NVRTC 13.0, sm_90).
-  if (b.flagged != nullptr && *b.flagged_count == 0ull) return;  // one word for every thread
+  if (b.flagged != nullptr && b.fill[b.regions] == 0ull) return;  // one word for every thread
   __shared__ unsigned long long wm_batch_base;
   __shared__ u32 wm_batch_take;
   const u32 tile_items = (u32)ROUNDS * blockDim.x;
@@ -161,10 +166,10 @@ __device__ __forceinline__ void wm_for_each_ordered_batch(const wm_bulk& b, u64*
       const u64 t = atomicAdd(reinterpret_cast<unsigned long long*>(tiles), 1ull);
       const u64 base = t * tile_items;
       u64 end = b.n;
-      if (b.region_fill != nullptr && base < b.n) {
+      if (b.fill != nullptr && b.flagged == nullptr && base < b.n) {
         const u32 r = (u32)t / b.region_tiles;  // below 2^32 tiles: the host checks
         const u64 region_items = (u64)b.region_tiles * tile_items;
-        end = (u64)r * region_items + min(__ldg(b.region_fill + r), region_items);
+        end = (u64)r * region_items + min(__ldg(b.fill + r), region_items);
       }
       wm_batch_base = base;
       wm_batch_take = (u32)min(end > base ? end - base : 0ull, (u64)tile_items);

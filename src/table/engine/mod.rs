@@ -246,11 +246,10 @@ pub struct Bulk {
     parts: u64,
     sm_l2_side: u64,
     granule_l2_side: u64,
-    region_fill: u64,
+    fill: u64,
     flagged: u64,
-    flagged_count: u64,
     region_tiles: u32,
-    reserved: u32,
+    regions: u32,
 }
 
 /// One batch of an ordered launch over several (`wm_ordered_part` in
@@ -320,17 +319,24 @@ impl Bulk {
     /// `keys`/`values` are its regions of `region_tiles` tiles each, `fill` their fills.
     pub(crate) fn with_regions(self, fill: &DeviceBuffer<u64>, region_tiles: u32) -> Self {
         Bulk {
-            region_fill: addr(fill),
+            fill: addr(fill),
             region_tiles,
             ..self
         }
     }
     /// The same batch (in input order) for an ordered insert of only the items whose bits are
-    /// set in `flagged` (`count` of them, a device word: 0 makes the launch return at once).
-    pub(crate) fn with_flagged(self, flagged: &DeviceBuffer<u32>, count: u64) -> Self {
+    /// set in `flagged`: as many as `fill[regions]` says (a device word: 0 makes the launch
+    /// return at once).
+    pub(crate) fn with_flagged(
+        self,
+        flagged: &DeviceBuffer<u32>,
+        fill: &DeviceBuffer<u64>,
+        regions: u32,
+    ) -> Self {
         Bulk {
+            fill: addr(fill),
             flagged: addr(flagged),
-            flagged_count: count,
+            regions,
             ..self
         }
     }
@@ -551,8 +557,10 @@ mod tests {
     #[test]
     fn bulk_is_the_kernels_layout() {
         // wm_bulk: nine 8-byte fields, then assign and part_count, then parts, sm_l2_side,
-        // granule_l2_side, region_fill, flagged and flagged_count, then region_tiles and reserved.
-        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8 + 6 * 8 + 8);
+        // granule_l2_side, fill and flagged, then region_tiles and regions: 128 bytes, the most
+        // it may take (kernels/common/bulk.cuh: past it the kernels take more registers).
+        assert_eq!(std::mem::size_of::<Bulk>(), 9 * 8 + 8 + 5 * 8 + 8);
+        assert_eq!(std::mem::size_of::<Bulk>(), 128);
         // wm_ordered_part: four addresses, n and tile.
         assert_eq!(std::mem::size_of::<OrderedPart>(), 6 * 8);
     }

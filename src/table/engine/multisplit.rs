@@ -884,17 +884,8 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     let value_bytes = values.map(|_| std::mem::size_of::<V>());
     let shape = CountingTile::new(K::BYTES, value_bytes.or(indexed.then_some(4)), room);
     let (cblock, shared) = (shape.block, shape.shared_bytes());
-    if shared > gpu.shared_per_block_optin() {
-        return Err(Error::Unsupported(format!(
-            "multisplit: a counting tile of {shared} bytes of shared memory (this GPU gives a \
-             block {})",
-            gpu.shared_per_block_optin()
-        )));
-    }
-    let scatter = module.kernel("multisplit_coarse_scatter")?;
-    let fine = module.kernel("multisplit_fine")?;
-    scatter.allow_shared(shared)?;
-    fine.allow_shared(shared)?;
+    let scatter = tile_kernel(gpu, module, &shape, "multisplit_coarse_scatter")?;
+    let fine = tile_kernel(gpu, module, &shape, "multisplit_fine")?;
     let (chunk, chunks) = scatter_chunks(gpu, &scatter, &shape, n)?;
     // The second pass runs a block per group: at least two per multiprocessor where the bits
     // allow (`WARPMAP_MULTISPLIT_MIN_GROUPS` overrides that floor, for measurements).
@@ -1071,6 +1062,27 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     finish(gpu, keys_out, values_out, device_offsets, read_offsets)
 }
 
+/// A kernel of the module that moves tiles of `shape` (their dynamic shared memory allowed), or
+/// [`Error::Unsupported`] where this GPU gives a block less shared memory than the tile takes.
+fn tile_kernel(
+    gpu: &Gpu,
+    module: &Module,
+    shape: &CountingTile,
+    name: &str,
+) -> Result<crate::device::Kernel> {
+    let shared = shape.shared_bytes();
+    if shared > gpu.shared_per_block_optin() {
+        return Err(Error::Unsupported(format!(
+            "multisplit: a counting tile of {shared} bytes of shared memory (this GPU gives a \
+             block {})",
+            gpu.shared_per_block_optin()
+        )));
+    }
+    let kernel = module.kernel(name)?;
+    kernel.allow_shared(shared)?;
+    Ok(kernel)
+}
+
 /// The chunks of a one-pass scatter of `n > 0` items (`chunk` items each, `chunks` of them,
 /// one a block): one wave of the scatter's blocks, each over a chunk of whole tiles.
 fn scatter_chunks(
@@ -1105,13 +1117,6 @@ pub struct SlackSplit<K, V = K> {
     pub fill: DeviceBuffer<u64>,
     /// One bit a key of the batch: set where the key is not in its region.
     pub flagged: DeviceBuffer<u32>,
-}
-
-impl<K, V> SlackSplit<K, V> {
-    /// The device address of `fill[parts]`: how many keys were flagged.
-    pub fn flagged_count_address(&self) -> u64 {
-        self.fill.device_address() + self.parts as u64 * std::mem::size_of::<u64>() as u64
-    }
 }
 
 /// The items a part's region of a slack split holds: the mean `n / parts` and 4 standard
@@ -1162,16 +1167,8 @@ pub fn multisplit_slack_async<K: Key, V: bytemuck::Pod>(
     let module = split_module(gpu, keys, values, f.hash, room)?;
     let value_bytes = values.map(|_| std::mem::size_of::<V>());
     let shape = CountingTile::new(K::BYTES, value_bytes, room);
-    let scatter = module.kernel("multisplit_slack_scatter")?;
+    let scatter = tile_kernel(gpu, &module, &shape, "multisplit_slack_scatter")?;
     let shared = shape.shared_bytes();
-    if shared > gpu.shared_per_block_optin() {
-        return Err(Error::Unsupported(format!(
-            "multisplit: a counting tile of {shared} bytes of shared memory (this GPU gives a \
-             block {})",
-            gpu.shared_per_block_optin()
-        )));
-    }
-    scatter.allow_shared(shared)?;
     let (chunk, chunks) = scatter_chunks(gpu, &scatter, &shape, n)?;
     let len = f.parts as usize * cap as usize;
     let mut fill = gpu.alloc_filled::<u64>(f.parts as usize + 1, 0)?;

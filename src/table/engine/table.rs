@@ -495,8 +495,11 @@ impl<S: Scheme> GpuTable<S> {
             .with_regions(&split.fill, region_tiles);
         let fill = Some(&split.fill);
         self.launch_ordered(&split.keys, split_values, regions, (fill, None), mode, deep)?;
-        let flagged = Bulk::insert_mode(keys, values, None, mode)
-            .with_flagged(&split.flagged, split.flagged_count_address());
+        let flagged = Bulk::insert_mode(keys, values, None, mode).with_flagged(
+            &split.flagged,
+            &split.fill,
+            split.parts,
+        );
         self.launch_ordered(
             keys,
             values,
