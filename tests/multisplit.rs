@@ -15,7 +15,8 @@ use std::time::Instant;
 use warpmap::hash::HashFunction;
 use warpmap::table::engine::multisplit::{
     multisplit_by, multisplit_host, multisplit_keys, multisplit_slack_async, multisplit_using,
-    multisplit_within_indexed, slack_cap, Method, PartFunction, Split, DEFAULT_PART_SEED,
+    multisplit_within_indexed, slack_cap, Method, PartFunction, SlackScatter, Split,
+    DEFAULT_PART_SEED,
 };
 use warpmap::{Gpu, Key};
 
@@ -387,6 +388,79 @@ fn slack_split_places_every_key_once() {
     run::<u32>(&gpu, "4-byte keys");
     run::<u64>(&gpu, "8-byte keys");
     run::<u128>(&gpu, "16-byte keys");
+}
+
+/// A prepared slack scatter (`SlackScatter`, which a table keeps between batches): batch after
+/// batch of its shape, every key in its own part's region or flagged, each once, with its
+/// value; a batch of another shape is refused with an error, not split wrongly.
+#[test]
+fn prepared_slack_scatter_serves_its_shape_only() {
+    let Some(gpu) = gpu() else { return };
+    let n = if sanitized() { 1 << 13 } else { (1 << 18) + 5 };
+    let (parts, unit) = (128u32, 1024u64);
+    let f = PartFunction::new(parts, DEFAULT_PART_SEED);
+    let scatter = SlackScatter::prepare::<u64, u32>(&gpu, n, true, &f, unit)
+        .unwrap()
+        .expect("one pass serves 128 parts");
+    assert!(scatter.serves::<u64, u32>(n, true, &f, unit));
+    assert!(!scatter.serves::<u64, u32>(n + 1, true, &f, unit));
+    assert!(!scatter.serves::<u64, u32>(n, false, &f, unit));
+    assert!(!scatter.serves::<u64, u32>(n, true, &PartFunction::new(64, DEFAULT_PART_SEED), unit));
+    assert!(!scatter.serves::<u64, u32>(n, true, &f, 1536));
+    assert!(!scatter.serves::<u32, u32>(n, true, &f, unit));
+    let mut rng = SplitMix64::new(0x5ca7);
+    for batch in 0..3 {
+        let keys: Vec<u64> = (0..n).map(|_| rng.key::<u64>()).collect();
+        let index: Vec<u32> = (0..n as u32).collect();
+        let (dk, dv) = (gpu.upload(&keys).unwrap(), gpu.upload(&index).unwrap());
+        // A new seed each batch: the seed is the split's argument, not the scatter's shape.
+        let fb = PartFunction::new(parts, DEFAULT_PART_SEED ^ batch);
+        let s = scatter.split_async(&gpu, &dk, Some(&dv), &fb).unwrap();
+        let (got_k, got_v) = (
+            gpu.download(&s.keys).unwrap(),
+            gpu.download(s.values.as_ref().unwrap()).unwrap(),
+        );
+        let fill = gpu.download(&s.fill).unwrap();
+        let flagged = gpu.download(&s.flagged).unwrap();
+        let mut seen = vec![false; n];
+        for (p, &claims) in fill.iter().take(parts as usize).enumerate() {
+            let start = p as u64 * s.cap;
+            for j in start..start + claims.min(s.cap) {
+                let i = got_v[j as usize] as usize;
+                assert!(
+                    i < n && !seen[i],
+                    "batch {batch}: item {i} twice or out of range"
+                );
+                seen[i] = true;
+                assert_eq!(got_k[j as usize], keys[i], "batch {batch}: item {i}'s key");
+                assert_eq!(
+                    fb.part_of(&keys[i]),
+                    p as u32,
+                    "batch {batch}: item {i}'s part"
+                );
+            }
+        }
+        let flags = (0..n)
+            .filter(|&i| (flagged[i / 32] >> (i % 32)) & 1 == 1)
+            .count();
+        assert_eq!(
+            flags as u64, fill[parts as usize],
+            "batch {batch}: flagged count"
+        );
+        for (i, s) in seen.iter_mut().enumerate() {
+            if (flagged[i / 32] >> (i % 32)) & 1 == 1 {
+                assert!(!*s, "batch {batch}: item {i} placed and flagged");
+                *s = true;
+            }
+        }
+        assert!(seen.iter().all(|&s| s), "batch {batch}: an item lost");
+    }
+    let short = gpu.upload(&vec![1u64; n - 1]).unwrap();
+    let short_v = gpu.upload(&vec![0u32; n - 1]).unwrap();
+    assert!(matches!(
+        scatter.split_async(&gpu, &short, Some(&short_v), &f),
+        Err(warpmap::Error::InvalidInput(_))
+    ));
 }
 
 /// The slack split's region sizes: whole units, room for the mean and its spread, and little

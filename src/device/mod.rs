@@ -1450,6 +1450,9 @@ fn trace_launches() -> bool {
     })
 }
 
+/// The device address a kernel sees for a missing optional array ([`Launch::opt_buf`]).
+static NULL_ADDRESS: u64 = 0;
+
 impl<'a> Launch<'a> {
     fn keep(&mut self, r: Result<()>) {
         if let Err(e) = r {
@@ -1461,6 +1464,24 @@ impl<'a> Launch<'a> {
         self.reads(b);
         self.args.arg(&*b.bytes);
         self
+    }
+    /// Pushes a device buffer, or a null pointer where there is none (a kernel's optional
+    /// array, which it does not touch when null).
+    pub fn opt_buf<T: bytemuck::Pod>(&mut self, b: Option<&'a DeviceBuffer<T>>) -> &mut Self {
+        match b {
+            Some(b) => self.buf(b),
+            None => self.arg(&NULL_ADDRESS),
+        }
+    }
+    /// Pushes a device buffer the kernel writes, or a null pointer where there is none.
+    pub fn opt_buf_mut<T: bytemuck::Pod>(
+        &mut self,
+        b: Option<&'a mut DeviceBuffer<T>>,
+    ) -> &mut Self {
+        match b {
+            Some(b) => self.buf_mut(b),
+            None => self.arg(&NULL_ADDRESS),
+        }
     }
     /// Pushes a device buffer the kernel writes.
     pub fn buf_mut<T: bytemuck::Pod>(&mut self, b: &'a mut DeviceBuffer<T>) -> &mut Self {

@@ -328,13 +328,10 @@ pub fn sum_found<V: Value>(
     let mut totals = gpu.alloc_filled::<u64>(2, 0)?;
     if n > 0 {
         let k = module(gpu)?.kernel("ops_found_sum")?;
-        let (n64, null, bytes) = (n as u64, 0u64, V::BYTES as u32);
+        let (n64, bytes) = (n as u64, V::BYTES as u32);
         let mut l = k.launch();
         l.buf(found);
-        match index {
-            Some(x) => l.buf(x),
-            None => l.arg(&null),
-        };
+        l.opt_buf(index);
         l.buf(column)
             .arg(&bytes)
             .arg(&signed)

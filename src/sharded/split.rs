@@ -292,7 +292,7 @@ pub fn split_async<K: Key, V: bytemuck::Pod>(
     let mut values_out = values.map(|_| alloc.alloc::<V>(n)).transpose()?;
     let mut ops_out = ops.map(|_| alloc.alloc::<u8>(n)).transpose()?;
     let mut positions = positions.then(|| alloc.alloc::<u32>(n)).transpose()?;
-    let (null, ops_bytes) = (0u64, 1u32);
+    let ops_bytes = 1u32;
     let scatter = module.kernel("shard_scatter")?;
     let mut l = scatter.launch();
     l.buf(keys)
@@ -303,20 +303,11 @@ pub fn split_async<K: Key, V: bytemuck::Pod>(
         .buf(&tile_prefix)
         .buf(&totals)
         .buf_mut(&mut keys_out);
-    match (values, values_out.as_mut()) {
-        (Some(v), Some(vo)) => l.buf(v).buf_mut(vo),
-        _ => l.arg(&null).arg(&null),
-    };
+    l.opt_buf(values).opt_buf_mut(values_out.as_mut());
     l.arg(&value_bytes);
-    match (ops, ops_out.as_mut()) {
-        (Some(o), Some(oo)) => l.buf(o).buf_mut(oo),
-        _ => l.arg(&null).arg(&null),
-    };
+    l.opt_buf(ops).opt_buf_mut(ops_out.as_mut());
     l.arg(&ops_bytes);
-    match positions.as_mut() {
-        Some(p) => l.buf_mut(p),
-        None => l.arg(&null),
-    };
+    l.opt_buf_mut(positions.as_mut());
     // SAFETY: shard_scatter's (keys, n, seed, parts, tiles, tile_prefix, totals, keys_out,
     // payload0, payload0_out, payload0_bytes, payload1, payload1_out, payload1_bytes,
     // positions); missing payloads are null pairs and a missing positions array null, which
@@ -431,7 +422,7 @@ pub fn unsplit_by<K: Key, V: bytemuck::Pod>(
     let value_bytes = element_bytes::<V>("values")?;
     let (status_bytes, found_bytes) = (4u32, 1u32);
     let module = module::<K>(gpu, f)?;
-    let (n64, null) = (n as u64, 0u64);
+    let n64 = n as u64;
     let k = module.kernel("shard_unsplit")?;
     let mut l = k.launch();
     l.buf(positions).arg(&n64);
@@ -440,25 +431,19 @@ pub fn unsplit_by<K: Key, V: bytemuck::Pod>(
         keep,
         Keep::ValuesWhereMissing | Keep::ByOperation(_)
     ));
-    match keep {
-        Keep::ByOperation(ops) => l.buf(ops),
-        _ => l.arg(&null),
-    };
+    l.opt_buf(match keep {
+        Keep::ByOperation(ops) => Some(ops),
+        _ => None,
+    });
     l.arg(&where_found);
-    match status {
-        Some((s, o)) => l.buf(s).buf_mut(o),
-        None => l.arg(&null).arg(&null),
-    };
+    let (status_in, status_out) = status.unzip();
+    l.opt_buf(status_in).opt_buf_mut(status_out);
     l.arg(&status_bytes);
-    match values {
-        Some((s, o)) => l.buf(s).buf_mut(o),
-        None => l.arg(&null).arg(&null),
-    };
+    let (values_in, values_out) = values.unzip();
+    l.opt_buf(values_in).opt_buf_mut(values_out);
     l.arg(&value_bytes);
-    match found {
-        Some((s, o)) => l.buf(s).buf_mut(o),
-        None => l.arg(&null).arg(&null),
-    };
+    let (found_in, found_out) = found.unzip();
+    l.opt_buf(found_in).opt_buf_mut(found_out);
     l.arg(&found_bytes);
     // SAFETY: shard_unsplit's (positions, n, ops, values_where_found, then three (split, out,
     // bytes) triples, null pairs skipped; `ops`, when given, is the split's operations, n

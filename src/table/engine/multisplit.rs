@@ -582,22 +582,15 @@ fn split_claiming<K: Key, V: bytemuck::Pod>(
     unsafe { l.run(1, SCAN_BLOCK, 0) }?;
 
     let scatter = module.kernel("multisplit_scatter")?;
-    let null: u64 = 0;
     let mut l = scatter.launch();
     l.buf(keys);
-    match values {
-        Some(v) => l.buf(v),
-        None => l.arg(&null),
-    };
+    l.opt_buf(values);
     l.arg(&n64)
         .arg(&seed)
         .arg(&parts32)
         .buf_mut(&mut cursor)
         .buf_mut(&mut keys_out);
-    match values_out.as_mut() {
-        Some(v) => l.buf_mut(v),
-        None => l.arg(&null),
-    };
+    l.opt_buf_mut(values_out.as_mut());
     // SAFETY: multisplit_scatter's (keys, values, n, seed, parts, cursor, keys_out, values_out)
     // in order; a missing value buffer is a null pointer (8 bytes, like the pointer parameter),
     // which the kernel does not touch. It reads keys[0..n) and values[0..n), and writes each
@@ -921,7 +914,6 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
         chunk as u64,
         chunks as u32,
     );
-    let null: u64 = 0;
 
     let count = module.kernel("multisplit_coarse_count")?;
     let mut l = count.launch();
@@ -932,10 +924,7 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
         .arg(&fine_bits)
         .arg(&within_seed)
         .arg(&within_parts);
-    match bins {
-        Some(b) => l.buf(b),
-        None => l.arg(&null),
-    };
+    l.opt_buf(bins);
     l.arg(&groups32).arg(&chunk64).buf_mut(&mut counts);
     // SAFETY: multisplit_coarse_count's (keys, n, seed, parts, fine_bits, within_seed, within,
     // bins, groups, chunk, counts) in order and type (a composite group is below parts = groups;
@@ -984,34 +973,22 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     {
         let mut l = scatter.launch();
         l.buf(keys);
-        match values {
-            Some(v) => l.buf(v),
-            None => l.arg(&null),
-        };
+        l.opt_buf(values);
         l.arg(&n64)
             .arg(&seed)
             .arg(&parts32)
             .arg(&fine_bits)
             .arg(&within_seed)
             .arg(&within_parts);
-        match bins {
-            Some(b) => l.buf(b),
-            None => l.arg(&null),
-        };
+        l.opt_buf(bins);
         l.arg(&groups32)
             .arg(&chunk64)
             .buf(&counts)
             .buf(&group_offsets)
             .buf_mut(&mut coarse_keys);
-        match coarse_values.as_mut() {
-            Some(v) => l.buf_mut(v),
-            None => l.arg(&null),
-        };
+        l.opt_buf_mut(coarse_values.as_mut());
         // Positions only of a one-pass split (the composite one): relative to the result.
-        match positions.filter(|_| !two_passes) {
-            Some(p) => l.buf_mut(p),
-            None => l.arg(&null),
-        };
+        l.opt_buf_mut(positions.filter(|_| !two_passes));
         // SAFETY: multisplit_coarse_scatter's (keys, values, n, seed, parts, fine_bits,
         // within_seed, within, bins, groups, chunk, counts, group_offsets, keys_out, values_out,
         // positions) in order (`bins` as for the count); a missing value or positions buffer is a null pointer, which the
@@ -1038,19 +1015,13 @@ fn split_counting<K: Key, V: bytemuck::Pod>(
     let mut device_offsets = alloc.alloc::<u64>(parts + 1)?;
     let mut l = fine.launch();
     l.buf(&coarse_keys);
-    match coarse_values.as_ref() {
-        Some(v) => l.buf(v),
-        None => l.arg(&null),
-    };
+    l.opt_buf(coarse_values.as_ref());
     l.arg(&seed)
         .arg(&parts32)
         .arg(&fine_bits)
         .buf(&group_offsets)
         .buf_mut(&mut keys_out);
-    match values_out.as_mut() {
-        Some(v) => l.buf_mut(v),
-        None => l.arg(&null),
-    };
+    l.opt_buf_mut(values_out.as_mut());
     l.buf_mut(&mut device_offsets);
     // SAFETY: multisplit_fine's (keys, values, seed, parts, fine_bits, group_offsets, keys_out,
     // values_out, offsets) in order; block g (of `groups`, the kernel's gridDim) reads items
@@ -1150,73 +1121,169 @@ pub fn multisplit_slack_async<K: Key, V: bytemuck::Pod>(
     f: &PartFunction,
     unit: u64,
 ) -> Result<Option<SlackSplit<K, V>>> {
-    f.check()?;
-    if keys.is_empty() || Cut::takes_two_passes(f.parts) {
-        return Ok(None);
+    match SlackScatter::prepare::<K, V>(gpu, keys.len(), values.is_some(), f, unit)? {
+        Some(scatter) => scatter.split_async(gpu, keys, values, f).map(Some),
+        None => Ok(None),
     }
-    let n = keys.len();
-    let cap = slack_cap(n as u64, f.parts, unit);
-    let units = (f.parts as u64 * cap) / unit.max(1);
-    if unit == 0 || units >= u32::MAX as u64 {
-        return Err(Error::invalid(format!(
-            "slack split of {n} keys into {} parts: units of {unit} items, fewer than 2^32 of them",
-            f.parts
-        )));
+}
+
+/// The kernel of a split with slack made ready for batches of one shape ([`Self::prepare`]):
+/// its module and kernel found, its shared memory allowed and its chunks worked out from its
+/// occupancy once. [`multisplit_slack_async`] does all that at every batch, ~0.05 ms of host
+/// time on an H200's host while the GPU waits for the split at the batch's start (bench/NOTES.md,
+/// session AK); a table keeps its last one ([`Self::serves`]).
+pub struct SlackScatter {
+    kernel: crate::device::Kernel,
+    block: u32,
+    shared: u32,
+    /// The shape it serves: batch length, parts, hash, unit, key and value bytes.
+    n: usize,
+    parts: u32,
+    hash: HashFunction,
+    unit: u64,
+    key_bytes: usize,
+    value_bytes: Option<usize>,
+    cap: u64,
+    chunk: usize,
+    chunks: usize,
+}
+
+impl SlackScatter {
+    /// The scatter of batches of `n` keys of type `K` (with values of type `V` where
+    /// `with_values`) by `f`'s parts and hash, in regions of whole `unit`s ([`slack_cap`]);
+    /// `None` where a slack split does not serve (see [`multisplit_slack_async`]).
+    ///
+    /// # Errors
+    /// As [`multisplit_slack_async`].
+    pub fn prepare<K: Key, V: bytemuck::Pod>(
+        gpu: &Gpu,
+        n: usize,
+        with_values: bool,
+        f: &PartFunction,
+        unit: u64,
+    ) -> Result<Option<SlackScatter>> {
+        f.check()?;
+        if n == 0 || Cut::takes_two_passes(f.parts) {
+            return Ok(None);
+        }
+        let cap = slack_cap(n as u64, f.parts, unit);
+        let units = (f.parts as u64 * cap) / unit.max(1);
+        if unit == 0 || units >= u32::MAX as u64 {
+            return Err(Error::invalid(format!(
+                "slack split of {n} keys into {} parts: units of {unit} items, fewer than 2^32 of them",
+                f.parts
+            )));
+        }
+        if with_values {
+            check_value_size::<V>()?;
+        }
+        let value_bytes = with_values.then_some(std::mem::size_of::<V>());
+        let room = TileRoom::of(gpu);
+        let module = gpu.module(&kernel_source(K::BYTES, value_bytes, f.hash, room))?;
+        let shape = CountingTile::new(K::BYTES, value_bytes, room);
+        let kernel = tile_kernel(gpu, &module, &shape, "multisplit_slack_scatter")?;
+        let (chunk, chunks) = scatter_chunks(gpu, &kernel, &shape, n)?;
+        Ok(Some(SlackScatter {
+            kernel,
+            block: shape.block,
+            shared: shape.shared_bytes(),
+            n,
+            parts: f.parts,
+            hash: f.hash,
+            unit,
+            key_bytes: K::BYTES,
+            value_bytes,
+            cap,
+            chunk,
+            chunks,
+        }))
     }
-    let room = TileRoom::of(gpu);
-    let module = split_module(gpu, keys, values, f.hash, room)?;
-    let value_bytes = values.map(|_| std::mem::size_of::<V>());
-    let shape = CountingTile::new(K::BYTES, value_bytes, room);
-    let scatter = tile_kernel(gpu, &module, &shape, "multisplit_slack_scatter")?;
-    let shared = shape.shared_bytes();
-    let (chunk, chunks) = scatter_chunks(gpu, &scatter, &shape, n)?;
-    let len = f.parts as usize * cap as usize;
-    let mut fill = gpu.alloc_filled::<u64>(f.parts as usize + 1, 0)?;
-    let mut flagged = gpu.alloc_filled::<u32>(n.div_ceil(32), 0)?;
-    let mut keys_out = gpu.alloc::<K>(len)?;
-    let mut values_out = match values {
-        Some(_) => Some(gpu.alloc::<V>(len)?),
-        None => None,
-    };
-    let (n64, chunk64, parts32, null) = (n as u64, chunk as u64, f.parts, 0u64);
-    {
-        let mut l = scatter.launch();
-        l.buf(keys);
-        match values {
-            Some(v) => l.buf(v),
-            None => l.arg(&null),
+
+    /// Whether this scatter serves the batch that [`Self::prepare`] would be asked for with
+    /// these arguments (the same module, shape and regions).
+    pub fn serves<K: Key, V>(
+        &self,
+        n: usize,
+        with_values: bool,
+        f: &PartFunction,
+        unit: u64,
+    ) -> bool {
+        self.n == n
+            && self.parts == f.parts
+            && self.hash == f.hash
+            && self.unit == unit
+            && self.key_bytes == K::BYTES
+            && self.value_bytes == with_values.then_some(std::mem::size_of::<V>())
+    }
+
+    /// Splits `keys` (and `values`) by `f` on `gpu`'s stream (nothing waits for it): a
+    /// [`SlackSplit`], as [`multisplit_slack_async`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] where the batch is not the one this scatter was prepared for
+    /// ([`Self::serves`]) or `values` is not as long as `keys`; [`Error::OutOfMemory`] where its
+    /// outputs do not fit.
+    pub fn split_async<K: Key, V: bytemuck::Pod>(
+        &self,
+        gpu: &Gpu,
+        keys: &DeviceBuffer<K>,
+        values: Option<&DeviceBuffer<V>>,
+        f: &PartFunction,
+    ) -> Result<SlackSplit<K, V>> {
+        if let Some(v) = values {
+            crate::error::check_same_len("multisplit", keys.len(), v.len())?;
+        }
+        if !self.serves::<K, V>(keys.len(), values.is_some(), f, self.unit) {
+            return Err(Error::invalid(
+                "a slack split's scatter prepared for another batch shape",
+            ));
+        }
+        let (n, cap) = (self.n, self.cap);
+        let len = f.parts as usize * cap as usize;
+        crate::trace::stream::mark(gpu, "split setup");
+        let mut fill = gpu.alloc_filled::<u64>(f.parts as usize + 1, 0)?;
+        let mut flagged = gpu.alloc_filled::<u32>(n.div_ceil(32), 0)?;
+        let mut keys_out = gpu.alloc::<K>(len)?;
+        let mut values_out = match values {
+            Some(_) => Some(gpu.alloc::<V>(len)?),
+            None => None,
         };
-        l.arg(&n64)
-            .arg(&f.seed)
-            .arg(&parts32)
-            .arg(&chunk64)
-            .arg(&cap)
-            .buf_mut(&mut fill)
-            .buf_mut(&mut flagged)
-            .buf_mut(&mut keys_out);
-        match values_out.as_mut() {
-            Some(v) => l.buf_mut(v),
-            None => l.arg(&null),
-        };
-        // SAFETY: multisplit_slack_scatter's (keys, values, n, seed, parts, chunk, cap, fill,
-        // flagged, keys_out, values_out) in order; a missing values buffer is a null pointer on
-        // both sides, which the kernel does not touch. Block c (of `chunks`) reads its chunk of
-        // keys/values within [0, n) and writes item i either into its part's region, at
-        // p * cap + (its run's claim on fill[p]) + its rank when that is below (p + 1) * cap
-        // (within the parts * cap items of keys_out/values_out), or bit i of `flagged` (n bits
-        // allocated); fill holds parts + 1 words (parts <= 2^10, the kernel's bins), zeroed
-        // above on this stream. `shared` bytes of dynamic shared memory, allowed above: at
-        // least the kernel's tile (it checks).
-        unsafe { l.run(chunks as u32, shape.block, shared) }?;
+        let (n64, chunk64, parts32) = (n as u64, self.chunk as u64, f.parts);
+        crate::trace::stream::mark(gpu, "split alloc");
+        {
+            let mut l = self.kernel.launch();
+            l.buf(keys);
+            l.opt_buf(values);
+            l.arg(&n64)
+                .arg(&f.seed)
+                .arg(&parts32)
+                .arg(&chunk64)
+                .arg(&cap)
+                .buf_mut(&mut fill)
+                .buf_mut(&mut flagged)
+                .buf_mut(&mut keys_out);
+            l.opt_buf_mut(values_out.as_mut());
+            // SAFETY: multisplit_slack_scatter's (keys, values, n, seed, parts, chunk, cap, fill,
+            // flagged, keys_out, values_out) in order; a missing values buffer is a null pointer
+            // on both sides, which the kernel does not touch (the kernel was compiled for the
+            // values' presence and width, `serves` checked above). Block c (of `chunks`) reads
+            // its chunk of keys/values within [0, n) and writes item i either into its part's
+            // region, at p * cap + (its run's claim on fill[p]) + its rank when that is below
+            // (p + 1) * cap (within the parts * cap items of keys_out/values_out), or bit i of
+            // `flagged` (n bits allocated); fill holds parts + 1 words (parts <= 2^10, the
+            // kernel's bins), zeroed above on this stream. `shared` bytes of dynamic shared
+            // memory, allowed in `prepare`: at least the kernel's tile (it checks).
+            unsafe { l.run(self.chunks as u32, self.block, self.shared) }?;
+        }
+        Ok(SlackSplit {
+            keys: keys_out,
+            values: values_out,
+            parts: f.parts,
+            cap,
+            fill,
+            flagged,
+        })
     }
-    Ok(Some(SlackSplit {
-        keys: keys_out,
-        values: values_out,
-        parts: f.parts,
-        cap,
-        fill,
-        flagged,
-    }))
 }
 
 /// The split's result, with its offsets read back if `read_offsets` (waits for the stream).

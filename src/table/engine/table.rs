@@ -3,8 +3,8 @@
 
 use super::l2_sides::TableL2Sides;
 use super::multisplit::{
-    multisplit_async, multisplit_slack_async, multisplit_within, multisplit_within_indexed,
-    PartFunction, SlackSplit, MAX_WITHIN_PARTS,
+    multisplit_async, multisplit_within, multisplit_within_indexed, PartFunction, SlackScatter,
+    SlackSplit, MAX_WITHIN_PARTS,
 };
 use super::{bulk_grid, locality, Bulk, Scheme, SchemeConfig, BLOCK};
 use crate::device::{DeviceBuffer, Gpu, Kernel, Launch, PinnedBuffer};
@@ -16,6 +16,7 @@ use crate::table::{
     reject_mixed_erase, Backend, DeviceHashTable, HashTable, InsertMode, MixedOp, OrderedFind,
     UnorderedFind,
 };
+use crate::trace::stream as trace;
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -104,6 +105,9 @@ pub struct GpuTable<S: Scheme> {
     /// ordered insert: the array (device address, bytes) they were measured for, and what the
     /// measurement found (`None`: no sides; the array moved: measured again).
     l2_sides: Option<((u64, u64), Option<TableL2Sides>)>,
+    /// The slack split's scatter of the last partitioned insert, prepared for its batch shape
+    /// (a lookup and an occupancy query less at each batch of that shape).
+    slack_scatter: Option<SlackScatter>,
 }
 
 /// Pinned parts tables a table uses in turn ([`GpuTable::parts_batch`]): a launch's table is
@@ -152,6 +156,7 @@ impl<S: Scheme> GpuTable<S> {
             counters,
             parts_staging: std::sync::Mutex::new((Vec::new(), 0)),
             l2_sides: None,
+            slack_scatter: None,
         };
         table.clear()?;
         Ok(table)
@@ -394,9 +399,12 @@ impl<S: Scheme> GpuTable<S> {
         for range in plan.chunks(keys.len()) {
             let (kv, vv) = (gpu.view(keys, range.clone())?, gpu.view(values, range)?);
             if let Some(unit) = slack_unit {
-                match multisplit_slack_async(&gpu, &kv, Some(&*vv), &plan.part, unit) {
+                match self.slack_split(&kv, &vv, &plan.part, unit) {
                     Ok(Some(split)) => {
+                        trace::mark(&gpu, "split");
                         self.launch_ordered_insert_slack(&kv, &vv, &split, mode, deep)?;
+                        drop(split);
+                        trace::mark(&gpu, "freed");
                         continue;
                     }
                     Ok(None) => {} // more parts than one pass splits: the counting split
@@ -424,6 +432,33 @@ impl<S: Scheme> GpuTable<S> {
             self.launch_ordered_insert(&split.keys, split_values, mode, plan.deep)?;
         }
         Ok(())
+    }
+
+    /// The slack split of a chunk
+    /// ([`multisplit_slack_async`](super::multisplit::multisplit_slack_async)) through the table's prepared
+    /// scatter, prepared again where the chunk's shape differs from the last one's.
+    fn slack_split(
+        &mut self,
+        keys: &DeviceBuffer<S::Key>,
+        values: &DeviceBuffer<S::Value>,
+        f: &PartFunction,
+        unit: u64,
+    ) -> Result<Option<SlackSplit<S::Key, S::Value>>> {
+        let n = keys.len();
+        let served = self
+            .slack_scatter
+            .as_ref()
+            .is_some_and(|s| s.serves::<S::Key, S::Value>(n, true, f, unit));
+        if !served {
+            self.slack_scatter =
+                SlackScatter::prepare::<S::Key, S::Value>(&self.gpu, n, true, f, unit)?;
+        }
+        match &self.slack_scatter {
+            Some(scatter) => scatter
+                .split_async(&self.gpu, keys, Some(values), f)
+                .map(Some),
+            None => Ok(None),
+        }
     }
 
     /// The L2's sides of the scheme's first-probe array, measured on first use and again when
@@ -495,6 +530,7 @@ impl<S: Scheme> GpuTable<S> {
             .with_regions(&split.fill, region_tiles);
         let fill = Some(&split.fill);
         self.launch_ordered(&split.keys, split_values, regions, (fill, None), mode, deep)?;
+        trace::mark(&self.gpu, "ordered");
         let flagged = Bulk::insert_mode(keys, values, None, mode).with_flagged(
             &split.flagged,
             &split.fill,
@@ -998,17 +1034,22 @@ impl<S: Scheme> DeviceHashTable<S::Key, S::Value> for GpuTable<S> {
         if keys.is_empty() {
             return Ok(());
         }
+        trace::start(&self.gpu, "entry");
         S::before_insert(self, keys, values, None, status.as_deref_mut())?;
         self.counters.inserting(keys.len());
         let plan = match status {
             None => self.partition_plan(keys.len())?,
             Some(_) => None,
         };
+        trace::mark(&self.gpu, "plan");
         match plan {
             Some(plan) => self.insert_partitioned(keys, values, mode, &plan)?,
             None => self.launch_insert(keys, values, status, mode)?,
         }
-        S::after_insert(self)
+        S::after_insert(self)?;
+        trace::mark(&self.gpu, "end");
+        trace::report(format_args!("insert of {} keys", keys.len()));
+        Ok(())
     }
 
     fn find_device_async(
