@@ -455,6 +455,15 @@ fn prepared_slack_scatter_serves_its_shape_only() {
         }
         assert!(seen.iter().all(|&s| s), "batch {batch}: an item lost");
     }
+    let other_stream = gpu.with_new_stream().unwrap();
+    let (dk, dv) = (
+        other_stream.upload(&vec![1u64; n]).unwrap(),
+        other_stream.upload(&vec![0u32; n]).unwrap(),
+    );
+    assert!(matches!(
+        scatter.split_async(&other_stream, &dk, Some(&dv), &f),
+        Err(warpmap::Error::InvalidInput(_))
+    ));
     let short = gpu.upload(&vec![1u64; n - 1]).unwrap();
     let short_v = gpu.upload(&vec![0u32; n - 1]).unwrap();
     assert!(matches!(

@@ -1136,6 +1136,8 @@ pub struct SlackScatter {
     kernel: crate::device::Kernel,
     block: u32,
     shared: u32,
+    /// The stream it launches on (the kernel's): `prepare`'s handle's.
+    stream_id: u64,
     /// The shape it serves: batch length, parts, hash, unit, key and value bytes.
     n: usize,
     parts: u32,
@@ -1185,6 +1187,7 @@ impl SlackScatter {
         let (chunk, chunks) = scatter_chunks(gpu, &kernel, &shape, n)?;
         Ok(Some(SlackScatter {
             kernel,
+            stream_id: gpu.stream_id(),
             block: shape.block,
             shared: shape.shared_bytes(),
             n,
@@ -1221,8 +1224,8 @@ impl SlackScatter {
     ///
     /// # Errors
     /// [`Error::InvalidInput`] where the batch is not the one this scatter was prepared for
-    /// ([`Self::serves`]) or `values` is not as long as `keys`; [`Error::OutOfMemory`] where its
-    /// outputs do not fit.
+    /// ([`Self::serves`]), `gpu` is not the handle (stream) it was prepared on, or `values` is
+    /// not as long as `keys`; [`Error::OutOfMemory`] where its outputs do not fit.
     pub fn split_async<K: Key, V: bytemuck::Pod>(
         &self,
         gpu: &Gpu,
@@ -1236,6 +1239,13 @@ impl SlackScatter {
         if !self.serves::<K, V>(keys.len(), values.is_some(), f, self.unit) {
             return Err(Error::invalid(
                 "a slack split's scatter prepared for another batch shape",
+            ));
+        }
+        // The kernel launches on the stream it was prepared on; its outputs are allocated on
+        // `gpu`'s: the two must be one.
+        if gpu.stream_id() != self.stream_id {
+            return Err(Error::invalid(
+                "a slack split's scatter used on another stream than it was prepared on",
             ));
         }
         let (n, cap) = (self.n, self.cap);

@@ -399,11 +399,11 @@ impl<S: Scheme> GpuTable<S> {
         for range in plan.chunks(keys.len()) {
             let (kv, vv) = (gpu.view(keys, range.clone())?, gpu.view(values, range)?);
             if let Some(unit) = slack_unit {
-                match self.slack_split(&kv, &vv, &plan.part, unit) {
+                match self.split_with_slack(&kv, &vv, &plan.part, unit) {
                     Ok(Some(split)) => {
                         trace::mark(&gpu, "split");
                         self.launch_ordered_insert_slack(&kv, &vv, &split, mode, deep)?;
-                        drop(split);
+                        drop(split); // its frees queued here, so that the timeline shows them
                         trace::mark(&gpu, "freed");
                         continue;
                     }
@@ -437,7 +437,7 @@ impl<S: Scheme> GpuTable<S> {
     /// The slack split of a chunk
     /// ([`multisplit_slack_async`](super::multisplit::multisplit_slack_async)) through the table's prepared
     /// scatter, prepared again where the chunk's shape differs from the last one's.
-    fn slack_split(
+    fn split_with_slack(
         &mut self,
         keys: &DeviceBuffer<S::Key>,
         values: &DeviceBuffer<S::Value>,
