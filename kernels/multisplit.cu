@@ -156,6 +156,20 @@ __device__ __forceinline__ wm_ms_tile_smem& wm_ms_smem() {
   return *reinterpret_cast<wm_ms_tile_smem*>(wm_ms_dynamic_smem);
 }
 
+// Where a slack split's output is {key, value} pairs (SlackLayout::Pairs, multisplit_slack_
+// scatter_pairs), a staged tile's place `at` holds its pair in one 8- or 16-byte word: places
+// [0, WM_MS_TILE / 2) over the tile buffer's key array and the rest over its value array (the
+// two arrays' bytes are exactly the tile's pairs, and each starts 16-byte aligned), so that the
+// pair is staged and read back in one shared-memory access each. H200, u64 pairs at load 0.5
+// (bench/NOTES.md, session AK call 7): the scatter 1.25 -> 1.17 ms.
+#if defined(WM_HAS_PAIRS) && WM_MS_STAGED
+static_assert(WM_MS_TILE % 2 == 0, "a tile's pairs fill its key and value arrays in halves");
+__device__ __forceinline__ wm_pair* wm_ms_pair_at(wm_ms_tile_smem& s, u32 cur, u32 at) {
+  return at < WM_MS_TILE / 2 ? reinterpret_cast<wm_pair*>(&s.key[cur][0]) + at
+                             : reinterpret_cast<wm_pair*>(&s.value[cur][0]) + (at - WM_MS_TILE / 2);
+}
+#endif
+
 // start[i] = count[0] + ... + count[i - 1] for i < bins (shared arrays; all threads call it, and
 // the caller synchronises before reading `start`).
 __device__ __forceinline__ void wm_ms_scan_bins(wm_ms_tile_smem& s, u32 bins) {
@@ -224,10 +238,13 @@ struct wm_ms_slack {
 // With SLACK, the bins are parts with regions (wm_ms_slack above) instead of places counted
 // beforehand: s.cursor is set a tile at a time from the tile's claims (its entry value is not
 // read), and `positions` must be null.
+//
+// With PAIRS (WM_HAS_PAIRS and values only), the output is one array of {key, value} pairs
+// (wm_pair) at keys_out, and values_out is not read.
 #ifndef WM_MS_PREFETCH
 #define WM_MS_PREFETCH 0
 #endif
-template <bool SLACK, typename BinOf>
+template <bool SLACK, bool PAIRS, typename BinOf>
 __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __restrict__ keys,
                                            const wm_ms_value* __restrict__ values, u64 begin,
                                            u64 end, u32 bins, BinOf bin_of,
@@ -429,7 +446,14 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
         const u32 b = br[j] >> 16;
         const u32 at = s.start[b] + (br[j] & 0xffffu);
         s.bin[at] = (unsigned short)b;
-        s.key[cur][at] = kc[j];  // every thread has read its items of buffer cur (barriers above)
+        // Every thread has read its items of buffer cur (barriers above).
+#if defined(WM_HAS_PAIRS)
+        if (PAIRS) {
+          *wm_ms_pair_at(s, cur, at) = wm_make_pair(kc[j], vc[j]);
+          continue;
+        }
+#endif
+        s.key[cur][at] = kc[j];
 #if defined(WM_VALUE_BYTES)
         if (has_values) s.value[cur][at] = vc[j];
 #endif
@@ -447,6 +471,12 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
         const u32 bin = s.bin[t];
         const u64 out = s.cursor[bin] + (t - s.start[bin]);
         if (clip && out >= (u64)(bin + 1u) * slack.cap) continue;  // flagged above
+#if defined(WM_HAS_PAIRS)
+        if (PAIRS) {
+          reinterpret_cast<wm_pair*>(keys_out)[out] = *wm_ms_pair_at(s, cur, t);
+          continue;
+        }
+#endif
         keys_out[out] = s.key[cur][t];
 #if defined(WM_VALUE_BYTES)
         if (has_values) values_out[out] = s.value[cur][t];
@@ -466,6 +496,12 @@ __device__ __forceinline__ void wm_ms_move(wm_ms_tile_smem& s, const wm_key* __r
         const u32 b = br[j] >> 16;
         const u64 out = s.cursor[b] + (br[j] & 0xffffu);
         if (clip && out >= (u64)(b + 1u) * slack.cap) continue;  // flagged above
+#if defined(WM_HAS_PAIRS)
+        if (PAIRS) {
+          reinterpret_cast<wm_pair*>(keys_out)[out] = wm_make_pair(kc[j], vc[j]);
+          continue;
+        }
+#endif
         keys_out[out] = kc[j];
 #if defined(WM_VALUE_BYTES)
         if (has_values) values_out[out] = vc[j];
@@ -565,7 +601,7 @@ extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_coarse_sca
   __syncthreads();
   const u64 begin = (u64)blockIdx.x * chunk;
   const u64 end = min(n, begin + chunk);
-  wm_ms_move<false>(
+  wm_ms_move<false, false>(
       s, keys, values, begin, end, groups,
       [&](const wm_key& k, u64 i) {
         return bins != nullptr ? bins[i] : wm_ms_group(k, seed, parts, fine_bits, within_seed, within);
@@ -575,23 +611,50 @@ extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_coarse_sca
 
 // The slack split (one pass, no count: src/table/engine/multisplit.rs multisplit_slack_async):
 // block c moves its chunk [c * chunk, (c + 1) * chunk), a tile at a time, into the parts'
-// regions of cap items each (wm_ms_slack): fill[0..parts + 1) and the n bits of `flagged`
-// zeroed by the host. Part p's items are keys_out[p * cap .. p * cap + min(fill[p], cap)) in no
-// particular order; the fill[parts] items that found their region full are flagged instead.
+// regions of cap items each (wm_ms_slack): fill[0..parts + 1) zeroed by the host, and the n
+// bits of `flagged`, whose words of its chunk each block zeroes first (a chunk is whole tiles,
+// so whole words, and only its own block flags its items: no memset of its own on the host's
+// head, ahead of the scatter). Part p's items are keys_out[p * cap .. p * cap + min(fill[p],
+// cap)) in no particular order (with PAIRS: the pairs of a wm_pair array at keys_out); the
+// fill[parts] items that found their region full are flagged instead.
+template <bool PAIRS>
+__device__ __forceinline__ void wm_ms_slack_scatter(const wm_key* __restrict__ keys,
+                                                    const wm_ms_value* __restrict__ values, u64 n, u64 seed,
+                                                    u32 parts, u64 chunk, u64 cap, u64* __restrict__ fill,
+                                                    u32* __restrict__ flagged, wm_key* __restrict__ keys_out,
+                                                    wm_ms_value* __restrict__ values_out) {
+  wm_ms_tile_smem& s = wm_ms_smem();
+  const u64 begin = (u64)blockIdx.x * chunk;
+  const u64 end = min(n, begin + chunk);
+  for (u64 w = begin / 32 + threadIdx.x; w < (end + 31) / 32; w += WM_MS_CBLOCK) flagged[w] = 0u;
+  for (u32 p = threadIdx.x; p < parts; p += WM_MS_CBLOCK) s.count[p] = 0;
+  if (threadIdx.x == 0) s.clip = 0u;
+  __syncthreads();  // the zeroed words before any thread of the block flags an item
+  wm_ms_move<true, PAIRS>(
+      s, keys, values, begin, end, parts,
+      [&](const wm_key& k, u64) { return wm_part_of<WM_HASH>(k, seed, parts); }, keys_out,
+      values_out, nullptr, wm_ms_slack{cap, fill, flagged, parts});
+}
 extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_slack_scatter(
     const wm_key* __restrict__ keys, const wm_ms_value* __restrict__ values, u64 n, u64 seed,
     u32 parts, u64 chunk, u64 cap, u64* __restrict__ fill, u32* __restrict__ flagged,
     wm_key* __restrict__ keys_out, wm_ms_value* __restrict__ values_out) {
-  wm_ms_tile_smem& s = wm_ms_smem();
-  for (u32 p = threadIdx.x; p < parts; p += WM_MS_CBLOCK) s.count[p] = 0;
-  if (threadIdx.x == 0) s.clip = 0u;
-  __syncthreads();
-  const u64 begin = (u64)blockIdx.x * chunk;
-  const u64 end = min(n, begin + chunk);
-  wm_ms_move<true>(
-      s, keys, values, begin, end, parts,
-      [&](const wm_key& k, u64) { return wm_part_of<WM_HASH>(k, seed, parts); }, keys_out,
-      values_out, nullptr, wm_ms_slack{cap, fill, flagged, parts});
+  wm_ms_slack_scatter<false>(keys, values, n, seed, parts, chunk, cap, fill, flagged, keys_out, values_out);
+}
+// The same into one array of {key, value} pairs (SlackLayout::Pairs: keys and values of one
+// width, 4 or 8 bytes, and values given; wm_pair).
+extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_slack_scatter_pairs(
+    const wm_key* __restrict__ keys, const wm_ms_value* __restrict__ values, u64 n, u64 seed,
+    u32 parts, u64 chunk, u64 cap, u64* __restrict__ fill, u32* __restrict__ flagged,
+    void* __restrict__ pairs_out) {
+#if defined(WM_HAS_PAIRS)
+  wm_ms_slack_scatter<true>(keys, values, n, seed, parts, chunk, cap, fill, flagged,
+                            reinterpret_cast<wm_key*>(pairs_out), nullptr);
+#else
+  (void)keys, (void)values, (void)n, (void)seed, (void)parts, (void)chunk, (void)cap, (void)fill, (void)flagged,
+      (void)pairs_out;
+  __trap();  // never launched: SlackScatter::prepare refuses pairs for these types
+#endif
 }
 
 // Block g (one per group, gridDim.x = groups): counts the fine bins of the group's items
@@ -631,7 +694,7 @@ extern "C" __global__ void __launch_bounds__(WM_MS_CBLOCK) multisplit_fine(
   }
   if (g + 1 == gridDim.x && threadIdx.x == 0) offsets[parts] = end;
   __syncthreads();
-  wm_ms_move<false>(
+  wm_ms_move<false, false>(
       s, keys, values, begin, end, bins,
       [&](const wm_key& k, u64) { return wm_part_of<WM_HASH>(k, seed, parts) & mask; }, keys_out,
       values_out, nullptr, wm_ms_slack{});

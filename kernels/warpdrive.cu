@@ -595,13 +595,11 @@ extern "C" __global__ void warpdrive_insert(wd_view t, wm_bulk b) {
 }
 
 #if WD_G <= 8
-// One key of the ordered kernels, a thread holding the whole window: the insert of keys[idx] ->
-// values[idx], and the lookup of keys[idx] into out[idx] (out may be null) and found[idx].
-__device__ __forceinline__ void wd_insert_solo(const wd_view& t, const wd_arrays& a,
-                                               const wm_key* keys, const wm_value* values, u64 idx,
-                                               u32 assign, long long& inserted, long long& failed) {
-  const wm_key k = keys[idx];
-  const wm_value v = wm_load_elem(values, idx);
+// One key of the ordered kernels, a thread holding the whole window: the insert of k -> v, and
+// the lookup of keys[idx] into out[idx] (out may be null) and found[idx].
+__device__ __forceinline__ void wd_insert_solo(const wd_view& t, const wd_arrays& a, const wm_key& k,
+                                               const wm_value& v, u32 assign, long long& inserted,
+                                               long long& failed) {
   wd_solo_window<true> w;
   wd_insert_one(w, t, a, k, v, assign, inserted, failed);
 }
@@ -618,7 +616,8 @@ __device__ __forceinline__ void wd_find_solo(const wd_view& t, const wd_arrays& 
 // whole window, tiles of ROUNDS x the block's threads consecutive keys handed out in order
 // (wm_for_each_ordered), so that the keys in flight probe a stretch of the table that stays in
 // L2. No statuses (b.status is null: the host takes this path only without them); t.meta[2] is
-// the tile counter.
+// the tile counter. The batch is two arrays, or a slack split's {key, value} pairs
+// (WM_BATCH_PAIRS: wm_batch_item).
 //
 // Where the host passes the L2's two sides (b.sm_l2_side not null: WARPMAP_L2_SIDES=on and a GPU
 // with two; src/table/engine/l2_sides.rs), each key goes to a block on the side of its first
@@ -631,8 +630,14 @@ __device__ __forceinline__ void wd_insert_ordered(const wd_view& t, const wm_bul
 #if WD_G <= 8
   const wd_arrays a(t);
   long long inserted = 0, failed = 0;
-  const auto insert = [&](u64 idx) { wd_insert_solo(t, a, b.keys, b.values, idx, b.assign, inserted, failed); };
+  const auto insert = [&](u64 idx) {
+    wm_key k;
+    wm_value v;
+    wm_batch_item(b, idx, k, v);  // a slack split's pairs or the batch's two arrays
+    wd_insert_solo(t, a, k, v, b.assign, inserted, failed);
+  };
   if (b.sm_l2_side != nullptr) {
+    // (Never a batch of pairs: the host splits with slack only where the sides are off.)
     const auto side_of = [&](u64 idx) -> u32 {
       const wm_key k = b.keys[idx];
 #if !defined(WD_LAYOUT_TAGGED)
@@ -700,7 +705,9 @@ extern "C" __global__ void warpdrive_insert_ordered_parts(wd_view t, wm_bulk b) 
   const wd_arrays a(t);
   long long inserted = 0, failed = 0;
   wm_for_each_ordered_parts(b, [&](const wm_ordered_part& p, u64 idx) {
-    wd_insert_solo(t, a, p.keys, p.values, idx, b.assign, inserted, failed);
+    const wm_key k = p.keys[idx];  // copies: see warpdrive_insert
+    const wm_value v = wm_load_elem(p.values, idx);
+    wd_insert_solo(t, a, k, v, b.assign, inserted, failed);
   });
   wm_add_count(t.meta, inserted);
   wm_add_count(t.meta + 1, failed);

@@ -15,8 +15,8 @@ use std::time::Instant;
 use warpmap::hash::HashFunction;
 use warpmap::table::engine::multisplit::{
     multisplit_by, multisplit_host, multisplit_keys, multisplit_slack_async, multisplit_using,
-    multisplit_within_indexed, slack_cap, Method, PartFunction, SlackScatter, Split,
-    DEFAULT_PART_SEED,
+    multisplit_within_indexed, slack_cap, Method, PartFunction, SlackItems, SlackLayout,
+    SlackScatter, Split, DEFAULT_PART_SEED,
 };
 use warpmap::{Gpu, Key};
 
@@ -307,10 +307,16 @@ fn multisplit_rate_measured() {
 /// once, with its value beside it; the flagged count is the flags' number. Batches of random
 /// keys (nothing flagged at these sizes) and skewed ones (half the batch one key: its part's
 /// region fills and the rest of its copies are flagged), parts 1 to 1024, tiles of 1024 and
-/// 1536 items.
+/// 1536 items; keys and values in two arrays (`SlackLayout::Columns`, 4-, 8- and 16-byte keys
+/// with 4-byte values), and as `{key, value}` pairs (`SlackLayout::Pairs`: 4- and 8-byte keys
+/// with values of their width).
 #[test]
 fn slack_split_places_every_key_once() {
-    fn run<K: Key>(gpu: &std::sync::Arc<Gpu>, label: &str) {
+    fn run<K: Key, V: Key + Into<u64> + TryFrom<u64>>(
+        gpu: &std::sync::Arc<Gpu>,
+        layout: SlackLayout,
+        label: &str,
+    ) {
         let mut rng = SplitMix64::new(0x51ac ^ K::BYTES as u64);
         let big = if sanitized() { 1 << 14 } else { (1 << 20) + 7 };
         for n in [1usize, 31, 1000, big] {
@@ -325,22 +331,41 @@ fn slack_split_places_every_key_once() {
                         }
                     })
                     .collect();
-                let positions: Vec<u32> = (0..n as u32).collect();
+                let positions: Vec<V> = (0..n as u64)
+                    .map(|i| V::try_from(i).ok().expect("positions fit the values"))
+                    .collect();
                 let (dk, dv) = (gpu.upload(&keys).unwrap(), gpu.upload(&positions).unwrap());
                 for (parts, unit) in [(1, 1024), (7, 1536), (128, 1024), (1024, 1024)] {
                     let what =
                         format!("{label}, n {n}, skewed {skewed}, {parts} parts, unit {unit}");
                     let f = PartFunction::new(parts, DEFAULT_PART_SEED ^ n as u64);
-                    let s = multisplit_slack_async(gpu, &dk, Some(&dv), &f, unit)
-                        .unwrap()
-                        .expect("one pass serves up to 1024 parts");
+                    // Columns through the one-call form, pairs through a prepared scatter.
+                    let s = match layout {
+                        SlackLayout::Columns => {
+                            multisplit_slack_async(gpu, &dk, Some(&dv), &f, unit).unwrap()
+                        }
+                        SlackLayout::Pairs => {
+                            SlackScatter::prepare::<K, V>(gpu, n, true, &f, unit, layout)
+                                .unwrap()
+                                .map(|scatter| scatter.split_async(gpu, &dk, Some(&dv), &f))
+                                .transpose()
+                                .unwrap()
+                        }
+                    }
+                    .expect("one pass serves up to 1024 parts");
+                    assert_eq!(
+                        matches!(s.items, SlackItems::Pairs(_)),
+                        layout == SlackLayout::Pairs,
+                        "{what}: the layout asked for"
+                    );
                     assert_eq!(s.cap, slack_cap(n as u64, parts, unit), "{what}: cap");
                     assert_eq!(s.cap % unit, 0, "{what}: whole units");
-                    let got_k = gpu.download(&s.keys).unwrap();
-                    let got_v = gpu.download(s.values.as_ref().unwrap()).unwrap();
+                    let (got_k, got_v) = s.download(gpu).unwrap();
+                    let got_v = got_v.expect("a split with values returns them");
                     let fill = gpu.download(&s.fill).unwrap();
                     let flagged = gpu.download(&s.flagged).unwrap();
                     assert_eq!(got_k.len() as u64, parts as u64 * s.cap, "{what}: regions");
+                    assert_eq!(got_v.len(), got_k.len(), "{what}: a value a key");
                     let mut seen = vec![false; n];
                     let mut count = vec![0u64; parts as usize];
                     for k in &keys {
@@ -350,7 +375,8 @@ fn slack_split_places_every_key_once() {
                         assert_eq!(fill[p], count[p], "{what}: part {p}'s claims");
                         let start = p as u64 * s.cap;
                         for j in start..start + fill[p].min(s.cap) {
-                            let (k, i) = (got_k[j as usize], got_v[j as usize] as usize);
+                            let k = got_k[j as usize];
+                            let i = Into::<u64>::into(got_v[j as usize]) as usize;
                             assert!(i < n && !seen[i], "{what}: item {i} twice or out of range");
                             seen[i] = true;
                             assert_eq!(k, keys[i], "{what}: item {i} moved without its key");
@@ -370,6 +396,14 @@ fn slack_split_places_every_key_once() {
                         "{what}: an item neither placed nor flagged"
                     );
                     assert_eq!(fill[parts as usize], flags, "{what}: flagged count");
+                    // The scatter zeroes the bitmap itself: no bit past the batch's end.
+                    if n % 32 != 0 {
+                        assert_eq!(
+                            flagged[n / 32] >> (n % 32),
+                            0,
+                            "{what}: bits past the batch"
+                        );
+                    }
                     if !skewed && n > 1000 {
                         assert_eq!(flags, 0, "{what}: random keys fit their regions");
                     }
@@ -385,41 +419,78 @@ fn slack_split_places_every_key_once() {
         println!("{label}: slack splits checked");
     }
     let Some(gpu) = gpu() else { return };
-    run::<u32>(&gpu, "4-byte keys");
-    run::<u64>(&gpu, "8-byte keys");
-    run::<u128>(&gpu, "16-byte keys");
+    let columns = SlackLayout::Columns;
+    run::<u32, u32>(&gpu, columns, "4-byte keys");
+    run::<u64, u32>(&gpu, columns, "8-byte keys");
+    run::<u128, u32>(&gpu, columns, "16-byte keys");
+    run::<u32, u32>(&gpu, SlackLayout::Pairs, "4-byte pairs");
+    run::<u64, u64>(&gpu, SlackLayout::Pairs, "8-byte pairs");
+}
+
+/// The pairs layout serves keys and values of one width, 4 or 8 bytes, and nothing else: a
+/// scatter of pairs for other types is refused with an error (no GPU work: refused before the
+/// module is looked up).
+#[test]
+fn slack_pairs_serve_one_width_only() {
+    assert!(SlackLayout::Pairs.serves(4, Some(4)));
+    assert!(SlackLayout::Pairs.serves(8, Some(8)));
+    for (k, v) in [
+        (4, Some(8)),
+        (8, Some(4)),
+        (16, Some(16)),
+        (8, None),
+        (12, Some(12)),
+    ] {
+        assert!(!SlackLayout::Pairs.serves(k, v), "{k}-byte keys, {v:?}");
+    }
+    assert!(SlackLayout::Columns.serves(16, Some(4)));
+    let Some(gpu) = gpu() else { return };
+    let f = PartFunction::new(128, DEFAULT_PART_SEED);
+    for r in [
+        SlackScatter::prepare::<u64, u32>(&gpu, 1 << 12, true, &f, 1024, SlackLayout::Pairs),
+        SlackScatter::prepare::<u64, u64>(&gpu, 1 << 12, false, &f, 1024, SlackLayout::Pairs),
+    ] {
+        assert!(matches!(r, Err(warpmap::Error::InvalidInput(_))));
+    }
 }
 
 /// A prepared slack scatter (`SlackScatter`, which a table keeps between batches): batch after
 /// batch of its shape, every key in its own part's region or flagged, each once, with its
-/// value; a batch of another shape is refused with an error, not split wrongly.
+/// value; a batch of another shape is refused with an error, not split wrongly. In the pairs
+/// layout, as a table of 8-byte keys and values keeps it.
 #[test]
 fn prepared_slack_scatter_serves_its_shape_only() {
     let Some(gpu) = gpu() else { return };
     let n = if sanitized() { 1 << 13 } else { (1 << 18) + 5 };
     let (parts, unit) = (128u32, 1024u64);
     let f = PartFunction::new(parts, DEFAULT_PART_SEED);
-    let scatter = SlackScatter::prepare::<u64, u32>(&gpu, n, true, &f, unit)
+    let pairs = SlackLayout::Pairs;
+    let scatter = SlackScatter::prepare::<u64, u64>(&gpu, n, true, &f, unit, pairs)
         .unwrap()
         .expect("one pass serves 128 parts");
-    assert!(scatter.serves::<u64, u32>(n, true, &f, unit));
-    assert!(!scatter.serves::<u64, u32>(n + 1, true, &f, unit));
-    assert!(!scatter.serves::<u64, u32>(n, false, &f, unit));
-    assert!(!scatter.serves::<u64, u32>(n, true, &PartFunction::new(64, DEFAULT_PART_SEED), unit));
-    assert!(!scatter.serves::<u64, u32>(n, true, &f, 1536));
-    assert!(!scatter.serves::<u32, u32>(n, true, &f, unit));
+    assert_eq!(scatter.layout(), pairs);
+    assert!(scatter.serves::<u64, u64>(n, true, &f, unit, pairs));
+    assert!(!scatter.serves::<u64, u64>(n + 1, true, &f, unit, pairs));
+    assert!(!scatter.serves::<u64, u64>(n, false, &f, unit, pairs));
+    let f64_parts = PartFunction::new(64, DEFAULT_PART_SEED);
+    assert!(!scatter.serves::<u64, u64>(n, true, &f64_parts, unit, pairs));
+    assert!(!scatter.serves::<u64, u64>(n, true, &f, 1536, pairs));
+    assert!(!scatter.serves::<u32, u32>(n, true, &f, unit, pairs));
+    assert!(!scatter.serves::<u64, u64>(n, true, &f, unit, SlackLayout::Columns));
     let mut rng = SplitMix64::new(0x5ca7);
     for batch in 0..3 {
         let keys: Vec<u64> = (0..n).map(|_| rng.key::<u64>()).collect();
-        let index: Vec<u32> = (0..n as u32).collect();
+        let index: Vec<u64> = (0..n as u64).collect();
         let (dk, dv) = (gpu.upload(&keys).unwrap(), gpu.upload(&index).unwrap());
         // A new seed each batch: the seed is the split's argument, not the scatter's shape.
         let fb = PartFunction::new(parts, DEFAULT_PART_SEED ^ batch);
         let s = scatter.split_async(&gpu, &dk, Some(&dv), &fb).unwrap();
-        let (got_k, got_v) = (
-            gpu.download(&s.keys).unwrap(),
-            gpu.download(s.values.as_ref().unwrap()).unwrap(),
+        assert!(
+            matches!(s.items, SlackItems::Pairs(_)),
+            "batch {batch}: pairs"
         );
+        let (got_k, got_v) = s.download(&gpu).unwrap();
+        let got_v = got_v.expect("a split with values returns them");
         let fill = gpu.download(&s.fill).unwrap();
         let flagged = gpu.download(&s.flagged).unwrap();
         let mut seen = vec![false; n];
@@ -458,14 +529,14 @@ fn prepared_slack_scatter_serves_its_shape_only() {
     let other_stream = gpu.with_new_stream().unwrap();
     let (dk, dv) = (
         other_stream.upload(&vec![1u64; n]).unwrap(),
-        other_stream.upload(&vec![0u32; n]).unwrap(),
+        other_stream.upload(&vec![0u64; n]).unwrap(),
     );
     assert!(matches!(
         scatter.split_async(&other_stream, &dk, Some(&dv), &f),
         Err(warpmap::Error::InvalidInput(_))
     ));
     let short = gpu.upload(&vec![1u64; n - 1]).unwrap();
-    let short_v = gpu.upload(&vec![0u32; n - 1]).unwrap();
+    let short_v = gpu.upload(&vec![0u64; n - 1]).unwrap();
     assert!(matches!(
         scatter.split_async(&gpu, &short, Some(&short_v), &f),
         Err(warpmap::Error::InvalidInput(_))

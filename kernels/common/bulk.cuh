@@ -138,6 +138,27 @@ __device__ __forceinline__ void wm_for_each_ordered(u64 n, u64* tiles, F f) {
 }
 
 #if defined(WM_ENGINE) && defined(WM_KEY_BYTES) && defined(WM_VALUE_BYTES)
+// A flag in wm_bulk.assign, beside the insert mode word's bits (apply.cuh; host twin
+// BATCH_PAIRS, src/table/engine/mod.rs): the batch's `keys` are {key, value} pairs (wm_pair)
+// and `values` is null, a slack split's regions in its pairs layout. Ordered inserts only, and
+// only modules with pairs (WM_HAS_PAIRS); a flag, not a field, since wm_bulk is full (above).
+#define WM_BATCH_PAIRS (1u << 16)
+
+// Item i of an ordered insert's batch b into k and v: keys[i] and values[i], or the pair at i
+// (WM_BATCH_PAIRS: one 8- or 16-byte load).
+__device__ __forceinline__ void wm_batch_item(const wm_bulk& b, u64 i, wm_key& k, wm_value& v) {
+#if defined(WM_HAS_PAIRS)
+  if (b.assign & WM_BATCH_PAIRS) {
+    const wm_pair p = reinterpret_cast<const wm_pair*>(b.keys)[i];
+    k = wm_pair_key(p);
+    v = wm_pair_value(p);
+    return;
+  }
+#endif
+  k = b.keys[i];
+  v = wm_load_elem(b.values, i);
+}
+
 // An ordered insert's loop over its batch b (tile counter *tiles, zeroed by the host): f(i) for
 // the batch's items, one item a thread, as wm_for_each_ordered, in one of three shapes:
 // - b.fill not null and b.flagged null: the batch is a slack split (src/table/engine/

@@ -75,3 +75,23 @@ __device__ __forceinline__ int wm_side_slot(wm_key k) {
   return k == WM_KEY_EMPTY ? 0 : (k == WM_KEY_TOMBSTONE ? 1 : -1);
 }
 #endif
+
+// A {key, value} pair of equal widths (4 or 8 bytes each), key first, as one naturally aligned
+// 8- or 16-byte word: how a slack split may lay out its output (src/table/engine/multisplit.rs
+// `SlackLayout::Pairs`), so that its scatter stages and writes a pair in one access and an
+// ordered insert reads it in one (wm_batch_item, bulk.cuh). Host twin: `SlackLayout::serves`.
+#if defined(WM_KEY_BYTES) && defined(WM_VALUE_BYTES) && WM_KEY_BYTES == WM_VALUE_BYTES && \
+    (WM_KEY_BYTES == 4 || WM_KEY_BYTES == 8)
+#define WM_HAS_PAIRS 1
+#if WM_KEY_BYTES == 4
+typedef u64 wm_pair;  // the key in the low half (the packed slot's layout: warpdrive.cu)
+__device__ __forceinline__ wm_pair wm_make_pair(wm_key k, wm_value v) { return (u64)k | ((u64)v << 32); }
+__device__ __forceinline__ wm_key wm_pair_key(wm_pair p) { return (u32)p; }
+__device__ __forceinline__ wm_value wm_pair_value(wm_pair p) { return (u32)(p >> 32); }
+#else
+typedef ulonglong2 wm_pair;
+__device__ __forceinline__ wm_pair wm_make_pair(wm_key k, wm_value v) { return make_ulonglong2(k, v); }
+__device__ __forceinline__ wm_key wm_pair_key(wm_pair p) { return p.x; }
+__device__ __forceinline__ wm_value wm_pair_value(wm_pair p) { return p.y; }
+#endif
+#endif

@@ -528,6 +528,7 @@ unsafe impl<K: Key, V: Value> Scheme for WarpDriveScheme<K, V> {
             },
             // The windows' slots, or (tagged layout) their tags, 4 bytes a slot at the start.
             array: Some((self.slots.device_address(), first_probe_bytes)),
+            reads_pairs: true,
         })
     }
 

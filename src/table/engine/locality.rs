@@ -163,6 +163,10 @@ pub struct Locality<'a> {
     /// kernels take the L2's sides ([`super::l2_sides`]: `wm_bulk`'s `sm_l2_side` and `granule_l2_side`,
     /// granules counted from this address); `None`: they do not.
     pub array: Option<(u64, u64)>,
+    /// Whether the ordered inserts read a batch of `{key, value}` pairs (`wm_batch_item`: a
+    /// slack split in [`SlackLayout::Pairs`](super::multisplit::SlackLayout::Pairs), where it
+    /// serves the types).
+    pub reads_pairs: bool,
 }
 
 /// An ordered kernel and its blocks of [`BLOCK`] threads resident at once

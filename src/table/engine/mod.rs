@@ -226,6 +226,10 @@ macro_rules! scheme_config {
 }
 pub(crate) use scheme_config;
 
+/// A flag beside the insert mode word in [`Bulk`]'s `assign` (`WM_BATCH_PAIRS` in
+/// kernels/common/bulk.cuh): the batch's keys are `{key, value}` pairs ([`Bulk::insert_pairs`]).
+const BATCH_PAIRS: u32 = 1 << 16;
+
 /// A batch, as every bulk kernel takes it (`wm_bulk` in `kernels/common/bulk.cuh`): device
 /// addresses (0 for none) and sizes. Each operation fills the fields it uses; the launch names
 /// the same buffers to the device layer (`reads` / `writes`), which orders them across streams.
@@ -303,6 +307,25 @@ impl Bulk {
             status: status.map_or(0, addr),
             n: keys.len() as u64,
             assign: mode.word::<V>(),
+            ..Bulk::default()
+        }
+    }
+    /// An ordered insert's batch of `n` `{key, value}` pairs of `K` and `V` in one array (a
+    /// slack split's regions in [`multisplit::SlackLayout::Pairs`]): `keys` names the pairs,
+    /// `values` none, and the mode word carries [`BATCH_PAIRS`] (`wm_batch_item` reads them).
+    pub(crate) fn insert_pairs<K: Key, V: Value>(
+        pairs: &DeviceBuffer<u8>,
+        n: u64,
+        mode: InsertMode,
+    ) -> Self {
+        debug_assert_eq!(
+            pairs.len() as u64,
+            n * (K::BYTES + std::mem::size_of::<V>()) as u64
+        );
+        Bulk {
+            keys: addr(pairs),
+            n,
+            assign: mode.word::<V>() | BATCH_PAIRS,
             ..Bulk::default()
         }
     }

@@ -1071,15 +1071,14 @@ fn scatter_chunks(
 }
 
 /// A split with slack ([`multisplit_slack_async`]): part `p` owns the region
-/// `p * cap .. (p + 1) * cap` of `keys` (and `values`), of which its first `min(fill[p], cap)`
-/// items are its keys, in no particular order, and the rest holds nothing. The keys that found
-/// their part's region full are not in it: their bits are set in `flagged` (bit `i % 32` of
-/// word `i / 32` for key `i` of the batch), and `fill[parts]` counts them.
+/// `p * cap .. (p + 1) * cap` of its items (keys and values, [`SlackItems`]), of which its
+/// first `min(fill[p], cap)` items are its keys, in no particular order, and the rest holds
+/// nothing. The keys that found their part's region full are not in it: their bits are set in
+/// `flagged` (bit `i % 32` of word `i / 32` for key `i` of the batch), and `fill[parts]` counts
+/// them.
 pub struct SlackSplit<K, V = K> {
-    /// The regions' keys.
-    pub keys: DeviceBuffer<K>,
-    /// Their values (`None` for a keys-only split).
-    pub values: Option<DeviceBuffer<V>>,
+    /// The regions' keys and values, in the layout the split was prepared with.
+    pub items: SlackItems<K, V>,
     /// The number of parts.
     pub parts: u32,
     /// Items a region: a multiple of the split's unit.
@@ -1088,6 +1087,88 @@ pub struct SlackSplit<K, V = K> {
     pub fill: DeviceBuffer<u64>,
     /// One bit a key of the batch: set where the key is not in its region.
     pub flagged: DeviceBuffer<u32>,
+}
+
+/// The regions' items of a [`SlackSplit`], in its [`SlackLayout`].
+pub enum SlackItems<K, V> {
+    /// The keys in one array, their values (`None` for a keys-only split) in another.
+    Columns {
+        /// The regions' keys.
+        keys: DeviceBuffer<K>,
+        /// Their values.
+        values: Option<DeviceBuffer<V>>,
+    },
+    /// `{key, value}` pairs in one array ([`SlackLayout::Pairs`]): item `j` is the
+    /// `K::BYTES + size_of::<V>()` bytes from `j * (K::BYTES + size_of::<V>())`, the key first.
+    Pairs(DeviceBuffer<u8>),
+}
+
+/// How a slack split lays out its regions' items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlackLayout {
+    /// Keys in one array, values in another ([`SlackItems::Columns`]).
+    Columns,
+    /// `{key, value}` pairs in one array ([`SlackItems::Pairs`]; `wm_pair` in
+    /// kernels/common/types.cuh): the scatter stages and writes a pair in one 8- or 16-byte
+    /// access instead of two, and an ordered insert reads it in one load. For keys and values
+    /// of one width, 4 or 8 bytes ([`SlackLayout::serves`]).
+    Pairs,
+}
+
+impl SlackLayout {
+    /// Whether this layout serves keys of `key_bytes` with values of `value_bytes` (`None`: a
+    /// keys-only split).
+    pub fn serves(self, key_bytes: usize, value_bytes: Option<usize>) -> bool {
+        match self {
+            SlackLayout::Columns => true,
+            SlackLayout::Pairs => value_bytes == Some(key_bytes) && matches!(key_bytes, 4 | 8),
+        }
+    }
+
+    /// The layout of a partitioned insert's split of `K` keys with `V` values: pairs where
+    /// they serve (an H200, u64 pairs: the scatter 1.25 → 1.17 ms for 2^27 of them,
+    /// bench/NOTES.md, session AK), columns elsewhere. `WARPMAP_SLACK_PAIRS=0` asks for
+    /// columns (for measurements).
+    pub fn for_insert<K: Key, V>() -> SlackLayout {
+        let pairs = SlackLayout::Pairs.serves(K::BYTES, Some(std::mem::size_of::<V>()))
+            && knob::<u32>("WARPMAP_SLACK_PAIRS").is_none_or(|p| p != 0);
+        if pairs {
+            SlackLayout::Pairs
+        } else {
+            SlackLayout::Columns
+        }
+    }
+}
+
+impl<K: Key, V: bytemuck::Pod> SlackSplit<K, V> {
+    /// The regions' keys and values (`None` for a keys-only split) copied to the host, as two
+    /// arrays of `parts * cap` items whatever the layout (waits for the stream).
+    ///
+    /// # Errors
+    /// The driver's, from the copies.
+    pub fn download(&self, gpu: &Gpu) -> Result<(Vec<K>, Option<Vec<V>>)> {
+        match &self.items {
+            SlackItems::Columns { keys, values } => Ok((
+                gpu.download(keys)?,
+                values.as_ref().map(|v| gpu.download(v)).transpose()?,
+            )),
+            SlackItems::Pairs(pairs) => {
+                let bytes = gpu.download(pairs)?;
+                let width = K::BYTES + std::mem::size_of::<V>();
+                let (keys, values) = bytes
+                    .chunks_exact(width)
+                    .map(|p| {
+                        let (k, v) = p.split_at(K::BYTES);
+                        (
+                            bytemuck::pod_read_unaligned::<K>(k),
+                            bytemuck::pod_read_unaligned::<V>(v),
+                        )
+                    })
+                    .unzip();
+                Ok((keys, Some(values)))
+            }
+        }
+    }
 }
 
 /// The items a part's region of a slack split holds: the mean `n / parts` and 4 standard
@@ -1104,7 +1185,8 @@ pub fn slack_cap(n: u64, parts: u32, unit: u64) -> u64 {
 
 /// A split of `keys` (and `values`) by `f` without a count: one pass over the batch (the
 /// counting split reads its keys twice), into a region of [`slack_cap`] items per part, each
-/// tile's run of a part claimed there with an atomic (see [`SlackSplit`]). On `gpu`'s stream;
+/// tile's run of a part claimed there with an atomic (see [`SlackSplit`]), keys and values in
+/// two arrays ([`SlackScatter::prepare`] offers the pairs layout too). On `gpu`'s stream;
 /// nothing waits for it. For the locality-partitioned insert, whose ordered kernels take the
 /// regions as they are and then insert the flagged keys from the batch
 /// (`wm_for_each_ordered_batch` in kernels/common/bulk.cuh): `unit` is their tile, so that no
@@ -1121,7 +1203,8 @@ pub fn multisplit_slack_async<K: Key, V: bytemuck::Pod>(
     f: &PartFunction,
     unit: u64,
 ) -> Result<Option<SlackSplit<K, V>>> {
-    match SlackScatter::prepare::<K, V>(gpu, keys.len(), values.is_some(), f, unit)? {
+    let columns = SlackLayout::Columns;
+    match SlackScatter::prepare::<K, V>(gpu, keys.len(), values.is_some(), f, unit, columns)? {
         Some(scatter) => scatter.split_async(gpu, keys, values, f).map(Some),
         None => Ok(None),
     }
@@ -1145,6 +1228,7 @@ pub struct SlackScatter {
     unit: u64,
     key_bytes: usize,
     value_bytes: Option<usize>,
+    layout: SlackLayout,
     cap: u64,
     chunk: usize,
     chunks: usize,
@@ -1152,19 +1236,29 @@ pub struct SlackScatter {
 
 impl SlackScatter {
     /// The scatter of batches of `n` keys of type `K` (with values of type `V` where
-    /// `with_values`) by `f`'s parts and hash, in regions of whole `unit`s ([`slack_cap`]);
-    /// `None` where a slack split does not serve (see [`multisplit_slack_async`]).
+    /// `with_values`) by `f`'s parts and hash, in regions of whole `unit`s ([`slack_cap`]),
+    /// its items in `layout`; `None` where a slack split does not serve (see
+    /// [`multisplit_slack_async`]).
     ///
     /// # Errors
-    /// As [`multisplit_slack_async`].
+    /// As [`multisplit_slack_async`], and [`Error::InvalidInput`] for a layout that does not
+    /// serve these types ([`SlackLayout::serves`]).
     pub fn prepare<K: Key, V: bytemuck::Pod>(
         gpu: &Gpu,
         n: usize,
         with_values: bool,
         f: &PartFunction,
         unit: u64,
+        layout: SlackLayout,
     ) -> Result<Option<SlackScatter>> {
         f.check()?;
+        let value_bytes = with_values.then_some(std::mem::size_of::<V>());
+        if !layout.serves(K::BYTES, value_bytes) {
+            return Err(Error::invalid(format!(
+                "a slack split in {layout:?} of {}-byte keys with {value_bytes:?}-byte values                  (pairs: keys and values of one width, 4 or 8 bytes)",
+                K::BYTES
+            )));
+        }
         if n == 0 || Cut::takes_two_passes(f.parts) {
             return Ok(None);
         }
@@ -1179,11 +1273,14 @@ impl SlackScatter {
         if with_values {
             check_value_size::<V>()?;
         }
-        let value_bytes = with_values.then_some(std::mem::size_of::<V>());
         let room = TileRoom::of(gpu);
         let module = gpu.module(&kernel_source(K::BYTES, value_bytes, f.hash, room))?;
         let shape = CountingTile::new(K::BYTES, value_bytes, room);
-        let kernel = tile_kernel(gpu, &module, &shape, "multisplit_slack_scatter")?;
+        let name = match layout {
+            SlackLayout::Columns => "multisplit_slack_scatter",
+            SlackLayout::Pairs => "multisplit_slack_scatter_pairs",
+        };
+        let kernel = tile_kernel(gpu, &module, &shape, name)?;
         let (chunk, chunks) = scatter_chunks(gpu, &kernel, &shape, n)?;
         Ok(Some(SlackScatter {
             kernel,
@@ -1196,6 +1293,7 @@ impl SlackScatter {
             unit,
             key_bytes: K::BYTES,
             value_bytes,
+            layout,
             cap,
             chunk,
             chunks,
@@ -1203,13 +1301,14 @@ impl SlackScatter {
     }
 
     /// Whether this scatter serves the batch that [`Self::prepare`] would be asked for with
-    /// these arguments (the same module, shape and regions).
+    /// these arguments (the same module, shape, regions and layout).
     pub fn serves<K: Key, V>(
         &self,
         n: usize,
         with_values: bool,
         f: &PartFunction,
         unit: u64,
+        layout: SlackLayout,
     ) -> bool {
         self.n == n
             && self.parts == f.parts
@@ -1217,6 +1316,12 @@ impl SlackScatter {
             && self.unit == unit
             && self.key_bytes == K::BYTES
             && self.value_bytes == with_values.then_some(std::mem::size_of::<V>())
+            && self.layout == layout
+    }
+
+    /// The layout of its splits' items.
+    pub fn layout(&self) -> SlackLayout {
+        self.layout
     }
 
     /// Splits `keys` (and `values`) by `f` on `gpu`'s stream (nothing waits for it): a
@@ -1236,7 +1341,7 @@ impl SlackScatter {
         if let Some(v) = values {
             crate::error::check_same_len("multisplit", keys.len(), v.len())?;
         }
-        if !self.serves::<K, V>(keys.len(), values.is_some(), f, self.unit) {
+        if !self.serves::<K, V>(keys.len(), values.is_some(), f, self.unit, self.layout) {
             return Err(Error::invalid(
                 "a slack split's scatter prepared for another batch shape",
             ));
@@ -1252,11 +1357,20 @@ impl SlackScatter {
         let len = f.parts as usize * cap as usize;
         crate::trace::stream::mark(gpu, "split setup");
         let mut fill = gpu.alloc_filled::<u64>(f.parts as usize + 1, 0)?;
-        let mut flagged = gpu.alloc_filled::<u32>(n.div_ceil(32), 0)?;
-        let mut keys_out = gpu.alloc::<K>(len)?;
-        let mut values_out = match values {
-            Some(_) => Some(gpu.alloc::<V>(len)?),
-            None => None,
+        // Zeroed by the scatter's blocks, each its chunk's words (no memset on the head).
+        let mut flagged = gpu.alloc::<u32>(n.div_ceil(32))?;
+        let mut items = match self.layout {
+            SlackLayout::Columns => SlackItems::Columns {
+                keys: gpu.alloc::<K>(len)?,
+                values: match values {
+                    Some(_) => Some(gpu.alloc::<V>(len)?),
+                    None => None,
+                },
+            },
+            SlackLayout::Pairs => {
+                let pair = K::BYTES + std::mem::size_of::<V>();
+                SlackItems::Pairs(gpu.alloc::<u8>(len * pair)?)
+            }
         };
         let (n64, chunk64, parts32) = (n as u64, self.chunk as u64, f.parts);
         crate::trace::stream::mark(gpu, "split alloc");
@@ -1270,24 +1384,35 @@ impl SlackScatter {
                 .arg(&chunk64)
                 .arg(&cap)
                 .buf_mut(&mut fill)
-                .buf_mut(&mut flagged)
-                .buf_mut(&mut keys_out);
-            l.opt_buf_mut(values_out.as_mut());
+                .buf_mut(&mut flagged);
+            match &mut items {
+                SlackItems::Columns { keys, values } => {
+                    l.buf_mut(keys);
+                    l.opt_buf_mut(values.as_mut());
+                }
+                SlackItems::Pairs(pairs) => {
+                    l.buf_mut(pairs);
+                }
+            }
             // SAFETY: multisplit_slack_scatter's (keys, values, n, seed, parts, chunk, cap, fill,
-            // flagged, keys_out, values_out) in order; a missing values buffer is a null pointer
-            // on both sides, which the kernel does not touch (the kernel was compiled for the
-            // values' presence and width, `serves` checked above). Block c (of `chunks`) reads
-            // its chunk of keys/values within [0, n) and writes item i either into its part's
-            // region, at p * cap + (its run's claim on fill[p]) + its rank when that is below
-            // (p + 1) * cap (within the parts * cap items of keys_out/values_out), or bit i of
-            // `flagged` (n bits allocated); fill holds parts + 1 words (parts <= 2^10, the
-            // kernel's bins), zeroed above on this stream. `shared` bytes of dynamic shared
-            // memory, allowed in `prepare`: at least the kernel's tile (it checks).
+            // flagged, keys_out, values_out) in order, or multisplit_slack_scatter_pairs' (...,
+            // flagged, pairs_out) for the pairs layout (`prepare` bound the kernel of
+            // `self.layout`, whose items these are, and checked that pairs serve the types:
+            // values given, of the keys' width, 4 or 8 bytes); a missing values buffer is a null
+            // pointer on both sides, which the kernel does not touch (the kernel was compiled for
+            // the values' presence and width, `serves` checked above). Block c (of `chunks`)
+            // reads its chunk of keys/values within [0, n), zeroes its chunk's words of
+            // `flagged` (whole words: a chunk is whole tiles of whole warps), and writes item i
+            // either into its part's region, at p * cap + (its run's claim on fill[p]) + its rank
+            // when that is below (p + 1) * cap (within the parts * cap items allocated above, a
+            // pair being K::BYTES + size_of V bytes), or bit i of `flagged` (n bits allocated);
+            // fill holds parts + 1 words (parts <= 2^10, the kernel's bins), zeroed above on
+            // this stream. `shared` bytes of dynamic shared memory, allowed in `prepare`: at
+            // least the kernel's tile (it checks).
             unsafe { l.run(self.chunks as u32, self.block, self.shared) }?;
         }
         Ok(SlackSplit {
-            keys: keys_out,
-            values: values_out,
+            items,
             parts: f.parts,
             cap,
             fill,

@@ -3,8 +3,8 @@
 
 use super::l2_sides::TableL2Sides;
 use super::multisplit::{
-    multisplit_async, multisplit_within, multisplit_within_indexed, PartFunction, SlackScatter,
-    SlackSplit, MAX_WITHIN_PARTS,
+    multisplit_async, multisplit_within, multisplit_within_indexed, PartFunction, SlackItems,
+    SlackLayout, SlackScatter, SlackSplit, MAX_WITHIN_PARTS,
 };
 use super::{bulk_grid, locality, Bulk, Scheme, SchemeConfig, BLOCK};
 use crate::device::{DeviceBuffer, Gpu, Kernel, Launch, PinnedBuffer};
@@ -77,6 +77,13 @@ impl Counters {
         }
         Ok(())
     }
+}
+
+/// The arrays an ordered insert reads its batch from: the keys and the values, or a slack
+/// split's `{key, value}` pairs ([`SlackItems::Pairs`]).
+enum OrderedBatch<'a, K, V> {
+    Columns(&'a DeviceBuffer<K>, &'a DeviceBuffer<V>),
+    Pairs(&'a DeviceBuffer<u8>),
 }
 
 /// The five bulk kernels of a scheme's module (`<scheme>_<op>`).
@@ -445,13 +452,18 @@ impl<S: Scheme> GpuTable<S> {
         unit: u64,
     ) -> Result<Option<SlackSplit<S::Key, S::Value>>> {
         let n = keys.len();
+        // Pairs where the scheme's ordered inserts read them and they serve the types.
+        let layout = match self.scheme.locality() {
+            Some(l) if l.reads_pairs => SlackLayout::for_insert::<S::Key, S::Value>(),
+            _ => SlackLayout::Columns,
+        };
         let served = self
             .slack_scatter
             .as_ref()
-            .is_some_and(|s| s.serves::<S::Key, S::Value>(n, true, f, unit));
+            .is_some_and(|s| s.serves::<S::Key, S::Value>(n, true, f, unit, layout));
         if !served {
             self.slack_scatter =
-                SlackScatter::prepare::<S::Key, S::Value>(&self.gpu, n, true, f, unit)?;
+                SlackScatter::prepare::<S::Key, S::Value>(&self.gpu, n, true, f, unit, layout)?;
         }
         match &self.slack_scatter {
             Some(scatter) => scatter
@@ -496,7 +508,8 @@ impl<S: Scheme> GpuTable<S> {
         if let Some(sides) = self.table_l2_sides()? {
             bulk = bulk.with_l2_sides(sides);
         }
-        self.launch_ordered(keys, values, bulk, (None, None), mode, deep)
+        let batch = OrderedBatch::Columns(keys, values);
+        self.launch_ordered(batch, bulk, (None, None), mode, deep)
     }
 
     /// The ordered insert of a chunk (`keys`, `values`) through its slack split: the split's
@@ -511,10 +524,6 @@ impl<S: Scheme> GpuTable<S> {
         mode: InsertMode,
         deep: bool,
     ) -> Result<()> {
-        let split_values = split
-            .values
-            .as_ref()
-            .expect("a split with values returns them");
         // Only an ordered kernel reads the regions (the input-order insert would take their
         // empty tails for keys); `deep` only where the scheme has the deep one (the caller's).
         let Some(loc) = self.scheme.locality() else {
@@ -526,33 +535,43 @@ impl<S: Scheme> GpuTable<S> {
         let unit = locality::tile_items(deep);
         let region_tiles = u32::try_from(split.cap / unit)
             .map_err(|_| Error::invalid("a slack split's region of 2^32 tiles or more"))?;
-        let regions = Bulk::insert_mode(&split.keys, split_values, None, mode)
-            .with_regions(&split.fill, region_tiles);
+        let (batch, bulk) = match &split.items {
+            SlackItems::Columns { keys, values } => {
+                let values = values.as_ref().expect("a split with values returns them");
+                let bulk = Bulk::insert_mode(keys, values, None, mode);
+                (OrderedBatch::Columns(keys, values), bulk)
+            }
+            SlackItems::Pairs(pairs) => {
+                if !loc.reads_pairs {
+                    return Err(Error::invalid(
+                        "a slack split of pairs for a scheme whose ordered insert reads columns",
+                    ));
+                }
+                let n = split.parts as u64 * split.cap;
+                let bulk = Bulk::insert_pairs::<S::Key, S::Value>(pairs, n, mode);
+                (OrderedBatch::Pairs(pairs), bulk)
+            }
+        };
+        let regions = bulk.with_regions(&split.fill, region_tiles);
         let fill = Some(&split.fill);
-        self.launch_ordered(&split.keys, split_values, regions, (fill, None), mode, deep)?;
+        self.launch_ordered(batch, regions, (fill, None), mode, deep)?;
         trace::mark(&self.gpu, "ordered");
         let flagged = Bulk::insert_mode(keys, values, None, mode).with_flagged(
             &split.flagged,
             &split.fill,
             split.parts,
         );
-        self.launch_ordered(
-            keys,
-            values,
-            flagged,
-            (fill, Some(&split.flagged)),
-            mode,
-            deep,
-        )
+        let batch = OrderedBatch::Columns(keys, values);
+        self.launch_ordered(batch, flagged, (fill, Some(&split.flagged)), mode, deep)
     }
 
-    /// The scheme's ordered insert kernel (deep or plain) over `bulk`, which names `keys`,
-    /// `values` and the slack split's words it also reads (`fill`, `flagged`); in input order
-    /// where the scheme has none.
+    /// The scheme's ordered insert kernel (deep or plain) over `bulk`, which names the batch's
+    /// arrays and the slack split's words it also reads (`fill`, `flagged`); in input order
+    /// where the scheme has none (a batch of columns: a scheme without ordered inserts is never
+    /// given pairs).
     fn launch_ordered(
         &mut self,
-        keys: &DeviceBuffer<S::Key>,
-        values: &DeviceBuffer<S::Value>,
+        batch: OrderedBatch<'_, S::Key, S::Value>,
         bulk: Bulk,
         (fill, flagged): (Option<&DeviceBuffer<u64>>, Option<&DeviceBuffer<u32>>),
         mode: InsertMode,
@@ -563,7 +582,12 @@ impl<S: Scheme> GpuTable<S> {
             .locality()
             .map(|l| l.deep_insert.filter(|_| deep).unwrap_or(l.insert));
         let Some(ordered) = ordered else {
-            return self.launch_insert(keys, values, None, mode);
+            return match batch {
+                OrderedBatch::Columns(keys, values) => self.launch_insert(keys, values, None, mode),
+                OrderedBatch::Pairs(_) => Err(Error::invalid(
+                    "a batch of pairs for a scheme with no ordered insert",
+                )),
+            };
         };
         // The tile counters: one, or one per side of the L2 (the counters' third and fourth words).
         let tiles = 2 * std::mem::size_of::<u64>();
@@ -575,7 +599,10 @@ impl<S: Scheme> GpuTable<S> {
         )?;
         let view = self.view();
         self.launch(ordered.kernel, ordered.resident_blocks, &view, &bulk, |l| {
-            l.reads(keys).reads(values);
+            match batch {
+                OrderedBatch::Columns(keys, values) => l.reads(keys).reads(values),
+                OrderedBatch::Pairs(pairs) => l.reads(pairs),
+            };
             if let Some(f) = fill {
                 l.reads(f);
             }
