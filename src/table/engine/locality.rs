@@ -279,19 +279,28 @@ const SPAN_OF_L2: u64 = 3;
 /// Parts: a power of two, the fewest whose stretch is at most [`STRETCH_OF_L2`] of the L2
 /// cache, at most [`MAX_PARTS`]. More parts cost the split more than they give (H100, u32
 /// pairs into 2 GiB: 128 parts 16.0 G inserts/s, 256 14.6, 512 13.5; bench/NOTES.md).
+/// The measurement knob `WARPMAP_INSERT_STRETCH=N/D` takes parts of at most `N/D` of the L2
+/// cache instead, as many as that takes (not rounded up to a power of two).
 pub fn plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
-    let max_stretch = machine.l2_bytes * STRETCH_OF_L2.0 / STRETCH_OF_L2.1;
-    plan_with(st, n, machine, max_stretch, 0)
+    let asked = knob::<String>("WARPMAP_INSERT_STRETCH").and_then(|f| {
+        let (a, b) = f.split_once('/')?;
+        let (a, b) = (a.trim().parse::<u64>().ok()?, b.trim().parse::<u64>().ok()?);
+        (a > 0 && b > 0).then_some((a, b))
+    });
+    let ((num, den), exact) = asked.map_or((STRETCH_OF_L2, false), |f| (f, true));
+    plan_with(st, n, machine, machine.l2_bytes * num / den, 0, exact)
 }
 
-/// [`plan`] with parts of at most `max_stretch` bytes of the table; under `Auto`, batches of
-/// fewer than `min_batch` keys go in input order.
+/// [`plan`] with parts of at most `max_stretch` bytes of the table (`exact`: as many parts as
+/// that takes, else a power of two); under `Auto`, batches of fewer than `min_batch` keys go
+/// in input order.
 fn plan_with(
     st: &Stretches,
     n: usize,
     machine: Machine,
     max_stretch: u64,
     min_batch: usize,
+    exact: bool,
 ) -> Option<Plan> {
     let span = (machine.l2_bytes / SPAN_OF_L2).max(1);
     // Keys per chunk so that the keys in flight span at most `span` bytes.
@@ -311,7 +320,7 @@ fn plan_with(
         }
     };
     let mut plan = Plan {
-        part: parts_for(st, max_stretch),
+        part: parts_for(st, max_stretch, exact),
         chunk,
         deep: false,
     };
@@ -379,7 +388,7 @@ pub fn find_plan(
 /// of L2, and under `Auto` batches of at least [`MIN_CHUNK`] keys.
 pub fn lookup_plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
     let max_stretch = machine.l2_bytes * FIND_STRETCH_OF_L2.0 / FIND_STRETCH_OF_L2.1;
-    plan_with(st, n, machine, max_stretch, MIN_CHUNK)
+    plan_with(st, n, machine, max_stretch, MIN_CHUNK, false)
 }
 
 /// A lookup's split ([`find_plan`]) takes parts of at most this fraction of the L2 cache, not
@@ -402,7 +411,7 @@ pub fn order_for(st: &Stretches, n: usize, machine: Machine) -> Option<PartFunct
         LocalityMode::On | LocalityMode::Chunks(_) => true,
         LocalityMode::Auto => st.table_bytes >= 2 * machine.l2_bytes && local,
     };
-    ordered.then(|| parts_for(st, machine.l2_bytes / 2))
+    ordered.then(|| parts_for(st, machine.l2_bytes / 2, false))
 }
 
 /// Where a caller's split is free ([`order_for`]), the keys in flight may start within this many
@@ -424,13 +433,15 @@ pub const STRETCH_OF_L2: (u64, u64) = (9, 16);
 
 /// The split by the table's stretches: the fewest parts, a power of two, whose stretch is at
 /// most `max_stretch` bytes, at most [`MAX_PARTS`].
-fn parts_for(st: &Stretches, max_stretch: u64) -> PartFunction {
+fn parts_for(st: &Stretches, max_stretch: u64, exact: bool) -> PartFunction {
     let stretch = max_stretch.max(1);
-    let parts = st
-        .table_bytes
-        .div_ceil(stretch)
-        .next_power_of_two()
-        .clamp(1, MAX_PARTS as u64) as u32;
+    let fewest = st.table_bytes.div_ceil(stretch);
+    let parts = if exact {
+        fewest
+    } else {
+        fewest.next_power_of_two()
+    }
+    .clamp(1, MAX_PARTS as u64) as u32;
     PartFunction::new(parts, st.seed).hash(st.hash)
 }
 
