@@ -160,8 +160,8 @@ __device__ __forceinline__ wm_ms_tile_smem& wm_ms_smem() {
 // scatter_pairs), a staged tile's place `at` holds its pair in one 8- or 16-byte word: places
 // [0, WM_MS_TILE / 2) over the tile buffer's key array and the rest over its value array (the
 // two arrays' bytes are exactly the tile's pairs, and each starts 16-byte aligned), so that the
-// pair is staged and read back in one shared-memory access each. H200, u64 pairs at load 0.5
-// (bench/NOTES.md, session AK call 7): the scatter 1.25 -> 1.17 ms.
+// pair is staged and read back in one shared-memory access each. H200, 2^27 u64 pairs at load
+// 0.5 (bench/NOTES.md, session AL call 1): the scatter 1.27 -> 1.18 ms, inserts +1.0 %.
 #if defined(WM_HAS_PAIRS) && WM_MS_STAGED
 static_assert(WM_MS_TILE % 2 == 0, "a tile's pairs fill its key and value arrays in halves");
 __device__ __forceinline__ wm_pair* wm_ms_pair_at(wm_ms_tile_smem& s, u32 cur, u32 at) {
