@@ -1255,7 +1255,8 @@ impl SlackScatter {
         let value_bytes = with_values.then_some(std::mem::size_of::<V>());
         if !layout.serves(K::BYTES, value_bytes) {
             return Err(Error::invalid(format!(
-                "a slack split in {layout:?} of {}-byte keys with {value_bytes:?}-byte values                  (pairs: keys and values of one width, 4 or 8 bytes)",
+                "a slack split in {layout:?} of {}-byte keys with {value_bytes:?}-byte values \
+                 (pairs: keys and values of one width, 4 or 8 bytes)",
                 K::BYTES
             )));
         }
