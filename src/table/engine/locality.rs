@@ -282,14 +282,36 @@ const SPAN_OF_L2: u64 = 3;
 /// The measurement knob `WARPMAP_INSERT_STRETCH=N/D` takes parts of at most `N/D` of the L2
 /// cache instead, as many as that takes (not rounded up to a power of two).
 pub fn plan(st: &Stretches, n: usize, machine: Machine) -> Option<Plan> {
+    plan_at_load(st, n, machine, 0.0)
+}
+
+/// [`plan`] for a batch that leaves the table `load` full (by its bound on the stored keys):
+/// from [`FULL_LOAD`] on, parts of at most [`FULL_STRETCH_OF_L2`] of the L2 cache, as many as
+/// that takes (the knob `WARPMAP_INSERT_STRETCH` decides at every load where it is set).
+pub fn plan_at_load(st: &Stretches, n: usize, machine: Machine, load: f64) -> Option<Plan> {
     let asked = knob::<String>("WARPMAP_INSERT_STRETCH").and_then(|f| {
         let (a, b) = f.split_once('/')?;
         let (a, b) = (a.trim().parse::<u64>().ok()?, b.trim().parse::<u64>().ok()?);
         (a > 0 && b > 0).then_some((a, b))
     });
+    let asked = asked.or((load >= FULL_LOAD).then_some(FULL_STRETCH_OF_L2));
     let ((num, den), exact) = asked.map_or((STRETCH_OF_L2, false), |f| (f, true));
     plan_with(st, n, machine, machine.l2_bytes * num / den, 0, exact)
 }
+
+/// From this load after a batch (by the table's bound on its stored keys), an insert takes the
+/// finer stretches of [`FULL_STRETCH_OF_L2`] ([`plan_at_load`]).
+pub const FULL_LOAD: f64 = 0.925;
+
+/// A batch that leaves the table [`FULL_LOAD`] full or more takes parts of at most this
+/// fraction of the L2 cache (as many parts as that takes, not a power of two) instead of
+/// [`STRETCH_OF_L2`]. Measured on H200s (WarpDrive, 2^27 keys, the compare preset, alternated,
+/// bench/NOTES.md sessions AL call 3 and AM call 5): inserts at load 0.95 u32 14.61-14.62 →
+/// 15.25-15.28 and 14.73-14.76 → 15.32-15.35 G/s (+4.4 %, +4.0 %), u64 11.32-11.36 →
+/// 11.62-11.63 and 11.35-11.36 → 11.58-11.62 (+2.5 %, +2.1 %); at the lower loads the same
+/// stretches moved the cells both ways (u64 at 0.5 −0.3 % and −0.5 %, u32 at 0.9 −0.5 %), so
+/// they keep [`STRETCH_OF_L2`].
+pub const FULL_STRETCH_OF_L2: (u64, u64) = (5, 16);
 
 /// [`plan`] with parts of at most `max_stretch` bytes of the table (`exact`: as many parts as
 /// that takes, else a power of two); under `Auto`, batches of fewer than `min_batch` keys go
@@ -645,5 +667,25 @@ mod tests {
         assert_eq!(p.part.parts, 64);
         let f = find_plan(&st(2 << 30, LocalityMode::On), 1 << 27, h200, 8, 0.5).expect("forced");
         assert_eq!(f.part.parts, 128);
+    }
+
+    #[test]
+    fn a_batch_that_fills_the_table_takes_finer_stretches() {
+        // u64 pairs at load 0.95 on an H200: 2^27 / 0.95 slots of 16 bytes (2.26 GB). Below
+        // FULL_LOAD the power of two whose stretch is at most 9/16 of L2 (64 parts of 35 MB);
+        // from it on, as many parts of at most 5/16 of L2 (19.7 MB) as that takes (115).
+        let h200 = Machine {
+            l2_bytes: 60 << 20,
+            resident_blocks: 660,
+            rounds: ORDERED_ROUNDS,
+        };
+        let table = 16 * (134_217_728f64 / 0.95) as u64;
+        let s = st(table, LocalityMode::On);
+        assert_eq!(plan_at_load(&s, 1 << 27, h200, 0.9).unwrap().part.parts, 64);
+        assert_eq!(
+            plan_at_load(&s, 1 << 27, h200, 0.95).unwrap().part.parts,
+            115
+        );
+        assert_eq!(plan(&s, 1 << 27, h200).unwrap().part.parts, 64);
     }
 }

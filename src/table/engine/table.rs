@@ -355,7 +355,12 @@ impl<S: Scheme> GpuTable<S> {
             }
         }
         let machine = locality::Machine::of(&self.gpu, &loc);
-        Ok(locality::plan(&loc.stretches, n, machine))
+        Ok(locality::plan_at_load(
+            &loc.stretches,
+            n,
+            machine,
+            self.load_bound(),
+        ))
     }
 
     /// The insert kernel (the scheme's, or the bulk one) over the batch in input order.
