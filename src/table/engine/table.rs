@@ -337,7 +337,8 @@ impl<S: Scheme> GpuTable<S> {
     }
 
     /// The plan of a locality-partitioned insert of `n` keys without statuses, where the scheme
-    /// has an ordered kernel and [`locality::plan`] says so.
+    /// has an ordered kernel and [`locality::plan_at_load`] says so at the load the batch leaves
+    /// (the deep plan: [`locality::plan`] where [`locality::DEEP_LOADS`] holds it).
     fn partition_plan(&self, n: usize) -> Result<Option<locality::Plan>> {
         if self.scheme.insert_kernel(n).is_some() {
             return Ok(None);
